@@ -1,0 +1,74 @@
+import {
+  createApplication,
+  installApplication,
+  uninstallApplication,
+} from "../modules/applications/applications.service.js";
+import { type Command, requiredString } from "./cli-kit.js";
+import { withDatabase } from "./database.js";
+
+export const appCreateCommand: Command = {
+  name: "app create",
+  usage: "donata app create --name N --url URL --callback URL [--callback URL ...] [--permission P ...] [--json]",
+  summary: "Register an application; prints its client secret once",
+  options: {
+    name: { type: "string" },
+    url: { type: "string" },
+    callback: { type: "string", multiple: true },
+    permission: { type: "string", multiple: true },
+  },
+  async run(values, io) {
+    const name = requiredString(values, "name");
+    const url = requiredString(values, "url");
+    const callbacks = (values.callback as string[] | undefined) ?? [];
+    if (callbacks.length === 0) requiredString(values, "callback");
+    const app = await withDatabase(io.env, ({ database }) =>
+      createApplication(database.db, {
+        name,
+        applicationUrl: url,
+        callbackUrls: callbacks,
+        permissions: values.permission as string[] | undefined,
+      }),
+    );
+    return {
+      json: app,
+      text: [
+        `Registered application "${app.name}"`,
+        `client_id:     ${app.client_id}`,
+        `client_secret: ${app.client_secret}`,
+        "The client secret is shown only now; store it safely.",
+      ],
+    };
+  },
+};
+
+export const appInstallCommand: Command = {
+  name: "app install",
+  usage: "donata app install --client-id ID --org S [--json]",
+  summary: "Install an application in an organization",
+  options: { "client-id": { type: "string" }, org: { type: "string" } },
+  async run(values, io) {
+    const clientId = requiredString(values, "client-id");
+    const org = requiredString(values, "org");
+    const result = await withDatabase(io.env, ({ database }) => installApplication(database.db, clientId, org));
+    return {
+      json: result,
+      text: [result.installed ? `Installed ${clientId} in ${org}` : `${clientId} was already installed in ${org}`],
+    };
+  },
+};
+
+export const appUninstallCommand: Command = {
+  name: "app uninstall",
+  usage: "donata app uninstall --client-id ID --org S [--json]",
+  summary: "Uninstall an application and revoke its tokens for the organization",
+  options: { "client-id": { type: "string" }, org: { type: "string" } },
+  async run(values, io) {
+    const clientId = requiredString(values, "client-id");
+    const org = requiredString(values, "org");
+    const result = await withDatabase(io.env, ({ database }) => uninstallApplication(database.db, clientId, org));
+    return {
+      json: result,
+      text: [`Uninstalled ${clientId} from ${org}; revoked ${result.revoked_tokens} token(s)`],
+    };
+  },
+};

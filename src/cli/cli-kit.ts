@@ -1,0 +1,53 @@
+import { type ParseArgsConfig, parseArgs } from "node:util";
+
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+}
+
+export interface Command {
+  name: string;
+  usage: string;
+  summary: string;
+  options: NonNullable<ParseArgsConfig["options"]>;
+  run(values: Record<string, string | boolean | string[] | undefined>, io: CliIo): Promise<CommandResult>;
+}
+
+/** What a command produced: an object for --json, and the lines a person reads. */
+export interface CommandResult {
+  json: object;
+  text: string[];
+}
+
+export function parseCommandArgs(command: Command, argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      options: { ...command.options, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      allowPositionals: false,
+      strict: true,
+    }).values;
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+export function requiredString(values: Record<string, unknown>, name: string): string {
+  const value = values[name];
+  if (typeof value !== "string" || value === "") throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+export function optionalInteger(values: Record<string, unknown>, name: string, fallback: number): number {
+  const value = values[name];
+  if (value === undefined) return fallback;
+  if (typeof value !== "string" || !/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new UsageError(`--${name} must be a non-negative integer`);
+  }
+  return Number(value);
+}

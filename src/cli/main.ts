@@ -1,0 +1,85 @@
+import { ConfigError } from "../config.js";
+import { DatabaseUnavailableError } from "../db/client.js";
+import { AppError } from "../http/errors.js";
+import { appCreateCommand, appInstallCommand, appUninstallCommand } from "./app.command.js";
+import { type CliIo, type Command, parseCommandArgs, UsageError } from "./cli-kit.js";
+import { migrateCommand } from "./migrate.command.js";
+import { orgCreateCommand } from "./org.command.js";
+import { seedCommand } from "./seed.command.js";
+import { serveCommand } from "./serve.command.js";
+import { tokenCreateCommand } from "./token.command.js";
+import { userCreateCommand } from "./user.command.js";
+
+const COMMANDS: Command[] = [
+  serveCommand,
+  migrateCommand,
+  orgCreateCommand,
+  userCreateCommand,
+  appCreateCommand,
+  appInstallCommand,
+  appUninstallCommand,
+  tokenCreateCommand,
+  seedCommand,
+];
+
+function overview(): string {
+  const width = Math.max(...COMMANDS.map((command) => command.name.length));
+  return [
+    "Usage: donata <command> [options]",
+    "",
+    "Commands:",
+    ...COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
+    "",
+    "Every command accepts --json and then prints one JSON object on stdout.",
+    "Database: DATABASE_URL=postgres://… or the embedded PGlite in DATA_DIR (default ./data).",
+  ].join("\n");
+}
+
+function findCommand(argv: string[]): { command: Command; rest: string[] } | undefined {
+  for (const words of [2, 1]) {
+    const name = argv.slice(0, words).join(" ");
+    const command = COMMANDS.find((candidate) => candidate.name === name);
+    if (command) return { command, rest: argv.slice(words) };
+  }
+  return undefined;
+}
+
+/** Exit codes: 0 done, 1 failed (bad data, unreachable database), 2 bad arguments. */
+export async function runCli(
+  argv: string[],
+  io: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env },
+): Promise<number> {
+  if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
+    (argv.length === 0 ? io.stderr : io.stdout).write(`${overview()}\n`);
+    return argv.length === 0 ? 2 : 0;
+  }
+  const found = findCommand(argv);
+  if (!found) {
+    io.stderr.write(`donata: unknown command "${argv.slice(0, 2).join(" ")}"\n\n${overview()}\n`);
+    return 2;
+  }
+  const { command, rest } = found;
+  try {
+    const values = parseCommandArgs(command, rest);
+    if (values.help) {
+      io.stdout.write(`Usage: ${command.usage}\n${command.summary}\n`);
+      return 0;
+    }
+    const result = await command.run(values, io);
+    io.stdout.write(values.json ? `${JSON.stringify(result.json)}\n` : result.text.map((line) => `${line}\n`).join(""));
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`donata ${command.name}: ${error.message}\nUsage: ${command.usage}\n`);
+      return 2;
+    }
+    if (error instanceof AppError || error instanceof ConfigError || error instanceof DatabaseUnavailableError) {
+      io.stderr.write(`donata ${command.name}: ${error.message}\n`);
+      return 1;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr.write(`donata ${command.name}: unexpected error: ${message}\n`);
+    if (io.env.DEBUG) io.stderr.write(`${(error as Error)?.stack}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,44 @@
+import { buildApp } from "../app.js";
+import { bootstrapDemo } from "../seed/demo.js";
+import type { Command } from "./cli-kit.js";
+import { openMigratedDatabase } from "./database.js";
+
+export const serveCommand: Command = {
+  name: "serve",
+  usage: "donata serve [--demo]",
+  summary: "Migrate and serve the API (with --demo: create demo data on an empty database)",
+  options: { demo: { type: "boolean" } },
+  async run(values, io) {
+    const { config, database } = await openMigratedDatabase(io.env);
+    const say = (line: string) => io.stdout.write(`${line}\n`);
+    try {
+      if (values.demo) {
+        const lines = await bootstrapDemo(config, database);
+        for (const line of lines ?? []) say(line);
+      }
+      const app = await buildApp({ config, database });
+      await app.listen({ port: config.port, host: config.host });
+      const address = app.server.address();
+      const port = typeof address === "object" && address ? address.port : config.port;
+      say(`Donata (${database.kind}) listening on http://${config.host}:${port}  docs: ${config.baseUrl}/docs`);
+      await new Promise<void>((resolve) => {
+        let stopping = false;
+        const stop = (signal: string) => {
+          if (stopping) {
+            io.stderr.write(`${signal} again: exiting now\n`);
+            process.exit(1);
+          }
+          stopping = true;
+          say(`${signal} received: finishing in-flight requests, then closing the database`);
+          // app.close() waits for in-flight requests before resolving.
+          app.close().finally(resolve);
+        };
+        process.on("SIGINT", () => stop("SIGINT"));
+        process.on("SIGTERM", () => stop("SIGTERM"));
+      });
+    } finally {
+      await database.close();
+    }
+    return { json: { stopped: true }, text: ["Stopped cleanly"] };
+  },
+};

@@ -1,0 +1,84 @@
+import path from "node:path";
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** postgres://… for PostgreSQL; undefined for the embedded PGlite under dataDir. */
+  readonly databaseUrl: string | undefined;
+  /** Directory of the embedded database; "memory://" keeps it in memory. */
+  readonly dataDir: string;
+  readonly authUrl: string;
+  readonly baseUrl: string;
+  readonly logLevel: string;
+  readonly accessTokenTtlSeconds: number;
+  readonly refreshTokenTtlSeconds: number;
+  readonly databasePoolSize: number;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function origin(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, "");
+}
+
+/** The only reader of process.env: everything else receives a Config. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const port = integer(env, "PORT", 3000, 0, 65535);
+  const defaultOrigin = `http://localhost:${port || 3000}`;
+  const logLevel = env.LOG_LEVEL || "info";
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
+  }
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl !== undefined) parseDatabaseUrl(databaseUrl);
+  return Object.freeze({
+    port,
+    host: env.HOST || "127.0.0.1",
+    databaseUrl,
+    dataDir: env.DATA_DIR === "memory://" ? "memory://" : path.resolve(env.DATA_DIR || "./data"),
+    authUrl: origin(env, "AUTH_URL", defaultOrigin),
+    baseUrl: origin(env, "BASE_URL", defaultOrigin),
+    logLevel,
+    accessTokenTtlSeconds: integer(env, "ACCESS_TOKEN_TTL", 3600, 60, 86400),
+    refreshTokenTtlSeconds: integer(env, "REFRESH_TOKEN_TTL", 30 * 86400, 3600, 365 * 86400),
+    databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 200),
+    ...overrides,
+  });
+}
+
+export function parseDatabaseUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`DATABASE_URL is not a valid URL (expected postgres://user@host:port/database)`);
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql://, got "${url.protocol}//"`);
+  }
+  if (!url.hostname) throw new ConfigError("DATABASE_URL has no host");
+  return url;
+}

@@ -1,0 +1,116 @@
+import { mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
+import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg-core";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import pg from "pg";
+import { ConfigError, parseDatabaseUrl } from "../config.js";
+import * as schema from "./schema.js";
+
+export type Schema = typeof schema;
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type Tx = PgTransaction<PgQueryResultHKT, Schema>;
+/** A database handle or an open transaction: repositories accept either. */
+export type Executor = Db | Tx;
+
+export interface Database {
+  readonly kind: "postgres" | "pglite";
+  readonly db: Db;
+  migrate(): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const migrationsFolder = fileURLToPath(new URL("./migrations", import.meta.url));
+const MIGRATION_LOCK_KEY = 4_242_001;
+
+export class DatabaseUnavailableError extends Error {
+  override name = "DatabaseUnavailableError";
+}
+
+// node-pg returns NUMERIC and BIGINT as strings; Drizzle's number modes convert them.
+function describeConnectError(url: URL, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return `cannot connect to PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}: ${message}`;
+}
+
+export async function openDatabase(options: {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  poolSize?: number;
+}): Promise<Database> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
+  return openPglite(options.dataDir);
+}
+
+async function openPostgres(databaseUrl: string, poolSize: number): Promise<Database> {
+  const url = parseDatabaseUrl(databaseUrl);
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, connectionTimeoutMillis: 5000 });
+  pool.on("error", () => {
+    // An idle client lost its connection; the pool replaces it on next use.
+  });
+  try {
+    const client = await pool.connect();
+    client.release();
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw new DatabaseUnavailableError(describeConnectError(url, error));
+  }
+  const db = drizzlePg(pool, { schema }) as unknown as Db;
+  return {
+    kind: "postgres",
+    db,
+    async migrate() {
+      // One migrator at a time across processes sharing the server.
+      const client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+      try {
+        await client.query("select pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
+        await migratePg(drizzlePg(client), { migrationsFolder });
+      } finally {
+        await client.query("select pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]).catch(() => {});
+        await client.end();
+      }
+    },
+    async ping() {
+      await pool.query("select 1");
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+async function openPglite(dataDir: string): Promise<Database> {
+  let client: PGlite;
+  try {
+    if (dataDir !== "memory://") mkdirSync(dataDir, { recursive: true });
+    client = await PGlite.create(dataDir === "memory://" ? undefined : dataDir);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new DatabaseUnavailableError(`cannot open the embedded database in ${dataDir}: ${message}`);
+  }
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  let closed = false;
+  return {
+    kind: "pglite",
+    db,
+    async migrate() {
+      await migratePglite(drizzlePglite(client), { migrationsFolder });
+    },
+    async ping() {
+      if (closed) throw new DatabaseUnavailableError("database is closed");
+      await client.query("select 1");
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await client.close();
+    },
+  };
+}
+
+export { ConfigError };

@@ -1,0 +1,397 @@
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  boolean,
+  check,
+  date,
+  foreignKey,
+  index,
+  integer,
+  numeric,
+  pgTable,
+  primaryKey,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+
+// Ids come from one identity sequence per table, so they are unique platform-wide,
+// while tenant tables key on (organization_id, id) for distribution by organization.
+const id = () => bigint("id", { mode: "number" }).generatedByDefaultAsIdentity();
+const orgId = () => bigint("organization_id", { mode: "number" }).notNull();
+const ref = (name: string) => bigint(name, { mode: "number" });
+const instant = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: "date" });
+const money = (name: string) => numeric(name, { precision: 14, scale: 2, mode: "number" });
+const createDate = () => instant("create_date").notNull().defaultNow();
+const updateDate = () => instant("update_date").notNull().defaultNow();
+const tags = () => text("tags").array().notNull().default(sql`'{}'::text[]`);
+
+export const organizations = pgTable("organizations", {
+  id: id().primaryKey(),
+  slug: text("slug").notNull().unique(),
+  name: text("name").notNull(),
+  currency: text("currency").notNull().default("EUR"),
+  timeZone: text("time_zone").notNull().default("UTC"),
+  createDate: createDate(),
+  updateDate: updateDate(),
+});
+
+export const users = pgTable(
+  "users",
+  {
+    id: id().primaryKey(),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    name: text("name"),
+    createDate: createDate(),
+    updateDate: updateDate(),
+  },
+  (t) => [uniqueIndex("users_email_key").on(sql`lower(${t.email})`)],
+);
+
+export const memberships = pgTable(
+  "memberships",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    userId: ref("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    role: text("role").notNull(),
+    createDate: createDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.userId] }),
+    index("memberships_user_idx").on(t.userId),
+    check("memberships_role_check", sql`${t.role} in ('owner', 'admin', 'member')`),
+  ],
+);
+
+export const applications = pgTable("applications", {
+  id: id().primaryKey(),
+  clientId: text("client_id").notNull().unique(),
+  clientSecretHash: text("client_secret_hash").notNull(),
+  name: text("name").notNull(),
+  applicationUrl: text("application_url").notNull(),
+  callbackUrls: text("callback_urls").array().notNull(),
+  permissions: text("permissions").array().notNull(),
+  createDate: createDate(),
+  updateDate: updateDate(),
+});
+
+export const installations = pgTable(
+  "installations",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    applicationId: ref("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    createDate: createDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    uniqueIndex("installations_org_app_key").on(t.organizationId, t.applicationId),
+  ],
+);
+
+// One row per issued access/refresh pair. Rows issued by rotating a refresh token share
+// family_id, so reuse of a spent refresh token can revoke the whole family.
+export const oauthTokens = pgTable(
+  "oauth_tokens",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    applicationId: ref("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    userId: ref("user_id").references(() => users.id, { onDelete: "set null" }),
+    familyId: ref("family_id").notNull(),
+    parentId: ref("parent_id"),
+    authorizationCodeId: ref("authorization_code_id"),
+    accessTokenHash: text("access_token_hash").notNull(),
+    refreshTokenHash: text("refresh_token_hash").notNull(),
+    accessExpiresDate: instant("access_expires_date").notNull(),
+    refreshExpiresDate: instant("refresh_expires_date").notNull(),
+    refreshUsedDate: instant("refresh_used_date"),
+    revokedDate: instant("revoked_date"),
+    createDate: createDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    uniqueIndex("oauth_tokens_access_hash_key").on(t.accessTokenHash),
+    uniqueIndex("oauth_tokens_refresh_hash_key").on(t.refreshTokenHash),
+    index("oauth_tokens_family_idx").on(t.organizationId, t.familyId),
+    index("oauth_tokens_app_idx").on(t.organizationId, t.applicationId),
+  ],
+);
+
+export const oauthAuthorizationCodes = pgTable(
+  "oauth_authorization_codes",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    applicationId: ref("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    userId: ref("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    codeHash: text("code_hash").notNull(),
+    redirectUri: text("redirect_uri").notNull(),
+    codeChallenge: text("code_challenge").notNull(),
+    expiresDate: instant("expires_date").notNull(),
+    usedDate: instant("used_date"),
+    createDate: createDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    uniqueIndex("oauth_authorization_codes_hash_key").on(t.codeHash),
+  ],
+);
+
+export const campaigns = pgTable(
+  "campaigns",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    createDate: createDate(),
+    updateDate: updateDate(),
+    title: text("title").notNull(),
+    slug: text("slug"),
+    code: text("code"),
+    type: text("type").notNull().default("donation"),
+    goal: money("goal"),
+    isGoalEnabled: boolean("is_goal_enabled").notNull().default(false),
+    hasOneOff: boolean("has_one_off").notNull().default(true),
+    hasSubscription: boolean("has_subscription").notNull().default(true),
+    allowCustomAmount: boolean("allow_custom_amount").notNull().default(true),
+    allowCustomSubscriptionAmount: boolean("allow_custom_subscription_amount").notNull().default(true),
+    defaultAmount: money("default_amount"),
+    defaultSubscriptionAmount: money("default_subscription_amount"),
+    minAmount: money("min_amount"),
+    maxAmount: money("max_amount"),
+    minSubscriptionAmount: money("min_subscription_amount"),
+    maxSubscriptionAmount: money("max_subscription_amount"),
+    asks: numeric("asks", { precision: 14, scale: 2 }).array(),
+    asksSubscription: numeric("asks_subscription", { precision: 14, scale: 2 }).array(),
+    shownFields: text("shown_fields").array(),
+    requiredFields: text("required_fields").array(),
+    privacyNote: text("privacy_note"),
+    tags: tags(),
+    costExampleAmount: money("cost_example_amount"),
+    costExampleLabel: text("cost_example_label"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    uniqueIndex("campaigns_slug_key").on(t.organizationId, t.slug),
+    index("campaigns_create_date_idx").on(t.organizationId, t.createDate, t.id),
+    index("campaigns_update_date_idx").on(t.organizationId, t.updateDate, t.id),
+  ],
+);
+
+export const supporters = pgTable(
+  "supporters",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    createDate: createDate(),
+    updateDate: updateDate(),
+    image: text("image"),
+    code: text("code"),
+    businessName: text("business_name"),
+    firstName: text("first_name"),
+    lastName: text("last_name"),
+    email: text("email"),
+    phone: text("phone"),
+    mobile: text("mobile"),
+    job: text("job"),
+    sex: text("sex"),
+    dateOfBirth: date("date_of_birth", { mode: "string" }),
+    placeOfBirth: text("place_of_birth"),
+    ssn: text("ssn"),
+    vat: text("vat"),
+    address: text("address"),
+    address2: text("address2"),
+    city: text("city"),
+    locality: text("locality"),
+    country: text("country"),
+    postalCode: text("postal_code"),
+    privacy: boolean("privacy"),
+    emailMarketing: boolean("email_marketing"),
+    phoneMarketing: boolean("phone_marketing"),
+    smsMarketing: boolean("sms_marketing"),
+    postalMarketing: boolean("postal_marketing"),
+    profilationMarketing: boolean("profilation_marketing"),
+    tags: tags(),
+    note: text("note"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    index("supporters_create_date_idx").on(t.organizationId, t.createDate, t.id),
+    index("supporters_email_idx").on(t.organizationId, sql`lower(${t.email})`),
+    check("supporters_sex_check", sql`${t.sex} in ('MALE', 'FEMALE')`),
+  ],
+);
+
+export const paymentMethods = pgTable(
+  "payment_methods",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    createDate: createDate(),
+    updateDate: updateDate(),
+    supporterId: ref("supporter_id"),
+    processor: text("processor").notNull(),
+    label: text("label").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: "payment_methods_supporter_fk",
+      columns: [t.organizationId, t.supporterId],
+      foreignColumns: [supporters.organizationId, supporters.id],
+    }),
+    index("payment_methods_supporter_idx").on(t.organizationId, t.supporterId),
+  ],
+);
+
+export const donations = pgTable(
+  "donations",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    supporterId: ref("supporter_id").notNull(),
+    campaignId: ref("campaign_id").notNull(),
+    code: text("code").notNull(),
+    state: text("state").notNull().default("draft"),
+    amount: money("amount").notNull(),
+    currency: text("currency").notNull(),
+    frequency: smallint("frequency"),
+    note: text("note"),
+    completedDate: instant("completed_date"),
+    createDate: createDate(),
+    updateDate: updateDate(),
+    device: text("device"),
+    tags: tags(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: "donations_supporter_fk",
+      columns: [t.organizationId, t.supporterId],
+      foreignColumns: [supporters.organizationId, supporters.id],
+    }),
+    foreignKey({
+      name: "donations_campaign_fk",
+      columns: [t.organizationId, t.campaignId],
+      foreignColumns: [campaigns.organizationId, campaigns.id],
+    }),
+    uniqueIndex("donations_code_key").on(t.organizationId, t.code),
+    index("donations_create_date_idx").on(t.organizationId, t.createDate, t.id),
+    index("donations_supporter_idx").on(t.organizationId, t.supporterId),
+    index("donations_campaign_idx").on(t.organizationId, t.campaignId),
+    index("donations_state_idx").on(t.organizationId, t.state, t.createDate, t.id),
+    check("donations_state_check", sql`${t.state} in ('draft', 'pending', 'active', 'past_due', 'done', 'revoked')`),
+    check("donations_frequency_check", sql`${t.frequency} in (0, 1, 12)`),
+    check("donations_amount_check", sql`${t.amount} > 0`),
+    check("donations_device_check", sql`${t.device} in ('desktop', 'mobile', 'tablet')`),
+  ],
+);
+
+export const payments = pgTable(
+  "payments",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    donationId: ref("donation_id").notNull(),
+    state: text("state").notNull().default("PENDING"),
+    amount: money("amount").notNull(),
+    currency: text("currency").notNull(),
+    paymentDate: instant("payment_date"),
+    paymentMethodId: ref("payment_method_id"),
+    processorIntentId: text("processor_intent_id"),
+    createDate: createDate(),
+    updateDate: updateDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: "payments_donation_fk",
+      columns: [t.organizationId, t.donationId],
+      foreignColumns: [donations.organizationId, donations.id],
+    }),
+    foreignKey({
+      name: "payments_payment_method_fk",
+      columns: [t.organizationId, t.paymentMethodId],
+      foreignColumns: [paymentMethods.organizationId, paymentMethods.id],
+    }),
+    index("payments_create_date_idx").on(t.organizationId, t.createDate, t.id),
+    index("payments_donation_idx").on(t.organizationId, t.donationId),
+    index("payments_state_idx").on(t.organizationId, t.state, t.createDate, t.id),
+    check("payments_state_check", sql`${t.state} in ('PENDING', 'PAID', 'REFUNDED', 'FAILED')`),
+    check("payments_amount_check", sql`${t.amount} > 0`),
+  ],
+);
+
+export const checkouts = pgTable(
+  "checkouts",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    createDate: createDate(),
+    updateDate: updateDate(),
+    campaignId: ref("campaign_id"),
+    supporterId: ref("supporter_id"),
+    donationId: ref("donation_id"),
+    paymentId: ref("payment_id"),
+    state: text("state").notNull().default("OPEN"),
+    amount: money("amount"),
+    completedDate: instant("completed_date"),
+    frequency: smallint("frequency"),
+    costExampleQuantity: integer("cost_example_quantity").notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: "checkouts_campaign_fk",
+      columns: [t.organizationId, t.campaignId],
+      foreignColumns: [campaigns.organizationId, campaigns.id],
+    }),
+    foreignKey({
+      name: "checkouts_supporter_fk",
+      columns: [t.organizationId, t.supporterId],
+      foreignColumns: [supporters.organizationId, supporters.id],
+    }),
+    foreignKey({
+      name: "checkouts_donation_fk",
+      columns: [t.organizationId, t.donationId],
+      foreignColumns: [donations.organizationId, donations.id],
+    }),
+    foreignKey({
+      name: "checkouts_payment_fk",
+      columns: [t.organizationId, t.paymentId],
+      foreignColumns: [payments.organizationId, payments.id],
+    }),
+    index("checkouts_create_date_idx").on(t.organizationId, t.createDate, t.id),
+    index("checkouts_update_date_idx").on(t.organizationId, t.updateDate, t.id),
+    index("checkouts_state_idx").on(t.organizationId, t.state, t.createDate, t.id),
+    index("checkouts_campaign_idx").on(t.organizationId, t.campaignId),
+    index("checkouts_supporter_idx").on(t.organizationId, t.supporterId),
+    check("checkouts_state_check", sql`${t.state} in ('OPEN', 'CLOSED')`),
+    check("checkouts_frequency_check", sql`${t.frequency} in (0, 1, 12)`),
+    check("checkouts_amount_check", sql`${t.amount} > 0`),
+  ],
+);
+
+// Exact row counts per organization and collection, kept by statement-level triggers
+// (see the custom migration), so an unfiltered list never scans to count.
+export const collectionCounts = pgTable(
+  "collection_counts",
+  {
+    organizationId: orgId(),
+    collection: text("collection").notNull(),
+    count: bigint("count", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.collection] })],
+);

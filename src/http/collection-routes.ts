@@ -1,0 +1,54 @@
+import type { FastifyInstance } from "fastify";
+import { type TSchema, Type } from "typebox";
+import type { Db } from "../db/client.js";
+import type { Scope } from "../modules/scope.js";
+import { requireToken } from "./auth.js";
+import { ProblemResponses } from "./problem-schema.js";
+
+export interface CollectionRoutes<Q> {
+  /** Path segment under /api/v1/, e.g. "checkouts". */
+  collection: string;
+  singular: string;
+  permission: string;
+  item: TSchema;
+  listQuery: TSchema;
+  listResponse: TSchema;
+  list(db: Db, scope: Scope, query: Q): Promise<unknown>;
+  retrieve(db: Db, scope: Scope, id: string): Promise<unknown>;
+}
+
+/** The two reads every collection has: a paginated list and a single record by id. */
+export function registerCollectionRoutes<Q>(app: FastifyInstance, db: Db, routes: CollectionRoutes<Q>) {
+  const preHandler = requireToken(db, routes.permission);
+  const security = [{ oauth2: [routes.permission] }];
+  app.get(
+    `/api/v1/${routes.collection}/`,
+    {
+      preHandler,
+      schema: {
+        operationId: `list_${routes.collection}`,
+        tags: [routes.collection],
+        summary: `List ${routes.collection}`,
+        security,
+        querystring: routes.listQuery,
+        response: { 200: routes.listResponse, ...ProblemResponses },
+      },
+    },
+    (request) => routes.list(db, request.auth, request.query as Q),
+  );
+  app.get(
+    `/api/v1/${routes.collection}/:id`,
+    {
+      preHandler,
+      schema: {
+        operationId: `retrieve_${routes.singular}`,
+        tags: [routes.collection],
+        summary: `Retrieve a ${routes.singular}`,
+        security,
+        params: Type.Object({ id: Type.String({ description: `Id of the ${routes.singular}` }) }),
+        response: { 200: routes.item, ...ProblemResponses },
+      },
+    },
+    (request) => routes.retrieve(db, request.auth, (request.params as { id: string }).id),
+  );
+}

@@ -1,0 +1,52 @@
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { FastifyInstance } from "fastify";
+import type { Config } from "../config.js";
+
+const PERMISSIONS = {
+  "campaigns:read": "Read campaigns",
+  "supporters:read": "Read supporters",
+  "donations:read": "Read donations",
+  "payments:read": "Read payments and payment methods",
+  "checkouts:read": "Read checkouts",
+};
+
+/** The OpenAPI document is generated from the route schemas, never written by hand. */
+export async function registerOpenApi(app: FastifyInstance, config: Config) {
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Donata API",
+        version: "1.0.0",
+        description:
+          "REST resource server of Donata. Every request carries `Authorization: Bearer <access token>` obtained " +
+          "through the OAuth 2.0 authorization code flow with PKCE; the token acts for one organization. " +
+          "Errors are RFC 9457 problem details.",
+      },
+      servers: [{ url: config.baseUrl }],
+      components: {
+        securitySchemes: {
+          oauth2: {
+            type: "oauth2",
+            flows: {
+              authorizationCode: {
+                authorizationUrl: `${config.authUrl}/oauth/authorize/`,
+                tokenUrl: `${config.authUrl}/oauth/token/`,
+                refreshUrl: `${config.authUrl}/oauth/token/`,
+                scopes: PERMISSIONS,
+              },
+            },
+          },
+        },
+      },
+    },
+    hideUntagged: false,
+  });
+  await app.register(swaggerUi, {
+    routePrefix: "/docs",
+    uiConfig: { docExpansion: "list", deepLinking: true },
+    staticCSP: true,
+  });
+  app.get("/api/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+}

@@ -1,0 +1,100 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { AppError, type ValidationIssue } from "./errors.js";
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors?: ValidationIssue[];
+}
+
+const TITLES: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  406: "Not Acceptable",
+  409: "Conflict",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
+  422: "Unprocessable Content",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  503: "Service Unavailable",
+};
+
+export function problemOf(status: number, code: string, detail: string, errors?: ValidationIssue[]): Problem {
+  return {
+    type: `urn:donata:problem:${code}`,
+    title: TITLES[status] ?? "Error",
+    status,
+    detail,
+    code,
+    ...(errors ? { errors } : {}),
+  };
+}
+
+export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
+  return reply.code(problem.status).type("application/problem+json").serializer(JSON.stringify).send(problem);
+}
+
+interface AjvIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+function describeIssue(issue: AjvIssue): string {
+  switch (issue.keyword) {
+    case "enum":
+      return `must be one of: ${(issue.params.allowedValues as unknown[]).join(", ")}`;
+    case "additionalProperties":
+      return "is not a known parameter";
+    case "type":
+      return `must be ${issue.params.type === "integer" ? "an integer" : `of type ${issue.params.type}`}`;
+    case "minimum":
+      return `must be >= ${issue.params.limit}`;
+    case "maximum":
+      return `must be <= ${issue.params.limit}`;
+    case "pattern":
+    case "format":
+      return issue.message ? issue.message.replace(/"/g, "'") : "has an invalid format";
+    default:
+      return issue.message ?? "is invalid";
+  }
+}
+
+function validationIssues(error: FastifyError): ValidationIssue[] {
+  const context = error.validationContext ?? "body";
+  const key = context === "body" ? "field" : "parameter";
+  return (error.validation as AjvIssue[]).map((issue) => {
+    let name = issue.instancePath.replace(/^\//, "").replace(/\//g, ".");
+    if (issue.keyword === "additionalProperties") name = String(issue.params.additionalProperty);
+    if (issue.keyword === "required") name = String(issue.params.missingProperty);
+    const message = issue.keyword === "required" ? "is required" : describeIssue(issue);
+    return { [key]: name || context, message } as ValidationIssue;
+  });
+}
+
+/** Renders every error as RFC 9457 problem details; internals never reach the client. */
+export function toProblem(error: unknown, request: FastifyRequest): Problem {
+  if (error instanceof AppError) return problemOf(error.status, error.code, error.message, error.errors);
+  const fastifyError = error as FastifyError;
+  if (fastifyError?.validation) {
+    const errors = validationIssues(fastifyError);
+    const first = errors[0];
+    const where = first?.parameter ? `query parameter "${first.parameter}"` : `field "${first?.field}"`;
+    return problemOf(400, "invalid_request", `Invalid ${where}: ${first?.message}`, errors);
+  }
+  const status = fastifyError?.statusCode;
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    const code = (fastifyError.code ?? "bad_request").replace(/^FST_ERR_/, "").toLowerCase();
+    return problemOf(status, code, fastifyError.message);
+  }
+  request.log.error({ err: error }, "unhandled error");
+  return problemOf(500, "internal_error", "An internal error occurred; it has been logged.");
+}

@@ -1,0 +1,138 @@
+import { randomBytes } from "node:crypto";
+import { and, eq } from "drizzle-orm";
+import type { Db, Executor } from "../../db/client.js";
+import { applications, installations } from "../../db/schema.js";
+import { AppError } from "../../http/errors.js";
+import { generateSecret, hashSecret } from "../../oauth/secrets.js";
+import { revokeInstallationTokens } from "../../oauth/tokens.repo.js";
+import { issueTokenPair, type TokenLifetimes } from "../../oauth/tokens.service.js";
+import { requireOrganization } from "../organizations/organizations.service.js";
+
+export const PERMISSIONS = [
+  "campaigns:read",
+  "supporters:read",
+  "donations:read",
+  "payments:read",
+  "checkouts:read",
+] as const;
+
+const invalid = (field: string, message: string) =>
+  new AppError("invalid_request", 400, `Invalid ${field}: ${message}`, [{ field, message }]);
+
+/** Absolute http(s) URL without a fragment (RFC 6749 §3.1.2). */
+export function checkApplicationUrl(field: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalid(field, `"${raw}" is not an absolute URL`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") throw invalid(field, "must be an http(s) URL");
+  if (url.hash || raw.includes("#")) throw invalid(field, "must not contain a fragment");
+  return raw;
+}
+
+export interface NewApplication {
+  name: string;
+  applicationUrl: string;
+  callbackUrls: string[];
+  permissions?: string[];
+}
+
+export async function createApplication(db: Db, input: NewApplication) {
+  if (!input.name.trim()) throw invalid("name", "must not be empty");
+  checkApplicationUrl("url", input.applicationUrl);
+  if (input.callbackUrls.length === 0) throw invalid("callback", "at least one callback URL is required");
+  for (const callback of input.callbackUrls) checkApplicationUrl("callback", callback);
+  const permissions = input.permissions ?? [...PERMISSIONS];
+  for (const permission of permissions) {
+    if (!(PERMISSIONS as readonly string[]).includes(permission)) {
+      throw invalid("permission", `"${permission}" is not one of ${PERMISSIONS.join(", ")}`);
+    }
+  }
+  const clientId = `dnt_app_${randomBytes(12).toString("hex")}`;
+  const clientSecret = generateSecret("dnt_cs");
+  const [row] = await db
+    .insert(applications)
+    .values({
+      clientId,
+      clientSecretHash: hashSecret(clientSecret),
+      name: input.name.trim(),
+      applicationUrl: input.applicationUrl,
+      callbackUrls: [...new Set(input.callbackUrls)],
+      permissions,
+    })
+    .returning();
+  if (!row) throw new Error("application insert returned nothing");
+  return {
+    id: row.id,
+    client_id: row.clientId,
+    client_secret: clientSecret,
+    name: row.name,
+    application_url: row.applicationUrl,
+    callback_urls: row.callbackUrls,
+    permissions: row.permissions,
+  };
+}
+
+export async function requireApplication(tx: Executor, clientId: string) {
+  const [row] = await tx.select().from(applications).where(eq(applications.clientId, clientId));
+  if (!row) throw new AppError("application_not_found", 404, `No application with client_id "${clientId}"`);
+  return row;
+}
+
+export async function installApplication(db: Db, clientId: string, organizationSlug: string) {
+  return db.transaction(async (tx) => {
+    const application = await requireApplication(tx, clientId);
+    const organization = await requireOrganization(tx, organizationSlug);
+    const [inserted] = await tx
+      .insert(installations)
+      .values({ organizationId: organization.id, applicationId: application.id })
+      .onConflictDoNothing()
+      .returning();
+    return { client_id: application.clientId, organization: organization.slug, installed: Boolean(inserted) };
+  });
+}
+
+/** Uninstalling revokes every token the application holds for the organization. */
+export async function uninstallApplication(db: Db, clientId: string, organizationSlug: string) {
+  return db.transaction(async (tx) => {
+    const application = await requireApplication(tx, clientId);
+    const organization = await requireOrganization(tx, organizationSlug);
+    const removed = await tx
+      .delete(installations)
+      .where(and(eq(installations.organizationId, organization.id), eq(installations.applicationId, application.id)))
+      .returning();
+    if (removed.length === 0) {
+      throw new AppError("not_installed", 404, `The application is not installed in "${organization.slug}"`);
+    }
+    const revokedTokens = await revokeInstallationTokens(tx, organization.id, application.id);
+    return { client_id: application.clientId, organization: organization.slug, revoked_tokens: revokedTokens };
+  });
+}
+
+/** Issues a token pair for an installation exactly as the authorization code grant does. */
+export async function createInstallationToken(
+  db: Db,
+  lifetimes: TokenLifetimes,
+  clientId: string,
+  organizationSlug: string,
+) {
+  return db.transaction(async (tx) => {
+    const application = await requireApplication(tx, clientId);
+    const organization = await requireOrganization(tx, organizationSlug);
+    const [installation] = await tx
+      .select()
+      .from(installations)
+      .where(and(eq(installations.organizationId, organization.id), eq(installations.applicationId, application.id)));
+    if (!installation) {
+      throw new AppError("not_installed", 404, `The application is not installed in "${organization.slug}"`);
+    }
+    const { id: _id, ...tokens } = await issueTokenPair(tx, lifetimes, {
+      organizationId: organization.id,
+      organizationSlug: organization.slug,
+      applicationId: application.id,
+    });
+    return tokens;
+  });
+}

@@ -1,0 +1,67 @@
+import { arrayContains, eq, ilike, type SQL } from "drizzle-orm";
+import type { Executor } from "../../db/client.js";
+import {
+  countTenantRows,
+  dateRangeConditions,
+  escapeLike,
+  orderColumnsOf,
+  orderTerms,
+  selectTenantPage,
+  selectTenantRow,
+} from "../../db/list-query.js";
+import { donations } from "../../db/schema.js";
+import type { DateBound, Order, Page } from "../../http/pagination.js";
+import type { Scope } from "../scope.js";
+import { DONATION_ORDER_FIELDS } from "./donations.schemas.js";
+
+export type DonationRow = typeof donations.$inferSelect;
+
+export interface DonationFilters {
+  q?: string;
+  state?: string;
+  frequency?: number;
+  campaignId?: number;
+  supporterId?: number;
+  tag?: string;
+  createDateFrom?: DateBound;
+  createDateTo?: DateBound;
+  updateDateFrom?: DateBound;
+  updateDateTo?: DateBound;
+  completedDateFrom?: DateBound;
+  completedDateTo?: DateBound;
+}
+
+const orderColumns = orderColumnsOf(donations, DONATION_ORDER_FIELDS);
+
+function conditionsFor(scope: Scope, filters: DonationFilters): (SQL | undefined)[] {
+  const tz = scope.timeZone;
+  return [
+    filters.q ? ilike(donations.code, `%${escapeLike(filters.q)}%`) : undefined,
+    filters.state !== undefined ? eq(donations.state, filters.state) : undefined,
+    filters.frequency !== undefined ? eq(donations.frequency, filters.frequency) : undefined,
+    filters.campaignId !== undefined ? eq(donations.campaignId, filters.campaignId) : undefined,
+    filters.supporterId !== undefined ? eq(donations.supporterId, filters.supporterId) : undefined,
+    filters.tag !== undefined ? arrayContains(donations.tags, [filters.tag]) : undefined,
+    ...dateRangeConditions(donations.createDate, filters.createDateFrom, filters.createDateTo, tz),
+    ...dateRangeConditions(donations.updateDate, filters.updateDateFrom, filters.updateDateTo, tz),
+    ...dateRangeConditions(donations.completedDate, filters.completedDateFrom, filters.completedDateTo, tz),
+  ];
+}
+
+export async function listDonationRows(tx: Executor, scope: Scope, filters: DonationFilters, order: Order, page: Page) {
+  const query = {
+    organizationId: scope.organizationId,
+    conditions: conditionsFor(scope, filters),
+    order: orderTerms(orderColumns, donations.id, order),
+    page,
+  };
+  const [rows, count] = await Promise.all([
+    selectTenantPage(tx, donations, query),
+    countTenantRows(tx, donations, "donations", query),
+  ]);
+  return { rows, count };
+}
+
+export function findDonationRow(tx: Executor, scope: Scope, id: number) {
+  return selectTenantRow(tx, donations, scope.organizationId, id);
+}

@@ -1,0 +1,61 @@
+import { type Static, Type } from "typebox";
+import { DateFilter, listQuerySchema, listResponseSchema } from "../../http/pagination.js";
+import { DateTime, Frequency, Id, Money, nullable, Tags, wireObject } from "../../http/schema-types.js";
+
+export const DONATION_STATES = ["draft", "pending", "active", "past_due", "done", "revoked"] as const;
+
+export const Donation = wireObject(
+  {
+    id: Id,
+    supporter_id: Id,
+    campaign_id: Id,
+    code: Type.String(),
+    state: Type.String({ enum: [...DONATION_STATES] }),
+    amount: Money,
+    currency: Type.String({ description: "ISO 4217 code" }),
+    receipt_url: nullable(Type.String({ format: "uri" })),
+    frequency: nullable(Frequency),
+    note: nullable(Type.String()),
+    completed_date: nullable(DateTime),
+    create_date: DateTime,
+    update_date: DateTime,
+    device: nullable(Type.String({ enum: ["desktop", "mobile", "tablet"] })),
+    tags: Tags,
+  },
+  "A gift, one-off or recurring",
+);
+export type DonationWire = Static<typeof Donation>;
+
+export const DONATION_ORDER_FIELDS = [
+  "id",
+  "supporter_id",
+  "campaign_id",
+  "code",
+  "state",
+  "amount",
+  "currency",
+  "frequency",
+  "note",
+  "completed_date",
+  "create_date",
+  "update_date",
+  "device",
+] as const;
+
+export const DonationListQuery = listQuerySchema(DONATION_ORDER_FIELDS, {
+  q: Type.Optional(Type.String({ maxLength: 200, description: "Case-insensitive substring of the donation code" })),
+  state: Type.Optional(Type.String({ enum: [...DONATION_STATES] })),
+  frequency: Type.Optional(Frequency),
+  campaign_id: Type.Optional(Id),
+  supporter_id: Type.Optional(Id),
+  tag: Type.Optional(Type.String({ maxLength: 100 })),
+  create_date_from: Type.Optional(DateFilter),
+  create_date_to: Type.Optional(DateFilter),
+  update_date_from: Type.Optional(DateFilter),
+  update_date_to: Type.Optional(DateFilter),
+  completed_date_from: Type.Optional(DateFilter),
+  completed_date_to: Type.Optional(DateFilter),
+});
+export type DonationListQuery = Static<typeof DonationListQuery>;
+
+export const DonationList = listResponseSchema(Donation, "donations");

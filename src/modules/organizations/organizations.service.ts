@@ -1,0 +1,73 @@
+import { eq, sql } from "drizzle-orm";
+import type { Db, Executor } from "../../db/client.js";
+import { organizations } from "../../db/schema.js";
+import { AppError } from "../../http/errors.js";
+
+export type OrganizationRow = typeof organizations.$inferSelect;
+
+const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const CURRENCIES = new Set(Intl.supportedValuesOf("currency"));
+
+export function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const invalid = (field: string, message: string) =>
+  new AppError("invalid_request", 400, `Invalid ${field}: ${message}`, [{ field, message }]);
+
+export interface NewOrganization {
+  slug: string;
+  name: string;
+  currency?: string;
+  timeZone?: string;
+}
+
+export function organizationToWire(row: OrganizationRow) {
+  return {
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    currency: row.currency,
+    time_zone: row.timeZone,
+    create_date: row.createDate.toISOString(),
+  };
+}
+
+export async function createOrganization(db: Db, input: NewOrganization) {
+  if (!SLUG.test(input.slug)) {
+    throw invalid("slug", "use 1 to 63 lowercase letters, digits and inner hyphens");
+  }
+  if (!input.name.trim()) throw invalid("name", "must not be empty");
+  const currency = (input.currency ?? "EUR").toUpperCase();
+  if (!CURRENCIES.has(currency)) throw invalid("currency", `"${input.currency}" is not an ISO 4217 currency code`);
+  const timeZone = input.timeZone ?? "UTC";
+  if (!isTimeZone(timeZone)) throw invalid("time_zone", `"${timeZone}" is not an IANA time zone`);
+  const [row] = await db
+    .insert(organizations)
+    .values({ slug: input.slug, name: input.name.trim(), currency, timeZone })
+    .onConflictDoNothing({ target: organizations.slug })
+    .returning();
+  if (!row) throw new AppError("slug_taken", 409, `An organization with slug "${input.slug}" already exists`);
+  return row;
+}
+
+export async function findOrganizationBySlug(tx: Executor, slug: string) {
+  const [row] = await tx.select().from(organizations).where(eq(organizations.slug, slug));
+  return row;
+}
+
+export async function requireOrganization(tx: Executor, slug: string) {
+  const row = await findOrganizationBySlug(tx, slug);
+  if (!row) throw new AppError("organization_not_found", 404, `No organization with slug "${slug}"`);
+  return row;
+}
+
+export async function countOrganizations(tx: Executor): Promise<number> {
+  const [row] = await tx.select({ count: sql<number>`count(*)::int` }).from(organizations);
+  return row?.count ?? 0;
+}

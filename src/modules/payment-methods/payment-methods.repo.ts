@@ -1,0 +1,31 @@
+import { and, eq, inArray } from "drizzle-orm";
+import type { Executor } from "../../db/client.js";
+import { paymentMethods } from "../../db/schema.js";
+import type { PaymentMethodWire } from "./payment-methods.schemas.js";
+
+export type PaymentMethodRow = typeof paymentMethods.$inferSelect;
+
+export function paymentMethodToWire(row: PaymentMethodRow): PaymentMethodWire {
+  return {
+    id: row.id,
+    create_date: row.createDate.toISOString(),
+    update_date: row.updateDate.toISOString(),
+    processor: row.processor,
+    label: row.label,
+  };
+}
+
+/** One query for all the payment methods of a page, keyed by id. */
+export async function findPaymentMethodsByIds(
+  tx: Executor,
+  organizationId: number,
+  ids: (number | null)[],
+): Promise<Map<number, PaymentMethodRow>> {
+  const wanted = [...new Set(ids.filter((id): id is number => id !== null))];
+  if (wanted.length === 0) return new Map();
+  const rows = await tx
+    .select()
+    .from(paymentMethods)
+    .where(and(eq(paymentMethods.organizationId, organizationId), inArray(paymentMethods.id, wanted)));
+  return new Map(rows.map((row) => [row.id, row]));
+}

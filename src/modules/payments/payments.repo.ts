@@ -1,0 +1,62 @@
+import { eq, type SQL } from "drizzle-orm";
+import type { Executor } from "../../db/client.js";
+import {
+  countTenantRows,
+  dateRangeConditions,
+  orderColumnsOf,
+  orderTerms,
+  selectTenantPage,
+  selectTenantRow,
+} from "../../db/list-query.js";
+import { payments } from "../../db/schema.js";
+import type { DateBound, Order, Page } from "../../http/pagination.js";
+import type { Scope } from "../scope.js";
+import { PAYMENT_ORDER_FIELDS } from "./payments.schemas.js";
+
+export type PaymentRow = typeof payments.$inferSelect;
+
+export interface PaymentFilters {
+  state?: string;
+  donationId?: number;
+  paymentMethodId?: number;
+  processorIntentId?: string;
+  createDateFrom?: DateBound;
+  createDateTo?: DateBound;
+  updateDateFrom?: DateBound;
+  updateDateTo?: DateBound;
+  paymentDateFrom?: DateBound;
+  paymentDateTo?: DateBound;
+}
+
+const orderColumns = orderColumnsOf(payments, PAYMENT_ORDER_FIELDS);
+
+function conditionsFor(scope: Scope, filters: PaymentFilters): (SQL | undefined)[] {
+  const tz = scope.timeZone;
+  return [
+    filters.state !== undefined ? eq(payments.state, filters.state) : undefined,
+    filters.donationId !== undefined ? eq(payments.donationId, filters.donationId) : undefined,
+    filters.paymentMethodId !== undefined ? eq(payments.paymentMethodId, filters.paymentMethodId) : undefined,
+    filters.processorIntentId !== undefined ? eq(payments.processorIntentId, filters.processorIntentId) : undefined,
+    ...dateRangeConditions(payments.createDate, filters.createDateFrom, filters.createDateTo, tz),
+    ...dateRangeConditions(payments.updateDate, filters.updateDateFrom, filters.updateDateTo, tz),
+    ...dateRangeConditions(payments.paymentDate, filters.paymentDateFrom, filters.paymentDateTo, tz),
+  ];
+}
+
+export async function listPaymentRows(tx: Executor, scope: Scope, filters: PaymentFilters, order: Order, page: Page) {
+  const query = {
+    organizationId: scope.organizationId,
+    conditions: conditionsFor(scope, filters),
+    order: orderTerms(orderColumns, payments.id, order),
+    page,
+  };
+  const [rows, count] = await Promise.all([
+    selectTenantPage(tx, payments, query),
+    countTenantRows(tx, payments, "payments", query),
+  ]);
+  return { rows, count };
+}
+
+export function findPaymentRow(tx: Executor, scope: Scope, id: number) {
+  return selectTenantRow(tx, payments, scope.organizationId, id);
+}

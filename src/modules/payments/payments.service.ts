@@ -1,0 +1,61 @@
+import type { Db } from "../../db/client.js";
+import { notFound } from "../../http/errors.js";
+import { parseId } from "../../http/ids.js";
+import { optionalDateBound, parseOrder } from "../../http/pagination.js";
+import {
+  findPaymentMethodsByIds,
+  type PaymentMethodRow,
+  paymentMethodToWire,
+} from "../payment-methods/payment-methods.repo.js";
+import type { Scope } from "../scope.js";
+import { findPaymentRow, listPaymentRows, type PaymentRow } from "./payments.repo.js";
+import type { PaymentListQuery, PaymentWire } from "./payments.schemas.js";
+
+export function paymentToWire(row: PaymentRow, method: PaymentMethodRow | null | undefined): PaymentWire {
+  return {
+    id: row.id,
+    donation_id: row.donationId,
+    state: row.state as PaymentWire["state"],
+    amount: row.amount,
+    currency: row.currency,
+    payment_date: row.paymentDate?.toISOString() ?? null,
+    payment_method: method ? paymentMethodToWire(method) : null,
+    processor_intent_id: row.processorIntentId,
+    create_date: row.createDate.toISOString(),
+    update_date: row.updateDate.toISOString(),
+  };
+}
+
+export async function listPayments(db: Db, scope: Scope, query: PaymentListQuery) {
+  const { rows, count } = await listPaymentRows(
+    db,
+    scope,
+    {
+      state: query.state,
+      donationId: query.donation_id,
+      paymentMethodId: query.payment_method_id,
+      processorIntentId: query.processor_intent_id,
+      createDateFrom: optionalDateBound("create_date_from", query.create_date_from),
+      createDateTo: optionalDateBound("create_date_to", query.create_date_to),
+      updateDateFrom: optionalDateBound("update_date_from", query.update_date_from),
+      updateDateTo: optionalDateBound("update_date_to", query.update_date_to),
+      paymentDateFrom: optionalDateBound("payment_date_from", query.payment_date_from),
+      paymentDateTo: optionalDateBound("payment_date_to", query.payment_date_to),
+    },
+    parseOrder(query.order),
+    { limit: query.limit, offset: query.offset },
+  );
+  const methods = await findPaymentMethodsByIds(
+    db,
+    scope.organizationId,
+    rows.map((row) => row.paymentMethodId),
+  );
+  return { items: rows.map((row) => paymentToWire(row, methods.get(row.paymentMethodId ?? 0))), count };
+}
+
+export async function getPayment(db: Db, scope: Scope, rawId: string) {
+  const row = await findPaymentRow(db, scope, parseId(rawId, "Payment"));
+  if (!row) throw notFound("Payment");
+  const methods = await findPaymentMethodsByIds(db, scope.organizationId, [row.paymentMethodId]);
+  return paymentToWire(row, methods.get(row.paymentMethodId ?? 0));
+}

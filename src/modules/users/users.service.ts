@@ -1,0 +1,78 @@
+import argon2 from "argon2";
+import { and, eq, sql } from "drizzle-orm";
+import type { Db } from "../../db/client.js";
+import { memberships, users } from "../../db/schema.js";
+import { AppError } from "../../http/errors.js";
+import { requireOrganization } from "../organizations/organizations.service.js";
+
+export const ROLES = ["owner", "admin", "member"] as const;
+export type Role = (typeof ROLES)[number];
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const MIN_PASSWORD_LENGTH = 10;
+
+const invalid = (field: string, message: string) =>
+  new AppError("invalid_request", 400, `Invalid ${field}: ${message}`, [{ field, message }]);
+
+export function hashPassword(password: string): Promise<string> {
+  return argon2.hash(password, { type: argon2.argon2id });
+}
+
+export function verifyPassword(hash: string, password: string): Promise<boolean> {
+  return argon2.verify(hash, password).catch(() => false);
+}
+
+export interface NewUser {
+  email: string;
+  password?: string;
+  organization?: string;
+  role?: Role;
+}
+
+/**
+ * Creates the user, or finds the existing one by email, and adds the membership if asked,
+ * so one person can belong to several organizations.
+ */
+export async function createUser(db: Db, input: NewUser) {
+  const email = input.email.trim();
+  if (!EMAIL.test(email) || email.length > 320) throw invalid("email", "must be an email address");
+  if (input.role && !input.organization) throw invalid("role", "needs an organization");
+  return db.transaction(async (tx) => {
+    const organization = input.organization ? await requireOrganization(tx, input.organization) : undefined;
+    let [user] = await tx.select().from(users).where(sql`lower(${users.email}) = lower(${email})`);
+    const created = !user;
+    if (!user) {
+      if (!input.password || input.password.length < MIN_PASSWORD_LENGTH) {
+        throw invalid("password", `must be at least ${MIN_PASSWORD_LENGTH} characters`);
+      }
+      [user] = await tx
+        .insert(users)
+        .values({ email, passwordHash: await hashPassword(input.password) })
+        .returning();
+    }
+    if (!user) throw new Error("user insert returned nothing");
+    let role: Role | undefined;
+    if (organization) {
+      role = input.role ?? "member";
+      await tx
+        .insert(memberships)
+        .values({ organizationId: organization.id, userId: user.id, role })
+        .onConflictDoUpdate({ target: [memberships.organizationId, memberships.userId], set: { role } });
+    }
+    return {
+      id: user.id,
+      email: user.email,
+      created,
+      organization: organization?.slug ?? null,
+      role: role ?? null,
+    };
+  });
+}
+
+export async function findMembership(db: Db, organizationId: number, userId: number) {
+  const [row] = await db
+    .select()
+    .from(memberships)
+    .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)));
+  return row;
+}

@@ -1,0 +1,72 @@
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import type { Executor } from "../db/client.js";
+import { applications, installations, oauthTokens, organizations } from "../db/schema.js";
+
+export type NewTokenRow = typeof oauthTokens.$inferInsert;
+
+export async function insertToken(tx: Executor, row: NewTokenRow) {
+  await tx.insert(oauthTokens).values(row);
+}
+
+export async function nextTokenId(tx: Executor): Promise<number> {
+  const result = (await tx.execute(sql`select nextval(pg_get_serial_sequence('oauth_tokens', 'id')) as id`)) as {
+    rows: { id: string | number }[];
+  };
+  return Number(result.rows[0]?.id);
+}
+
+/** The access token's organization and application, if it is live and still installed. */
+export async function findActiveAccessToken(tx: Executor, accessTokenHash: string) {
+  const [row] = await tx
+    .select({
+      tokenId: oauthTokens.id,
+      organizationId: oauthTokens.organizationId,
+      applicationId: oauthTokens.applicationId,
+      userId: oauthTokens.userId,
+      permissions: applications.permissions,
+      timeZone: organizations.timeZone,
+      currency: organizations.currency,
+      organizationSlug: organizations.slug,
+    })
+    .from(oauthTokens)
+    .innerJoin(organizations, eq(organizations.id, oauthTokens.organizationId))
+    .innerJoin(applications, eq(applications.id, oauthTokens.applicationId))
+    .innerJoin(
+      installations,
+      and(
+        eq(installations.organizationId, oauthTokens.organizationId),
+        eq(installations.applicationId, oauthTokens.applicationId),
+      ),
+    )
+    .where(
+      and(
+        eq(oauthTokens.accessTokenHash, accessTokenHash),
+        isNull(oauthTokens.revokedDate),
+        gt(oauthTokens.accessExpiresDate, sql`now()`),
+      ),
+    )
+    .limit(1);
+  return row;
+}
+
+export async function revokeInstallationTokens(tx: Executor, organizationId: number, applicationId: number) {
+  const rows = await tx
+    .update(oauthTokens)
+    .set({ revokedDate: sql`now()` })
+    .where(
+      and(
+        eq(oauthTokens.organizationId, organizationId),
+        eq(oauthTokens.applicationId, applicationId),
+        isNull(oauthTokens.revokedDate),
+      ),
+    )
+    .returning({ id: oauthTokens.id });
+  return rows.length;
+}
+
+export async function revokeTokenById(tx: Executor, organizationId: number, id: number) {
+  await tx
+    .update(oauthTokens)
+    .set({ revokedDate: sql`now()` })
+    .where(and(eq(oauthTokens.organizationId, organizationId), eq(oauthTokens.id, id)));
+}

@@ -1,0 +1,46 @@
+import type { Config } from "../config.js";
+import type { Database } from "../db/client.js";
+import {
+  createApplication,
+  createInstallationToken,
+  installApplication,
+} from "../modules/applications/applications.service.js";
+import { countOrganizations, createOrganization } from "../modules/organizations/organizations.service.js";
+import { createUser } from "../modules/users/users.service.js";
+import { seedOrganization } from "./seed.service.js";
+
+export const DEMO_LOGIN = { email: "demo@donata.local", password: "donata-demo-2026" };
+
+/**
+ * On an empty database, creates the demo organization, its owner, an installed demo
+ * application and demo data, and returns what a newcomer needs to try it. Null otherwise.
+ */
+export async function bootstrapDemo(config: Config, database: Database): Promise<string[] | null> {
+  const { db } = database;
+  if ((await countOrganizations(db)) > 0) return null;
+  await createOrganization(db, { slug: "demo", name: "Demo Foundation", currency: "EUR", timeZone: "UTC" });
+  await createUser(db, { ...DEMO_LOGIN, organization: "demo", role: "owner" });
+  const app = await createApplication(db, {
+    name: "Demo Integration",
+    applicationUrl: "http://localhost:4000/",
+    callbackUrls: ["http://localhost:4000/callback"],
+  });
+  await installApplication(db, app.client_id, "demo");
+  const counts = await seedOrganization(database, {
+    organization: "demo",
+    campaigns: 12,
+    supporters: 400,
+    checkouts: 1500,
+    randomSeed: 42,
+  });
+  const tokens = await createInstallationToken(db, config, app.client_id, "demo");
+  return [
+    "Demo data created (shown once; the client secret is stored only as a hash):",
+    `  organization:  demo (${counts.campaigns} campaigns, ${counts.supporters} supporters, ${counts.checkouts} checkouts)`,
+    `  login:         ${DEMO_LOGIN.email} / ${DEMO_LOGIN.password}`,
+    `  client_id:     ${app.client_id}`,
+    `  client_secret: ${app.client_secret}`,
+    `  access_token:  ${tokens.access_token}  (valid ${tokens.expires_in} s; more with \`npx donata token create --client-id ${app.client_id} --org demo\`)`,
+    `  try:           curl -H "Authorization: Bearer ${tokens.access_token}" ${config.baseUrl}/api/v1/checkouts/?limit=2`,
+  ];
+}

@@ -1,0 +1,337 @@
+import { base, en, Faker } from "@faker-js/faker";
+import { sql } from "drizzle-orm";
+import type { PgTable } from "drizzle-orm/pg-core";
+import type { Database, Executor } from "../db/client.js";
+import { campaigns, checkouts, donations, paymentMethods, payments, supporters } from "../db/schema.js";
+import { AppError } from "../http/errors.js";
+import { requireOrganization } from "../modules/organizations/organizations.service.js";
+
+export interface SeedOptions {
+  organization: string;
+  campaigns: number;
+  supporters: number;
+  checkouts: number;
+  randomSeed: number;
+  /** Dates are spread over the two years before this instant; fixed by default so runs repeat. */
+  now?: Date;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface SeedCounts {
+  organization: string;
+  campaigns: number;
+  supporters: number;
+  payment_methods: number;
+  donations: number;
+  payments: number;
+  checkouts: number;
+}
+
+type CampaignInsert = typeof campaigns.$inferInsert;
+type SupporterInsert = typeof supporters.$inferInsert;
+type MethodInsert = typeof paymentMethods.$inferInsert;
+type DonationInsert = typeof donations.$inferInsert;
+type PaymentInsert = typeof payments.$inferInsert;
+type CheckoutInsert = typeof checkouts.$inferInsert;
+
+const DAY = 86_400_000;
+const CHUNK = 1000;
+export const SEED_LIMITS = { campaigns: 1000, supporters: 1_000_000, checkouts: 1_000_000 };
+
+const CAUSES = [
+  ["Clean Water", "one water filter", 15],
+  ["School Kits", "one school kit", 10],
+  ["Winter Shelter", "one night of shelter", 25],
+  ["Reforestation", "ten trees", 20],
+  ["Meals on Wheels", "one week of meals", 30],
+  ["Emergency Relief", "one emergency kit", 50],
+  ["Library Books", "one library book", 12],
+  ["Animal Rescue", "one vaccination", 18],
+  ["Scholarships", "one month of tuition", 100],
+  ["Medical Care", "one doctor visit", 40],
+] as const;
+const CAMPAIGN_TYPES = ["donation", "donation", "donation", "membership", "emergency", "event"];
+const CARD_BRANDS = ["Visa", "Mastercard", "Amex"];
+const TAGS = ["major-donor", "newsletter", "volunteer", "board", "event-2026", "legacy", "corporate", "monthly"];
+const SUPPORTER_FIELDS = ["first_name", "last_name", "email", "phone", "address", "city", "postal_code", "country"];
+
+async function allocateIds(tx: Executor, table: string, n: number): Promise<number[]> {
+  if (n === 0) return [];
+  const result = (await tx.execute(
+    sql`select nextval(pg_get_serial_sequence(${table}, 'id')) as id from generate_series(1, ${n})`,
+  )) as { rows: { id: string | number }[] };
+  return result.rows.map((row) => Number(row.id));
+}
+
+async function insertChunks<T extends Record<string, unknown>>(
+  tx: Executor,
+  table: PgTable,
+  rows: T[],
+  onChunk: (n: number) => void,
+) {
+  for (let start = 0; start < rows.length; start += CHUNK) {
+    const chunk = rows.slice(start, start + CHUNK);
+    await tx.insert(table).values(chunk as never);
+    onChunk(chunk.length);
+  }
+}
+
+/**
+ * Realistic, deterministic data for one organization: campaigns, supporters with consents,
+ * payment methods, and checkouts in every state with their donations and payments.
+ */
+export async function seedOrganization(database: Database, options: SeedOptions): Promise<SeedCounts> {
+  for (const key of ["campaigns", "supporters", "checkouts"] as const) {
+    const value = options[key];
+    if (!Number.isInteger(value) || value < 0 || value > SEED_LIMITS[key]) {
+      throw new AppError("invalid_request", 400, `--${key} must be an integer from 0 to ${SEED_LIMITS[key]}`);
+    }
+  }
+  if (options.checkouts > 0 && (options.campaigns === 0 || options.supporters === 0)) {
+    throw new AppError("invalid_request", 400, "checkouts need at least one campaign and one supporter");
+  }
+  const faker = new Faker({ locale: [en, base] });
+  faker.seed(options.randomSeed);
+  const now = (options.now ?? new Date(Date.UTC(2026, 10, 1))).getTime();
+  const pick = <T>(items: readonly T[]): T => items[faker.number.int(items.length - 1)] as T;
+  const chance = (p: number) => faker.number.float({ min: 0, max: 1 }) < p;
+  const dateWithin = (fromMs: number, toMs: number) => new Date(faker.number.int({ min: fromMs, max: toMs }));
+
+  const { db } = database;
+  const result = await db.transaction(async (tx) => {
+    const organization = await requireOrganization(tx, options.organization);
+    const orgId = organization.id;
+    const currency = organization.currency;
+    const total = options.campaigns + options.supporters * 2 + options.checkouts * 3;
+    let done = 0;
+    const progress = (n: number) => {
+      done += n;
+      options.onProgress?.(Math.min(done, total), total);
+    };
+
+    const campaignIds = await allocateIds(tx, "campaigns", options.campaigns);
+    const campaignRows: CampaignInsert[] = campaignIds.map((id, index) => {
+      const [cause, costLabel, costAmount] = pick(CAUSES);
+      const year = 2024 + faker.number.int(2);
+      const hasSubscription = chance(0.8);
+      const hasOneOff = !hasSubscription || chance(0.85);
+      const createDate = dateWithin(now - 730 * DAY, now - 30 * DAY);
+      return {
+        organizationId: orgId,
+        id,
+        createDate,
+        updateDate: dateWithin(createDate.getTime(), now),
+        title: `${cause} ${year}${index >= CAUSES.length ? ` #${index + 1}` : ""}`,
+        slug: `${cause.toLowerCase().replace(/ /g, "-")}-${year}-${id}`,
+        code: `CMP-${String(id).padStart(5, "0")}`,
+        type: pick(CAMPAIGN_TYPES),
+        goal: chance(0.7) ? faker.number.int({ min: 5, max: 500 }) * 1000 : null,
+        isGoalEnabled: chance(0.6),
+        hasOneOff,
+        hasSubscription,
+        allowCustomAmount: chance(0.9),
+        allowCustomSubscriptionAmount: chance(0.8),
+        defaultAmount: 50,
+        defaultSubscriptionAmount: 15,
+        minAmount: 5,
+        maxAmount: 10000,
+        minSubscriptionAmount: 5,
+        maxSubscriptionAmount: 1000,
+        asks: ["25", "50", "100", "250"],
+        asksSubscription: ["10", "15", "25", "50"],
+        shownFields: SUPPORTER_FIELDS,
+        requiredFields: ["first_name", "last_name", "email"],
+        privacyNote: "We use your data only to process your gift and, if you agree, to keep you informed.",
+        tags: faker.helpers.arrayElements(["2026", "appeal", "spring", "year-end", "matching"], { min: 0, max: 2 }),
+        costExampleAmount: chance(0.8) ? costAmount : null,
+        costExampleLabel: costLabel,
+      };
+    });
+    await insertChunks(tx, campaigns, campaignRows, progress);
+
+    const supporterIds = await allocateIds(tx, "supporters", options.supporters);
+    const supporterRows: SupporterInsert[] = supporterIds.map((id) => {
+      const business = chance(0.05);
+      const sex = faker.helpers.arrayElement(["MALE", "FEMALE"] as const);
+      const firstName = faker.person.firstName(sex === "MALE" ? "male" : "female");
+      const lastName = faker.person.lastName();
+      const createDate = dateWithin(now - 730 * DAY, now);
+      const marketing = chance(0.6);
+      return {
+        organizationId: orgId,
+        id,
+        createDate,
+        updateDate: dateWithin(createDate.getTime(), now),
+        code: `SUP-${String(id).padStart(7, "0")}`,
+        businessName: business ? faker.company.name() : null,
+        firstName,
+        lastName,
+        email: faker.internet.email({ firstName, lastName, provider: `example.org` }).replace("@", `.${id}@`),
+        phone: chance(0.5) ? faker.phone.number({ style: "international" }) : null,
+        mobile: chance(0.6) ? faker.phone.number({ style: "international" }) : null,
+        job: chance(0.4) ? faker.person.jobTitle() : null,
+        sex: business ? null : sex,
+        dateOfBirth: chance(0.5)
+          ? faker.date.birthdate({ min: 18, max: 90, mode: "age", refDate: now }).toISOString().slice(0, 10)
+          : null,
+        placeOfBirth: chance(0.3) ? faker.location.city() : null,
+        vat: business ? `VAT${faker.string.numeric(9)}` : null,
+        address: faker.location.streetAddress(),
+        address2: chance(0.2) ? faker.location.secondaryAddress() : null,
+        city: faker.location.city(),
+        locality: chance(0.3) ? faker.location.state() : null,
+        country: faker.location.countryCode(),
+        postalCode: faker.location.zipCode(),
+        privacy: true,
+        emailMarketing: marketing,
+        phoneMarketing: marketing && chance(0.3),
+        smsMarketing: marketing && chance(0.3),
+        postalMarketing: chance(0.4),
+        profilationMarketing: chance(0.2),
+        tags: faker.helpers.arrayElements(TAGS, { min: 0, max: 2 }),
+        note: chance(0.1) ? faker.lorem.sentence() : null,
+      };
+    });
+    await insertChunks(tx, supporters, supporterRows, progress);
+
+    // One card or bank method per supporter who paid; created lazily below.
+    const methodRows: MethodInsert[] = [];
+    const methodBySupporter = new Map<number, { id: number; processor: string }>();
+    const methodIds = await allocateIds(tx, "payment_methods", Math.min(options.supporters, options.checkouts));
+    const methodFor = (supporterId: number, at: Date) => {
+      const existing = methodBySupporter.get(supporterId);
+      if (existing !== undefined) return existing;
+      const id = methodIds[methodRows.length] as number;
+      const processor = chance(0.12) ? "manual" : "sandbox";
+      methodRows.push({
+        organizationId: orgId,
+        id,
+        createDate: at,
+        updateDate: at,
+        supporterId,
+        processor,
+        label: processor === "manual" ? "Bank transfer" : `${pick(CARD_BRANDS)} •••• ${faker.string.numeric(4)}`,
+      });
+      const method = { id, processor };
+      methodBySupporter.set(supporterId, method);
+      return method;
+    };
+
+    const checkoutIds = await allocateIds(tx, "checkouts", options.checkouts);
+    const donationIds = await allocateIds(tx, "donations", options.checkouts);
+    const paymentIds = await allocateIds(tx, "payments", options.checkouts);
+    const donationRows: DonationInsert[] = [];
+    const paymentRows: PaymentInsert[] = [];
+    const checkoutRows: CheckoutInsert[] = [];
+    const campaignById = new Map(campaignRows.map((row) => [row.id as number, row]));
+
+    checkoutIds.forEach((checkoutId, index) => {
+      const campaign = campaignById.get(pick(campaignIds)) as CampaignInsert;
+      const createDate = dateWithin(now - 730 * DAY, now - 60_000);
+      const recurring = campaign.hasSubscription && (!campaign.hasOneOff || chance(0.35));
+      const frequency = recurring ? (chance(0.85) ? 12 : 1) : 0;
+      const asks = (recurring ? campaign.asksSubscription : campaign.asks) ?? ["25"];
+      const amount = chance(0.7) ? Number(pick(asks)) : faker.number.int({ min: 5, max: 400 });
+      const completed = chance(0.72);
+      const hasDonor = completed || chance(0.5);
+      const base: CheckoutInsert = {
+        organizationId: orgId,
+        id: checkoutId,
+        createDate,
+        updateDate: createDate,
+        campaignId: campaign.id as number,
+        state: completed ? "CLOSED" : "OPEN",
+        amount: completed || chance(0.7) ? amount : null,
+        frequency: completed || chance(0.5) ? frequency : null,
+        costExampleQuantity: 0,
+      };
+      if (!hasDonor) {
+        checkoutRows.push(base);
+        return;
+      }
+      const supporterId = pick(supporterIds);
+      const donationId = donationIds[index] as number;
+      const paymentId = paymentIds[index] as number;
+      const paidAt = new Date(createDate.getTime() + faker.number.int({ min: 30_000, max: 900_000 }));
+      const method = methodFor(supporterId, createDate);
+      let donationState: string;
+      let paymentState: string;
+      if (completed) {
+        paymentState = "PAID";
+        if (recurring) donationState = pick(["active", "active", "active", "active", "past_due", "revoked"]);
+        else if (chance(0.03)) {
+          donationState = "revoked";
+          paymentState = "REFUNDED";
+        } else donationState = "done";
+      } else {
+        const outcome = pick(["failed", "failed", "pending", "draft"]);
+        donationState = outcome === "draft" ? "draft" : "pending";
+        paymentState = outcome === "pending" ? "PENDING" : "FAILED";
+      }
+      const costExample = campaign.costExampleAmount;
+      donationRows.push({
+        organizationId: orgId,
+        id: donationId,
+        supporterId,
+        campaignId: campaign.id as number,
+        code: `DON-${String(donationId).padStart(8, "0")}`,
+        state: donationState,
+        amount,
+        currency,
+        frequency,
+        note: chance(0.05) ? faker.lorem.sentence() : null,
+        completedDate: completed ? paidAt : null,
+        createDate,
+        updateDate: completed ? paidAt : createDate,
+        device: pick(["desktop", "desktop", "mobile", "mobile", "mobile", "tablet"]),
+        tags: recurring ? ["recurring"] : [],
+      });
+      if (donationState !== "draft") {
+        paymentRows.push({
+          organizationId: orgId,
+          id: paymentId,
+          donationId,
+          state: paymentState,
+          amount,
+          currency,
+          paymentDate: paymentState === "PAID" || paymentState === "REFUNDED" ? paidAt : null,
+          paymentMethodId: method.id,
+          processorIntentId: `${method.processor === "manual" ? "man" : "sbx"}_pi_${faker.string.alphanumeric(20)}`,
+          createDate,
+          updateDate: paymentState === "PENDING" ? createDate : paidAt,
+        });
+      }
+      checkoutRows.push({
+        ...base,
+        supporterId,
+        donationId,
+        paymentId: donationState !== "draft" ? paymentId : null,
+        amount,
+        frequency,
+        completedDate: completed ? paidAt : null,
+        updateDate: completed ? paidAt : createDate,
+        costExampleQuantity: costExample ? Math.floor(amount / costExample) : 0,
+      });
+    });
+
+    await insertChunks(tx, paymentMethods, methodRows, () => {});
+    await insertChunks(tx, donations, donationRows, progress);
+    await insertChunks(tx, payments, paymentRows, progress);
+    await insertChunks(tx, checkouts, checkoutRows, progress);
+    options.onProgress?.(total, total);
+    return {
+      organization: organization.slug,
+      campaigns: campaignRows.length,
+      supporters: supporterRows.length,
+      payment_methods: methodRows.length,
+      donations: donationRows.length,
+      payments: paymentRows.length,
+      checkouts: checkoutRows.length,
+    };
+  });
+  // Fresh statistics and visibility map, so lists use index-only scans right away.
+  for (const table of ["campaigns", "supporters", "payment_methods", "donations", "payments", "checkouts"]) {
+    await db.execute(sql.raw(`vacuum analyze ${table}`));
+  }
+  return result;
+}
