@@ -32,7 +32,12 @@ export function listQuerySchema<P extends TProperties>(orderFields: readonly str
   return Type.Object(
     {
       limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: "Page size" }),
-      offset: Type.Integer({ minimum: 0, default: 0, description: "Items skipped from the start" }),
+      offset: Type.Integer({
+        minimum: 0,
+        maximum: Number.MAX_SAFE_INTEGER,
+        default: 0,
+        description: "Items skipped from the start",
+      }),
       order: orderParameter(orderFields),
       ...filters,
     },
@@ -61,9 +66,14 @@ const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(?:Z|[+-](\d{2}):(\d{2}))$/i;
 
 function isCalendarDay(year: number, month: number, day: number): boolean {
-  const date = new Date(Date.UTC(year, month - 1, day));
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day); // Date.UTC would read years below 100 as 19xx
   return year >= 1 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
+
+// Instants must keep a four-digit year once converted to UTC.
+const EARLIEST = Date.parse("0001-01-01T00:00:00.000Z");
+const LATEST = Date.parse("9999-12-31T23:59:59.999Z");
 
 /** Parses a date filter: a calendar day or an exact date-time with an offset. */
 export function parseDateBound(parameter: string, value: string): DateBound {
@@ -84,7 +94,8 @@ export function parseDateBound(parameter: string, value: string): DateBound {
       Number(s ?? 0) < 60 &&
       Number(oh ?? 0) < 24 &&
       Number(om ?? 0) < 60;
-    if (valid) return { kind: "instant", instant: new Date(value).toISOString() };
+    const time = new Date(value).getTime();
+    if (valid && time >= EARLIEST && time <= LATEST) return { kind: "instant", instant: new Date(time).toISOString() };
   }
   throw invalidParameter(parameter, "must be a date (YYYY-MM-DD) or an ISO 8601 date-time with a time zone");
 }

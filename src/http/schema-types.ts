@@ -9,7 +9,7 @@ export function nullable<T extends TSchema>(schema: T) {
 export const DateTime = Type.String({ format: "date-time", description: "ISO 8601 UTC with milliseconds" });
 export const CalendarDate = Type.String({ format: "date", description: "YYYY-MM-DD" });
 export const Money = Type.Number({ description: "Amount in the organization's currency, at most 2 decimals" });
-export const Id = Type.Integer({ minimum: 1 });
+export const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 export const Tags = Type.Array(Type.String());
 export const Frequency = Type.Integer({
   enum: [0, 12, 1],

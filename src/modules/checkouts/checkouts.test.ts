@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describeCollectionContract } from "../../../test/helpers/collection-contract.js";
+import {
+  fakeCampaign,
+  fakeCheckout,
+  fakeCompletedCheckout,
+  fakeTenant,
+  type Tenant,
+} from "../../../test/helpers/factories.js";
+import { startTestServer, type TestServer } from "../../../test/helpers/server.js";
+import { CHECKOUT_ORDER_FIELDS } from "./checkouts.schemas.js";
+
+const SPEC_FIELDS = [
+  "id",
+  "create_date",
+  "update_date",
+  "campaign",
+  "supporter",
+  "donation",
+  "payment",
+  "state",
+  "amount",
+  "completed_date",
+  "frequency",
+  "cost_example_quantity",
+  "payment_method_processor",
+  "payment_method_label",
+  "payment_method_id",
+];
+
+describeCollectionContract({
+  collection: "checkouts",
+  orderFields: CHECKOUT_ORDER_FIELDS,
+  wireFields: SPEC_FIELDS,
+  async populate(db, organizationId, count, sharedDate) {
+    for (let index = 0; index < count; index++) {
+      const createDate = index % 3 === 0 ? sharedDate : new Date(Date.UTC(2026, 0, 1 + index, 12));
+      if (index % 2 === 0) await fakeCompletedCheckout(db, organizationId, { checkout: { createDate } });
+      else await fakeCheckout(db, organizationId, { createDate, state: "OPEN" });
+    }
+  },
+});
+
+describe("checkouts: embedded records", () => {
+  let server: TestServer;
+  let tenant: Tenant;
+  beforeAll(async () => {
+    server = await startTestServer();
+    tenant = await fakeTenant(server.database.db);
+  });
+  afterAll(() => server?.close());
+
+  it("embeds campaign, supporter, donation and payment with its method, mirrored at the top level", async () => {
+    const made = await fakeCompletedCheckout(server.database.db, tenant.organizationId);
+    const response = await server.get(`/api/v1/checkouts/${made.checkout.id}`, tenant.token);
+    expect(response.status).toBe(200);
+    const checkout = response.body;
+    expect(checkout.campaign.id).toBe(made.campaign.id);
+    expect(checkout.campaign.title).toBe(made.campaign.title);
+    expect(checkout.supporter).toMatchObject({ id: made.supporter.id, email: made.supporter.email });
+    expect(checkout.donation).toMatchObject({ id: made.donation.id, code: made.donation.code, state: "done" });
+    expect(checkout.payment).toMatchObject({ id: made.payment.id, state: "PAID", donation_id: made.donation.id });
+    expect(checkout.payment.payment_method).toMatchObject({ id: made.method.id, label: made.method.label });
+    expect(checkout.payment_method_id).toBe(made.method.id);
+    expect(checkout.payment_method_processor).toBe(made.method.processor);
+    expect(checkout.payment_method_label).toBe(made.method.label);
+    expect(checkout.state).toBe("CLOSED");
+    expect(checkout.create_date).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it("shows a bare open checkout with null relations", async () => {
+    const bare = await fakeCheckout(server.database.db, tenant.organizationId, {
+      state: "OPEN",
+      amount: null,
+      frequency: null,
+      costExampleQuantity: 0,
+    });
+    const response = await server.get(`/api/v1/checkouts/${bare.id}`, tenant.token);
+    expect(response.body).toEqual({
+      id: bare.id,
+      create_date: bare.createDate.toISOString(),
+      update_date: bare.updateDate.toISOString(),
+      campaign: null,
+      supporter: null,
+      donation: null,
+      payment: null,
+      state: "OPEN",
+      amount: null,
+      completed_date: null,
+      frequency: null,
+      cost_example_quantity: 0,
+      payment_method_processor: null,
+      payment_method_label: null,
+      payment_method_id: null,
+    });
+  });
+});
+
+describe("checkouts: q, state and date filters", () => {
+  let server: TestServer;
+  let tenant: Tenant;
+  let other: Tenant;
+  const ids: Record<string, number> = {};
+  let graceCode = "";
+  beforeAll(async () => {
+    server = await startTestServer();
+    const db = server.database.db;
+    // A time zone ahead of UTC, so whole-day filters differ from UTC days.
+    tenant = await fakeTenant(db, { timeZone: "Europe/Rome" });
+    other = await fakeTenant(db);
+    const org = tenant.organizationId;
+    const ada = await fakeCompletedCheckout(db, org, {
+      supporter: { firstName: "Ada", lastName: "Lovelace", email: "ada@analytical.example", businessName: null },
+      checkout: { createDate: new Date("2026-03-01T23:30:00.000Z"), updateDate: new Date("2026-03-05T10:00:00Z") },
+    });
+    ids.ada = ada.checkout.id;
+    const grace = await fakeCompletedCheckout(db, org, {
+      supporter: { firstName: "Grace", lastName: "Hopper", email: "grace@navy.example", businessName: "Cobol Inc" },
+      checkout: { createDate: new Date("2026-03-02T10:00:00.000Z"), updateDate: new Date("2026-03-02T10:00:00Z") },
+    });
+    ids.grace = grace.checkout.id;
+    const campaign = await fakeCampaign(db, org, { title: "Winter Shelter Appeal" });
+    const open = await fakeCheckout(db, org, {
+      campaignId: campaign.id,
+      state: "OPEN",
+      createDate: new Date("2026-02-28T22:59:59.999Z"),
+      updateDate: new Date("2026-02-28T22:59:59.999Z"),
+    });
+    ids.open = open.id;
+    await fakeCompletedCheckout(db, other.organizationId, {
+      supporter: { firstName: "Ada", lastName: "Lovelace", email: "ada@other.example" },
+    });
+    graceCode = grace.donation.code;
+  });
+  afterAll(() => server?.close());
+
+  const expectIds = async (query: string, expected: number[]) => {
+    const response = await server.get(`/api/v1/checkouts/?${query}`, tenant.token);
+    expect(response.status, query).toBe(200);
+    expect(response.body.items.map((item: { id: number }) => item.id).sort(), query).toEqual([...expected].sort());
+    expect(response.body.count, query).toBe(expected.length);
+  };
+
+  it("matches q case-insensitively on names, business name, email, campaign title, donation code, and exact id", async () => {
+    await expectIds("q=LOVELACE", [ids.ada as number]);
+    await expectIds("q=ada", [ids.ada as number]);
+    await expectIds("q=cobol", [ids.grace as number]);
+    await expectIds("q=navy.example", [ids.grace as number]);
+    await expectIds("q=shelter", [ids.open as number]);
+    await expectIds(`q=${graceCode}`, [ids.grace as number]);
+    // The open checkout has no supporter or donation and no digit in its campaign title: only its id matches.
+    const byId = await server.get(`/api/v1/checkouts/?q=${ids.open}&limit=1000`, tenant.token);
+    expect(byId.body.items.map((item: { id: number }) => item.id)).toContain(ids.open);
+    const byOtherNumber = await server.get(`/api/v1/checkouts/?q=${(ids.open as number) + 1000000}`, tenant.token);
+    expect(byOtherNumber.body.items.map((item: { id: number }) => item.id)).not.toContain(ids.open);
+    await expectIds("q=%25", []);
+    await expectIds("q=nobody-matches-this", []);
+  });
+
+  it("filters by state and counts exactly", async () => {
+    await expectIds("state=OPEN", [ids.open as number]);
+    await expectIds("state=CLOSED", [ids.ada as number, ids.grace as number]);
+    await expectIds("state=CLOSED&q=grace", [ids.grace as number]);
+  });
+
+  it("takes whole days in the organization's time zone, both ends inclusive", async () => {
+    // 2026-03-01T23:30Z is 2026-03-02 00:30 in Rome; 2026-02-28T22:59:59.999Z is 23:59:59.999 on 02-28.
+    await expectIds("create_date_from=2026-03-02&create_date_to=2026-03-02", [ids.ada as number, ids.grace as number]);
+    await expectIds("create_date_to=2026-02-28", [ids.open as number]);
+    await expectIds("create_date_from=2026-03-01&create_date_to=2026-03-01", []);
+    await expectIds("create_date_from=2026-03-03", []);
+    await expectIds("update_date_from=2026-03-03", [ids.ada as number]);
+    await expectIds("update_date_from=2026-03-02&update_date_to=2026-03-02", [ids.grace as number]);
+  });
+
+  it("takes full date-times as exact bounds", async () => {
+    await expectIds("create_date_from=2026-03-01T23:30:00.000Z", [ids.ada as number, ids.grace as number]);
+    await expectIds("create_date_from=2026-03-01T23:30:00.001Z", [ids.grace as number]);
+    await expectIds("create_date_to=2026-03-02T11:00:00%2B01:00", [
+      ids.open as number,
+      ids.ada as number,
+      ids.grace as number,
+    ]);
+    await expectIds("create_date_to=2026-03-02T10:59:59%2B01:00", [ids.open as number, ids.ada as number]);
+  });
+
+  it("refuses malformed dates", async () => {
+    for (const value of ["2026-3-1", "2026-02-29", "20260301", "2026-03-01T25:00:00Z", "2026-03-01T10:00:00", "now"]) {
+      const response = await server.get(`/api/v1/checkouts/?create_date_from=${value}`, tenant.token);
+      expect(response.status, value).toBe(400);
+      expect(response.body.errors).toEqual([
+        {
+          parameter: "create_date_from",
+          message: response.body.errors[0].message,
+        },
+      ]);
+    }
+  });
+});

@@ -1,0 +1,220 @@
+import { randomBytes, randomInt } from "node:crypto";
+import type { Db } from "../../src/db/client.js";
+import {
+  campaigns,
+  checkouts,
+  donations,
+  installations,
+  paymentMethods,
+  payments,
+  supporters,
+} from "../../src/db/schema.js";
+import { createApplication, PERMISSIONS } from "../../src/modules/applications/applications.service.js";
+import { createOrganization } from "../../src/modules/organizations/organizations.service.js";
+import { issueTokenPair } from "../../src/oauth/tokens.service.js";
+
+/** Lowercase hex, so ordering is the same under C and ICU/libc collations. */
+export const unique = (length = 10) => randomBytes(length).toString("hex").slice(0, length);
+const pickOne = <T>(items: readonly T[]): T => items[randomInt(items.length)] as T;
+const amount = () => randomInt(500, 100_000) / 100;
+
+export interface Tenant {
+  organizationId: number;
+  slug: string;
+  applicationId: number;
+  clientId: string;
+  token: string;
+  refreshToken: string;
+}
+
+export async function fakeTenant(
+  db: Db,
+  options: { permissions?: string[]; timeZone?: string; accessTokenTtlSeconds?: number } = {},
+): Promise<Tenant> {
+  const organization = await createOrganization(db, {
+    slug: `org-${unique()}`,
+    name: `Org ${unique(6)}`,
+    timeZone: options.timeZone,
+  });
+  const application = await createApplication(db, {
+    name: `App ${unique(6)}`,
+    applicationUrl: "https://app.example.test/",
+    callbackUrls: ["https://app.example.test/callback"],
+    permissions: options.permissions ?? [...PERMISSIONS],
+  });
+  await db.insert(installations).values({ organizationId: organization.id, applicationId: application.id });
+  const tokens = await issueTokenPair(
+    db,
+    { accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 3600, refreshTokenTtlSeconds: 86400 },
+    { organizationId: organization.id, organizationSlug: organization.slug, applicationId: application.id },
+  );
+  return {
+    organizationId: organization.id,
+    slug: organization.slug,
+    applicationId: application.id,
+    clientId: application.client_id,
+    token: tokens.access_token,
+    refreshToken: tokens.refresh_token,
+  };
+}
+
+type CampaignInsert = typeof campaigns.$inferInsert;
+type SupporterInsert = typeof supporters.$inferInsert;
+type DonationInsert = typeof donations.$inferInsert;
+type PaymentInsert = typeof payments.$inferInsert;
+type CheckoutInsert = typeof checkouts.$inferInsert;
+type MethodInsert = typeof paymentMethods.$inferInsert;
+
+export async function fakeCampaign(db: Db, organizationId: number, overrides: Partial<CampaignInsert> = {}) {
+  const [row] = await db
+    .insert(campaigns)
+    .values({
+      organizationId,
+      title: `campaign ${unique()}`,
+      slug: `campaign-${unique()}`,
+      code: unique(8),
+      type: pickOne(["donation", "membership", "event"]),
+      goal: randomInt(2) ? randomInt(1000, 100_000) : null,
+      isGoalEnabled: randomInt(2) === 1,
+      minAmount: 5,
+      maxAmount: 5000,
+      asks: ["10", "25", "50"],
+      asksSubscription: ["5", "10"],
+      tags: [pickOne(["spring", "autumn"])],
+      costExampleAmount: randomInt(2) ? 10 : null,
+      costExampleLabel: "one school kit",
+      ...overrides,
+    })
+    .returning();
+  if (!row) throw new Error("campaign not inserted");
+  return row;
+}
+
+export async function fakeSupporter(db: Db, organizationId: number, overrides: Partial<SupporterInsert> = {}) {
+  const first = unique(8);
+  const [row] = await db
+    .insert(supporters)
+    .values({
+      organizationId,
+      firstName: first,
+      lastName: unique(8),
+      email: `${first}@${unique(6)}.example`,
+      sex: pickOne(["MALE", "FEMALE", null]),
+      dateOfBirth: randomInt(2) ? `19${randomInt(40, 99)}-0${randomInt(1, 9)}-1${randomInt(0, 9)}` : null,
+      country: pickOne(["IT", "FR", "DE", null]),
+      privacy: true,
+      emailMarketing: randomInt(2) === 1,
+      tags: randomInt(2) ? ["volunteer"] : [],
+      ...overrides,
+    })
+    .returning();
+  if (!row) throw new Error("supporter not inserted");
+  return row;
+}
+
+export async function fakePaymentMethod(db: Db, organizationId: number, overrides: Partial<MethodInsert> = {}) {
+  const [row] = await db
+    .insert(paymentMethods)
+    .values({
+      organizationId,
+      processor: pickOne(["sandbox", "manual"]),
+      label: `card ${unique(4)}`,
+      ...overrides,
+    })
+    .returning();
+  if (!row) throw new Error("payment method not inserted");
+  return row;
+}
+
+export async function fakeDonation(
+  db: Db,
+  organizationId: number,
+  overrides: Partial<DonationInsert> & { supporterId: number; campaignId: number },
+) {
+  const [row] = await db
+    .insert(donations)
+    .values({
+      organizationId,
+      code: `don-${unique(12)}`,
+      state: pickOne(["pending", "active", "done", "revoked", "past_due"]),
+      amount: amount(),
+      currency: "EUR",
+      frequency: pickOne([0, 1, 12]),
+      device: pickOne(["desktop", "mobile", "tablet", null]),
+      completedDate: randomInt(2) ? new Date(Date.now() - randomInt(1, 1e9)) : null,
+      ...overrides,
+    })
+    .returning();
+  if (!row) throw new Error("donation not inserted");
+  return row;
+}
+
+export async function fakePayment(
+  db: Db,
+  organizationId: number,
+  overrides: Partial<PaymentInsert> & { donationId: number },
+) {
+  const [row] = await db
+    .insert(payments)
+    .values({
+      organizationId,
+      state: pickOne(["PENDING", "PAID", "FAILED", "REFUNDED"]),
+      amount: amount(),
+      currency: "EUR",
+      paymentDate: randomInt(2) ? new Date(Date.now() - randomInt(1, 1e9)) : null,
+      processorIntentId: `pi_${unique(16)}`,
+      ...overrides,
+    })
+    .returning();
+  if (!row) throw new Error("payment not inserted");
+  return row;
+}
+
+export async function fakeCheckout(db: Db, organizationId: number, overrides: Partial<CheckoutInsert> = {}) {
+  const [row] = await db
+    .insert(checkouts)
+    .values({
+      organizationId,
+      state: pickOne(["OPEN", "CLOSED"]),
+      amount: randomInt(4) ? amount() : null,
+      frequency: pickOne([0, 1, 12, null]),
+      costExampleQuantity: randomInt(0, 10),
+      ...overrides,
+    })
+    .returning();
+  if (!row) throw new Error("checkout not inserted");
+  return row;
+}
+
+/** A checkout with every relation: campaign, supporter, donation, payment and its method. */
+export async function fakeCompletedCheckout(
+  db: Db,
+  organizationId: number,
+  overrides: { checkout?: Partial<CheckoutInsert>; supporter?: Partial<SupporterInsert> } = {},
+) {
+  const campaign = await fakeCampaign(db, organizationId);
+  const supporter = await fakeSupporter(db, organizationId, overrides.supporter);
+  const method = await fakePaymentMethod(db, organizationId, { supporterId: supporter.id });
+  const donation = await fakeDonation(db, organizationId, {
+    supporterId: supporter.id,
+    campaignId: campaign.id,
+    state: "done",
+  });
+  const payment = await fakePayment(db, organizationId, {
+    donationId: donation.id,
+    paymentMethodId: method.id,
+    state: "PAID",
+    amount: donation.amount,
+  });
+  const checkout = await fakeCheckout(db, organizationId, {
+    campaignId: campaign.id,
+    supporterId: supporter.id,
+    donationId: donation.id,
+    paymentId: payment.id,
+    state: "CLOSED",
+    amount: donation.amount,
+    completedDate: new Date(),
+    ...overrides.checkout,
+  });
+  return { campaign, supporter, method, donation, payment, checkout };
+}

@@ -1,0 +1,42 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import type { TestProject } from "vitest/node";
+import { openDatabase } from "../../src/db/client.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    databaseUrl: string | undefined;
+  }
+}
+
+/**
+ * With TEST_DATABASE_URL (a server URL), the suite runs on PostgreSQL in a database of its own,
+ * created and migrated here and dropped at the end. Without it, each test file uses PGlite.
+ */
+export default async function setup(project: TestProject) {
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl) {
+    project.provide("databaseUrl", undefined);
+    return;
+  }
+  const name = `donata_test_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.toString();
+  const database = await openDatabase({ databaseUrl, dataDir: "" });
+  await database.migrate();
+  await database.close();
+  project.provide("databaseUrl", databaseUrl);
+  console.log(`tests run on PostgreSQL database ${name}`);
+
+  return async () => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    await client.query(`drop database if exists ${name} with (force)`);
+    await client.end();
+  };
+}

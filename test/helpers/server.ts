@@ -1,0 +1,50 @@
+import type { FastifyInstance } from "fastify";
+import { buildApp } from "../../src/app.js";
+import { type Config, loadConfig } from "../../src/config.js";
+import type { Database } from "../../src/db/client.js";
+import { openTestDatabase } from "./database.js";
+
+export interface TestServer {
+  url: string;
+  app: FastifyInstance;
+  config: Config;
+  database: Database;
+  get(path: string, token?: string, headers?: Record<string, string>): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: JSON bodies are asserted field by field
+  body: any;
+}
+
+/** The real application on an ephemeral port, over a real database. */
+export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+  const database = await openTestDatabase();
+  const config = loadConfig({ LOG_LEVEL: "silent" }, overrides);
+  const app = await buildApp({ config, database });
+  const address = await app.listen({ port: 0, host: "127.0.0.1" });
+  return {
+    url: address,
+    app,
+    config,
+    database,
+    async get(path, token, headers = {}) {
+      const response = await fetch(`${address}${path}`, {
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+      });
+      const text = await response.text();
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {}
+      return { status: response.status, headers: response.headers, body };
+    },
+    async close() {
+      await app.close();
+      await database.close();
+    },
+  };
+}
