@@ -1,3 +1,5 @@
+import cookie from "@fastify/cookie";
+import formbody from "@fastify/formbody";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Config } from "./config.js";
 import type { Database } from "./db/client.js";
@@ -10,6 +12,18 @@ import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
 import { donationRoutes } from "./modules/donations/donations.routes.js";
 import { paymentRoutes } from "./modules/payments/payments.routes.js";
 import { supporterRoutes } from "./modules/supporters/supporters.routes.js";
+import { authorizeRoutes } from "./oauth/authorize.routes.js";
+import { OAuthError } from "./oauth/oauth-error.js";
+import { tokenRoutes } from "./oauth/token.routes.js";
+
+const OAUTH_ENDPOINTS = new Set(["/oauth/token/", "/oauth/revoke/", "/oauth/introspect/"]);
+
+/** A malformed request to an OAuth endpoint (bad media type, body too large) answers in RFC 6749 form. */
+function asOAuthError(error: unknown): OAuthError | null {
+  const status = (error as { statusCode?: number })?.statusCode;
+  if (typeof status !== "number" || status < 400 || status >= 500) return null;
+  return new OAuthError("invalid_request", (error as Error).message);
+}
 
 export interface AppDependencies {
   config: Config;
@@ -26,7 +40,21 @@ export async function buildApp({ config, database }: AppDependencies): Promise<F
     return503OnClosing: true,
   });
 
-  app.setErrorHandler((error, request, reply) => sendProblem(reply, toProblem(error, request)));
+  app.setErrorHandler((error, request, reply) => {
+    const oauthError =
+      error instanceof OAuthError
+        ? error
+        : OAUTH_ENDPOINTS.has(request.routeOptions.url ?? "")
+          ? asOAuthError(error)
+          : null;
+    if (oauthError) {
+      return reply
+        .code(oauthError.status)
+        .headers({ "cache-control": "no-store", pragma: "no-cache" })
+        .send(oauthError.toJSON());
+    }
+    return sendProblem(reply, toProblem(error, request));
+  });
   app.setNotFoundHandler((request, reply) =>
     sendProblem(
       reply,
@@ -34,6 +62,8 @@ export async function buildApp({ config, database }: AppDependencies): Promise<F
     ),
   );
   app.addSchema(ProblemSchema);
+  await app.register(formbody, { bodyLimit: 64 * 1024 });
+  await app.register(cookie);
   await registerOpenApi(app, config);
 
   healthRoutes(app, database);
@@ -43,5 +73,7 @@ export async function buildApp({ config, database }: AppDependencies): Promise<F
   donationRoutes(app, db);
   paymentRoutes(app, db);
   checkoutRoutes(app, db);
+  tokenRoutes(app, db, config);
+  authorizeRoutes(app, db, config);
   return app;
 }

@@ -13,6 +13,9 @@ export interface Config {
   readonly accessTokenTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
   readonly databasePoolSize: number;
+  /** Authorization codes live at most this long (RFC 6749 §4.1.2 recommends 10 minutes). */
+  readonly authorizationCodeTtlSeconds: number;
+  readonly sessionTtlSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -65,6 +68,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     accessTokenTtlSeconds: integer(env, "ACCESS_TOKEN_TTL", 3600, 60, 86400),
     refreshTokenTtlSeconds: integer(env, "REFRESH_TOKEN_TTL", 30 * 86400, 3600, 365 * 86400),
     databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 200),
+    authorizationCodeTtlSeconds: integer(env, "AUTHORIZATION_CODE_TTL", 600, 1, 600),
+    sessionTtlSeconds: integer(env, "SESSION_TTL", 7 * 86400, 300, 90 * 86400),
     ...overrides,
   });
 }

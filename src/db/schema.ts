@@ -395,3 +395,27 @@ export const collectionCounts = pgTable(
   },
   (t) => [primaryKey({ columns: [t.organizationId, t.collection] })],
 );
+
+// Browser sessions of the authorization server and the admin panel; the cookie holds a random
+// token and only its hash is stored.
+export const sessions = pgTable(
+  "sessions",
+  {
+    id: id().primaryKey(),
+    tokenHash: text("token_hash").notNull(),
+    userId: ref("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    csrfToken: text("csrf_token").notNull(),
+    expiresDate: instant("expires_date").notNull(),
+    createDate: createDate(),
+  },
+  (t) => [uniqueIndex("sessions_token_hash_key").on(t.tokenHash), index("sessions_user_idx").on(t.userId)],
+);
+
+// Failed sign-ins per account and per client address, in fixed windows, shared by every node.
+export const loginFailures = pgTable("login_failures", {
+  key: text("key").primaryKey(),
+  count: integer("count").notNull(),
+  windowStartDate: instant("window_start_date").notNull(),
+});

@@ -2,14 +2,7 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../config.js";
-
-const PERMISSIONS = {
-  "campaigns:read": "Read campaigns",
-  "supporters:read": "Read supporters",
-  "donations:read": "Read donations",
-  "payments:read": "Read payments and payment methods",
-  "checkouts:read": "Read checkouts",
-};
+import { PERMISSION_DESCRIPTIONS } from "../modules/applications/permissions.js";
 
 /** The OpenAPI document is generated from the route schemas, never written by hand. */
 export async function registerOpenApi(app: FastifyInstance, config: Config) {
@@ -34,7 +27,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config) {
                 authorizationUrl: `${config.authUrl}/oauth/authorize/`,
                 tokenUrl: `${config.authUrl}/oauth/token/`,
                 refreshUrl: `${config.authUrl}/oauth/token/`,
-                scopes: PERMISSIONS,
+                scopes: PERMISSION_DESCRIPTIONS,
               },
             },
           },

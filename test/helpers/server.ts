@@ -1,3 +1,5 @@
+import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "../../src/app.js";
 import { type Config, loadConfig } from "../../src/config.js";
@@ -20,12 +22,22 @@ export interface TestResponse {
   body: any;
 }
 
-/** The real application on an ephemeral port, over a real database. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The real application on an ephemeral port, over a real database; its public URLs are that port's. */
 export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
   const database = await openTestDatabase();
-  const config = loadConfig({ LOG_LEVEL: "silent" }, overrides);
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const config = loadConfig({ LOG_LEVEL: "silent", AUTH_URL: origin, BASE_URL: origin }, overrides);
   const app = await buildApp({ config, database });
-  const address = await app.listen({ port: 0, host: "127.0.0.1" });
+  const address = await app.listen({ port, host: "127.0.0.1" });
   return {
     url: address,
     app,

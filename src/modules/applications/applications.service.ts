@@ -8,13 +8,9 @@ import { revokeInstallationTokens } from "../../oauth/tokens.repo.js";
 import { issueTokenPair, type TokenLifetimes } from "../../oauth/tokens.service.js";
 import { requireOrganization } from "../organizations/organizations.service.js";
 
-export const PERMISSIONS = [
-  "campaigns:read",
-  "supporters:read",
-  "donations:read",
-  "payments:read",
-  "checkouts:read",
-] as const;
+import { PERMISSIONS } from "./permissions.js";
+
+export { PERMISSIONS };
 
 const invalid = (field: string, message: string) =>
   new AppError("invalid_request", 400, `Invalid ${field}: ${message}`, [{ field, message }]);

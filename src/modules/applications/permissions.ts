@@ -1,0 +1,11 @@
+/** What an application may be granted; shown to the admin who installs it. */
+export const PERMISSION_DESCRIPTIONS = {
+  "campaigns:read": "Read campaigns",
+  "supporters:read": "Read supporters and their personal data",
+  "donations:read": "Read donations",
+  "payments:read": "Read payments and payment methods",
+  "checkouts:read": "Read checkouts",
+} as const;
+
+export type Permission = keyof typeof PERMISSION_DESCRIPTIONS;
+export const PERMISSIONS = Object.keys(PERMISSION_DESCRIPTIONS) as Permission[];

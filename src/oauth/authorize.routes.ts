@@ -1,0 +1,216 @@
+import { randomBytes } from "node:crypto";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Config } from "../config.js";
+import type { Db } from "../db/client.js";
+import { AppError } from "../http/errors.js";
+import { PERMISSION_DESCRIPTIONS } from "../modules/applications/permissions.js";
+import {
+  cookieOptions,
+  createSession,
+  destroySession,
+  loadSession,
+  SESSION_COOKIE,
+  type SessionUser,
+  tokensEqual,
+} from "../sessions/sessions.service.js";
+import { signIn } from "../sessions/sign-in.service.js";
+import {
+  AUTHORIZE_PARAMETERS,
+  type AuthorizeOutcome,
+  type AuthorizeParameters,
+  authorize,
+} from "./authorize.service.js";
+import { consentPage, errorPage, escapeHtml, type Hidden, loginPage, organizationChoicePage, page } from "./pages.js";
+
+const LOGIN_CSRF_COOKIE = "donata_login_csrf";
+const AUTHORIZE_PATH = "/oauth/authorize/";
+const LOGIN_PATH = "/oauth/login/";
+const LOGOUT_PATH = "/oauth/logout/";
+
+type Source = Record<string, unknown>;
+
+/** The authorization request's own parameters; a repeated one is treated as missing. */
+function authorizeParameters(source: Source): { params: AuthorizeParameters; repeated: string[] } {
+  const params: AuthorizeParameters = {};
+  const repeated: string[] = [];
+  for (const name of AUTHORIZE_PARAMETERS) {
+    const value = source[name];
+    if (typeof value === "string") params[name] = value;
+    else if (value !== undefined) repeated.push(name);
+  }
+  return { params, repeated };
+}
+
+const field = (source: Source, name: string) =>
+  typeof source[name] === "string" ? (source[name] as string) : undefined;
+
+export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config) {
+  const adminOrigin = new URL(config.baseUrl).origin;
+
+  function sendPage(reply: FastifyReply, status: number, html: string) {
+    return reply
+      .code(status)
+      .headers({
+        "content-type": "text/html; charset=utf-8",
+        "cache-control": "no-store",
+        "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors ${adminOrigin}`,
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "no-referrer",
+      })
+      .send(html);
+  }
+
+  function renderLogin(
+    reply: FastifyReply,
+    status: number,
+    params: AuthorizeParameters,
+    options: { applicationName?: string; error?: string; email?: string } = {},
+  ) {
+    const csrf = randomBytes(24).toString("base64url");
+    reply.setCookie(LOGIN_CSRF_COOKIE, csrf, { ...cookieOptions(config, 3600), path: "/oauth/" });
+    return sendPage(reply, status, loginPage({ action: LOGIN_PATH, hidden: { ...params, csrf }, ...options }));
+  }
+
+  async function respond(
+    reply: FastifyReply,
+    outcome: AuthorizeOutcome,
+    params: AuthorizeParameters,
+    session: SessionUser | undefined,
+  ) {
+    const hidden: Hidden = { ...params, csrf: session?.csrfToken };
+    switch (outcome.kind) {
+      case "error_page":
+        return sendPage(reply, 400, errorPage(outcome.title, outcome.message));
+      case "redirect":
+        return reply
+          .code(reply.request.method === "GET" ? 302 : 303)
+          .header("cache-control", "no-store")
+          .redirect(outcome.location);
+      case "login":
+        return renderLogin(reply, 200, params, { applicationName: outcome.application.name });
+      case "choose":
+        return sendPage(
+          reply,
+          200,
+          organizationChoicePage({
+            action: AUTHORIZE_PATH,
+            hidden,
+            applicationName: outcome.application.name,
+            organizations: outcome.organizations,
+          }),
+        );
+      case "consent":
+        return sendPage(
+          reply,
+          200,
+          consentPage({
+            action: AUTHORIZE_PATH,
+            hidden: { ...hidden, organization: outcome.organization.slug },
+            application: { name: outcome.application.name, url: outcome.application.applicationUrl },
+            organizationName: outcome.organization.name,
+            permissions: outcome.application.permissions.map((name) => ({
+              name,
+              description: PERMISSION_DESCRIPTIONS[name as keyof typeof PERMISSION_DESCRIPTIONS] ?? name,
+            })),
+          }),
+        );
+      case "ask_admin":
+        return sendPage(
+          reply,
+          403,
+          errorPage(
+            "Ask an administrator",
+            `${outcome.application.name} is not installed in ${outcome.organization.name}. Only an owner or an admin of the organization can install it; ask one of them, then try again.`,
+          ),
+        );
+    }
+  }
+
+  async function run(request: FastifyRequest, reply: FastifyReply, source: Source, session: SessionUser | undefined) {
+    const { params, repeated } = authorizeParameters(source);
+    if (repeated.includes("client_id") || repeated.includes("redirect_uri")) {
+      return sendPage(reply, 400, errorPage("Invalid request", `${repeated.join(", ")} must appear once.`));
+    }
+    const decision =
+      request.method === "POST"
+        ? { organization: field(source, "organization"), decision: field(source, "decision") }
+        : {};
+    const outcome = await authorize(db, config, params, session, decision, repeated);
+    return respond(reply, outcome, params, session);
+  }
+
+  app.get(AUTHORIZE_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const session = await loadSession(db, request.cookies[SESSION_COOKIE]);
+    return run(request, reply, request.query as Source, session);
+  });
+
+  // Choices made on the flow's pages come back here; they count only with the session's CSRF token.
+  app.post(AUTHORIZE_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const body = (request.body ?? {}) as Source;
+    const session = await loadSession(db, request.cookies[SESSION_COOKIE]);
+    if (session && !tokensEqual(field(body, "csrf"), session.csrfToken)) {
+      return sendPage(
+        reply,
+        403,
+        errorPage("Form expired", "This form is no longer valid. Go back to the application and start again."),
+      );
+    }
+    return run(request, reply, body, session);
+  });
+
+  app.post(LOGIN_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const body = (request.body ?? {}) as Source;
+    const { params } = authorizeParameters(body);
+    if (!tokensEqual(field(body, "csrf"), request.cookies[LOGIN_CSRF_COOKIE])) {
+      return sendPage(
+        reply,
+        403,
+        errorPage(
+          "Form expired",
+          "The sign-in form expired or was not sent from this site. Reload the page and try again.",
+        ),
+      );
+    }
+    const email = field(body, "email") ?? "";
+    const password = field(body, "password") ?? "";
+    try {
+      const user = await signIn(db, { email, password, address: request.ip });
+      const token = await createSession(db, config, user.id);
+      reply.setCookie(SESSION_COOKIE, token, cookieOptions(config, config.sessionTtlSeconds));
+      reply.clearCookie(LOGIN_CSRF_COOKIE, { path: "/oauth/" });
+      const next = params.client_id
+        ? `${AUTHORIZE_PATH}?${new URLSearchParams(params as Record<string, string>)}`
+        : "/";
+      return reply.code(303).header("cache-control", "no-store").redirect(next);
+    } catch (error) {
+      if (error instanceof AppError && (error.status === 401 || error.status === 429)) {
+        return renderLogin(reply, error.status, params, { error: error.message, email });
+      }
+      throw error;
+    }
+  });
+
+  app.get(LOGOUT_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const session = await loadSession(db, request.cookies[SESSION_COOKIE]);
+    if (!session) return sendPage(reply, 200, errorPage("Signed out", "You are not signed in."));
+    return sendPage(
+      reply,
+      200,
+      page(
+        "Sign out",
+        `<h1>Sign out</h1>\n    <p class="muted">Signed in as ${escapeHtml(session.email)}</p>\n    <form method="post" action="${LOGOUT_PATH}"><input type="hidden" name="csrf" value="${session.csrfToken}"><button type="submit">Sign out</button></form>`,
+      ),
+    );
+  });
+
+  app.post(LOGOUT_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const token = request.cookies[SESSION_COOKIE];
+    const session = await loadSession(db, token);
+    if (session && !tokensEqual(field((request.body ?? {}) as Source, "csrf"), session.csrfToken)) {
+      return sendPage(reply, 403, errorPage("Form expired", "Reload the page and try again."));
+    }
+    await destroySession(db, token);
+    reply.clearCookie(SESSION_COOKIE, { path: "/" });
+    return sendPage(reply, 200, errorPage("Signed out", "You are signed out."));
+  });
+}

@@ -1,0 +1,162 @@
+import { and, eq } from "drizzle-orm";
+import type { Config } from "../config.js";
+import type { Db } from "../db/client.js";
+import { applications, installations, memberships, organizations } from "../db/schema.js";
+import { installApplication } from "../modules/applications/applications.service.js";
+import type { SessionUser } from "../sessions/sessions.service.js";
+import type { ApplicationRow } from "./client-auth.js";
+import { insertAuthorizationCode } from "./grants.repo.js";
+import { PKCE_VALUE } from "./pkce.js";
+import { generateSecret, hashSecret } from "./secrets.js";
+
+export const AUTHORIZE_PARAMETERS = [
+  "client_id",
+  "redirect_uri",
+  "response_type",
+  "code_challenge_method",
+  "code_challenge",
+  "state",
+  "__organization",
+] as const;
+export type AuthorizeParameters = Partial<Record<(typeof AUTHORIZE_PARAMETERS)[number], string>>;
+
+export interface MembershipChoice {
+  id: number;
+  slug: string;
+  name: string;
+  role: string;
+}
+
+export type AuthorizeOutcome =
+  | { kind: "error_page"; title: string; message: string }
+  | { kind: "redirect"; location: string }
+  | { kind: "login"; application: ApplicationRow }
+  | { kind: "choose"; application: ApplicationRow; organizations: MembershipChoice[] }
+  | { kind: "consent"; application: ApplicationRow; organization: MembershipChoice }
+  | { kind: "ask_admin"; application: ApplicationRow; organization: MembershipChoice };
+
+/** What the user decided on a page of the flow; only read from a CSRF-checked POST. */
+export interface AuthorizeDecision {
+  organization?: string;
+  decision?: string;
+}
+
+function callback(redirectUri: string, issuer: string, parameters: Record<string, string | undefined>): string {
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(parameters)) if (value !== undefined) url.searchParams.append(name, value);
+  url.searchParams.append("iss", issuer);
+  return url.toString();
+}
+
+/** Step 1: the client and its exact callback. Failures never redirect (RFC 6749 §4.1.2.1). */
+async function checkClient(db: Db, params: AuthorizeParameters) {
+  if (!params.client_id) return { title: "Invalid request", message: "client_id is missing." };
+  const [application] = await db
+    .select()
+    .from(applications)
+    .where(eq(applications.clientId, params.client_id))
+    .limit(1);
+  if (!application) return { title: "Unknown application", message: "No application has this client_id." };
+  if (!params.redirect_uri) return { title: "Invalid request", message: "redirect_uri is missing." };
+  if (!application.callbackUrls.includes(params.redirect_uri)) {
+    return {
+      title: "Invalid redirect_uri",
+      message: "The redirect_uri is not one of the callback URLs registered for this application.",
+    };
+  }
+  return application;
+}
+
+/** Step 2: the rest of the request; failures go back to the client's callback. */
+function checkRequest(params: AuthorizeParameters, repeated: string[]): [string, string] | undefined {
+  if (repeated.length > 0) return ["invalid_request", `${repeated.join(", ")} must appear only once`];
+  if (!params.state) return ["invalid_request", "state is required"];
+  if (params.response_type !== "code") return ["unsupported_response_type", "response_type must be code"];
+  if (params.code_challenge_method !== "S256") {
+    return ["invalid_request", "code_challenge_method must be S256 (PKCE is required; plain is not allowed)"];
+  }
+  if (!params.code_challenge || !PKCE_VALUE.test(params.code_challenge)) {
+    return ["invalid_request", "code_challenge must be 43 to 128 base64url characters"];
+  }
+  return undefined;
+}
+
+async function membershipsOf(db: Db, userId: number): Promise<MembershipChoice[]> {
+  return db
+    .select({ id: organizations.id, slug: organizations.slug, name: organizations.name, role: memberships.role })
+    .from(memberships)
+    .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
+    .where(eq(memberships.userId, userId))
+    .orderBy(organizations.name, organizations.slug);
+}
+
+async function isInstalled(db: Db, organizationId: number, applicationId: number) {
+  const [row] = await db
+    .select({ id: installations.id })
+    .from(installations)
+    .where(and(eq(installations.organizationId, organizationId), eq(installations.applicationId, applicationId)))
+    .limit(1);
+  return Boolean(row);
+}
+
+/**
+ * The authorization endpoint as a pipeline: client and callback → request → session →
+ * organization → installation → code. Each step either passes or ends the flow with a page or
+ * a redirect.
+ */
+export async function authorize(
+  db: Db,
+  config: Config,
+  params: AuthorizeParameters,
+  session: SessionUser | undefined,
+  decision: AuthorizeDecision,
+  repeated: string[] = [],
+): Promise<AuthorizeOutcome> {
+  const application = await checkClient(db, params);
+  if (!("id" in application)) return { kind: "error_page", ...application };
+  const redirectUri = params.redirect_uri as string;
+  const fail = (error: string, description: string): AuthorizeOutcome => ({
+    kind: "redirect",
+    location: callback(redirectUri, config.authUrl, { error, error_description: description, state: params.state }),
+  });
+
+  const invalid = checkRequest(params, repeated);
+  if (invalid) return fail(...invalid);
+  if (!session) return { kind: "login", application };
+
+  const choices = await membershipsOf(db, session.userId);
+  const wanted = params.__organization ?? decision.organization;
+  let organization: MembershipChoice | undefined;
+  if (wanted !== undefined) {
+    organization = choices.find((choice) => choice.slug === wanted);
+    if (!organization) return fail("access_denied", "You are not a member of the requested organization");
+  } else if (choices.length === 1) {
+    organization = choices[0];
+  } else if (choices.length === 0) {
+    return fail("access_denied", "Your account does not belong to any organization");
+  } else {
+    return { kind: "choose", application, organizations: choices };
+  }
+  if (!organization) return fail("access_denied", "No organization was chosen");
+
+  if (!(await isInstalled(db, organization.id, application.id))) {
+    if (organization.role !== "owner" && organization.role !== "admin") {
+      return { kind: "ask_admin", application, organization };
+    }
+    if (decision.decision === "deny") return fail("access_denied", "The installation was denied");
+    if (decision.decision !== "allow") return { kind: "consent", application, organization };
+    await installApplication(db, application.clientId, organization.slug);
+  }
+
+  const code = generateSecret("dnt_ac");
+  await insertAuthorizationCode(db, {
+    organizationId: organization.id,
+    applicationId: application.id,
+    userId: session.userId,
+    codeHash: hashSecret(code),
+    redirectUri,
+    codeChallenge: params.code_challenge as string,
+    expiresDate: new Date(Date.now() + config.authorizationCodeTtlSeconds * 1000),
+  });
+  return { kind: "redirect", location: callback(redirectUri, config.authUrl, { code, state: params.state }) };
+}
