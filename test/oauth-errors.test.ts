@@ -453,3 +453,40 @@ describe("OAuth error handling", () => {
     });
   });
 });
+
+describe("sessions", () => {
+  it("signs out with the session's CSRF token, after which the flow asks to sign in again", async () => {
+    const server = await startTestServer();
+    try {
+      const db = server.database.db;
+      const orgSlug = `logout-${unique(6)}`;
+      await createOrganization(db, { slug: orgSlug, name: "Logout" });
+      const email = `logout-${unique(6)}@example.test`;
+      await createUser(db, { email, password: PASSWORD, organization: orgSlug, role: "owner" });
+      const client = await createApplication(db, {
+        name: "Logout app",
+        applicationUrl: "https://client.example.test/",
+        callbackUrls: [CALLBACK],
+      });
+      const query = `/oauth/authorize/?${new URLSearchParams({
+        client_id: client.client_id,
+        redirect_uri: CALLBACK,
+        response_type: "code",
+        code_challenge_method: "S256",
+        code_challenge: pkce().challenge,
+        state: "s",
+      })}`;
+      const browser = new Browser(server.url);
+      await browser.submit(await browser.get(query), { email, password: PASSWORD });
+      expect((await browser.get(query)).html).toContain("Install Logout app?");
+      const logoutPage = await browser.get("/oauth/logout/");
+      expect((await browser.submit(logoutPage, { csrf: "forged" })).status).toBe(403);
+      const signedOut = await browser.submit(logoutPage);
+      expect(signedOut.status).toBe(200);
+      expect(browser.cookies.has("donata_session")).toBe(false);
+      expect((await browser.get(query)).html).toContain('name="password"');
+    } finally {
+      await server.close();
+    }
+  });
+});
