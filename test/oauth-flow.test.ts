@@ -70,7 +70,7 @@ describe("OAuth 2.0 authorization code flow with PKCE, driven by oauth4webapi", 
 
     const afterLogin = await browser.submit(login, { email, password: PASSWORD });
     expect(afterLogin.status).toBe(303);
-    const sessionCookie = (afterLogin.headers.getSetCookie().find((line) => line.startsWith("donata_session=")) ?? "");
+    const sessionCookie = afterLogin.headers.getSetCookie().find((line) => line.startsWith("donata_session=")) ?? "";
     expect(sessionCookie).toMatch(/HttpOnly/i);
     expect(sessionCookie).toMatch(/SameSite=Lax/i);
 
@@ -119,7 +119,13 @@ describe("OAuth 2.0 authorization code flow with PKCE, driven by oauth4webapi", 
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
     expect((await server.get("/api/v1/checkouts/", refreshed.access_token)).status).toBe(200);
 
-    const reuse = await oauth.refreshTokenGrantRequest(as, client, clientAuth, tokens.refresh_token as string, insecure);
+    const reuse = await oauth.refreshTokenGrantRequest(
+      as,
+      client,
+      clientAuth,
+      tokens.refresh_token as string,
+      insecure,
+    );
     expect(reuse.status).toBe(400);
     expect(await reuse.json()).toEqual({
       error: "invalid_grant",
