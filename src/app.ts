@@ -3,6 +3,7 @@ import formbody from "@fastify/formbody";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Config } from "./config.js";
 import type { Database } from "./db/client.js";
+import { graphqlRoutes } from "./graphql/graphql.routes.js";
 import { healthRoutes } from "./http/health.routes.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { problemOf, sendProblem, toProblem } from "./http/problem.js";
@@ -75,5 +76,6 @@ export async function buildApp({ config, database }: AppDependencies): Promise<F
   checkoutRoutes(app, db);
   tokenRoutes(app, db, config);
   authorizeRoutes(app, db, config);
+  graphqlRoutes(app, db, config);
   return app;
 }

@@ -37,16 +37,23 @@ function describeConnectError(url: URL, error: unknown): string {
   return `cannot connect to PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}: ${message}`;
 }
 
-export async function openDatabase(options: {
+export interface DatabaseOptions {
   databaseUrl: string | undefined;
   dataDir: string;
   poolSize?: number;
-}): Promise<Database> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
-  return openPglite(options.dataDir);
+  /** Called with every SQL statement the application runs (tests count queries with it). */
+  onQuery?: (query: string) => void;
 }
 
-async function openPostgres(databaseUrl: string, poolSize: number): Promise<Database> {
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  const logger = options.onQuery ? { logQuery: (query: string) => options.onQuery?.(query) } : undefined;
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, logger);
+  return openPglite(options.dataDir, logger);
+}
+
+type QueryLogger = { logQuery(query: string): void } | undefined;
+
+async function openPostgres(databaseUrl: string, poolSize: number, logger: QueryLogger): Promise<Database> {
   const url = parseDatabaseUrl(databaseUrl);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, connectionTimeoutMillis: 5000 });
   pool.on("error", () => {
@@ -59,7 +66,7 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Data
     await pool.end().catch(() => {});
     throw new DatabaseUnavailableError(describeConnectError(url, error));
   }
-  const db = drizzlePg(pool, { schema }) as unknown as Db;
+  const db = drizzlePg(pool, { schema, logger }) as unknown as Db;
   return {
     kind: "postgres",
     db,
@@ -84,7 +91,7 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Data
   };
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, logger: QueryLogger): Promise<Database> {
   let client: PGlite;
   try {
     if (dataDir !== "memory://") mkdirSync(dataDir, { recursive: true });
@@ -93,7 +100,7 @@ async function openPglite(dataDir: string): Promise<Database> {
     const message = error instanceof Error ? error.message : String(error);
     throw new DatabaseUnavailableError(`cannot open the embedded database in ${dataDir}: ${message}`);
   }
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  const db = drizzlePglite(client, { schema, logger }) as unknown as Db;
   let closed = false;
   return {
     kind: "pglite",

@@ -41,14 +41,14 @@ export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply
   return reply.code(problem.status).type("application/problem+json").serializer(JSON.stringify).send(problem);
 }
 
-interface AjvIssue {
+export interface AjvIssue {
   instancePath: string;
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
 }
 
-function describeIssue(issue: AjvIssue): string {
+export function describeIssue(issue: AjvIssue): string {
   switch (issue.keyword) {
     case "enum":
       return `must be one of: ${(issue.params.allowedValues as unknown[]).join(", ")}`;

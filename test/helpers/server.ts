@@ -11,6 +11,8 @@ export interface TestServer {
   app: FastifyInstance;
   config: Config;
   database: Database;
+  /** Every SQL statement the application ran, in order; tests may clear it. */
+  queries: string[];
   get(path: string, token?: string, headers?: Record<string, string>): Promise<TestResponse>;
   close(): Promise<void>;
 }
@@ -32,7 +34,8 @@ async function freePort(): Promise<number> {
 
 /** The real application on an ephemeral port, over a real database; its public URLs are that port's. */
 export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
-  const database = await openTestDatabase();
+  const queries: string[] = [];
+  const database = await openTestDatabase((query) => queries.push(query));
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const config = loadConfig({ LOG_LEVEL: "silent", AUTH_URL: origin, BASE_URL: origin }, overrides);
@@ -43,6 +46,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     app,
     config,
     database,
+    queries,
     async get(path, token, headers = {}) {
       const response = await fetch(`${address}${path}`, {
         headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },

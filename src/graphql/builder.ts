@@ -1,0 +1,11 @@
+import SchemaBuilder from "@pothos/core";
+import type { GraphQLContext } from "./context.js";
+
+export const builder = new SchemaBuilder<{
+  Context: GraphQLContext;
+  DefaultFieldNullability: false;
+}>({
+  defaultFieldNullability: false,
+});
+
+builder.queryType({ description: "Everything an organization can read" });

@@ -1,0 +1,15 @@
+import { lexicographicSortSchema, printSchema } from "graphql";
+import { builder } from "./builder.js";
+import "../modules/campaigns/campaigns.graphql.js";
+import "../modules/supporters/supporters.graphql.js";
+import "../modules/donations/donations.graphql.js";
+import "../modules/payments/payments.graphql.js";
+import "../modules/checkouts/checkouts.graphql.js";
+import "../modules/organizations/organizations.graphql.js";
+
+export const schema = lexicographicSortSchema(builder.toSchema());
+
+/** The committed src/graphql/schema.graphql; a test fails when it drifts from the code. */
+export function printedSchema(): string {
+  return `${printSchema(schema)}\n`;
+}

@@ -1,0 +1,61 @@
+import type { TSchema } from "typebox";
+import type { builder } from "./builder.js";
+
+type FieldBuilder = Parameters<
+  Parameters<ReturnType<typeof builder.objectRef<object>>["implement"]>[0]["fields"] & Function
+>[0];
+
+interface JsonSchema {
+  type?: string | string[];
+  items?: JsonSchema;
+  description?: string;
+  properties?: Record<string, JsonSchema>;
+}
+
+/**
+ * Exposes every scalar field of a REST wire schema under the same name and nullability, so the
+ * two APIs share one model of each resource. Object fields are left to the caller.
+ */
+export function exposeWireFields(t: FieldBuilder, schema: TSchema, skip: readonly string[] = []) {
+  const properties = (schema as unknown as JsonSchema).properties ?? {};
+  const fields: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(properties)) {
+    if (skip.includes(name)) continue;
+    const types = Array.isArray(property.type) ? property.type : [property.type];
+    const nullable = types.includes("null");
+    const type = types.find((candidate) => candidate !== "null");
+    const options = { nullable, description: property.description } as const;
+    // biome-ignore lint/suspicious/noExplicitAny: the field builder is typed per parent shape
+    const expose = t as any;
+    switch (type) {
+      case "integer":
+        fields[name] = expose.exposeInt(name, options);
+        break;
+      case "number":
+        fields[name] = expose.exposeFloat(name, options);
+        break;
+      case "boolean":
+        fields[name] = expose.exposeBoolean(name, options);
+        break;
+      case "string":
+        fields[name] = expose.exposeString(name, options);
+        break;
+      case "array": {
+        const itemType = property.items?.type;
+        const list = {
+          ...options,
+          type: [itemType === "number" ? "Float" : itemType === "integer" ? "Int" : "String"],
+        };
+        fields[name] = expose.expose(name, list);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return fields as Record<string, never>;
+}
+
+export function describe(schema: TSchema): string | undefined {
+  return (schema as unknown as JsonSchema).description;
+}
