@@ -4,16 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { printedSchema } from "../src/graphql/schema.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
-import {
-  fakeCampaign,
-  fakeCheckout,
-  fakeCompletedCheckout,
-  fakeDonation,
-  fakeSupporter,
-  fakeTenant,
-  type Tenant,
-  unique,
-} from "./helpers/factories.js";
+import { fakeCheckout, fakeCompletedCheckout, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
 const CHECKOUT_FIELDS = `id create_date update_date state amount completed_date frequency cost_example_quantity
@@ -252,11 +243,12 @@ describe("GraphQL admin interface", () => {
   });
 
   it("answers 401 with WWW-Authenticate without credentials or with a bad token", async () => {
-    for (const headers of [
+    const attempts: Record<string, string>[] = [
       {},
       { authorization: "Bearer nope-not-a-real-token" },
       { cookie: `${SESSION_COOKIE}=forged` },
-    ]) {
+    ];
+    for (const headers of attempts) {
       const response = await fetch(`${server.url}/admin/graphql/`, {
         method: "POST",
         headers: { "content-type": "application/json", ...headers },

@@ -1,9 +1,8 @@
 import type { TSchema } from "typebox";
 import type { builder } from "./builder.js";
 
-type FieldBuilder = Parameters<
-  Parameters<ReturnType<typeof builder.objectRef<object>>["implement"]>[0]["fields"] & Function
->[0];
+// biome-ignore lint/suspicious/noExplicitAny: Pothos' field builder, whatever the parent shape
+type FieldBuilder = any;
 
 interface JsonSchema {
   type?: string | string[];

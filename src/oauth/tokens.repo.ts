@@ -15,7 +15,11 @@ export async function nextTokenId(tx: Executor): Promise<number> {
   return Number(result.rows[0]?.id);
 }
 
-/** The access token's organization and application, if it is live and still installed. */
+/**
+ * The access token's organization and application, if it is live and still installed. Every API
+ * request runs it, so it is a named prepared statement: parsed and planned once per connection.
+ * Its text never varies (the hash is a bind parameter), as a statement name requires.
+ */
 export async function findActiveAccessToken(tx: Executor, accessTokenHash: string) {
   const [row] = await tx
     .select({
@@ -45,7 +49,9 @@ export async function findActiveAccessToken(tx: Executor, accessTokenHash: strin
         gt(oauthTokens.accessExpiresDate, sql`now()`),
       ),
     )
-    .limit(1);
+    .limit(1)
+    .prepare("find_active_access_token")
+    .execute();
   return row;
 }
 

@@ -1,7 +1,16 @@
-import { type AnyColumn, and, count, eq, ilike, inArray, or, type SQL } from "drizzle-orm";
+import { type AnyColumn, and, count, eq, ilike, inArray, or, type SQL, sql } from "drizzle-orm";
 import type { PgSelect } from "drizzle-orm/pg-core";
 import type { Executor } from "../../db/client.js";
-import { countAll, dateRangeConditions, escapeLike, type OrderColumns, orderTerms } from "../../db/list-query.js";
+import {
+  constantSql,
+  countAll,
+  dateRangeConditions,
+  escapeLike,
+  jsonRowOf,
+  type OrderColumns,
+  orderTerms,
+  prepared,
+} from "../../db/list-query.js";
 import { campaigns, checkouts, donations, paymentMethods, payments, supporters } from "../../db/schema.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
 import type { Scope } from "../scope.js";
@@ -37,13 +46,6 @@ const PAYMENT_METHOD_ORDER = new Set(["payment_method_processor", "payment_metho
 const sameTenant = (column: AnyColumn, idColumn: AnyColumn, fkColumn: AnyColumn) =>
   and(eq(column, checkouts.organizationId), eq(idColumn, fkColumn));
 
-function joinPeople<T extends PgSelect>(query: T) {
-  return query
-    .leftJoin(supporters, sameTenant(supporters.organizationId, supporters.id, checkouts.supporterId))
-    .leftJoin(campaigns, sameTenant(campaigns.organizationId, campaigns.id, checkouts.campaignId))
-    .leftJoin(donations, sameTenant(donations.organizationId, donations.id, checkouts.donationId));
-}
-
 function joinPaymentMethod<T extends PgSelect>(query: T) {
   return query
     .leftJoin(payments, sameTenant(payments.organizationId, payments.id, checkouts.paymentId))
@@ -53,21 +55,44 @@ function joinPaymentMethod<T extends PgSelect>(query: T) {
     );
 }
 
-function textSearch(q: string): SQL | undefined {
+/**
+ * Semi-joins: each related table is searched once, and checkouts are matched by key, instead of
+ * joining every checkout to its supporter, campaign and donation and testing them row by row.
+ * Same result, as (organization_id, id) is the key of each related table.
+ */
+function textSearch(tx: Executor, organizationId: number, q: string): SQL | undefined {
   const pattern = `%${escapeLike(q)}%`;
   const exactId = /^[1-9]\d{0,15}$/.test(q) && Number.isSafeInteger(Number(q)) ? Number(q) : undefined;
   return or(
-    supporterTextMatch(pattern),
-    ilike(campaigns.title, pattern),
-    ilike(donations.code, pattern),
+    inArray(
+      checkouts.supporterId,
+      tx
+        .select({ id: supporters.id })
+        .from(supporters)
+        .where(and(eq(supporters.organizationId, organizationId), supporterTextMatch(pattern))),
+    ),
+    inArray(
+      checkouts.campaignId,
+      tx
+        .select({ id: campaigns.id })
+        .from(campaigns)
+        .where(and(eq(campaigns.organizationId, organizationId), ilike(campaigns.title, pattern))),
+    ),
+    inArray(
+      checkouts.donationId,
+      tx
+        .select({ id: donations.id })
+        .from(donations)
+        .where(and(eq(donations.organizationId, organizationId), ilike(donations.code, pattern))),
+    ),
     exactId !== undefined ? eq(checkouts.id, exactId) : undefined,
   );
 }
 
-function conditionsFor(scope: Scope, filters: CheckoutFilters): (SQL | undefined)[] {
+function conditionsFor(tx: Executor, scope: Scope, filters: CheckoutFilters): (SQL | undefined)[] {
   const tz = scope.timeZone;
   return [
-    filters.q ? textSearch(filters.q) : undefined,
+    filters.q ? textSearch(tx, scope.organizationId, filters.q) : undefined,
     filters.state !== undefined ? eq(checkouts.state, filters.state) : undefined,
     filters.campaignId !== undefined ? eq(checkouts.campaignId, filters.campaignId) : undefined,
     filters.supporterId !== undefined ? eq(checkouts.supporterId, filters.supporterId) : undefined,
@@ -77,26 +102,68 @@ function conditionsFor(scope: Scope, filters: CheckoutFilters): (SQL | undefined
   ];
 }
 
-function selectWithRelations(tx: Executor) {
-  const query = tx
-    .select({
-      checkout: checkouts,
-      campaign: campaigns,
-      supporter: supporters,
-      donation: donations,
-      payment: payments,
-      paymentMethod: paymentMethods,
-    })
-    .from(checkouts)
-    .$dynamic();
-  return joinPaymentMethod(joinPeople(query));
+const checkoutJson = jsonRowOf(checkouts);
+const campaignJson = jsonRowOf(campaigns);
+const supporterJson = jsonRowOf(supporters);
+const donationJson = jsonRowOf(donations);
+const paymentJson = jsonRowOf(payments);
+const paymentMethodJson = jsonRowOf(paymentMethods);
+
+/** The checkout's row of a related table, same organization, as a JSON array (null when there is none). */
+function relatedJson(table: typeof campaigns | typeof supporters | typeof donations, json: SQL, key: AnyColumn) {
+  return constantSql<unknown[] | null>(
+    sql`(select ${json} from ${table} where ${table.organizationId} = ${checkouts.organizationId} and ${table.id} = ${key})`,
+  );
 }
 
-export type CheckoutRecord = Awaited<ReturnType<typeof selectWithRelations>>[number];
+/**
+ * Each record is one row of five JSON values: no join to plan, few values to parse, a cheap
+ * mapping. The selection is constant, rendered once.
+ */
+const recordSelection = {
+  checkout: checkoutJson.sql,
+  campaign: relatedJson(campaigns, campaignJson.sql, checkouts.campaignId),
+  supporter: relatedJson(supporters, supporterJson.sql, checkouts.supporterId),
+  donation: relatedJson(donations, donationJson.sql, checkouts.donationId),
+  /** [payment, its method or null], or null without a payment. */
+  payment: constantSql<[unknown[], unknown[] | null] | null>(
+    sql`(select json_build_array(${paymentJson.sql}, case when ${paymentMethods.id} is null then null else ${paymentMethodJson.sql} end)
+      from ${payments} left join ${paymentMethods}
+        on ${paymentMethods.organizationId} = ${payments.organizationId} and ${paymentMethods.id} = ${payments.paymentMethodId}
+      where ${payments.organizationId} = ${checkouts.organizationId} and ${payments.id} = ${checkouts.paymentId})`,
+  ),
+};
+
+function selectWithRelations(tx: Executor) {
+  return tx.select(recordSelection).from(checkouts).$dynamic();
+}
+
+export interface CheckoutRecord {
+  checkout: typeof checkouts.$inferSelect;
+  campaign: typeof campaigns.$inferSelect | null;
+  supporter: typeof supporters.$inferSelect | null;
+  donation: typeof donations.$inferSelect | null;
+  payment: typeof payments.$inferSelect | null;
+  paymentMethod: typeof paymentMethods.$inferSelect | null;
+}
+
+type RecordRow = Awaited<ReturnType<typeof selectWithRelations>>[number];
+
+function toRecord(row: RecordRow): CheckoutRecord {
+  const payment = row.payment;
+  return {
+    checkout: checkoutJson.decode(row.checkout),
+    campaign: row.campaign ? campaignJson.decode(row.campaign) : null,
+    supporter: row.supporter ? supporterJson.decode(row.supporter) : null,
+    donation: row.donation ? donationJson.decode(row.donation) : null,
+    payment: payment ? paymentJson.decode(payment[0]) : null,
+    paymentMethod: payment?.[1] ? paymentMethodJson.decode(payment[1]) : null,
+  };
+}
 
 /**
  * The page's ids come first, from the (organization_id, create_date, id) index alone unless
- * the search or the order needs a related table; the full rows are joined for those ids only.
+ * the order needs the payment method; the records are read for those ids only.
  */
 export async function listCheckoutRecords(
   tx: Executor,
@@ -104,37 +171,40 @@ export async function listCheckoutRecords(
   filters: CheckoutFilters,
   order: Order,
   page: Page,
-) {
-  const conditions = conditionsFor(scope, filters);
+): Promise<{ rows: CheckoutRecord[]; count: number }> {
+  const conditions = conditionsFor(tx, scope, filters);
   const where = and(eq(checkouts.organizationId, scope.organizationId), ...conditions);
   const terms = orderTerms(orderColumns, checkouts.id, order);
+  const byPaymentMethod = PAYMENT_METHOD_ORDER.has(order.field);
   let ids = tx.select({ id: checkouts.id }).from(checkouts).$dynamic();
-  if (filters.q) ids = joinPeople(ids);
-  if (PAYMENT_METHOD_ORDER.has(order.field)) ids = joinPaymentMethod(ids);
+  if (byPaymentMethod) ids = joinPaymentMethod(ids);
   const pageIds = ids
     .where(where)
     .orderBy(...terms)
     .limit(page.limit)
     .offset(page.offset);
 
-  const rowsPromise = selectWithRelations(tx)
-    .where(and(eq(checkouts.organizationId, scope.organizationId), inArray(checkouts.id, pageIds)))
-    .orderBy(...terms);
+  let records = selectWithRelations(tx);
+  if (byPaymentMethod) records = joinPaymentMethod(records);
+  const rowsPromise = prepared(
+    "checkouts_page",
+    records
+      .where(and(eq(checkouts.organizationId, scope.organizationId), inArray(checkouts.id, pageIds)))
+      .orderBy(...terms),
+  ).execute();
   const countPromise = conditions.every((condition) => condition === undefined)
     ? countAll(tx, scope.organizationId, "checkouts")
-    : (filters.q
-        ? joinPeople(tx.select({ count: count() }).from(checkouts).$dynamic())
-        : tx.select({ count: count() }).from(checkouts).$dynamic()
-      )
-        .where(where)
+    : prepared("checkouts_count", tx.select({ count: count() }).from(checkouts).where(where))
+        .execute()
         .then(([row]) => row?.count ?? 0);
   const [rows, total] = await Promise.all([rowsPromise, countPromise]);
-  return { rows, count: total };
+  return { rows: rows.map(toRecord), count: total };
 }
 
-export async function findCheckoutRecord(tx: Executor, scope: Scope, id: number) {
-  const [row] = await selectWithRelations(tx).where(
-    and(eq(checkouts.organizationId, scope.organizationId), eq(checkouts.id, id)),
-  );
-  return row;
+export async function findCheckoutRecord(tx: Executor, scope: Scope, id: number): Promise<CheckoutRecord | undefined> {
+  const [row] = await prepared(
+    "checkouts_one",
+    selectWithRelations(tx).where(and(eq(checkouts.organizationId, scope.organizationId), eq(checkouts.id, id))),
+  ).execute();
+  return row ? toRecord(row) : undefined;
 }
