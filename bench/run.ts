@@ -14,7 +14,7 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
@@ -38,6 +38,7 @@ const DEEP_OFFSET = 50_000;
 const SINGLE_READ_IDS = 1000;
 const HARD_DEADLINE_MS = 290_000;
 const CHILD_READY_TIMEOUT_MS = 30_000;
+const BACKGROUND_SECONDS = 3;
 
 // ---------------------------------------------------------------------------------------------
 // Child role: the real application, in its own process and event loop.
@@ -78,8 +79,29 @@ async function runAppChild() {
 interface Scenario {
   name: string;
   url: string;
+  server: ChildProcess;
   /** Rotates the path per request (single reads over many ids). */
   paths?: string[];
+}
+
+/** CPU seconds used so far, per role, and the machine's busy/total CPU seconds (Linux /proc). */
+interface CpuSample {
+  loadGenerator: number;
+  server: number;
+  postgres: number;
+  machineBusy: number;
+  machineTotal: number;
+}
+
+interface CpuUse {
+  /** CPU milliseconds per response. */
+  loadGenerator: number;
+  server: number;
+  postgres: number;
+  /** Every other process on the machine (other jobs disturb the figures). */
+  other: number;
+  /** Share of all cores busy during the run, 0..1. */
+  machineBusy: number;
 }
 
 interface Measurement {
@@ -93,6 +115,7 @@ interface Measurement {
   errors: number;
   timeouts: number;
   bytesPerResponse: number;
+  cpu: CpuUse | undefined;
 }
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -105,6 +128,81 @@ function envSeconds(name: string, fallback: number): number {
   return value;
 }
 
+const HAS_PROC = process.platform === "linux" && existsSync("/proc/self/stat");
+const CLOCK_TICKS = 100; // USER_HZ, 100 on every mainstream Linux
+
+/** utime + stime of a process in seconds, 0 once it is gone. */
+function processCpu(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** Every local PostgreSQL process (the server is on this machine when the URL is loopback). */
+function postgresCpu(): number {
+  let total = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") total += processCpu(Number(entry));
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return total;
+}
+
+function machineCpu(): { busy: number; total: number } {
+  const [, ...ticks] = (readFileSync("/proc/stat", "utf8").split("\n")[0] as string).trim().split(/\s+/);
+  const values = ticks.slice(0, 8).map(Number);
+  const total = values.reduce((sum, value) => sum + value, 0);
+  const idle = (values[3] ?? 0) + (values[4] ?? 0);
+  return { busy: (total - idle) / CLOCK_TICKS, total: total / CLOCK_TICKS };
+}
+
+function cpuSample(serverPid: number | undefined): CpuSample | undefined {
+  if (!HAS_PROC) return undefined;
+  const usage = process.cpuUsage();
+  const machine = machineCpu();
+  return {
+    loadGenerator: (usage.user + usage.system) / 1e6,
+    server: processCpu(serverPid),
+    postgres: postgresCpu(),
+    machineBusy: machine.busy,
+    machineTotal: machine.total,
+  };
+}
+
+function cpuUse(before: CpuSample | undefined, after: CpuSample | undefined, responses: number): CpuUse | undefined {
+  if (!before || !after || responses === 0) return undefined;
+  const per = (seconds: number) => (seconds * 1000) / responses;
+  const loadGenerator = after.loadGenerator - before.loadGenerator;
+  const server = after.server - before.server;
+  const postgres = after.postgres - before.postgres;
+  const busy = after.machineBusy - before.machineBusy;
+  return {
+    loadGenerator: per(loadGenerator),
+    server: per(server),
+    postgres: per(Math.max(0, postgres)), // a backend that exits meanwhile takes its ticks along
+    other: per(Math.max(0, busy - loadGenerator - server - Math.max(0, postgres))),
+    machineBusy: busy / Math.max(1e-9, after.machineTotal - before.machineTotal),
+  };
+}
+
+/** Cores kept busy by the rest of the machine while the benchmark itself idles. */
+async function backgroundLoad(seconds: number): Promise<number | undefined> {
+  if (!HAS_PROC) return undefined;
+  const before = machineCpu();
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  const after = machineCpu();
+  return ((after.busy - before.busy) / Math.max(1e-9, after.total - before.total)) * os.cpus().length;
+}
+
 function percentile(sorted: Float64Array, q: number): number {
   if (sorted.length === 0) return Number.NaN;
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
@@ -112,7 +210,12 @@ function percentile(sorted: Float64Array, q: number): number {
 }
 
 /** One autocannon run; latencies are taken per response (float ms), not from the integer histogram. */
-function load(scenario: Scenario, headers: Record<string, string>, seconds: number): Promise<Measurement> {
+function load(
+  scenario: Scenario,
+  headers: Record<string, string>,
+  seconds: number,
+  serverPid: number | undefined,
+): Promise<Measurement> {
   return new Promise((resolve, reject) => {
     const latencies: number[] = [];
     const statuses = new Map<number, number>();
@@ -137,10 +240,12 @@ function load(scenario: Scenario, headers: Record<string, string>, seconds: numb
         },
       ];
     }
+    const cpuBefore = cpuSample(serverPid);
     const started = performance.now();
     const instance = autocannon(options, (error, result) => {
       if (error) return reject(error);
       const elapsed = (performance.now() - started) / 1000;
+      const cpuAfter = cpuSample(serverPid);
       const sorted = Float64Array.from(latencies).sort();
       const responses = latencies.length;
       resolve({
@@ -154,6 +259,7 @@ function load(scenario: Scenario, headers: Record<string, string>, seconds: numb
         errors: result.errors,
         timeouts: result.timeouts,
         bytesPerResponse: responses ? bytes / responses : 0,
+        cpu: cpuUse(cpuBefore, cpuAfter, responses),
       });
     });
     instance.on("response", (_client, statusCode, resBytes, responseTime) => {
@@ -350,15 +456,17 @@ async function main() {
 
     // 4. Scenarios, each probed once for shape before it is loaded.
     const list = `${appOrigin}/api/v1/checkouts/`;
+    const appServer = appChild;
     const scenarios: Scenario[] = [
-      { name: "baseline (bare Fastify, in-memory body)", url: `${baselineOrigin}/baseline` },
-      { name: "GET /api/v1/checkouts/ (default page)", url: list },
-      { name: `GET /api/v1/checkouts/?q=${q}`, url: `${list}?q=${encodeURIComponent(q)}` },
-      { name: `GET /api/v1/checkouts/?offset=${DEEP_OFFSET}`, url: `${list}?offset=${DEEP_OFFSET}` },
+      { name: "baseline (bare Fastify, in-memory body)", url: `${baselineOrigin}/baseline`, server: baselineChild },
+      { name: "GET /api/v1/checkouts/ (default page)", url: list, server: appServer },
+      { name: `GET /api/v1/checkouts/?q=${q}`, url: `${list}?q=${encodeURIComponent(q)}`, server: appServer },
+      { name: `GET /api/v1/checkouts/?offset=${DEEP_OFFSET}`, url: `${list}?offset=${DEEP_OFFSET}`, server: appServer },
       {
         name: `GET /api/v1/checkouts/{id} (${singleIds.length} ids in turn)`,
         url: `${list}${singleIds[0]}`,
         paths: singleIds.map((id) => `/api/v1/checkouts/${id}`),
+        server: appServer,
       },
     ];
     const probes: string[] = [];
@@ -369,6 +477,11 @@ async function main() {
     }
     log(probes.join("\n"));
 
+    const background = await backgroundLoad(BACKGROUND_SECONDS);
+    if (background !== undefined) {
+      log(`background load with the benchmark idle: ${fmt(background * 100, 0)} % of a core`);
+      if (background > 0.1) log("WARNING: other work is running on this machine; the figures will be disturbed");
+    }
     const perScenario = warmup + duration + 1;
     const budget = (deadline - Date.now()) / 1000;
     if (budget < perScenario * scenarios.length + 5) {
@@ -379,8 +492,8 @@ async function main() {
     const failures: string[] = [];
     for (const scenario of scenarios) {
       log(`\n${scenario.name}: ${warmup} s warm-up, ${duration} s measured, ${CONNECTIONS} connections`);
-      const warm = await load(scenario, headers, warmup);
-      const measured = await load(scenario, headers, duration);
+      const warm = await load(scenario, headers, warmup, scenario.server.pid);
+      const measured = await load(scenario, headers, duration, scenario.server.pid);
       for (const [phase, m] of [
         ["warm-up", warm],
         ["measured", measured],
@@ -397,6 +510,13 @@ async function main() {
         `  ${measured.requests} responses in ${fmt(measured.seconds, 2)} s: ${fmt(measured.rps, 0)} req/s, ` +
           `p50 ${fmt(measured.p50, 2)} ms, p99 ${fmt(measured.p99, 2)} ms, ${fmt(measured.bytesPerResponse, 0)} bytes/response`,
       );
+      if (measured.cpu) {
+        const c = measured.cpu;
+        log(
+          `  CPU ms/response: load generator ${fmt(c.loadGenerator, 2)}, server ${fmt(c.server, 2)}, ` +
+            `PostgreSQL ${fmt(c.postgres, 2)}, kernel and other ${fmt(c.other, 2)}; machine ${fmt(c.machineBusy * 100, 0)} % busy`,
+        );
+      }
       results.push(measured);
     }
 
@@ -415,6 +535,24 @@ async function main() {
       `| ${header.join(" | ")} |`,
       `| ${header.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`,
       ...rows.map((row) => `| ${row.join(" | ")} |`),
+    ].join("\n");
+    const cpuHeader = ["Scenario", "load generator", "server", "PostgreSQL", "kernel and other", "machine busy"];
+    const cpuRows = results.map((m) =>
+      m.cpu
+        ? [
+            m.name,
+            fmt(m.cpu.loadGenerator, 2),
+            fmt(m.cpu.server, 2),
+            fmt(m.cpu.postgres, 2),
+            fmt(m.cpu.other, 2),
+            `${fmt(m.cpu.machineBusy * 100, 0)} %`,
+          ]
+        : [m.name, "n/a", "n/a", "n/a", "n/a", "n/a"],
+    );
+    const cpuTable = [
+      `| ${cpuHeader.join(" | ")} |`,
+      `| ${cpuHeader.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`,
+      ...cpuRows.map((row) => `| ${row.join(" | ")} |`),
     ].join("\n");
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
     const line = (cells: string[]) =>
@@ -459,6 +597,26 @@ ${table}
 Targets:
 
 ${targets.map((t) => `- ${t.met ? "**met**" : "**not met**"}: ${t.text} (measured ${t.actual})`).join("\n")}
+
+CPU milliseconds per response during each measured run, from /proc: the load generator is this process; the
+server is the application's or the baseline's child process; PostgreSQL is every local \`postgres\` process (other
+databases' work on the same server included); "kernel and other" is the rest of the machine's busy time, mostly the
+kernel moving the responses (and PostgreSQL's results) over loopback, plus any unrelated process:
+
+${cpuTable}
+
+Background load measured over ${BACKGROUND_SECONDS} s before the scenarios, with the benchmark idle:
+${background === undefined ? "not measured (no /proc)" : `${fmt(background * 100, 0)} % of a core`}.${
+      background !== undefined && background > 0.1
+        ? `
+**Warning**: other work was running on the machine; the figures are disturbed by it. Re-run on an idle machine.`
+        : ""
+    }
+Reading the targets: autocannon keeps ${CONNECTIONS} requests in flight, so the mean latency is ${CONNECTIONS} / req/s
+(Little's law) and the p99 is above it. A p99 under 25 ms therefore needs more than ${fmt(CONNECTIONS / 0.025, 0)} req/s, and a
+p99 under 50 ms more than ${fmt(CONNECTIONS / 0.05, 0)} req/s; the baseline, which only serializes the same page, reached
+${fmt(baseRps, 0)} req/s with a p99 of ${fmt(results[0]?.p99 ?? Number.NaN, 1)} ms here. On this machine the latency targets are bound by
+throughput (CPU per response × ${cpus.length} cores), not by a slow query.
 
 Every response in the warm-ups and measurements was HTTP 200 (no other status, no socket error, no timeout);
 the run fails without writing this page otherwise.

@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import type { Config } from "./config.js";
 import type { Database } from "./db/client.js";
 import { graphqlRoutes } from "./graphql/graphql.routes.js";
+import { AppError } from "./http/errors.js";
 import { healthRoutes } from "./http/health.routes.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { problemOf, sendProblem, toProblem } from "./http/problem.js";
@@ -21,9 +22,18 @@ const OAUTH_ENDPOINTS = new Set(["/oauth/token/", "/oauth/revoke/", "/oauth/intr
 
 /** A malformed request to an OAuth endpoint (bad media type, body too large) answers in RFC 6749 form. */
 function asOAuthError(error: unknown): OAuthError | null {
-  const status = (error as { statusCode?: number })?.statusCode;
+  const status = error instanceof AppError ? error.status : (error as { statusCode?: number })?.statusCode;
   if (typeof status !== "number" || status < 400 || status >= 500) return null;
   return new OAuthError("invalid_request", (error as Error).message);
+}
+
+function containsNul(value: unknown, depth = 0): boolean {
+  if (typeof value === "string") return value.includes("\u0000");
+  if (depth > 32 || value === null || typeof value !== "object") return false;
+  for (const [key, item] of Object.entries(value)) {
+    if (key.includes("\u0000") || containsNul(item, depth + 1)) return true;
+  }
+  return false;
 }
 
 export interface AppDependencies {
@@ -63,6 +73,12 @@ export async function buildApp({ config, database }: AppDependencies): Promise<F
     ),
   );
   app.addSchema(ProblemSchema);
+  // PostgreSQL text cannot hold NUL; refuse it up front rather than fail in the database.
+  app.addHook("preValidation", async (request) => {
+    if (containsNul(request.query) || containsNul(request.body)) {
+      throw new AppError("invalid_request", 400, "The request contains a NUL character, which no field accepts");
+    }
+  });
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   await app.register(cookie);
   await registerOpenApi(app, config);

@@ -128,3 +128,31 @@ describe("readiness without a database", () => {
     await server.app.close();
   });
 });
+
+describe("NUL characters", () => {
+  it("are refused with a 4xx on every entry point, never a 5xx", async () => {
+    const server = await startTestServer();
+    try {
+      const tenant = await fakeTenant(server.database.db);
+      expect((await server.get("/api/v1/checkouts/?q=%00", tenant.token)).status).toBe(400);
+      const graphql = await fetch(`${server.url}/admin/graphql/`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${tenant.token}` },
+        body: JSON.stringify({
+          query: "query ($q: String) { checkouts(q: $q) { count } }",
+          variables: { q: "a\u0000" },
+        }),
+      });
+      expect(graphql.status).toBe(400);
+      const token = await fetch(`${server.url}/oauth/token/`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: "grant_type=refresh_token&client_id=%00&client_secret=x&refresh_token=y",
+      });
+      expect(token.status).toBe(400);
+      expect((await token.json()).error).toBe("invalid_request");
+    } finally {
+      await server.close();
+    }
+  });
+});

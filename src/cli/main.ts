@@ -55,7 +55,8 @@ export async function runCli(
   }
   const found = findCommand(argv);
   if (!found) {
-    io.stderr.write(`donata: unknown command "${argv.slice(0, 2).join(" ")}"\n\n${overview()}\n`);
+    const words = argv.slice(0, 2).filter((word) => !word.startsWith("-"));
+    io.stderr.write(`donata: unknown command "${words.join(" ")}"\n\n${overview()}\n`);
     return 2;
   }
   const { command, rest } = found;

@@ -39,6 +39,15 @@ export function dateRangeConditions(
   return conditions;
 }
 
+/**
+ * The trigger-maintained total as a scalar subquery, to read it in the statement that reads the
+ * page (0 when the organization never had a row). Nested, so its columns stay table-qualified.
+ */
+export function collectionCountSql(organizationId: number, collection: string): SQL<number> {
+  const inner = sql`select coalesce((select ${collectionCounts.count} from ${collectionCounts} where ${collectionCounts.organizationId} = ${organizationId} and ${collectionCounts.collection} = ${collection}), 0)`;
+  return sql<number>`(${inner})`.mapWith(Number);
+}
+
 /** Unfiltered totals come from the trigger-maintained counters, exact and O(1). */
 export async function countAll(tx: Executor, organizationId: number, collection: string): Promise<number> {
   const [row] = await prepared(
@@ -164,13 +173,25 @@ export function constantSql<T>(expression: SQL): SQL<T> {
 
 /**
  * Columns whose to_json() form decodes to exactly what the driver path gives: strings, booleans,
- * numbers that drizzle keeps as JS numbers, arrays of strings, and timestamptz (ISO 8601 with an
- * offset, the same instant). Every other type is read as its text form and decoded by the column,
- * as the driver path does.
+ * JSON, numbers that drizzle keeps as JS numbers, arrays of strings, and timestamptz (ISO 8601 with
+ * an offset, the same instant).
  */
-const JSON_IDENTITY = new Set(["PgText", "PgVarchar", "PgBoolean"]);
+const JSON_IDENTITY = new Set(["PgText", "PgVarchar", "PgChar", "PgBoolean", "PgJson", "PgJsonb"]);
 const JSON_NUMBER = new Set(["PgInteger", "PgSmallInt", "PgBigInt53", "PgNumericNumber"]);
-const JSON_STRING_ARRAY = new Set(["PgText", "PgVarchar"]);
+const JSON_STRING_ARRAY = new Set(["PgText", "PgVarchar", "PgChar"]);
+/**
+ * Columns the driver hands to drizzle as PostgreSQL's text form (drizzle turns off node-postgres'
+ * parsing for them), so reading `column::text` and decoding it with the column is the driver path.
+ */
+const TEXT_FORM = new Set([
+  "PgNumeric",
+  "PgNumericBigInt",
+  "PgBigInt64",
+  "PgTimestamp",
+  "PgTimestampString",
+  "PgDate",
+  "PgDateString",
+]);
 const MAX_JSON_ARGUMENTS = 100; // FUNC_MAX_ARGS
 
 type Decoder = ((value: unknown) => unknown) | undefined;
@@ -197,7 +218,11 @@ function jsonColumn(column: PgColumn): { expression: SQL; decode: Decoder } {
   if (kind === "PgTimestamp" && (column as unknown as { withTimezone: boolean }).withTimezone) {
     return { expression: sql`${column}`, decode: (value) => new Date(value as string) };
   }
-  return { expression: sql`${column}::text`, decode: (value) => column.mapFromDriverValue(value) };
+  if (TEXT_FORM.has(kind) || (kind === "PgArray" && base && TEXT_FORM.has(base.columnType))) {
+    return { expression: sql`${column}::text`, decode: (value) => column.mapFromDriverValue(value) };
+  }
+  // Anything else might decode differently from the driver path: refuse rather than guess.
+  throw new Error(`jsonRowOf: no exact JSON form for column ${column.name} (${kind})`);
 }
 
 /**

@@ -75,6 +75,8 @@ export const applications = pgTable("applications", {
   applicationUrl: text("application_url").notNull(),
   callbackUrls: text("callback_urls").array().notNull(),
   permissions: text("permissions").array().notNull(),
+  // The organization whose admins manage the registration; null for platform-registered apps.
+  ownerOrganizationId: ref("owner_organization_id").references(() => organizations.id, { onDelete: "set null" }),
   createDate: createDate(),
   updateDate: updateDate(),
 });
@@ -181,6 +183,7 @@ export const campaigns = pgTable(
     tags: tags(),
     costExampleAmount: money("cost_example_amount"),
     costExampleLabel: text("cost_example_label"),
+    archiveDate: instant("archive_date"),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
@@ -225,6 +228,7 @@ export const supporters = pgTable(
     profilationMarketing: boolean("profilation_marketing"),
     tags: tags(),
     note: text("note"),
+    eraseDate: instant("erase_date"),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),

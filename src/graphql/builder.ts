@@ -9,3 +9,4 @@ export const builder = new SchemaBuilder<{
 });
 
 builder.queryType({ description: "Everything an organization can read" });
+builder.mutationType({ description: "What an organization's admins and installed applications can do" });

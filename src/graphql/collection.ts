@@ -53,7 +53,13 @@ export function defineCollection<Wire, Query>(definition: CollectionDefinition<W
         Object.entries(parameters).map(([name, parameter]) => {
           const type = Array.isArray(parameter.type) ? parameter.type[0] : parameter.type;
           const options = { required: false, description: parameter.description } as const;
-          return [name, type === "integer" ? t.arg.int(options) : t.arg.string(options)];
+          const arg =
+            type === "integer"
+              ? t.arg.int(options)
+              : type === "boolean"
+                ? t.arg.boolean(options)
+                : t.arg.string(options);
+          return [name, arg];
         }),
       ),
       resolve: async (_root, args, context) => {

@@ -6,6 +6,8 @@ import "../modules/donations/donations.graphql.js";
 import "../modules/payments/payments.graphql.js";
 import "../modules/checkouts/checkouts.graphql.js";
 import "../modules/organizations/organizations.graphql.js";
+import "../modules/supporters/supporter-export.graphql.js";
+import "../modules/applications/applications.graphql.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());
 

@@ -58,3 +58,21 @@ export function exposeWireFields(t: FieldBuilder, schema: TSchema, skip: readonl
 export function describe(schema: TSchema): string | undefined {
   return (schema as unknown as JsonSchema).description;
 }
+
+/** Input fields of a GraphQL input type from a TypeBox request schema: same names, types, requiredness. */
+export function inputFieldsFrom(t: FieldBuilder, schema: TSchema) {
+  const { properties = {}, required = [] } = schema as unknown as JsonSchema & { required?: string[] };
+  const fields: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(properties)) {
+    const types = Array.isArray(property.type) ? property.type : [property.type];
+    const type = types.find((candidate) => candidate !== "null");
+    const options = { required: required.includes(name), description: property.description };
+    const scalar = (kind: string | undefined) =>
+      kind === "integer" ? "Int" : kind === "number" ? "Float" : kind === "boolean" ? "Boolean" : "String";
+    fields[name] =
+      type === "array"
+        ? t.field({ ...options, type: [scalar(property.items?.type as string)] })
+        : t.field({ ...options, type: scalar(type) });
+  }
+  return fields as Record<string, never>;
+}

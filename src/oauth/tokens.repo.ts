@@ -15,13 +15,8 @@ export async function nextTokenId(tx: Executor): Promise<number> {
   return Number(result.rows[0]?.id);
 }
 
-/**
- * The access token's organization and application, if it is live and still installed. Every API
- * request runs it, so it is a named prepared statement: parsed and planned once per connection.
- * Its text never varies (the hash is a bind parameter), as a statement name requires.
- */
-export async function findActiveAccessToken(tx: Executor, accessTokenHash: string) {
-  const [row] = await tx
+function prepareActiveAccessToken(tx: Executor) {
+  return tx
     .select({
       tokenId: oauthTokens.id,
       organizationId: oauthTokens.organizationId,
@@ -44,14 +39,29 @@ export async function findActiveAccessToken(tx: Executor, accessTokenHash: strin
     )
     .where(
       and(
-        eq(oauthTokens.accessTokenHash, accessTokenHash),
+        eq(oauthTokens.accessTokenHash, sql.placeholder("accessTokenHash")),
         isNull(oauthTokens.revokedDate),
         gt(oauthTokens.accessExpiresDate, sql`now()`),
       ),
     )
     .limit(1)
-    .prepare("find_active_access_token")
-    .execute();
+    .prepare("find_active_access_token");
+}
+
+/** Built once per database handle (or transaction): every API request runs it. */
+const activeAccessTokenQueries = new WeakMap<Executor, ReturnType<typeof prepareActiveAccessToken>>();
+
+/**
+ * The access token's organization and application, if it is live and still installed. A named
+ * prepared statement with a constant text, so PostgreSQL parses and plans it once per connection.
+ */
+export async function findActiveAccessToken(tx: Executor, accessTokenHash: string) {
+  let query = activeAccessTokenQueries.get(tx);
+  if (!query) {
+    query = prepareActiveAccessToken(tx);
+    activeAccessTokenQueries.set(tx, query);
+  }
+  const [row] = await query.execute({ accessTokenHash });
   return row;
 }
 

@@ -33,6 +33,7 @@ export interface NewApplication {
   applicationUrl: string;
   callbackUrls: string[];
   permissions?: string[];
+  ownerOrganizationId?: number;
 }
 
 export async function createApplication(db: Db, input: NewApplication) {
@@ -57,6 +58,7 @@ export async function createApplication(db: Db, input: NewApplication) {
       applicationUrl: input.applicationUrl,
       callbackUrls: [...new Set(input.callbackUrls)],
       permissions,
+      ownerOrganizationId: input.ownerOrganizationId ?? null,
     })
     .returning();
   if (!row) throw new Error("application insert returned nothing");
@@ -130,5 +132,102 @@ export async function createInstallationToken(
       applicationId: application.id,
     });
     return tokens;
+  });
+}
+
+export type ApplicationRow = typeof applications.$inferSelect;
+
+export function applicationToWire(row: ApplicationRow) {
+  return {
+    id: row.id,
+    client_id: row.clientId,
+    name: row.name,
+    application_url: row.applicationUrl,
+    callback_urls: row.callbackUrls,
+    permissions: row.permissions,
+    owner_organization_id: row.ownerOrganizationId,
+    create_date: row.createDate.toISOString(),
+  };
+}
+export type ApplicationWire = ReturnType<typeof applicationToWire>;
+
+export async function listInstallations(db: Db, organizationId: number) {
+  const rows = await db
+    .select({ installation: installations, application: applications })
+    .from(installations)
+    .innerJoin(applications, eq(applications.id, installations.applicationId))
+    .where(eq(installations.organizationId, organizationId))
+    .orderBy(installations.createDate, installations.id);
+  return rows.map(({ installation, application }) => ({
+    id: installation.id,
+    create_date: installation.createDate.toISOString(),
+    application: applicationToWire(application),
+  }));
+}
+
+/** Applications registered by the organization; only its admins may change them. */
+export async function listOwnedApplications(db: Db, organizationId: number) {
+  const rows = await db
+    .select()
+    .from(applications)
+    .where(eq(applications.ownerOrganizationId, organizationId))
+    .orderBy(applications.createDate, applications.id);
+  return rows.map(applicationToWire);
+}
+
+async function requireOwnedApplication(tx: Executor, organizationId: number, clientId: string) {
+  const application = await requireApplication(tx, clientId);
+  if (application.ownerOrganizationId !== organizationId) {
+    throw new AppError(
+      "application_not_found",
+      404,
+      `No application with client_id "${clientId}" is registered by this organization`,
+    );
+  }
+  return application;
+}
+
+/** A new client secret, shown once; the previous one stops working at once. */
+export async function rotateApplicationSecret(db: Db, organizationId: number, clientId: string) {
+  return db.transaction(async (tx) => {
+    const application = await requireOwnedApplication(tx, organizationId, clientId);
+    const clientSecret = generateSecret("dnt_cs");
+    const [row] = await tx
+      .update(applications)
+      .set({ clientSecretHash: hashSecret(clientSecret), updateDate: new Date() })
+      .where(eq(applications.id, application.id))
+      .returning();
+    if (!row) throw new Error("application vanished");
+    return { ...applicationToWire(row), client_secret: clientSecret };
+  });
+}
+
+export interface ApplicationChanges {
+  name?: string;
+  applicationUrl?: string;
+  callbackUrls?: string[];
+}
+
+export async function updateApplication(db: Db, organizationId: number, clientId: string, changes: ApplicationChanges) {
+  if (changes.name !== undefined && !changes.name.trim()) throw invalid("name", "must not be empty");
+  if (changes.applicationUrl !== undefined) checkApplicationUrl("application_url", changes.applicationUrl);
+  if (changes.callbackUrls !== undefined) {
+    if (changes.callbackUrls.length === 0) throw invalid("callback_urls", "at least one callback URL is required");
+    for (const callback of changes.callbackUrls) checkApplicationUrl("callback_urls", callback);
+  }
+  return db.transaction(async (tx) => {
+    const application = await requireOwnedApplication(tx, organizationId, clientId);
+    const [row] = await tx
+      .update(applications)
+      .set({
+        ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
+        ...(changes.applicationUrl !== undefined ? { applicationUrl: changes.applicationUrl } : {}),
+        ...(changes.callbackUrls !== undefined ? { callbackUrls: [...new Set(changes.callbackUrls)] } : {}),
+        updateDate: new Date(),
+      })
+      .where(eq(applications.id, application.id))
+      .returning();
+    if (!row) throw new Error("application vanished");
+    return applicationToWire(row);
   });
 }

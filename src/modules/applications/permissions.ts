@@ -1,7 +1,9 @@
 /** What an application may be granted; shown to the admin who installs it. */
 export const PERMISSION_DESCRIPTIONS = {
   "campaigns:read": "Read campaigns",
+  "campaigns:write": "Create, edit and archive campaigns",
   "supporters:read": "Read supporters and their personal data",
+  "supporters:write": "Create and edit supporters, export and erase their personal data",
   "donations:read": "Read donations",
   "payments:read": "Read payments and payment methods",
   "checkouts:read": "Read checkouts",

@@ -1,4 +1,4 @@
-import { arrayContains, eq, ilike, or, type SQL } from "drizzle-orm";
+import { and, arrayContains, eq, ilike, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import {
   countTenantRows,
@@ -12,7 +12,7 @@ import {
 import { campaigns } from "../../db/schema.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
 import type { Scope } from "../scope.js";
-import { CAMPAIGN_ORDER_FIELDS } from "./campaigns.schemas.js";
+import { CAMPAIGN_ORDER_FIELDS, type CampaignWire } from "./campaigns.schemas.js";
 
 export type CampaignRow = typeof campaigns.$inferSelect;
 
@@ -20,6 +20,7 @@ export interface CampaignFilters {
   q?: string;
   type?: string;
   tag?: string;
+  archived?: boolean;
   createDateFrom?: DateBound;
   createDateTo?: DateBound;
   updateDateFrom?: DateBound;
@@ -36,6 +37,11 @@ function conditionsFor(scope: Scope, filters: CampaignFilters): (SQL | undefined
       : undefined,
     filters.type !== undefined ? eq(campaigns.type, filters.type) : undefined,
     filters.tag !== undefined ? arrayContains(campaigns.tags, [filters.tag]) : undefined,
+    filters.archived === undefined
+      ? undefined
+      : filters.archived
+        ? isNotNull(campaigns.archiveDate)
+        : isNull(campaigns.archiveDate),
     ...dateRangeConditions(campaigns.createDate, filters.createDateFrom, filters.createDateTo, scope.timeZone),
     ...dateRangeConditions(campaigns.updateDate, filters.updateDateFrom, filters.updateDateTo, scope.timeZone),
   ];
@@ -57,4 +63,62 @@ export async function listCampaignRows(tx: Executor, scope: Scope, filters: Camp
 
 export function findCampaignRow(tx: Executor, scope: Scope, id: number) {
   return selectTenantRow(tx, campaigns, scope.organizationId, id);
+}
+
+type CampaignValues = Omit<CampaignWire, "id" | "create_date" | "update_date" | "archive_date">;
+
+const decimals = (values: number[] | null) => (values === null ? null : values.map((value) => value.toFixed(2)));
+
+function columnsOf(values: CampaignValues) {
+  return {
+    title: values.title,
+    slug: values.slug,
+    code: values.code,
+    type: values.type,
+    goal: values.goal,
+    isGoalEnabled: values.is_goal_enabled,
+    hasOneOff: values.has_one_off,
+    hasSubscription: values.has_subscription,
+    allowCustomAmount: values.allow_custom_amount,
+    allowCustomSubscriptionAmount: values.allow_custom_subscription_amount,
+    defaultAmount: values.default_amount,
+    defaultSubscriptionAmount: values.default_subscription_amount,
+    minAmount: values.min_amount,
+    maxAmount: values.max_amount,
+    minSubscriptionAmount: values.min_subscription_amount,
+    maxSubscriptionAmount: values.max_subscription_amount,
+    asks: decimals(values.asks),
+    asksSubscription: decimals(values.asks_subscription),
+    shownFields: values.shown_fields,
+    requiredFields: values.required_fields,
+    privacyNote: values.privacy_note,
+    tags: values.tags,
+    costExampleAmount: values.cost_example_amount,
+    costExampleLabel: values.cost_example_label,
+  };
+}
+
+export async function insertCampaignRow(tx: Executor, scope: Scope, values: CampaignValues) {
+  const [row] = await tx
+    .insert(campaigns)
+    .values({ organizationId: scope.organizationId, ...columnsOf(values) })
+    .returning();
+  if (!row) throw new Error("campaign insert returned nothing");
+  return row;
+}
+
+export async function updateCampaignRow(
+  tx: Executor,
+  scope: Scope,
+  id: number,
+  values: CampaignValues,
+  archiveDate?: Date,
+) {
+  const [row] = await tx
+    .update(campaigns)
+    .set({ ...columnsOf(values), updateDate: sql`now()`, ...(archiveDate ? { archiveDate } : {}) })
+    .where(and(eq(campaigns.organizationId, scope.organizationId), eq(campaigns.id, id)))
+    .returning();
+  if (!row) throw new Error("campaign update matched nothing");
+  return row;
 }

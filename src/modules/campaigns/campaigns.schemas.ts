@@ -31,6 +31,7 @@ export const Campaign = wireObject(
     tags: Tags,
     cost_example_amount: nullable(Money),
     cost_example_label: nullable(Type.String()),
+    archive_date: nullable({ ...DateTime, description: "When the campaign was archived; null while active" }),
   },
   "A fundraising campaign",
 );
@@ -59,12 +60,14 @@ export const CAMPAIGN_ORDER_FIELDS = [
   "privacy_note",
   "cost_example_amount",
   "cost_example_label",
+  "archive_date",
 ] as const;
 
 export const CampaignListQuery = listQuerySchema(CAMPAIGN_ORDER_FIELDS, {
   q: Type.Optional(Type.String({ maxLength: 200, description: "Case-insensitive substring of title, slug or code" })),
   type: Type.Optional(Type.String({ maxLength: 100 })),
   tag: Type.Optional(Type.String({ maxLength: 100, description: "Campaigns carrying this tag" })),
+  archived: Type.Optional(Type.Boolean({ description: "true: archived campaigns only; false: active ones only" })),
   create_date_from: Type.Optional(DateFilter),
   create_date_to: Type.Optional(DateFilter),
   update_date_from: Type.Optional(DateFilter),
@@ -73,3 +76,73 @@ export const CampaignListQuery = listQuerySchema(CAMPAIGN_ORDER_FIELDS, {
 export type CampaignListQuery = Static<typeof CampaignListQuery>;
 
 export const CampaignList = listResponseSchema(Campaign, "campaigns");
+
+/** Fields a donor can be asked for on a donation form. */
+export const SUPPORTER_FORM_FIELDS = [
+  "business_name",
+  "first_name",
+  "last_name",
+  "email",
+  "phone",
+  "mobile",
+  "job",
+  "sex",
+  "date_of_birth",
+  "place_of_birth",
+  "ssn",
+  "vat",
+  "address",
+  "address2",
+  "city",
+  "locality",
+  "country",
+  "postal_code",
+  "note",
+] as const;
+
+const InputMoney = Type.Number({ minimum: 0.01, maximum: 1_000_000_000, description: "At most 2 decimals" });
+const optionalNullable = <T extends Parameters<typeof nullable>[0]>(schema: T) => Type.Optional(nullable(schema));
+const FormField = Type.String({ enum: [...SUPPORTER_FORM_FIELDS] });
+
+const editableCampaignFields = {
+  slug: optionalNullable(
+    Type.String({
+      pattern: "^[a-z0-9](?:[a-z0-9-]{0,98}[a-z0-9])?$",
+      description: "Lowercase letters, digits, hyphens",
+    }),
+  ),
+  code: optionalNullable(Type.String({ maxLength: 100 })),
+  type: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
+  goal: optionalNullable(InputMoney),
+  is_goal_enabled: Type.Optional(Type.Boolean()),
+  has_one_off: Type.Optional(Type.Boolean()),
+  has_subscription: Type.Optional(Type.Boolean()),
+  allow_custom_amount: Type.Optional(Type.Boolean()),
+  allow_custom_subscription_amount: Type.Optional(Type.Boolean()),
+  default_amount: optionalNullable(InputMoney),
+  default_subscription_amount: optionalNullable(InputMoney),
+  min_amount: optionalNullable(InputMoney),
+  max_amount: optionalNullable(InputMoney),
+  min_subscription_amount: optionalNullable(InputMoney),
+  max_subscription_amount: optionalNullable(InputMoney),
+  asks: optionalNullable(Type.Array(InputMoney, { maxItems: 12 })),
+  asks_subscription: optionalNullable(Type.Array(InputMoney, { maxItems: 12 })),
+  shown_fields: optionalNullable(Type.Array(FormField, { uniqueItems: true })),
+  required_fields: optionalNullable(Type.Array(FormField, { uniqueItems: true })),
+  privacy_note: optionalNullable(Type.String({ maxLength: 5000 })),
+  tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50, uniqueItems: true })),
+  cost_example_amount: optionalNullable(InputMoney),
+  cost_example_label: optionalNullable(Type.String({ minLength: 1, maxLength: 200 })),
+};
+
+export const CampaignInput = Type.Object(
+  { title: Type.String({ minLength: 1, maxLength: 200 }), ...editableCampaignFields },
+  { additionalProperties: false, description: "A new campaign; omitted fields take their defaults" },
+);
+export type CampaignInput = Static<typeof CampaignInput>;
+
+export const CampaignPatch = Type.Object(
+  { title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), ...editableCampaignFields },
+  { additionalProperties: false, description: "Changes to a campaign; omitted fields stay, null clears" },
+);
+export type CampaignPatch = Static<typeof CampaignPatch>;

@@ -1,10 +1,16 @@
 import type { Db } from "../../db/client.js";
-import { notFound } from "../../http/errors.js";
+import { AppError, notFound, type ValidationIssue } from "../../http/errors.js";
 import { parseId } from "../../http/ids.js";
 import { optionalDateBound, parseOrder } from "../../http/pagination.js";
 import type { Scope } from "../scope.js";
-import { type CampaignRow, findCampaignRow, listCampaignRows } from "./campaigns.repo.js";
-import type { CampaignListQuery, CampaignWire } from "./campaigns.schemas.js";
+import {
+  type CampaignRow,
+  findCampaignRow,
+  insertCampaignRow,
+  listCampaignRows,
+  updateCampaignRow,
+} from "./campaigns.repo.js";
+import type { CampaignInput, CampaignListQuery, CampaignPatch, CampaignWire } from "./campaigns.schemas.js";
 
 const numbers = (values: string[] | null) => (values === null ? null : values.map(Number));
 
@@ -37,6 +43,7 @@ export function campaignToWire(row: CampaignRow): CampaignWire {
     tags: row.tags,
     cost_example_amount: row.costExampleAmount,
     cost_example_label: row.costExampleLabel,
+    archive_date: row.archiveDate?.toISOString() ?? null,
   };
 }
 
@@ -48,6 +55,7 @@ export async function listCampaigns(db: Db, scope: Scope, query: CampaignListQue
       q: query.q,
       type: query.type,
       tag: query.tag,
+      archived: query.archived,
       createDateFrom: optionalDateBound("create_date_from", query.create_date_from),
       createDateTo: optionalDateBound("create_date_to", query.create_date_to),
       updateDateFrom: optionalDateBound("update_date_from", query.update_date_from),
@@ -63,4 +71,142 @@ export async function getCampaign(db: Db, scope: Scope, rawId: string) {
   const row = await findCampaignRow(db, scope, parseId(rawId, "Campaign"));
   if (!row) throw notFound("Campaign");
   return campaignToWire(row);
+}
+
+type CampaignFields = Omit<CampaignWire, "id" | "create_date" | "update_date" | "archive_date">;
+
+const CAMPAIGN_DEFAULTS: Omit<CampaignFields, "title"> = {
+  slug: null,
+  code: null,
+  type: "donation",
+  goal: null,
+  is_goal_enabled: false,
+  has_one_off: true,
+  has_subscription: true,
+  allow_custom_amount: true,
+  allow_custom_subscription_amount: true,
+  default_amount: null,
+  default_subscription_amount: null,
+  min_amount: null,
+  max_amount: null,
+  min_subscription_amount: null,
+  max_subscription_amount: null,
+  asks: null,
+  asks_subscription: null,
+  shown_fields: null,
+  required_fields: null,
+  privacy_note: null,
+  tags: [],
+  cost_example_amount: null,
+  cost_example_label: null,
+};
+
+const MONEY_FIELDS = [
+  "goal",
+  "default_amount",
+  "default_subscription_amount",
+  "min_amount",
+  "max_amount",
+  "min_subscription_amount",
+  "max_subscription_amount",
+  "cost_example_amount",
+] as const;
+
+const hasCents = (value: number) => /^\d+(\.\d{1,2})?$/.test(String(value));
+
+/** Rules that span fields; the schema has already checked each field alone. */
+function campaignRuleViolations(campaign: CampaignFields): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const issue = (field: string, message: string) => issues.push({ field, message });
+  for (const field of MONEY_FIELDS) {
+    const value = campaign[field];
+    if (value !== null && !hasCents(value)) issue(field, "must have at most 2 decimals");
+  }
+  for (const field of ["asks", "asks_subscription"] as const) {
+    if (campaign[field]?.some((value) => !hasCents(value))) issue(field, "amounts must have at most 2 decimals");
+  }
+  if (!campaign.has_one_off && !campaign.has_subscription) {
+    issue("has_subscription", "a campaign must offer one-off or recurring gifts, or both");
+  }
+  const ranges = [
+    ["min_amount", "max_amount", "default_amount", "asks"],
+    ["min_subscription_amount", "max_subscription_amount", "default_subscription_amount", "asks_subscription"],
+  ] as const;
+  for (const [minField, maxField, defaultField, asksField] of ranges) {
+    const min = campaign[minField] ?? 0;
+    const max = campaign[maxField] ?? Number.POSITIVE_INFINITY;
+    if (min > max) issue(minField, `must not exceed ${maxField}`);
+    const fallback = campaign[defaultField];
+    if (fallback !== null && (fallback < min || fallback > max))
+      issue(defaultField, `must be between ${minField} and ${maxField}`);
+    if (campaign[asksField]?.some((ask) => ask < min || ask > max)) {
+      issue(asksField, `every amount must be between ${minField} and ${maxField}`);
+    }
+  }
+  if (campaign.is_goal_enabled && campaign.goal === null) issue("goal", "is required when is_goal_enabled is true");
+  const shown = campaign.shown_fields ?? [];
+  const hidden = (campaign.required_fields ?? []).filter((field) => !shown.includes(field));
+  if (hidden.length > 0) issue("required_fields", `must also be shown: ${hidden.join(", ")}`);
+  if ((campaign.cost_example_amount === null) !== (campaign.cost_example_label === null)) {
+    issue("cost_example_label", "cost_example_amount and cost_example_label go together");
+  }
+  return issues;
+}
+
+function assertCampaignRules(campaign: CampaignFields) {
+  const issues = campaignRuleViolations(campaign);
+  const first = issues[0];
+  if (first) throw new AppError("invalid_request", 400, `Invalid field "${first.field}": ${first.message}`, issues);
+}
+
+function fieldsOf(row: CampaignRow): CampaignFields {
+  const { id: _id, create_date: _c, update_date: _u, archive_date: _a, ...fields } = campaignToWire(row);
+  return fields;
+}
+
+function isSlugConflict(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: string; constraint?: string } })?.cause ?? error;
+  return (cause as { code?: string })?.code === "23505";
+}
+
+async function saving<T>(work: Promise<T>, slug: string | null): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (isSlugConflict(error)) {
+      throw new AppError("slug_taken", 409, `Another campaign of this organization has the slug "${slug}"`, [
+        { field: "slug", message: "is already used by another campaign" },
+      ]);
+    }
+    throw error;
+  }
+}
+
+export async function createCampaign(db: Db, scope: Scope, input: CampaignInput) {
+  const campaign: CampaignFields = { ...CAMPAIGN_DEFAULTS, ...input } as CampaignFields;
+  assertCampaignRules(campaign);
+  const row = await saving(insertCampaignRow(db, scope, campaign), campaign.slug);
+  return campaignToWire(row);
+}
+
+export async function updateCampaign(db: Db, scope: Scope, rawId: string, patch: CampaignPatch) {
+  return db.transaction(async (tx) => {
+    const existing = await findCampaignRow(tx, scope, parseId(rawId, "Campaign"));
+    if (!existing) throw notFound("Campaign");
+    const campaign = { ...fieldsOf(existing), ...patch } as CampaignFields;
+    assertCampaignRules(campaign);
+    const row = await saving(updateCampaignRow(tx, scope, existing.id, campaign), campaign.slug);
+    return campaignToWire(row);
+  });
+}
+
+/** Archiving keeps the campaign and its history; it only stops it from taking new gifts. */
+export async function archiveCampaign(db: Db, scope: Scope, rawId: string) {
+  return db.transaction(async (tx) => {
+    const existing = await findCampaignRow(tx, scope, parseId(rawId, "Campaign"));
+    if (!existing) throw notFound("Campaign");
+    if (existing.archiveDate) return campaignToWire(existing);
+    const row = await updateCampaignRow(tx, scope, existing.id, fieldsOf(existing), new Date());
+    return campaignToWire(row);
+  });
 }

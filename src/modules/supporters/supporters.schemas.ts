@@ -39,6 +39,7 @@ export const Supporter = wireObject(
     profilation_marketing: Consent(),
     tags: Tags,
     note: Text(),
+    erase_date: nullable({ ...DateTime, description: "When the personal data was erased on request (GDPR)" }),
   },
   "A person or business that gives to the organization",
 );
@@ -91,3 +92,50 @@ export const SupporterListQuery = listQuerySchema(SUPPORTER_ORDER_FIELDS, {
 export type SupporterListQuery = Static<typeof SupporterListQuery>;
 
 export const SupporterList = listResponseSchema(Supporter, "supporters");
+
+const optionalText = (maxLength: number, extra: Record<string, unknown> = {}) =>
+  Type.Optional(nullable(Type.String({ maxLength, ...extra })));
+const optionalConsent = () => Type.Optional(nullable(Type.Boolean()));
+
+const editableSupporterFields = {
+  image: optionalText(2000, { format: "uri" }),
+  code: optionalText(100),
+  business_name: optionalText(200),
+  first_name: optionalText(100),
+  last_name: optionalText(100),
+  email: optionalText(320, { format: "email" }),
+  phone: optionalText(50),
+  mobile: optionalText(50),
+  job: optionalText(200),
+  sex: Type.Optional(nullable(Type.String({ enum: ["MALE", "FEMALE"] }))),
+  date_of_birth: Type.Optional(nullable(Type.String({ format: "date" }))),
+  place_of_birth: optionalText(200),
+  ssn: optionalText(50),
+  vat: optionalText(50),
+  address: optionalText(300),
+  address2: optionalText(300),
+  city: optionalText(100),
+  locality: optionalText(100),
+  country: optionalText(2, { pattern: "^[A-Z]{2}$", description: "ISO 3166-1 alpha-2" }),
+  postal_code: optionalText(20),
+  privacy: optionalConsent(),
+  email_marketing: optionalConsent(),
+  phone_marketing: optionalConsent(),
+  sms_marketing: optionalConsent(),
+  postal_marketing: optionalConsent(),
+  profilation_marketing: optionalConsent(),
+  tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50, uniqueItems: true })),
+  note: optionalText(5000),
+};
+
+export const SupporterInput = Type.Object(editableSupporterFields, {
+  additionalProperties: false,
+  description: "A new supporter: a name, a business name or an email is needed",
+});
+export type SupporterInput = Static<typeof SupporterInput>;
+
+export const SupporterPatch = Type.Object(editableSupporterFields, {
+  additionalProperties: false,
+  description: "Changes to a supporter, consents included; omitted fields stay, null clears",
+});
+export type SupporterPatch = Static<typeof SupporterPatch>;

@@ -1,10 +1,15 @@
-import type { Db } from "../../db/client.js";
-import { notFound } from "../../http/errors.js";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import type { Db, Executor } from "../../db/client.js";
+import { donations, payments, supporters } from "../../db/schema.js";
+import { AppError, notFound } from "../../http/errors.js";
 import { parseId } from "../../http/ids.js";
 import { optionalDateBound, parseOrder } from "../../http/pagination.js";
+import { donationToWire } from "../donations/donations.service.js";
+import { findPaymentMethodsByIds } from "../payment-methods/payment-methods.repo.js";
+import { paymentToWire } from "../payments/payments.service.js";
 import type { Scope } from "../scope.js";
 import { findSupporterRow, listSupporterRows, type SupporterRow } from "./supporters.repo.js";
-import type { SupporterListQuery, SupporterWire } from "./supporters.schemas.js";
+import type { SupporterInput, SupporterListQuery, SupporterPatch, SupporterWire } from "./supporters.schemas.js";
 
 export function supporterToWire(row: SupporterRow): SupporterWire {
   return {
@@ -41,6 +46,7 @@ export function supporterToWire(row: SupporterRow): SupporterWire {
     profilation_marketing: row.profilationMarketing,
     tags: row.tags,
     note: row.note,
+    erase_date: row.eraseDate?.toISOString() ?? null,
   };
 }
 
@@ -66,6 +72,149 @@ export async function listSupporters(db: Db, scope: Scope, query: SupporterListQ
 
 export async function getSupporter(db: Db, scope: Scope, rawId: string) {
   const row = await findSupporterRow(db, scope, parseId(rawId, "Supporter"));
+  if (!row) throw notFound("Supporter");
+  return supporterToWire(row);
+}
+
+const COLUMNS: Record<keyof SupporterPatch, keyof typeof supporters.$inferInsert> = {
+  image: "image",
+  code: "code",
+  business_name: "businessName",
+  first_name: "firstName",
+  last_name: "lastName",
+  email: "email",
+  phone: "phone",
+  mobile: "mobile",
+  job: "job",
+  sex: "sex",
+  date_of_birth: "dateOfBirth",
+  place_of_birth: "placeOfBirth",
+  ssn: "ssn",
+  vat: "vat",
+  address: "address",
+  address2: "address2",
+  city: "city",
+  locality: "locality",
+  country: "country",
+  postal_code: "postalCode",
+  privacy: "privacy",
+  email_marketing: "emailMarketing",
+  phone_marketing: "phoneMarketing",
+  sms_marketing: "smsMarketing",
+  postal_marketing: "postalMarketing",
+  profilation_marketing: "profilationMarketing",
+  tags: "tags",
+  note: "note",
+};
+
+function columnsOf(input: SupporterPatch): Partial<typeof supporters.$inferInsert> {
+  const values: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(input)) {
+    if (value !== undefined) values[COLUMNS[field as keyof SupporterPatch]] = value;
+  }
+  return values;
+}
+
+const identifies = (row: Pick<SupporterWire, "first_name" | "last_name" | "business_name" | "email">) =>
+  Boolean(row.first_name || row.last_name || row.business_name || row.email);
+
+export async function createSupporter(db: Db, scope: Scope, input: SupporterInput) {
+  if (!identifies({ first_name: null, last_name: null, business_name: null, email: null, ...input })) {
+    throw new AppError("invalid_request", 400, "A supporter needs a name, a business name or an email", [
+      { field: "email", message: "a name, a business name or an email is required" },
+    ]);
+  }
+  const [row] = await db
+    .insert(supporters)
+    .values({ organizationId: scope.organizationId, ...columnsOf(input) })
+    .returning();
+  if (!row) throw new Error("supporter insert returned nothing");
+  return supporterToWire(row);
+}
+
+async function requireLiveSupporter(db: Executor, scope: Scope, rawId: string) {
+  const row = await findSupporterRow(db, scope, parseId(rawId, "Supporter"));
+  if (!row) throw notFound("Supporter");
+  return row;
+}
+
+export async function updateSupporter(db: Db, scope: Scope, rawId: string, patch: SupporterPatch) {
+  return db.transaction(async (tx) => {
+    const existing = await requireLiveSupporter(tx, scope, rawId);
+    if (existing.eraseDate) {
+      throw new AppError("supporter_erased", 409, "This supporter's personal data was erased; it cannot be edited");
+    }
+    const merged = { ...supporterToWire(existing), ...patch };
+    if (!identifies(merged)) {
+      throw new AppError("invalid_request", 400, "A supporter needs a name, a business name or an email", [
+        { field: "email", message: "a name, a business name or an email is required" },
+      ]);
+    }
+    const [row] = await tx
+      .update(supporters)
+      .set({ ...columnsOf(patch), updateDate: sql`now()` })
+      .where(and(eq(supporters.organizationId, scope.organizationId), eq(supporters.id, existing.id)))
+      .returning();
+    if (!row) throw notFound("Supporter");
+    return supporterToWire(row);
+  });
+}
+
+/** Everything held about a supporter, for a data subject access request (GDPR art. 15 and 20). */
+export async function exportSupporter(db: Db, scope: Scope, rawId: string) {
+  const supporter = await requireLiveSupporter(db, scope, rawId);
+  const donationRows = await db
+    .select()
+    .from(donations)
+    .where(and(eq(donations.organizationId, scope.organizationId), eq(donations.supporterId, supporter.id)))
+    .orderBy(asc(donations.createDate), asc(donations.id));
+  const paymentRows =
+    donationRows.length === 0
+      ? []
+      : await db
+          .select()
+          .from(payments)
+          .where(
+            and(
+              eq(payments.organizationId, scope.organizationId),
+              inArray(
+                payments.donationId,
+                donationRows.map((row) => row.id),
+              ),
+            ),
+          )
+          .orderBy(asc(payments.createDate), asc(payments.id));
+  const methods = await findPaymentMethodsByIds(
+    db,
+    scope.organizationId,
+    paymentRows.map((row) => row.paymentMethodId),
+  );
+  return {
+    export_date: new Date().toISOString(),
+    supporter: supporterToWire(supporter),
+    donations: donationRows.map(donationToWire),
+    payments: paymentRows.map((row) => paymentToWire(row, methods.get(row.paymentMethodId ?? 0))),
+  };
+}
+
+/**
+ * Erases a supporter's personal data (GDPR art. 17). Donations and payments stay, linked to the
+ * anonymous record, because accounting law requires them.
+ */
+export async function eraseSupporter(db: Db, scope: Scope, rawId: string) {
+  const existing = await requireLiveSupporter(db, scope, rawId);
+  const cleared = Object.fromEntries(Object.values(COLUMNS).map((column) => [column, null]));
+  const [row] = await db
+    .update(supporters)
+    .set({
+      ...cleared,
+      code: existing.code,
+      tags: [],
+      eraseDate: existing.eraseDate ?? sql`now()`,
+      updateDate: sql`now()`,
+    })
+    .where(and(eq(supporters.organizationId, scope.organizationId), eq(supporters.id, existing.id)))
+    .returning();
   if (!row) throw notFound("Supporter");
   return supporterToWire(row);
 }

@@ -53,11 +53,16 @@ export async function createUser(db: Db, input: NewUser) {
     if (!user) throw new Error("user insert returned nothing");
     let role: Role | undefined;
     if (organization) {
-      role = input.role ?? "member";
-      await tx
+      // An existing member keeps their role unless one is given: adding someone never demotes them.
+      const [membership] = await tx
         .insert(memberships)
-        .values({ organizationId: organization.id, userId: user.id, role })
-        .onConflictDoUpdate({ target: [memberships.organizationId, memberships.userId], set: { role } });
+        .values({ organizationId: organization.id, userId: user.id, role: input.role ?? "member" })
+        .onConflictDoUpdate({
+          target: [memberships.organizationId, memberships.userId],
+          set: { role: input.role ? input.role : sql`${memberships.role}` },
+        })
+        .returning({ role: memberships.role });
+      role = membership?.role as Role | undefined;
     }
     return {
       id: user.id,

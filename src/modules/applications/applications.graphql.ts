@@ -1,0 +1,153 @@
+import { builder } from "../../graphql/builder.js";
+import { authorize } from "../../graphql/context.js";
+import {
+  type ApplicationWire,
+  createApplication,
+  installApplication,
+  listInstallations,
+  listOwnedApplications,
+  rotateApplicationSecret,
+  uninstallApplication,
+  updateApplication,
+} from "./applications.service.js";
+
+const ApplicationType = builder.objectRef<ApplicationWire>("Application").implement({
+  description: "A third-party application registered with Donata",
+  fields: (t) => ({
+    id: t.exposeInt("id"),
+    client_id: t.exposeString("client_id"),
+    name: t.exposeString("name"),
+    application_url: t.exposeString("application_url", {
+      description: "Opened in the admin panel's iframe with ?__organization=<slug>",
+    }),
+    callback_urls: t.exposeStringList("callback_urls"),
+    permissions: t.exposeStringList("permissions"),
+    owner_organization_id: t.exposeInt("owner_organization_id", { nullable: true }),
+    create_date: t.exposeString("create_date"),
+  }),
+});
+
+const RegisteredApplicationType = builder
+  .objectRef<ApplicationWire & { client_secret: string }>("ApplicationWithSecret")
+  .implement({
+    description: "An application and its client secret, shown only in this response",
+    fields: (t) => ({
+      application: t.field({ type: ApplicationType, resolve: (app) => app }),
+      client_secret: t.exposeString("client_secret", { description: "Shown once; only its hash is stored" }),
+    }),
+  });
+
+const InstallationType = builder
+  .objectRef<{ id: number; create_date: string; application: ApplicationWire }>("Installation")
+  .implement({
+    description: "An application installed in the organization",
+    fields: (t) => ({
+      id: t.exposeInt("id"),
+      create_date: t.exposeString("create_date"),
+      application: t.field({ type: ApplicationType, resolve: (installation) => installation.application }),
+    }),
+  });
+
+const UninstallResultType = builder
+  .objectRef<{ client_id: string; revoked_tokens: number }>("UninstallResult")
+  .implement({
+    fields: (t) => ({
+      client_id: t.exposeString("client_id"),
+      revoked_tokens: t.exposeInt("revoked_tokens"),
+    }),
+  });
+
+builder.queryFields((t) => ({
+  installations: t.field({
+    type: [InstallationType],
+    description: "Applications installed in the organization (members only)",
+    resolve: (_root, _args, context) => {
+      authorize(context, "applications:read");
+      return listInstallations(context.db, context.scope.organizationId);
+    },
+  }),
+  applications: t.field({
+    type: [ApplicationType],
+    description: "Applications this organization registered (members only)",
+    resolve: (_root, _args, context) => {
+      authorize(context, "applications:read");
+      return listOwnedApplications(context.db, context.scope.organizationId);
+    },
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  registerApplication: t.field({
+    type: RegisteredApplicationType,
+    description: "Registers an application owned by this organization; the client secret is returned once",
+    args: {
+      name: t.arg.string({ required: true }),
+      application_url: t.arg.string({ required: true }),
+      callback_urls: t.arg.stringList({ required: true }),
+      permissions: t.arg.stringList({ required: false }),
+    },
+    resolve: async (_root, args, context) => {
+      authorize(context, "applications:manage");
+      const created = await createApplication(context.db, {
+        name: args.name,
+        applicationUrl: args.application_url,
+        callbackUrls: args.callback_urls,
+        permissions: args.permissions ?? undefined,
+        ownerOrganizationId: context.scope.organizationId,
+      });
+      const [application] = (await listOwnedApplications(context.db, context.scope.organizationId)).filter(
+        (candidate) => candidate.client_id === created.client_id,
+      );
+      if (!application) throw new Error("registered application vanished");
+      return { ...application, client_secret: created.client_secret };
+    },
+  }),
+  rotateApplicationSecret: t.field({
+    type: RegisteredApplicationType,
+    description: "Issues a new client secret; the old one stops working at once",
+    args: { client_id: t.arg.string({ required: true }) },
+    resolve: (_root, { client_id }, context) => {
+      authorize(context, "applications:manage");
+      return rotateApplicationSecret(context.db, context.scope.organizationId, client_id);
+    },
+  }),
+  updateApplication: t.field({
+    type: ApplicationType,
+    args: {
+      client_id: t.arg.string({ required: true }),
+      name: t.arg.string(),
+      application_url: t.arg.string(),
+      callback_urls: t.arg.stringList(),
+    },
+    resolve: (_root, args, context) => {
+      authorize(context, "applications:manage");
+      return updateApplication(context.db, context.scope.organizationId, args.client_id, {
+        name: args.name ?? undefined,
+        applicationUrl: args.application_url ?? undefined,
+        callbackUrls: args.callback_urls ?? undefined,
+      });
+    },
+  }),
+  installApplication: t.field({
+    type: InstallationType,
+    args: { client_id: t.arg.string({ required: true }) },
+    resolve: async (_root, { client_id }, context) => {
+      authorize(context, "applications:manage");
+      await installApplication(context.db, client_id, context.scope.organizationSlug);
+      const installed = (await listInstallations(context.db, context.scope.organizationId)).find(
+        (installation) => installation.application.client_id === client_id,
+      );
+      if (!installed) throw new Error("installation vanished");
+      return installed;
+    },
+  }),
+  uninstallApplication: t.field({
+    type: UninstallResultType,
+    description: "Removes the application from the organization and revokes its tokens at once",
+    args: { client_id: t.arg.string({ required: true }) },
+    resolve: (_root, { client_id }, context) => {
+      authorize(context, "applications:manage");
+      return uninstallApplication(context.db, client_id, context.scope.organizationSlug);
+    },
+  }),
+}));

@@ -1,0 +1,338 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createUser } from "../src/modules/users/users.service.js";
+import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
+import { fakeCampaign, fakeCompletedCheckout, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
+import { startTestServer, type TestServer } from "./helpers/server.js";
+
+type Auth = { token?: string; cookie?: string };
+
+describe("GraphQL mutations", () => {
+  let server: TestServer;
+  let tenant: Tenant;
+  let other: Tenant;
+  let admin: Auth;
+  let member: Auth;
+  let otherAdmin: Auth;
+
+  const graphql = async (query: string, variables: Record<string, unknown>, auth: Auth) => {
+    const response = await fetch(`${server.url}/admin/graphql/`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...(auth.token ? { authorization: `Bearer ${auth.token}` } : {}),
+        ...(auth.cookie ? { cookie: auth.cookie } : {}),
+      },
+      body: JSON.stringify({ query, variables }),
+    });
+    return { status: response.status, body: await response.json() };
+  };
+
+  const signIn = async (organization: string, role: "owner" | "admin" | "member") => {
+    const user = await createUser(server.database.db, {
+      email: `${role}-${unique(6)}@example.test`,
+      password: "long enough password",
+      organization,
+      role,
+    });
+    return { cookie: `${SESSION_COOKIE}=${await createSession(server.database.db, server.config, user.id)}` };
+  };
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    [tenant, other] = await Promise.all([fakeTenant(server.database.db), fakeTenant(server.database.db)]);
+    admin = await signIn(tenant.slug, "admin");
+    member = await signIn(tenant.slug, "member");
+    otherAdmin = await signIn(other.slug, "owner");
+  });
+  afterAll(() => server?.close());
+
+  const CREATE = `mutation ($input: CampaignInput!) { createCampaign(input: $input) {
+    id title slug goal is_goal_enabled asks min_amount max_amount shown_fields required_fields tags archive_date } }`;
+
+  describe("campaigns", () => {
+    it("creates a campaign that REST then serves, for admins and applications with campaigns:write", async () => {
+      const input = {
+        title: "Winter Appeal",
+        slug: `winter-${unique(6)}`,
+        goal: 5000,
+        is_goal_enabled: true,
+        min_amount: 5,
+        max_amount: 500,
+        asks: [10, 25.5, 50],
+        shown_fields: ["first_name", "email"],
+        required_fields: ["email"],
+        tags: ["winter"],
+        cost_example_amount: 12.5,
+        cost_example_label: "a warm blanket",
+      };
+      const { body } = await graphql(CREATE, { input }, admin);
+      expect(body.errors).toBeUndefined();
+      const created = body.data.createCampaign;
+      expect(created).toMatchObject({ title: "Winter Appeal", goal: 5000, asks: [10, 25.5, 50], archive_date: null });
+      const rest = await server.get(`/api/v1/campaigns/${created.id}`, tenant.token);
+      expect(rest.body).toMatchObject({ ...input, id: created.id, has_one_off: true, type: "donation" });
+
+      const byApp = await graphql(CREATE, { input: { title: "From an app" } }, { token: tenant.token });
+      expect(byApp.body.data.createCampaign.title).toBe("From an app");
+    });
+
+    it("refuses members and applications without the permission", async () => {
+      const byMember = await graphql(CREATE, { input: { title: "No" } }, member);
+      expect(byMember.body.errors[0]).toMatchObject({
+        message: 'Your role (member) does not allow "campaigns:write"',
+        extensions: { code: "insufficient_scope" },
+      });
+      const readOnly = await fakeTenant(server.database.db, { permissions: ["campaigns:read"] });
+      const byApp = await graphql(CREATE, { input: { title: "No" } }, { token: readOnly.token });
+      expect(byApp.body.errors[0].extensions.code).toBe("insufficient_scope");
+      const count = await server.get("/api/v1/campaigns/?q=No", tenant.token);
+      expect(count.body.count).toBe(0);
+    });
+
+    it("enforces every campaign rule with a field-level error and creates nothing", async () => {
+      const before = (await server.get("/api/v1/campaigns/", tenant.token)).body.count;
+      const cases: [Record<string, unknown>, string][] = [
+        [{ title: "" }, "title"],
+        [{ title: "x", min_amount: 50, max_amount: 10 }, "min_amount"],
+        [{ title: "x", max_amount: 10, asks: [5, 20] }, "asks"],
+        [{ title: "x", default_amount: 3, min_amount: 5 }, "default_amount"],
+        [{ title: "x", has_one_off: false, has_subscription: false }, "has_subscription"],
+        [{ title: "x", shown_fields: ["email"], required_fields: ["email", "phone"] }, "required_fields"],
+        [{ title: "x", shown_fields: ["credit_card"] }, "shown_fields.0"],
+        [{ title: "x", slug: "Not A Slug" }, "slug"],
+        [{ title: "x", goal: 10.555 }, "goal"],
+        [{ title: "x", goal: -1 }, "goal"],
+        [{ title: "x", is_goal_enabled: true }, "goal"],
+        [{ title: "x", cost_example_amount: 10 }, "cost_example_label"],
+      ];
+      for (const [input, field] of cases) {
+        const { body } = await graphql(CREATE, { input }, admin);
+        expect(body.errors?.[0]?.extensions?.code, JSON.stringify(input)).toBe("invalid_request");
+        expect(body.errors[0].extensions.errors[0].field, JSON.stringify(input)).toBe(field);
+      }
+      expect((await server.get("/api/v1/campaigns/", tenant.token)).body.count).toBe(before);
+    });
+
+    it("refuses a duplicate slug with 409-style slug_taken", async () => {
+      const slug = `dup-${unique(6)}`;
+      expect((await graphql(CREATE, { input: { title: "One", slug } }, admin)).body.errors).toBeUndefined();
+      const second = await graphql(CREATE, { input: { title: "Two", slug } }, admin);
+      expect(second.body.errors[0].extensions).toMatchObject({ code: "slug_taken" });
+      const elsewhere = await graphql(CREATE, { input: { title: "Other org", slug } }, otherAdmin);
+      expect(elsewhere.body.errors).toBeUndefined();
+    });
+
+    it("updates, clears with null, archives, and keeps to the organization", async () => {
+      const campaign = await fakeCampaign(server.database.db, tenant.organizationId, { goal: 100 });
+      const UPDATE = `mutation ($id: ID!, $input: CampaignPatch!) { updateCampaign(id: $id, input: $input) { id title goal } }`;
+      const updated = await graphql(
+        UPDATE,
+        { id: String(campaign.id), input: { title: "Renamed", goal: null } },
+        admin,
+      );
+      expect(updated.body.data.updateCampaign).toEqual({ id: campaign.id, title: "Renamed", goal: null });
+      const foreign = await graphql(UPDATE, { id: String(campaign.id), input: { title: "Hijack" } }, otherAdmin);
+      expect(foreign.body.errors[0].extensions.code).toBe("not_found");
+      expect((await server.get(`/api/v1/campaigns/${campaign.id}`, tenant.token)).body.title).toBe("Renamed");
+
+      const ARCHIVE = `mutation ($id: ID!) { archiveCampaign(id: $id) { id archive_date } }`;
+      const archived = await graphql(ARCHIVE, { id: String(campaign.id) }, admin);
+      expect(archived.body.data.archiveCampaign.archive_date).toMatch(/^\d{4}-/);
+      const again = await graphql(ARCHIVE, { id: String(campaign.id) }, admin);
+      expect(again.body.data.archiveCampaign.archive_date).toBe(archived.body.data.archiveCampaign.archive_date);
+      const list = await server.get("/api/v1/campaigns/?archived=true", tenant.token);
+      expect(list.body.items.map((item: { id: number }) => item.id)).toEqual([campaign.id]);
+      const active = await server.get("/api/v1/campaigns/?archived=false&limit=1000", tenant.token);
+      expect(active.body.items.map((item: { id: number }) => item.id)).not.toContain(campaign.id);
+    });
+  });
+
+  describe("supporters", () => {
+    const CREATE_SUPPORTER = `mutation ($input: SupporterInput!) { createSupporter(input: $input) {
+      id first_name email privacy email_marketing tags erase_date } }`;
+
+    it("creates and updates supporters with consents, refusing invalid fields", async () => {
+      const created = await graphql(
+        CREATE_SUPPORTER,
+        { input: { first_name: "Ada", email: "ada@example.test", privacy: true, email_marketing: false } },
+        admin,
+      );
+      const supporter = created.body.data.createSupporter;
+      expect(supporter).toMatchObject({ first_name: "Ada", privacy: true, email_marketing: false, erase_date: null });
+      const UPDATE = `mutation ($id: ID!, $input: SupporterPatch!) { updateSupporter(id: $id, input: $input) {
+        email_marketing sms_marketing first_name } }`;
+      const updated = await graphql(
+        UPDATE,
+        { id: String(supporter.id), input: { email_marketing: true, sms_marketing: true } },
+        admin,
+      );
+      expect(updated.body.data.updateSupporter).toEqual({
+        email_marketing: true,
+        sms_marketing: true,
+        first_name: "Ada",
+      });
+      for (const [input, field] of [
+        [{ email: "not an email" }, "email"],
+        [{ sex: "OTHER" }, "sex"],
+        [{ date_of_birth: "1990-02-30" }, "date_of_birth"],
+        [{ country: "Italy" }, "country"],
+        [{}, "email"],
+      ] as const) {
+        const { body } = await graphql(CREATE_SUPPORTER, { input }, admin);
+        expect(body.errors[0].extensions.errors[0].field, JSON.stringify(input)).toBe(field);
+      }
+    });
+
+    it("exports everything held about a supporter, then erases the personal data but keeps the accounting", async () => {
+      const made = await fakeCompletedCheckout(server.database.db, tenant.organizationId);
+      const id = String(made.supporter.id);
+      const exported = await graphql(
+        `mutation ($id: ID!) { exportSupporter(id: $id) { export_date supporter { id email }
+          donations { id amount } payments { id amount payment_method { label } } } }`,
+        { id },
+        admin,
+      );
+      expect(exported.body.data.exportSupporter).toMatchObject({
+        supporter: { id: made.supporter.id, email: made.supporter.email },
+        donations: [{ id: made.donation.id, amount: made.donation.amount }],
+        payments: [{ id: made.payment.id, payment_method: { label: made.method.label } }],
+      });
+      const erased = await graphql(
+        `mutation ($id: ID!) { eraseSupporter(id: $id) { id first_name last_name email phone privacy tags erase_date } }`,
+        { id },
+        admin,
+      );
+      expect(erased.body.data.eraseSupporter).toMatchObject({
+        id: made.supporter.id,
+        first_name: null,
+        last_name: null,
+        email: null,
+        phone: null,
+        privacy: null,
+        tags: [],
+      });
+      expect(erased.body.data.eraseSupporter.erase_date).toMatch(/^\d{4}-/);
+      const donation = await server.get(`/api/v1/donations/${made.donation.id}`, tenant.token);
+      expect(donation.body).toMatchObject({ id: made.donation.id, supporter_id: made.supporter.id });
+      expect((await server.get(`/api/v1/payments/${made.payment.id}`, tenant.token)).status).toBe(200);
+      const edit = await graphql(
+        `mutation ($id: ID!) { updateSupporter(id: $id, input: { first_name: "Back" }) { id } }`,
+        { id },
+        admin,
+      );
+      expect(edit.body.errors[0].extensions.code).toBe("supporter_erased");
+    });
+  });
+
+  describe("applications", () => {
+    const REGISTER = `mutation { registerApplication(name: "Ledger Sync", application_url: "https://ledger.example.test/",
+      callback_urls: ["https://ledger.example.test/cb"], permissions: ["donations:read"]) {
+      client_secret application { id client_id name callback_urls permissions } } }`;
+
+    const tokenRequest = (clientId: string, secret: string) =>
+      fetch(`${server.url}/oauth/token/`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          grant_type: "refresh_token",
+          client_id: clientId,
+          client_secret: secret,
+          refresh_token: "x",
+        }),
+      });
+
+    it("registers, rotates the secret, updates callbacks, installs and uninstalls", async () => {
+      const registered = (await graphql(REGISTER, {}, admin)).body.data.registerApplication;
+      expect(registered.client_secret).toMatch(/^dnt_cs_/);
+      expect(registered.application.permissions).toEqual(["donations:read"]);
+      const clientId = registered.application.client_id;
+      // A known client with a good secret reaches the grant (invalid_grant), a bad secret does not (invalid_client).
+      expect((await (await tokenRequest(clientId, registered.client_secret)).json()).error).toBe("invalid_grant");
+
+      const rotated = await graphql(
+        `mutation ($c: String!) { rotateApplicationSecret(client_id: $c) { client_secret } }`,
+        { c: clientId },
+        admin,
+      );
+      const secret = rotated.body.data.rotateApplicationSecret.client_secret;
+      expect(secret).not.toBe(registered.client_secret);
+      expect((await tokenRequest(clientId, registered.client_secret)).status).toBe(401);
+      expect((await (await tokenRequest(clientId, secret)).json()).error).toBe("invalid_grant");
+
+      const updated = await graphql(
+        `mutation ($c: String!) { updateApplication(client_id: $c, callback_urls: ["https://ledger.example.test/new"]) { callback_urls } }`,
+        { c: clientId },
+        admin,
+      );
+      expect(updated.body.data.updateApplication.callback_urls).toEqual(["https://ledger.example.test/new"]);
+      const badUrl = await graphql(
+        `mutation ($c: String!) { updateApplication(client_id: $c, callback_urls: ["javascript:alert(1)"]) { id } }`,
+        { c: clientId },
+        admin,
+      );
+      expect(badUrl.body.errors[0].extensions.code).toBe("invalid_request");
+
+      const installed = await graphql(
+        `mutation ($c: String!) { installApplication(client_id: $c) { application { client_id } } }`,
+        { c: clientId },
+        admin,
+      );
+      expect(installed.body.data.installApplication.application.client_id).toBe(clientId);
+      const listed = await graphql(
+        `{ installations { application { client_id } } applications { client_id } }`,
+        {},
+        member,
+      );
+      expect(
+        listed.body.data.installations.map((row: { application: { client_id: string } }) => row.application.client_id),
+      ).toContain(clientId);
+      expect(listed.body.data.applications.map((row: { client_id: string }) => row.client_id)).toContain(clientId);
+
+      const uninstalled = await graphql(
+        `mutation ($c: String!) { uninstallApplication(client_id: $c) { client_id revoked_tokens } }`,
+        { c: clientId },
+        admin,
+      );
+      expect(uninstalled.body.data.uninstallApplication).toEqual({ client_id: clientId, revoked_tokens: 0 });
+    });
+
+    it("uninstalling revokes the application's tokens at once", async () => {
+      const app = await fakeTenant(server.database.db);
+      const owner = await signIn(app.slug, "owner");
+      expect((await server.get("/api/v1/checkouts/", app.token)).status).toBe(200);
+      const result = await graphql(
+        `mutation ($c: String!) { uninstallApplication(client_id: $c) { revoked_tokens } }`,
+        { c: app.clientId },
+        owner,
+      );
+      expect(result.body.data.uninstallApplication.revoked_tokens).toBe(1);
+      expect((await server.get("/api/v1/checkouts/", app.token)).status).toBe(401);
+    });
+
+    it("keeps application management to the owning organization's admins", async () => {
+      const registered = (await graphql(REGISTER, {}, admin)).body.data.registerApplication;
+      const clientId = registered.application.client_id;
+      const ROTATE = `mutation ($c: String!) { rotateApplicationSecret(client_id: $c) { client_secret } }`;
+      expect((await graphql(ROTATE, { c: clientId }, otherAdmin)).body.errors[0].extensions.code).toBe(
+        "application_not_found",
+      );
+      expect((await graphql(ROTATE, { c: clientId }, member)).body.errors[0].extensions.code).toBe(
+        "insufficient_scope",
+      );
+      expect((await graphql(ROTATE, { c: clientId }, { token: tenant.token })).body.errors[0].extensions.code).toBe(
+        "insufficient_scope",
+      );
+      const apps = await graphql(`{ installations { id } }`, {}, { token: tenant.token });
+      expect(apps.body.errors[0].extensions.code).toBe("insufficient_scope");
+    });
+  });
+
+  it("refuses mutations over GET", async () => {
+    const query = encodeURIComponent('mutation { createCampaign(input: { title: "Via GET" }) { id } }');
+    const response = await fetch(`${server.url}/admin/graphql/?query=${query}`, {
+      headers: { cookie: admin.cookie as string, accept: "application/json" },
+    });
+    expect(response.status).toBe(405);
+    expect((await server.get("/api/v1/campaigns/?q=Via%20GET", tenant.token)).body.count).toBe(0);
+  });
+});

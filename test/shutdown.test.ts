@@ -1,0 +1,247 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { testDatabaseUrl } from "./helpers/database.js";
+
+/**
+ * `donata serve --demo` as a process manager runs it: SIGTERM or SIGINT lets in-flight
+ * requests finish, closes the database and exits 0; the next start finds the same data.
+ */
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const BIN = path.join(ROOT, "bin", "donata.js");
+const DEMO_CHECKOUTS = 1500;
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON bodies are asserted field by field
+type Json = Record<string, any>;
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+interface Server {
+  url: string;
+  stdout(): string;
+  /** How many requests Fastify has logged as received so far. */
+  received(): number;
+  /** Resolves when the process is gone. */
+  exited: Promise<Exit>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+const children = new Set<ChildProcess>();
+
+function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of [
+    ...["DATABASE_URL", "DATA_DIR", "PORT", "HOST", "BASE_URL", "AUTH_URL", "DATABASE_POOL_SIZE"],
+    ...["ACCESS_TOKEN_TTL", "REFRESH_TOKEN_TTL", "DEBUG", "NODE_OPTIONS"],
+  ]) {
+    delete env[name];
+  }
+  // info: Fastify then logs "incoming request" for each request that got past its closing check.
+  return { ...env, LOG_LEVEL: "info", PORT: "0", HOST: "127.0.0.1", ...extra };
+}
+
+/** `donata serve --demo`, resolved once it prints the address it listens on. */
+function startServe(env: Record<string, string>): Promise<Server> {
+  const child = spawn(process.execPath, [BIN, "serve", "--demo"], {
+    cwd: ROOT,
+    env: childEnv(env),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.add(child);
+  let stdout = "";
+  let stderr = "";
+  const exited = new Promise<Exit>((resolve) => {
+    child.on("close", (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  let listening = false;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`donata serve --demo did not start within 100 s\n${stdout}${stderr}`));
+    }, 100_000);
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+      if (listening) return;
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+      if (!match?.[1]) return;
+      listening = true;
+      clearTimeout(timer);
+      resolve({
+        url: match[1],
+        stdout: () => stdout,
+        received: () => stdout.split('"msg":"incoming request"').length - 1,
+        exited,
+        kill: (signal) => child.kill(signal),
+      });
+    });
+    void exited.then((exit) => {
+      clearTimeout(timer);
+      reject(
+        new Error(`donata serve --demo exited (${exit.code ?? exit.signal}) before listening\n${stdout}${stderr}`),
+      );
+    });
+  });
+}
+
+/** A GET on its own connection: `sent` once written, `answered` once the response headers arrive. */
+function request(url: string, token: string) {
+  let answered = false;
+  let markSent = () => {};
+  const sent = new Promise<void>((resolve) => {
+    markSent = resolve;
+  });
+  const response = new Promise<{ status: number; body: Json }>((resolve, reject) => {
+    const outgoing = http.get(url, { agent: false, headers: { authorization: `Bearer ${token}` } }, (incoming) => {
+      answered = true;
+      let text = "";
+      incoming.setEncoding("utf8");
+      incoming.on("data", (chunk: string) => {
+        text += chunk;
+      });
+      incoming.on("error", reject);
+      incoming.on("end", () => {
+        try {
+          resolve({ status: incoming.statusCode ?? 0, body: JSON.parse(text) as Json });
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+    outgoing.on("error", reject);
+    outgoing.on("finish", () => markSent());
+  });
+  return { sent, response, answered: () => answered };
+}
+
+async function countCheckouts(server: Server, token: string): Promise<number> {
+  const response = await request(`${server.url}/api/v1/checkouts/?limit=1`, token).response;
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body.count;
+}
+
+/**
+ * Sends `signal` while large list requests are in flight, and checks that every one of them
+ * completes with 200 and that the process then exits 0 on its own.
+ *
+ * A request counts as in flight once the server has read it: one it has not read yet when the
+ * signal is handled rightly gets a 503 or a closed connection. On PostgreSQL the server reads
+ * several requests at once and logs each right away, so the test waits for those logs. PGlite
+ * runs every query synchronously on the server's event loop: the server reads and answers one
+ * request at a time and its logs come out only afterwards, so there the test sends a single
+ * request and gives the idle server a moment to read it, far less than answering it takes.
+ */
+async function stopDuringRequests(server: Server, signal: NodeJS.Signals, token: string, postgres: boolean) {
+  const before = server.received();
+  const requests = Array.from({ length: postgres ? 6 : 1 }, () =>
+    request(`${server.url}/api/v1/checkouts/?limit=1000`, token),
+  );
+  await Promise.all(requests.map((pending) => pending.sent));
+  if (postgres) {
+    const deadline = Date.now() + 30_000;
+    while (server.received() < before + requests.length) {
+      expect(Date.now(), "the server did not receive the requests within 30 s").toBeLessThan(deadline);
+      await sleep(5);
+    }
+  } else {
+    await sleep(100);
+  }
+  const pendingAtSignal = requests.filter((pending) => !pending.answered()).length;
+  const signalledAt = Date.now();
+  server.kill(signal);
+  const responses = await Promise.all(requests.map((pending) => pending.response));
+  const exit = await server.exited;
+  const stopSeconds = (Date.now() - signalledAt) / 1000;
+
+  expect(pendingAtSignal, "requests still unanswered when the signal was sent").toBeGreaterThan(0);
+  for (const response of responses) {
+    expect(response.status).toBe(200);
+    expect(response.body.count).toBe(DEMO_CHECKOUTS);
+    expect(response.body.items.length).toBe(1000);
+  }
+  expect(exit.code, `${exit.stdout}${exit.stderr}`).toBe(0);
+  expect(exit.signal).toBeNull();
+  // (Request logs may be flushed around these lines.)
+  expect(exit.stdout).toMatch(
+    new RegExp(
+      `^${signal} received: finishing in-flight requests, then closing the database$[\\s\\S]*^Stopped cleanly$`,
+      "m",
+    ),
+  );
+  expect(exit.stderr).not.toMatch(/^\s+at /m);
+  expect(stopSeconds).toBeLessThan(15);
+  // Nothing listens any more.
+  await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+}
+
+describe("donata serve: graceful shutdown", () => {
+  let env: Record<string, string> = {};
+  let cleanup: () => Promise<void> = async () => {};
+
+  beforeAll(async () => {
+    const databaseUrl = testDatabaseUrl();
+    if (databaseUrl) {
+      // --demo only bootstraps an empty database: this test gets a fresh one of its own.
+      const name = `donata_shutdown_${randomBytes(4).toString("hex")}`;
+      const admin = new pg.Client({ connectionString: databaseUrl });
+      await admin.connect();
+      await admin.query(`create database ${name}`);
+      await admin.end();
+      const url = new URL(databaseUrl);
+      url.pathname = `/${name}`;
+      env = { DATABASE_URL: url.toString() };
+      cleanup = async () => {
+        const client = new pg.Client({ connectionString: databaseUrl });
+        await client.connect();
+        await client.query(`drop database if exists ${name} with (force)`);
+        await client.end();
+      };
+    } else {
+      const directory = await mkdtemp(path.join(os.tmpdir(), "donata-shutdown-"));
+      env = { DATA_DIR: directory };
+      cleanup = () => rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  afterEach(() => {
+    for (const child of children) child.kill("SIGKILL");
+  });
+
+  afterAll(async () => {
+    await cleanup();
+  });
+
+  it("finishes in-flight requests on SIGTERM and SIGINT, exits 0, and restarts on the same data", async () => {
+    const postgres = env.DATABASE_URL !== undefined;
+    const first = await startServe(env);
+    expect(first.stdout()).toContain("Demo data created");
+    const token = /access_token:\s+(\S+)/.exec(first.stdout())?.[1];
+    expect(token).toMatch(/^dnt_at_/);
+    expect(await countCheckouts(first, token as string)).toBe(DEMO_CHECKOUTS);
+    await stopDuringRequests(first, "SIGTERM", token as string, postgres);
+
+    const second = await startServe(env);
+    expect(second.stdout()).not.toContain("Demo data created");
+    expect(second.stdout()).not.toContain("access_token");
+    expect(await countCheckouts(second, token as string)).toBe(DEMO_CHECKOUTS);
+    await stopDuringRequests(second, "SIGINT", token as string, postgres);
+  }, 120_000);
+});
