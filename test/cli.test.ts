@@ -407,10 +407,15 @@ describe("donata CLI", () => {
       const hash = stored.rows[0]?.hash as string;
       expect(await verifyPassword(hash, password)).toBe(true);
       expect(await verifyPassword(hash, "short")).toBe(false);
-      expect(stored.roles).toEqual([
-        { organization: first, role: "owner" },
-        { organization: second, role: "admin" },
-      ]);
+      // The two organizations were created concurrently, so their ids say nothing about order.
+      const byOrganization = (x: { organization: string }, y: { organization: string }) =>
+        x.organization.localeCompare(y.organization);
+      expect([...stored.roles].sort(byOrganization)).toEqual(
+        [
+          { organization: first, role: "owner" },
+          { organization: second, role: "admin" },
+        ].sort(byOrganization),
+      );
     },
     TEST_TIMEOUT,
   );

@@ -123,7 +123,10 @@ describe("GraphQL mutations", () => {
     });
 
     it("updates, clears with null, archives, and keeps to the organization", async () => {
-      const campaign = await fakeCampaign(server.database.db, tenant.organizationId, { goal: 100 });
+      const campaign = await fakeCampaign(server.database.db, tenant.organizationId, {
+        goal: 100,
+        isGoalEnabled: false,
+      });
       const UPDATE = `mutation ($id: ID!, $input: CampaignPatch!) { updateCampaign(id: $id, input: $input) { id title goal } }`;
       const updated = await graphql(
         UPDATE,

@@ -74,15 +74,13 @@ export async function fakeCampaign(db: Db, organizationId: number, overrides: Pa
       slug: `campaign-${unique()}`,
       code: unique(8),
       type: pickOne(["donation", "membership", "event"]),
-      goal: randomInt(2) ? randomInt(1000, 100_000) : null,
-      isGoalEnabled: randomInt(2) === 1,
+      ...(randomInt(2) ? { goal: randomInt(1000, 100_000), isGoalEnabled: randomInt(2) === 1 } : {}),
       minAmount: 5,
       maxAmount: 5000,
       asks: ["10", "25", "50"],
       asksSubscription: ["5", "10"],
       tags: [pickOne(["spring", "autumn"])],
-      costExampleAmount: randomInt(2) ? 10 : null,
-      costExampleLabel: "one school kit",
+      ...(randomInt(2) ? { costExampleAmount: 10, costExampleLabel: "one school kit" } : {}),
       ...overrides,
     })
     .returning();
