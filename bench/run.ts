@@ -450,8 +450,8 @@ async function main() {
     const baselineBody = await getJson(`${baselineOrigin}/baseline`, headers);
     const sameBytes = baselineBody.text === defaultPage.text;
     log(
-      `baseline listening on ${baselineOrigin} (pid ${baselineChild.pid}); body ${baselineBody.text.length} bytes, ` +
-        `${sameBytes ? "byte-identical to" : "NOT byte-identical to"} the application's ${defaultPage.text.length} bytes`,
+      `baseline listening on ${baselineOrigin} (pid ${baselineChild.pid}); body ${Buffer.byteLength(baselineBody.text)} bytes, ` +
+        `${sameBytes ? "byte-identical to" : "NOT byte-identical to"} the application's ${Buffer.byteLength(defaultPage.text)} bytes`,
     );
 
     // 4. Scenarios, each probed once for shape before it is loaded.
@@ -477,14 +477,14 @@ async function main() {
     }
     log(probes.join("\n"));
 
-    const background = await backgroundLoad(BACKGROUND_SECONDS);
-    if (background !== undefined) {
-      log(`background load with the benchmark idle: ${fmt(background * 100, 0)} % of a core`);
-      if (background > 0.1) log("WARNING: other work is running on this machine; the figures will be disturbed");
+    const backgroundBefore = await backgroundLoad(BACKGROUND_SECONDS);
+    if (backgroundBefore !== undefined) {
+      log(`background load with the benchmark idle: ${fmt(backgroundBefore * 100, 0)} % of a core`);
+      if (backgroundBefore > 0.1) log("WARNING: other work is running on this machine; the figures will be disturbed");
     }
     const perScenario = warmup + duration + 1;
     const budget = (deadline - Date.now()) / 1000;
-    if (budget < perScenario * scenarios.length + 5) {
+    if (budget < perScenario * scenarios.length + BACKGROUND_SECONDS + 5) {
       throw new Error(`only ${fmt(budget)} s left of the time budget, the scenarios need ${perScenario * 5} s`);
     }
 
@@ -519,6 +519,12 @@ async function main() {
       }
       results.push(measured);
     }
+
+    const backgroundAfter = await backgroundLoad(BACKGROUND_SECONDS);
+    if (backgroundAfter !== undefined)
+      log(`\nbackground load after the scenarios: ${fmt(backgroundAfter * 100, 0)} % of a core`);
+    const disturbed = Math.max(backgroundBefore ?? 0, backgroundAfter ?? 0) > 0.1;
+    if (disturbed) log("WARNING: other work was running on this machine; the figures are disturbed");
 
     // 5. Report.
     const baseRps = results[0]?.rps ?? Number.NaN;
@@ -600,23 +606,26 @@ ${targets.map((t) => `- ${t.met ? "**met**" : "**not met**"}: ${t.text} (measure
 
 CPU milliseconds per response during each measured run, from /proc: the load generator is this process; the
 server is the application's or the baseline's child process; PostgreSQL is every local \`postgres\` process (other
-databases' work on the same server included); "kernel and other" is the rest of the machine's busy time, mostly the
-kernel moving the responses (and PostgreSQL's results) over loopback, plus any unrelated process:
+databases' work on the same server included; system calls, loopback networking among them, count for the process
+that makes them); "kernel and other" is the rest of the machine's busy time: interrupts and any unrelated process:
 
 ${cpuTable}
 
-Background load measured over ${BACKGROUND_SECONDS} s before the scenarios, with the benchmark idle:
-${background === undefined ? "not measured (no /proc)" : `${fmt(background * 100, 0)} % of a core`}.${
-      background !== undefined && background > 0.1
+Background load with the benchmark idle, over ${BACKGROUND_SECONDS} s before and after the scenarios:
+${backgroundBefore === undefined ? "not measured (no /proc)" : `${fmt(backgroundBefore * 100, 0)} % and ${fmt((backgroundAfter ?? Number.NaN) * 100, 0)} % of a core`}.${
+      disturbed
         ? `
 **Warning**: other work was running on the machine; the figures are disturbed by it. Re-run on an idle machine.`
         : ""
     }
+
 Reading the targets: autocannon keeps ${CONNECTIONS} requests in flight, so the mean latency is ${CONNECTIONS} / req/s
 (Little's law) and the p99 is above it. A p99 under 25 ms therefore needs more than ${fmt(CONNECTIONS / 0.025, 0)} req/s, and a
 p99 under 50 ms more than ${fmt(CONNECTIONS / 0.05, 0)} req/s; the baseline, which only serializes the same page, reached
 ${fmt(baseRps, 0)} req/s with a p99 of ${fmt(results[0]?.p99 ?? Number.NaN, 1)} ms here. On this machine the latency targets are bound by
-throughput (CPU per response × ${cpus.length} cores), not by a slow query.
+throughput (CPU per response × ${cpus.length} cores), not by a slow query. The application is one Node.js process: during the
+default page it used ${fmt((((results[1]?.cpu?.server ?? Number.NaN) * (results[1]?.rps ?? Number.NaN)) / 1000) * 100, 0)} % of a core,
+most of a single event loop, and that loop is what saturates first.
 
 Every response in the warm-ups and measurements was HTTP 200 (no other status, no socket error, no timeout);
 the run fails without writing this page otherwise.
@@ -632,9 +641,9 @@ the run fails without writing this page otherwise.
 ## Data
 
 A fresh database \`donata_bench_<random>\` (dropped at the end) migrated with the project's migrations, one
-organization, and \`seedOrganization\` with ${SEED.campaigns} campaigns, ${SEED.supporters.toLocaleString("en-US")}
-supporters and ${SEED.checkouts.toLocaleString("en-US")} checkouts (random seed ${SEED.randomSeed}): ${seeded.donations.toLocaleString("en-US")}
-donations, ${seeded.payments.toLocaleString("en-US")} payments, ${seeded.payment_methods.toLocaleString("en-US")} payment methods.
+organization, and \`seedOrganization\` with ${SEED.campaigns} campaigns, ${SEED.supporters.toLocaleString("en-US")} supporters and
+${SEED.checkouts.toLocaleString("en-US")} checkouts (random seed ${SEED.randomSeed}): ${seeded.donations.toLocaleString("en-US")} donations,
+${seeded.payments.toLocaleString("en-US")} payments, ${seeded.payment_methods.toLocaleString("en-US")} payment methods.
 The seed (including its \`vacuum analyze\`) took **${fmt(seedSeconds)} s**.
 
 The application is called with an access token issued for an installed application holding every permission
@@ -649,7 +658,7 @@ on every request, so each request also runs the token lookup.
 - **Baseline**: bench/baseline-server.ts, another child process: a bare \`Fastify({ logger: false })\` with one route,
   \`GET /baseline\`, that does \`reply.send(body)\` where \`body\` is the object parsed from the application's default
   page (\`GET /api/v1/checkouts/\`, 100 items and the count), fetched once before the measurements. There is no
-  response schema, so Fastify serializes the object with \`JSON.stringify\` on every request (${baselineBody.text.length} bytes,
+  response schema, so Fastify serializes the object with \`JSON.stringify\` on every request (${Buffer.byteLength(baselineBody.text)} bytes,
   ${sameBytes ? "byte-identical to" : "**not** byte-identical to"} the application's response). No database, no
   authentication (the header is sent but ignored), no query-string schema. It is the ceiling for "Fastify sends this payload" here.
 - **Load**: autocannon ${CONNECTIONS} connections, no pipelining, loopback only (127.0.0.1), run in the parent process.
