@@ -13,7 +13,7 @@
  * The same file is the application's child process when started with BENCH_ROLE=app.
  */
 import { type ChildProcess, fork } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
@@ -22,12 +22,15 @@ import pg from "pg";
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { type Database, openDatabase } from "../src/db/client.js";
+import { oauthAuthorizationCodes } from "../src/db/schema.js";
 import {
   createApplication,
   createInstallationToken,
   installApplication,
 } from "../src/modules/applications/applications.service.js";
 import { createOrganization } from "../src/modules/organizations/organizations.service.js";
+import { createUser } from "../src/modules/users/users.service.js";
+import { generateSecret, hashSecret } from "../src/oauth/secrets.js";
 import { seedOrganization } from "../src/seed/seed.service.js";
 
 const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -36,7 +39,10 @@ const SEED = { campaigns: 50, supporters: 30_000, checkouts: 100_000, randomSeed
 const CONNECTIONS = 10;
 const DEEP_OFFSET = 50_000;
 const SINGLE_READ_IDS = 1000;
-const HARD_DEADLINE_MS = 290_000;
+const HARD_DEADLINE_MS = 360_000;
+/** Authorization codes made ahead for the code-exchange scenario (each is single-use). */
+const PREPARED_CODES = 40_000;
+const REFRESH_CHAINS = 40;
 const CHILD_READY_TIMEOUT_MS = 30_000;
 const BACKGROUND_SECONDS = 3;
 
@@ -82,6 +88,15 @@ interface Scenario {
   server: ChildProcess;
   /** Rotates the path per request (single reads over many ids). */
   paths?: string[];
+  /** A POST with a fixed body (GraphQL). */
+  post?: { contentType: string; body: string };
+  /** A POST whose form body is made per request; the connection's context carries state between its requests. */
+  form?: {
+    body(context: Record<string, unknown>): string;
+    onResponse?(status: number, body: string, context: Record<string, unknown>): void;
+  };
+  /** Sent instead of the bearer token (the token endpoint authenticates the client in the body). */
+  noAuth?: boolean;
 }
 
 /** CPU seconds used so far, per role, and the machine's busy/total CPU seconds (Linux /proc). */
@@ -226,9 +241,31 @@ function load(
       url: scenario.url,
       connections: CONNECTIONS,
       duration: seconds,
-      headers,
+      headers: scenario.noAuth ? {} : headers,
       timeout: 10,
     };
+    if (scenario.post) {
+      options.method = "POST";
+      options.body = scenario.post.body;
+      options.headers = { ...options.headers, "content-type": scenario.post.contentType };
+    }
+    const form = scenario.form;
+    if (form) {
+      options.initialContext = {};
+      options.requests = [
+        {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          setupRequest: (request, context) => ({ ...request, body: form.body(context as Record<string, unknown>) }),
+          ...(form.onResponse
+            ? {
+                onResponse: (status: number, body: string, context: object) =>
+                  form.onResponse?.(status, body, context as Record<string, unknown>),
+              }
+            : {}),
+        },
+      ];
+    }
     if (paths && paths.length > 0) {
       options.requests = [
         {
@@ -398,6 +435,43 @@ async function main() {
     );
     const headers = { authorization: `Bearer ${tokens.access_token}` };
 
+    // Authorization codes as the authorize endpoint would issue them (hash stored, PKCE S256 bound),
+    // and independent refresh-token chains, one per connection, for the token endpoint scenarios.
+    const owner = await createUser(db, {
+      email: "bench@donata.local",
+      password: "benchmark password",
+      organization: ORG,
+      role: "owner",
+    });
+    const verifier = randomBytes(32).toString("base64url");
+    const challenge = createHash("sha256").update(verifier).digest("base64url");
+    const codes = Array.from({ length: PREPARED_CODES }, () => generateSecret("dnt_ac"));
+    const codeExpiry = new Date(Date.now() + 10 * 60_000);
+    for (let start = 0; start < codes.length; start += 2000) {
+      await db.insert(oauthAuthorizationCodes).values(
+        codes.slice(start, start + 2000).map((code) => ({
+          organizationId: organization.id,
+          applicationId: application.id,
+          userId: owner.id,
+          codeHash: hashSecret(code),
+          redirectUri: "http://127.0.0.1/callback",
+          codeChallenge: challenge,
+          expiresDate: codeExpiry,
+        })),
+      );
+    }
+    const refreshChains: string[] = [];
+    for (let i = 0; i < REFRESH_CHAINS; i++) {
+      const pair = await createInstallationToken(
+        db,
+        { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 7200 },
+        application.client_id,
+        ORG,
+      );
+      refreshChains.push(pair.refresh_token);
+    }
+    const clientForm = { client_id: application.client_id, client_secret: application.client_secret };
+
     log(
       `seeding ${SEED.campaigns} campaigns, ${SEED.supporters} supporters, ${SEED.checkouts} checkouts (random seed ${SEED.randomSeed})…`,
     );
@@ -469,6 +543,62 @@ async function main() {
         server: appServer,
       },
     ];
+    let nextCode = 0;
+    const graphqlQuery =
+      "{ checkouts(limit: 100) { count items { id create_date state amount frequency payment_method_label " +
+      "campaign { id title } supporter { id first_name last_name email } donation { id code state } payment { id state } } } }";
+    scenarios.push(
+      {
+        name: "POST /admin/graphql/ (100 checkouts with relations)",
+        url: `${appOrigin}/admin/graphql/`,
+        post: { contentType: "application/json", body: JSON.stringify({ query: graphqlQuery }) },
+        server: appServer,
+      },
+      {
+        name: "POST /oauth/token/ (authorization_code + PKCE)",
+        url: `${appOrigin}/oauth/token/`,
+        noAuth: true,
+        form: {
+          body: () =>
+            new URLSearchParams({
+              ...clientForm,
+              grant_type: "authorization_code",
+              code: codes[nextCode++ % codes.length] as string,
+              redirect_uri: "http://127.0.0.1/callback",
+              code_verifier: verifier,
+            }).toString(),
+        },
+        server: appServer,
+      },
+      {
+        name: "POST /oauth/token/ (refresh_token, rotating)",
+        url: `${appOrigin}/oauth/token/`,
+        noAuth: true,
+        // autocannon resets a connection's context between requests, so live tokens wait in a queue:
+        // a request takes one, its response puts the rotated one back (never two requests per chain).
+        form: {
+          body: () =>
+            new URLSearchParams({
+              ...clientForm,
+              grant_type: "refresh_token",
+              refresh_token: refreshChains.shift() as string,
+            }).toString(),
+          onResponse: (status, body) => {
+            if (status === 200) refreshChains.push((JSON.parse(body) as { refresh_token: string }).refresh_token);
+          },
+        },
+        server: appServer,
+      },
+    );
+    const graphqlProbe = await fetch(`${appOrigin}/admin/graphql/`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ query: graphqlQuery }),
+    });
+    const graphqlBody = (await graphqlProbe.json()) as { data?: { checkouts: { items: unknown[] } }; errors?: unknown };
+    if (graphqlProbe.status !== 200 || graphqlBody.errors || graphqlBody.data?.checkouts.items.length !== 100) {
+      throw new Error(`GraphQL probe failed: HTTP ${graphqlProbe.status} ${JSON.stringify(graphqlBody).slice(0, 300)}`);
+    }
     const probes: string[] = [];
     for (const scenario of scenarios.slice(1, 4)) {
       const { json } = await getJson(scenario.url, headers);
@@ -485,7 +615,9 @@ async function main() {
     const perScenario = warmup + duration + 1;
     const budget = (deadline - Date.now()) / 1000;
     if (budget < perScenario * scenarios.length + BACKGROUND_SECONDS + 5) {
-      throw new Error(`only ${fmt(budget)} s left of the time budget, the scenarios need ${perScenario * 5} s`);
+      throw new Error(
+        `only ${fmt(budget)} s left of the time budget, the scenarios need ${perScenario * scenarios.length} s`,
+      );
     }
 
     const results: Measurement[] = [];
@@ -670,6 +802,11 @@ on every request, so each request also runs the token lookup.
   name in the seed, lower-cased: an ILIKE substring search over supporter names and email, campaign title and donation
   code, with an exact filtered count); \`offset=${DEEP_OFFSET}\`; and single reads \`GET /api/v1/checkouts/{id}\`
   cycling over ${singleIds.length} ids sampled from the seed.
+- **More scenarios** (issues 3 and 4): a GraphQL query for a page of 100 checkouts with campaign,
+  supporter, donation and payment (\`POST /admin/graphql/\`); the token endpoint exchanging authorization
+  codes with PKCE (${PREPARED_CODES} codes prepared ahead, as the authorize endpoint stores them, each used
+  once); and refresh-token rotation, each connection following its own chain (every response's new refresh
+  token is the next request's). These have no target; their ratio to the baseline is shown for reference.
 - **Two cores**: the machine has ${cpus.length} logical cores shared by autocannon, the application and PostgreSQL.
   Running the application in a child process gives it its own event loop, so the load generator's JSON handling
   and timers do not run on the server's thread and inflate its latency; the operating system still schedules three
