@@ -115,6 +115,20 @@ export async function selectTenantPage<T extends TenantTable>(
     .orderBy(...query.order)) as T["$inferSelect"][];
 }
 
+/** A page of a single-table collection and its exact total under the same filters. */
+export async function listTenantPage<T extends TenantTable>(
+  tx: Executor,
+  table: T,
+  collection: string,
+  query: PageQuery,
+): Promise<{ rows: T["$inferSelect"][]; count: number }> {
+  const [rows, count] = await Promise.all([
+    selectTenantPage(tx, table, query),
+    countTenantRows(tx, table, collection, query),
+  ]);
+  return { rows, count };
+}
+
 export async function countTenantRows(
   tx: Executor,
   table: TenantTable,

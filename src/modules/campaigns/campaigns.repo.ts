@@ -1,12 +1,11 @@
 import { and, arrayContains, eq, ilike, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import {
-  countTenantRows,
   dateRangeConditions,
   escapeLike,
+  listTenantPage,
   orderColumnsOf,
   orderTerms,
-  selectTenantPage,
   selectTenantRow,
 } from "../../db/list-query.js";
 import { campaigns } from "../../db/schema.js";
@@ -54,11 +53,7 @@ export async function listCampaignRows(tx: Executor, scope: Scope, filters: Camp
     order: orderTerms(orderColumns, campaigns.id, order),
     page,
   };
-  const [rows, count] = await Promise.all([
-    selectTenantPage(tx, campaigns, query),
-    countTenantRows(tx, campaigns, "campaigns", query),
-  ]);
-  return { rows, count };
+  return listTenantPage(tx, campaigns, "campaigns", query);
 }
 
 export function findCampaignRow(tx: Executor, scope: Scope, id: number) {

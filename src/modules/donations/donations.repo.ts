@@ -1,12 +1,11 @@
 import { arrayContains, eq, ilike, type SQL } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import {
-  countTenantRows,
   dateRangeConditions,
   escapeLike,
+  listTenantPage,
   orderColumnsOf,
   orderTerms,
-  selectTenantPage,
   selectTenantRow,
 } from "../../db/list-query.js";
 import { donations } from "../../db/schema.js";
@@ -55,11 +54,7 @@ export async function listDonationRows(tx: Executor, scope: Scope, filters: Dona
     order: orderTerms(orderColumns, donations.id, order),
     page,
   };
-  const [rows, count] = await Promise.all([
-    selectTenantPage(tx, donations, query),
-    countTenantRows(tx, donations, "donations", query),
-  ]);
-  return { rows, count };
+  return listTenantPage(tx, donations, "donations", query);
 }
 
 export function findDonationRow(tx: Executor, scope: Scope, id: number) {

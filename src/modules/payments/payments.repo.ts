@@ -1,11 +1,10 @@
 import { eq, type SQL } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import {
-  countTenantRows,
   dateRangeConditions,
+  listTenantPage,
   orderColumnsOf,
   orderTerms,
-  selectTenantPage,
   selectTenantRow,
 } from "../../db/list-query.js";
 import { payments } from "../../db/schema.js";
@@ -50,11 +49,7 @@ export async function listPaymentRows(tx: Executor, scope: Scope, filters: Payme
     order: orderTerms(orderColumns, payments.id, order),
     page,
   };
-  const [rows, count] = await Promise.all([
-    selectTenantPage(tx, payments, query),
-    countTenantRows(tx, payments, "payments", query),
-  ]);
-  return { rows, count };
+  return listTenantPage(tx, payments, "payments", query);
 }
 
 export function findPaymentRow(tx: Executor, scope: Scope, id: number) {

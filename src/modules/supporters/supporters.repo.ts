@@ -1,12 +1,11 @@
 import { arrayContains, eq, ilike, or, type SQL, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import {
-  countTenantRows,
   dateRangeConditions,
   escapeLike,
+  listTenantPage,
   orderColumnsOf,
   orderTerms,
-  selectTenantPage,
   selectTenantRow,
 } from "../../db/list-query.js";
 import { supporters } from "../../db/schema.js";
@@ -63,11 +62,7 @@ export async function listSupporterRows(
     order: orderTerms(orderColumns, supporters.id, order),
     page,
   };
-  const [rows, count] = await Promise.all([
-    selectTenantPage(tx, supporters, query),
-    countTenantRows(tx, supporters, "supporters", query),
-  ]);
-  return { rows, count };
+  return listTenantPage(tx, supporters, "supporters", query);
 }
 
 export function findSupporterRow(tx: Executor, scope: Scope, id: number) {
