@@ -14,6 +14,7 @@ import { startTestServer, type TestServer } from "./helpers/server.js";
 
 const PASSWORD = "correct horse battery";
 const CALLBACK = "https://client.example.test/oauth/callback";
+const NOT_MEMBER = "You are not a member of the requested organization";
 
 const pkce = () => {
   const verifier = randomBytes(32).toString("base64url");
@@ -112,12 +113,12 @@ describe("OAuth error handling", () => {
       code_verifier: verifier,
     });
 
-  const expectRedirectError = (page: Page, error: string, state: string | null = "xyz-state") => {
+  const expectRedirectError = (page: Page, error: string, description: string, state: string | null = "xyz-state") => {
     expect([302, 303]).toContain(page.status);
     const location = new URL(page.location as string);
     expect(location.origin + location.pathname).toBe(CALLBACK);
     expect(location.searchParams.get("error")).toBe(error);
-    expect(location.searchParams.get("error_description")).toBeTruthy();
+    expect(location.searchParams.get("error_description")).toBe(description);
     expect(location.searchParams.get("state")).toBe(state);
     expect(location.searchParams.get("iss")).toBe(server.config.authUrl);
     expect(location.searchParams.get("code")).toBeNull();
@@ -149,19 +150,57 @@ describe("OAuth error handling", () => {
 
     it("redirects other request errors to the callback with error, description and state", async () => {
       const browser = new Browser(server.url);
-      expectRedirectError(await browser.get(authorizeQuery({ code_challenge_method: "plain" })), "invalid_request");
-      expectRedirectError(await browser.get(authorizeQuery({ code_challenge_method: undefined })), "invalid_request");
-      expectRedirectError(await browser.get(authorizeQuery({ code_challenge: undefined })), "invalid_request");
-      expectRedirectError(await browser.get(authorizeQuery({ code_challenge: "short" })), "invalid_request");
-      expectRedirectError(await browser.get(authorizeQuery({ response_type: "token" })), "unsupported_response_type");
-      expectRedirectError(await browser.get(authorizeQuery({ state: undefined })), "invalid_request", null);
-      expectRedirectError(await browser.get(`${authorizeQuery()}&state=again`), "invalid_request", null);
+      expectRedirectError(
+        await browser.get(authorizeQuery({ code_challenge_method: "plain" })),
+        "invalid_request",
+        "code_challenge_method must be S256 (PKCE is required; plain is not allowed)",
+      );
+      expectRedirectError(
+        await browser.get(authorizeQuery({ code_challenge_method: undefined })),
+        "invalid_request",
+        "code_challenge_method must be S256 (PKCE is required; plain is not allowed)",
+      );
+      expectRedirectError(
+        await browser.get(authorizeQuery({ code_challenge: undefined })),
+        "invalid_request",
+        "code_challenge must be 43 to 128 base64url characters",
+      );
+      expectRedirectError(
+        await browser.get(authorizeQuery({ code_challenge: "short" })),
+        "invalid_request",
+        "code_challenge must be 43 to 128 base64url characters",
+      );
+      expectRedirectError(
+        await browser.get(authorizeQuery({ response_type: "token" })),
+        "unsupported_response_type",
+        "response_type must be code",
+      );
+      expectRedirectError(
+        await browser.get(authorizeQuery({ state: undefined })),
+        "invalid_request",
+        "state is required",
+        null,
+      );
+      expectRedirectError(
+        await browser.get(`${authorizeQuery()}&state=again`),
+        "invalid_request",
+        "state must appear only once",
+        null,
+      );
     });
 
     it("refuses an organization the user does not belong to with access_denied", async () => {
       const browser = await signedIn(ownerEmail);
-      expectRedirectError(await browser.get(authorizeQuery({ __organization: foreignSlug })), "access_denied");
-      expectRedirectError(await browser.get(authorizeQuery({ __organization: "no-such-org" })), "access_denied");
+      expectRedirectError(
+        await browser.get(authorizeQuery({ __organization: foreignSlug })),
+        "access_denied",
+        NOT_MEMBER,
+      );
+      expectRedirectError(
+        await browser.get(authorizeQuery({ __organization: "no-such-org" })),
+        "access_denied",
+        NOT_MEMBER,
+      );
     });
 
     it("tells a member without install rights to ask an admin, and installs nothing", async () => {
@@ -178,7 +217,11 @@ describe("OAuth error handling", () => {
       const browser = await signedIn(ownerEmail);
       const consent = await browser.get(authorizeQuery({ __organization: slug }, notInstalled));
       expect(consent.status).toBe(200);
-      expectRedirectError(await browser.submit(consent, { decision: "deny" }), "access_denied");
+      expectRedirectError(
+        await browser.submit(consent, { decision: "deny" }),
+        "access_denied",
+        "The installation was denied",
+      );
     });
 
     it("refuses the consent form without the session's CSRF token", async () => {
@@ -290,14 +333,16 @@ describe("OAuth error handling", () => {
 
     it("authenticates the client: wrong secret, unknown client, missing secret are invalid_client (401)", async () => {
       const base = { grant_type: "authorization_code", code: "x", redirect_uri: CALLBACK, code_verifier: "y" };
-      for (const credentials of [
-        { client_id: installed.client_id, client_secret: otherClient.client_secret },
-        { client_id: "dnt_app_nobody", client_secret: installed.client_secret },
-        { client_id: installed.client_id },
-      ]) {
-        const response = await token({ ...base, ...credentials } as Record<string, string>);
+      const failed = "Client authentication failed";
+      const cases: [Record<string, string>, string][] = [
+        [{ client_id: installed.client_id, client_secret: otherClient.client_secret }, failed],
+        [{ client_id: "dnt_app_nobody", client_secret: installed.client_secret }, failed],
+        [{ client_id: installed.client_id }, "client_id and client_secret are required (client_secret_post)"],
+      ];
+      for (const [credentials, description] of cases) {
+        const response = await token({ ...base, ...credentials });
         expect(response.status).toBe(401);
-        expect(response.body.error).toBe("invalid_client");
+        expect(response.body).toEqual({ error: "invalid_client", error_description: description });
         expect(response.headers.get("cache-control")).toBe("no-store");
       }
     });
