@@ -6,6 +6,7 @@ import { createYoga, type Plugin } from "graphql-yoga";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { memberships, organizations } from "../db/schema.js";
+import { readBearer } from "../http/auth.js";
 import { AppError } from "../http/errors.js";
 import { authenticateAccessToken } from "../oauth/tokens.service.js";
 import { loadSession, SESSION_COOKIE } from "../sessions/sessions.service.js";
@@ -40,15 +41,11 @@ const limits: Plugin = {
   },
 };
 
-function readBearer(header: string): string | undefined {
-  return /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(header)?.[1];
-}
-
 /** Bearer token (an installed application) or session cookie (a member), and the organization. */
 async function authenticate(db: Db, request: FastifyRequest): Promise<Omit<GraphQLContext, "loaders" | "config">> {
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
-    const token = readBearer(authorization);
+    const token = readBearer(request);
     const context = token ? await authenticateAccessToken(db, token) : null;
     if (!context) {
       throw new Refusal(401, "invalid_token", "The access token is missing, invalid, expired or revoked", {

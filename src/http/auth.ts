@@ -11,7 +11,8 @@ declare module "fastify" {
 
 const REALM = 'Bearer realm="api"';
 
-function readBearer(request: FastifyRequest): string | undefined {
+/** The token of an RFC 6750 `Authorization: Bearer <token>` header; shared by REST and GraphQL. */
+export function readBearer(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   if (!header) return undefined;
   const match = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(header);

@@ -79,10 +79,3 @@ export async function revokeInstallationTokens(tx: Executor, organizationId: num
     .returning({ id: oauthTokens.id });
   return rows.length;
 }
-
-export async function revokeTokenById(tx: Executor, organizationId: number, id: number) {
-  await tx
-    .update(oauthTokens)
-    .set({ revokedDate: sql`now()` })
-    .where(and(eq(oauthTokens.organizationId, organizationId), eq(oauthTokens.id, id)));
-}
