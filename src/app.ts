@@ -11,7 +11,10 @@ import { problemOf, sendProblem, toProblem } from "./http/problem.js";
 import { ProblemSchema } from "./http/problem-schema.js";
 import { campaignRoutes } from "./modules/campaigns/campaigns.routes.js";
 import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
+import { loadDocumentLinks } from "./modules/documents/document-links.js";
 import { donationRoutes } from "./modules/donations/donations.routes.js";
+import type { GivingContext } from "./modules/giving/giving.context.js";
+import { publicCheckoutRoutes } from "./modules/giving/public-checkout.routes.js";
 import { paymentRoutes } from "./modules/payments/payments.routes.js";
 import { supporterRoutes } from "./modules/supporters/supporters.routes.js";
 import { authorizeRoutes } from "./oauth/authorize.routes.js";
@@ -39,10 +42,12 @@ function containsNul(value: unknown, depth = 0): boolean {
 export interface AppDependencies {
   config: Config;
   database: Database;
+  /** Test-only hooks: inject a failure between the steps of a checkout completion. */
+  testHooks?: { afterCompletionStep?: GivingContext["afterStep"] };
 }
 
 /** Builds the whole HTTP application without listening, so tests start it on their own port. */
-export async function buildApp({ config, database }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({ config, database, testHooks }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: config.logLevel },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
@@ -90,6 +95,13 @@ export async function buildApp({ config, database }: AppDependencies): Promise<F
   donationRoutes(app, db);
   paymentRoutes(app, db);
   checkoutRoutes(app, db);
+  const giving: GivingContext = {
+    db,
+    links: await loadDocumentLinks(db, config.baseUrl),
+    checkoutTtlSeconds: config.checkoutTtlSeconds,
+    afterStep: testHooks?.afterCompletionStep,
+  };
+  publicCheckoutRoutes(app, giving);
   tokenRoutes(app, db, config);
   authorizeRoutes(app, db, config);
   graphqlRoutes(app, db, config);

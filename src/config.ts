@@ -16,6 +16,10 @@ export interface Config {
   /** Authorization codes live at most this long (RFC 6749 §4.1.2 recommends 10 minutes). */
   readonly authorizationCodeTtlSeconds: number;
   readonly sessionTtlSeconds: number;
+  /** An OPEN checkout older than this is closed by the worker without a payment. */
+  readonly checkoutTtlSeconds: number;
+  /** Seconds between two runs of the background worker (renewals, checkout expiry). */
+  readonly workerIntervalSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -70,6 +74,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 200),
     authorizationCodeTtlSeconds: integer(env, "AUTHORIZATION_CODE_TTL", 600, 1, 600),
     sessionTtlSeconds: integer(env, "SESSION_TTL", 7 * 86400, 300, 90 * 86400),
+    checkoutTtlSeconds: integer(env, "CHECKOUT_TTL", 86400, 60, 30 * 86400),
+    workerIntervalSeconds: integer(env, "WORKER_INTERVAL", 30, 1, 3600),
     ...overrides,
   });
 }

@@ -7,6 +7,7 @@ import {
   foreignKey,
   index,
   integer,
+  jsonb,
   numeric,
   pgTable,
   primaryKey,
@@ -229,6 +230,8 @@ export const supporters = pgTable(
     tags: tags(),
     note: text("note"),
     eraseDate: instant("erase_date"),
+    // A signed link to the supporter's yearly statement, set with their first paid donation.
+    certificationUrl: text("certification_url"),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
@@ -248,6 +251,8 @@ export const paymentMethods = pgTable(
     supporterId: ref("supporter_id"),
     processor: text("processor").notNull(),
     label: text("label").notNull(),
+    // The adapter's own reference for charging this method again (never a card number).
+    processorReference: text("processor_reference"),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
@@ -278,9 +283,20 @@ export const donations = pgTable(
     updateDate: updateDate(),
     device: text("device"),
     tags: tags(),
+    // Recurring billing: the method renewals charge, the next cycle's due date, failures in a row.
+    paymentMethodId: ref("payment_method_id"),
+    nextChargeDate: instant("next_charge_date"),
+    failureCount: smallint("failure_count").notNull().default(0),
+    // A signed link to the receipt, set when the donation is first paid.
+    receiptUrl: text("receipt_url"),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: "donations_payment_method_fk",
+      columns: [t.organizationId, t.paymentMethodId],
+      foreignColumns: [paymentMethods.organizationId, paymentMethods.id],
+    }),
     foreignKey({
       name: "donations_supporter_fk",
       columns: [t.organizationId, t.supporterId],
@@ -317,6 +333,10 @@ export const payments = pgTable(
     processorIntentId: text("processor_intent_id"),
     createDate: createDate(),
     updateDate: updateDate(),
+    // Why the processor refused the charge (FAILED payments only).
+    failureCode: text("failure_code"),
+    failureMessage: text("failure_message"),
+    refundDate: instant("refund_date"),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
@@ -354,6 +374,8 @@ export const checkouts = pgTable(
     completedDate: instant("completed_date"),
     frequency: smallint("frequency"),
     costExampleQuantity: integer("cost_example_quantity").notNull().default(0),
+    // Hash of the secret the donor's browser holds to complete this checkout (public flow only).
+    clientSecretHash: text("client_secret_hash"),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
@@ -422,4 +444,53 @@ export const loginFailures = pgTable("login_failures", {
   key: text("key").primaryKey(),
   count: integer("count").notNull(),
   windowStartDate: instant("window_start_date").notNull(),
+});
+
+// Background work claimed with FOR UPDATE SKIP LOCKED, so several workers never run one job twice.
+// kind "renewal": subject_id is a recurring donation, payload.cycle the billing cycle to charge.
+export const jobs = pgTable(
+  "jobs",
+  {
+    id: id().primaryKey(),
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull(),
+    subjectId: ref("subject_id").notNull(),
+    payload: jsonb("payload").notNull().default(sql`'{}'::jsonb`),
+    state: text("state").notNull().default("queued"),
+    runDate: instant("run_date").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    lastError: text("last_error"),
+    createDate: createDate(),
+    updateDate: updateDate(),
+  },
+  (t) => [
+    index("jobs_due_idx").on(t.runDate).where(sql`${t.state} = 'queued'`),
+    uniqueIndex("jobs_queued_subject_key").on(t.organizationId, t.kind, t.subjectId).where(sql`${t.state} = 'queued'`),
+    check("jobs_state_check", sql`${t.state} in ('queued', 'done', 'cancelled', 'failed')`),
+  ],
+);
+
+// Responses of write requests sent with an Idempotency-Key, replayed to retries of the same request.
+export const idempotencyKeys = pgTable(
+  "idempotency_keys",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    scope: text("scope").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    status: integer("status").notNull(),
+    body: jsonb("body").notNull(),
+    createDate: createDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.scope, t.key] }),
+    index("idempotency_keys_create_date_idx").on(t.createDate),
+  ],
+);
+
+// Keys the platform generates for itself (signing document links); created on first start.
+export const platformKeys = pgTable("platform_keys", {
+  name: text("name").primaryKey(),
+  value: text("value").notNull(),
+  createDate: createDate(),
 });

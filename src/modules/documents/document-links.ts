@@ -1,0 +1,55 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { eq } from "drizzle-orm";
+import type { Executor } from "../../db/client.js";
+import { platformKeys } from "../../db/schema.js";
+
+const KEY_NAME = "document_links";
+
+export type DocumentKind = "receipt" | "statement";
+
+const PATHS: Record<DocumentKind, string> = { receipt: "receipts", statement: "statements" };
+
+/**
+ * Signed, unguessable links to the documents the platform generates: a donation's receipt and a
+ * supporter's yearly statement. The signature covers the kind, the organization and the record,
+ * so a link cannot be edited into another record's document.
+ */
+export class DocumentLinks {
+  constructor(
+    private readonly key: Buffer,
+    readonly baseUrl: string,
+  ) {}
+
+  sign(kind: DocumentKind, organizationId: number, id: number): string {
+    return createHmac("sha256", this.key).update(`${kind}:${organizationId}:${id}`).digest("base64url");
+  }
+
+  verify(kind: DocumentKind, organizationId: number, id: number, signature: string): boolean {
+    const expected = Buffer.from(this.sign(kind, organizationId, id));
+    const given = Buffer.from(signature);
+    return expected.length === given.length && timingSafeEqual(expected, given);
+  }
+
+  url(kind: DocumentKind, organizationId: number, id: number): string {
+    return `${this.baseUrl}/documents/${PATHS[kind]}/${id}/${this.sign(kind, organizationId, id)}`;
+  }
+
+  receiptUrl(organizationId: number, donationId: number): string {
+    return this.url("receipt", organizationId, donationId);
+  }
+
+  statementUrl(organizationId: number, supporterId: number): string {
+    return this.url("statement", organizationId, supporterId);
+  }
+}
+
+/** Loads the signing key, creating it on first start (every process of one database shares it). */
+export async function loadDocumentLinks(db: Executor, baseUrl: string): Promise<DocumentLinks> {
+  await db
+    .insert(platformKeys)
+    .values({ name: KEY_NAME, value: randomBytes(32).toString("base64url") })
+    .onConflictDoNothing();
+  const [row] = await db.select().from(platformKeys).where(eq(platformKeys.name, KEY_NAME));
+  if (!row) throw new Error("document signing key missing after insert");
+  return new DocumentLinks(Buffer.from(row.value, "base64url"), baseUrl.replace(/\/+$/, ""));
+}

@@ -1,0 +1,13 @@
+import type { Db } from "../../db/client.js";
+import type { DocumentLinks } from "../documents/document-links.js";
+
+/** Named points of the checkout completion, for tests that inject a failure between steps. */
+export type CompletionStep = "supporter" | "payment_method" | "donation" | "payment" | "checkout";
+
+export interface GivingContext {
+  db: Db;
+  links: DocumentLinks;
+  checkoutTtlSeconds: number;
+  /** Test hook: called after each completion step inside the transaction; a throw rolls it all back. */
+  afterStep?: (step: CompletionStep) => void | Promise<void>;
+}

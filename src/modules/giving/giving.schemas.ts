@@ -1,0 +1,151 @@
+import { type Static, Type } from "typebox";
+import { DateTime, Frequency, Id, Money, nullable, wireObject } from "../../http/schema-types.js";
+import { SUPPORTER_FORM_FIELDS } from "../campaigns/campaigns.schemas.js";
+import { Donation } from "../donations/donations.schemas.js";
+import { Payment } from "../payments/payments.schemas.js";
+
+const Amount = Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000_000, description: "At most 2 decimals" });
+const ShortText = (maxLength = 200) => Type.String({ maxLength });
+
+export const PublicCampaign = wireObject(
+  {
+    id: Id,
+    title: Type.String(),
+    slug: Type.String(),
+    organization: wireObject({ slug: Type.String(), name: Type.String() }),
+    currency: Type.String(),
+    goal: nullable(Money),
+    is_goal_enabled: Type.Boolean(),
+    raised: Money,
+    has_one_off: Type.Boolean(),
+    has_subscription: Type.Boolean(),
+    allow_custom_amount: Type.Boolean(),
+    allow_custom_subscription_amount: Type.Boolean(),
+    default_amount: nullable(Money),
+    default_subscription_amount: nullable(Money),
+    min_amount: nullable(Money),
+    max_amount: nullable(Money),
+    min_subscription_amount: nullable(Money),
+    max_subscription_amount: nullable(Money),
+    asks: Type.Array(Money),
+    asks_subscription: Type.Array(Money),
+    shown_fields: Type.Array(Type.String()),
+    required_fields: Type.Array(Type.String()),
+    privacy_note: nullable(Type.String()),
+    cost_example_amount: nullable(Money),
+    cost_example_label: nullable(Type.String()),
+    processors: Type.Array(
+      wireObject({ name: Type.String(), title: Type.String(), one_off: Type.Boolean(), recurring: Type.Boolean() }),
+    ),
+  },
+  "What a donation form needs to know about a campaign",
+);
+export type PublicCampaignWire = Static<typeof PublicCampaign>;
+
+export const CheckoutStartBody = Type.Object(
+  {
+    amount: Type.Optional(nullable(Amount)),
+    frequency: Type.Optional(Frequency),
+  },
+  { additionalProperties: false },
+);
+export type CheckoutStartBody = Static<typeof CheckoutStartBody>;
+
+export const CheckoutStarted = wireObject(
+  {
+    id: Id,
+    client_secret: Type.String({ description: "Give it back to complete this checkout; shown once" }),
+    state: Type.String({ enum: ["OPEN", "CLOSED"] }),
+    amount: nullable(Money),
+    frequency: nullable(Frequency),
+    cost_example_quantity: Type.Integer(),
+    expires_date: DateTime,
+  },
+  "An open checkout, ready to be completed by the donor",
+);
+
+const supporterFields = Object.fromEntries(
+  SUPPORTER_FORM_FIELDS.map((field) => {
+    if (field === "email") return [field, Type.Optional(Type.String({ format: "email", maxLength: 254 }))];
+    if (field === "sex") return [field, Type.Optional(Type.String({ enum: ["MALE", "FEMALE"] }))];
+    if (field === "date_of_birth") return [field, Type.Optional(Type.String({ format: "date" }))];
+    if (field === "note") return [field, Type.Optional(ShortText(2000))];
+    return [field, Type.Optional(ShortText())];
+  }),
+);
+
+export const CONSENTS = [
+  "privacy",
+  "email_marketing",
+  "phone_marketing",
+  "sms_marketing",
+  "postal_marketing",
+  "profilation_marketing",
+] as const;
+
+export const CheckoutCompleteBody = Type.Object(
+  {
+    client_secret: Type.String({ minLength: 1, maxLength: 200 }),
+    amount: Amount,
+    frequency: Frequency,
+    processor: Type.String({ enum: ["sandbox", "manual"] }),
+    card: Type.Optional(
+      Type.Object(
+        {
+          number: Type.String({ maxLength: 32 }),
+          exp_month: Type.Integer(),
+          exp_year: Type.Integer(),
+          cvc: Type.String({ maxLength: 4 }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    supporter: Type.Object(supporterFields, { additionalProperties: false }),
+    consents: Type.Optional(
+      Type.Object(Object.fromEntries(CONSENTS.map((name) => [name, Type.Optional(Type.Boolean())])), {
+        additionalProperties: false,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export interface CheckoutCompleteInput {
+  client_secret: string;
+  amount: number;
+  frequency: 0 | 1 | 12;
+  processor: string;
+  card?: { number: string; exp_month: number; exp_year: number; cvc: string };
+  supporter: Partial<Record<(typeof SUPPORTER_FORM_FIELDS)[number], string>>;
+  consents?: Partial<Record<(typeof CONSENTS)[number], boolean>>;
+}
+
+export const CheckoutCompleted = wireObject(
+  {
+    result: Type.String({ enum: ["succeeded", "pending"], description: "pending: a manual payment awaits the money" }),
+    checkout_id: Id,
+    donation: Donation,
+    payment: Payment,
+    receipt_url: nullable(Type.String({ format: "uri" })),
+  },
+  "The outcome of a completed checkout",
+);
+export type CheckoutCompletedWire = Static<typeof CheckoutCompleted>;
+
+export const OfflineDonationBody = Type.Object(
+  {
+    supporter_id: Id,
+    campaign_id: Id,
+    amount: Amount,
+    payment_date: Type.Optional(DateTime),
+    label: Type.Optional(Type.String({ minLength: 1, maxLength: 60, description: 'e.g. "Cash", "Cheque"' })),
+    note: Type.Optional(ShortText(2000)),
+  },
+  { additionalProperties: false },
+);
+export type OfflineDonationBody = Static<typeof OfflineDonationBody>;
+
+export const DonationWithPayment = wireObject(
+  { donation: Donation, payment: Payment },
+  "A donation with the payment just recorded for it",
+);

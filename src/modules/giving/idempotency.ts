@@ -1,0 +1,80 @@
+import { createHash } from "node:crypto";
+import { and, eq } from "drizzle-orm";
+import type { Executor } from "../../db/client.js";
+import { idempotencyKeys } from "../../db/schema.js";
+import { AppError } from "../../http/errors.js";
+
+export interface Outcome<T = unknown> {
+  status: number;
+  body: T;
+}
+
+/** Stripe's rule: 1 to 255 printable characters, e.g. a UUID made by the client per attempt. */
+export function parseIdempotencyKey(raw: unknown): string | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== "string" || !/^[\x21-\x7e]{1,255}$/.test(raw)) {
+    throw new AppError("invalid_request", 400, "Idempotency-Key must be 1 to 255 printable ASCII characters", [
+      { parameter: "Idempotency-Key", message: "1 to 255 printable ASCII characters" },
+    ]);
+  }
+  return raw;
+}
+
+export function fingerprint(request: unknown): string {
+  return createHash("sha256").update(JSON.stringify(request)).digest("hex");
+}
+
+/**
+ * Runs `work` once per key, inside the caller's transaction: the key row is inserted first, so a
+ * concurrent retry waits on it and then replays the stored outcome. Thrown errors roll back the key
+ * with everything else, so a request that failed can be retried with the same key.
+ */
+export async function idempotent<T>(
+  tx: Executor,
+  organizationId: number,
+  scope: string,
+  key: string | undefined,
+  request: unknown,
+  work: () => Promise<Outcome<T>>,
+): Promise<Outcome<T> & { replayed: boolean }> {
+  if (key === undefined) return { ...(await work()), replayed: false };
+  const requestHash = fingerprint(request);
+  const claimed = await tx
+    .insert(idempotencyKeys)
+    .values({ organizationId, scope, key, requestHash, status: 0, body: {} })
+    .onConflictDoNothing()
+    .returning({ key: idempotencyKeys.key });
+  if (claimed.length === 0) {
+    const [stored] = await tx
+      .select()
+      .from(idempotencyKeys)
+      .where(
+        and(
+          eq(idempotencyKeys.organizationId, organizationId),
+          eq(idempotencyKeys.scope, scope),
+          eq(idempotencyKeys.key, key),
+        ),
+      );
+    if (!stored) throw new Error("idempotency key vanished after a conflict");
+    if (stored.requestHash !== requestHash) {
+      throw new AppError(
+        "idempotency_key_reused",
+        422,
+        "This Idempotency-Key was already used with a different request; use a new key for a new request",
+      );
+    }
+    return { status: stored.status, body: stored.body as T, replayed: true };
+  }
+  const outcome = await work();
+  await tx
+    .update(idempotencyKeys)
+    .set({ status: outcome.status, body: outcome.body as object })
+    .where(
+      and(
+        eq(idempotencyKeys.organizationId, organizationId),
+        eq(idempotencyKeys.scope, scope),
+        eq(idempotencyKeys.key, key),
+      ),
+    );
+  return { ...outcome, replayed: false };
+}

@@ -1,0 +1,107 @@
+import { createHash } from "node:crypto";
+import { AppError } from "../../../http/errors.js";
+import type { CardDetails, ChargeRequest, ChargeResult, MethodInput, Processor } from "./processor.js";
+
+/**
+ * Test card numbers, as in card processors' test modes. Any other number that passes the Luhn
+ * check succeeds like 4242 4242 4242 4242.
+ */
+export const SANDBOX_CARDS = {
+  succeeds: "4242424242424242",
+  declined: "4000000000000002",
+  insufficientFunds: "4000000000009995",
+  /** The first charge succeeds; every renewal is declined. */
+  failsOnRenewal: "4000000000000341",
+} as const;
+
+type Behaviour = "ok" | "declined" | "insufficient_funds" | "renewal_fails";
+
+const BEHAVIOUR_BY_NUMBER: Record<string, Behaviour> = {
+  [SANDBOX_CARDS.declined]: "declined",
+  [SANDBOX_CARDS.insufficientFunds]: "insufficient_funds",
+  [SANDBOX_CARDS.failsOnRenewal]: "renewal_fails",
+};
+
+export function luhnValid(digits: string): boolean {
+  let sum = 0;
+  for (let index = 0; index < digits.length; index++) {
+    let digit = Number(digits[digits.length - 1 - index]);
+    if (index % 2 === 1) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return sum % 10 === 0;
+}
+
+function brandOf(digits: string): string {
+  if (digits.startsWith("4")) return "Visa";
+  if (/^(5[1-5]|2[2-7])/.test(digits)) return "Mastercard";
+  if (/^3[47]/.test(digits)) return "American Express";
+  return "Card";
+}
+
+const cardError = (field: string, message: string) =>
+  new AppError("invalid_card", 422, `The card is not valid: ${message}`, [{ field: `card.${field}`, message }]);
+
+function checkCard(card: CardDetails | undefined, now: Date): string {
+  if (!card) throw cardError("number", "card details are required for a card payment");
+  const digits = String(card.number).replace(/[\s-]/g, "");
+  if (!/^\d{12,19}$/.test(digits) || !luhnValid(digits)) throw cardError("number", "the card number is not valid");
+  const month = Number(card.exp_month);
+  const year = Number(card.exp_year);
+  if (!Number.isInteger(month) || month < 1 || month > 12) throw cardError("exp_month", "must be 1 to 12");
+  if (!Number.isInteger(year) || year < 2000 || year > 2100) throw cardError("exp_year", "must be a four-digit year");
+  // A card is valid through the last day of its expiry month.
+  if (year < now.getUTCFullYear() || (year === now.getUTCFullYear() && month < now.getUTCMonth() + 1)) {
+    throw cardError("exp_year", "the card has expired");
+  }
+  if (!/^\d{3,4}$/.test(String(card.cvc ?? ""))) throw cardError("cvc", "must be 3 or 4 digits");
+  return digits;
+}
+
+function intentId(idempotencyKey: string): string {
+  return `sbx_pi_${createHash("sha256").update(idempotencyKey).digest("hex").slice(0, 24)}`;
+}
+
+/**
+ * The sandbox processor: no network, deterministic outcomes from the test card numbers. The
+ * method reference carries the card's behaviour (a real processor keeps that on its side), never
+ * the card number.
+ */
+export const sandboxProcessor: Processor = {
+  name: "sandbox",
+  title: "Card (sandbox)",
+  capabilities: { oneOff: true, recurring: true, refunds: true },
+
+  tokenize(input: MethodInput) {
+    const digits = checkCard(input.card, new Date());
+    const behaviour = BEHAVIOUR_BY_NUMBER[digits] ?? "ok";
+    const last4 = digits.slice(-4);
+    const random = createHash("sha256").update(`${digits}:${Date.now()}:${Math.random()}`).digest("hex").slice(0, 16);
+    return { label: `${brandOf(digits)} •••• ${last4}`, reference: `sbx_pm_${behaviour}_${random}` };
+  },
+
+  async charge(request: ChargeRequest): Promise<ChargeResult> {
+    const behaviour = /^sbx_pm_([a-z_]+)_[0-9a-f]+$/.exec(request.reference)?.[1] as Behaviour | undefined;
+    const id = intentId(request.idempotencyKey);
+    if (behaviour === "declined") {
+      return { state: "FAILED", intentId: id, code: "card_declined", message: "The card was declined" };
+    }
+    if (behaviour === "insufficient_funds") {
+      return { state: "FAILED", intentId: id, code: "insufficient_funds", message: "The card has insufficient funds" };
+    }
+    if (behaviour === "renewal_fails" && request.kind === "renewal") {
+      return { state: "FAILED", intentId: id, code: "card_declined", message: "The card was declined" };
+    }
+    if (!behaviour) {
+      return { state: "FAILED", intentId: id, code: "unknown_method", message: "The payment method is not known" };
+    }
+    return { state: "PAID", intentId: id };
+  },
+
+  async refund() {
+    // Sandbox refunds always succeed.
+  },
+};

@@ -1,0 +1,108 @@
+import type { FastifyInstance } from "fastify";
+import { Type } from "typebox";
+import { ProblemResponses } from "../../http/problem-schema.js";
+import { completeCheckout, getPublicCampaign, startCheckout } from "./checkout-flow.service.js";
+import type { GivingContext } from "./giving.context.js";
+import {
+  CheckoutCompleteBody,
+  CheckoutCompleted,
+  type CheckoutCompleteInput,
+  CheckoutStartBody,
+  CheckoutStarted,
+  PublicCampaign,
+} from "./giving.schemas.js";
+import { parseIdempotencyKey } from "./idempotency.js";
+
+const Slug = Type.String({ maxLength: 100 });
+const problem = (description: string) => ({
+  description,
+  content: { "application/problem+json": { schema: Type.Ref("Problem") } },
+});
+const GivingProblems = {
+  400: ProblemResponses[400],
+  404: problem("No such organization, campaign or checkout"),
+  409: problem("The checkout is closed or expired"),
+  410: problem("The campaign has ended"),
+  422: problem("A campaign rule, the card or the privacy consent refused the gift"),
+};
+
+/**
+ * The public giving API: what the hosted donation page uses, open to any organization's own form.
+ * No token: a checkout is completed with the client secret returned when it was started.
+ */
+export function publicCheckoutRoutes(app: FastifyInstance, context: GivingContext) {
+  const tags = ["public giving"];
+  app.get(
+    "/api/v1/public/organizations/:organization/campaigns/:campaign",
+    {
+      schema: {
+        operationId: "retrieve_public_campaign",
+        tags,
+        summary: "What a donation form needs to show a campaign",
+        params: Type.Object({ organization: Slug, campaign: Slug }),
+        response: { 200: PublicCampaign, ...GivingProblems },
+      },
+    },
+    (request) => {
+      const { organization, campaign } = request.params as { organization: string; campaign: string };
+      return getPublicCampaign(context, organization, campaign);
+    },
+  );
+
+  app.post(
+    "/api/v1/public/organizations/:organization/campaigns/:campaign/checkouts/",
+    {
+      schema: {
+        operationId: "start_checkout",
+        tags,
+        summary: "Start a checkout (the donor opened the form and chose an amount)",
+        params: Type.Object({ organization: Slug, campaign: Slug }),
+        body: CheckoutStartBody,
+        response: { 201: CheckoutStarted, ...GivingProblems },
+      },
+    },
+    async (request, reply) => {
+      const { organization, campaign } = request.params as { organization: string; campaign: string };
+      const started = await startCheckout(context, organization, campaign, (request.body ?? {}) as CheckoutStartBody);
+      return reply.code(201).send(started);
+    },
+  );
+
+  app.post(
+    "/api/v1/public/organizations/:organization/checkouts/:id/complete",
+    {
+      schema: {
+        operationId: "complete_checkout",
+        tags,
+        summary: "Complete a checkout: supporter, donation and payment in one step",
+        description:
+          "Send an `Idempotency-Key` header (e.g. a UUID per submission): a retry with the same key replays the " +
+          "first outcome and never charges twice. A declined card answers 402 and leaves the checkout OPEN.",
+        params: Type.Object({ organization: Slug, id: Type.String({ maxLength: 40 }) }),
+        headers: Type.Object({ "idempotency-key": Type.Optional(Type.String()) }),
+        body: CheckoutCompleteBody,
+        response: {
+          200: CheckoutCompleted,
+          402: problem("The processor refused the payment; the checkout stays OPEN for another try"),
+          ...GivingProblems,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { organization, id } = request.params as { organization: string; id: string };
+      const outcome = await completeCheckout(context, organization, id, request.body as CheckoutCompleteInput, {
+        userAgent: request.headers["user-agent"],
+        idempotencyKey: parseIdempotencyKey(request.headers["idempotency-key"]),
+      });
+      if (outcome.replayed) reply.header("Idempotent-Replayed", "true");
+      if (outcome.status !== 200) {
+        return reply
+          .code(outcome.status)
+          .type("application/problem+json")
+          .serializer(JSON.stringify)
+          .send(outcome.body);
+      }
+      return reply.code(200).send(outcome.body);
+    },
+  );
+}
