@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
 import type { FastifyInstance } from "fastify";
-import { buildApp } from "../../src/app.js";
+import { type AppDependencies, buildApp } from "../../src/app.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/client.js";
 import { openTestDatabase } from "./database.js";
@@ -33,13 +33,16 @@ async function freePort(): Promise<number> {
 }
 
 /** The real application on an ephemeral port, over a real database; its public URLs are that port's. */
-export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+export async function startTestServer(
+  overrides: Partial<Config> = {},
+  options: { testHooks?: AppDependencies["testHooks"] } = {},
+): Promise<TestServer> {
   const queries: string[] = [];
   const database = await openTestDatabase((query) => queries.push(query));
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const config = loadConfig({ LOG_LEVEL: "silent", AUTH_URL: origin, BASE_URL: origin }, overrides);
-  const app = await buildApp({ config, database });
+  const app = await buildApp({ config, database, testHooks: options.testHooks });
   const address = await app.listen({ port, host: "127.0.0.1" });
   return {
     url: address,
