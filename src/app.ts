@@ -14,6 +14,7 @@ import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
 import { loadDocumentLinks } from "./modules/documents/document-links.js";
 import { donationRoutes } from "./modules/donations/donations.routes.js";
 import type { GivingContext } from "./modules/giving/giving.context.js";
+import { givingRoutes } from "./modules/giving/giving.routes.js";
 import { publicCheckoutRoutes } from "./modules/giving/public-checkout.routes.js";
 import { paymentRoutes } from "./modules/payments/payments.routes.js";
 import { supporterRoutes } from "./modules/supporters/supporters.routes.js";
@@ -102,8 +103,9 @@ export async function buildApp({ config, database, testHooks }: AppDependencies)
     afterStep: testHooks?.afterCompletionStep,
   };
   publicCheckoutRoutes(app, giving);
+  givingRoutes(app, giving);
   tokenRoutes(app, db, config);
   authorizeRoutes(app, db, config);
-  graphqlRoutes(app, db, config);
+  graphqlRoutes(app, db, config, giving.links);
   return app;
 }

@@ -2,6 +2,7 @@ import { ConfigError } from "../config.js";
 import { DatabaseUnavailableError } from "../db/client.js";
 import { AppError } from "../http/errors.js";
 import { appCreateCommand, appInstallCommand, appUninstallCommand } from "./app.command.js";
+import { billingRunCommand, workerCommand } from "./billing.command.js";
 import { type CliIo, type Command, parseCommandArgs, UsageError } from "./cli-kit.js";
 import { migrateCommand } from "./migrate.command.js";
 import { orgCreateCommand } from "./org.command.js";
@@ -20,6 +21,8 @@ const COMMANDS: Command[] = [
   appUninstallCommand,
   tokenCreateCommand,
   seedCommand,
+  workerCommand,
+  billingRunCommand,
 ];
 
 function overview(): string {

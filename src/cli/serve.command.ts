@@ -1,13 +1,14 @@
 import { buildApp } from "../app.js";
+import { startWorker } from "../modules/giving/billing.service.js";
 import { bootstrapDemo } from "../seed/demo.js";
 import type { Command } from "./cli-kit.js";
 import { openMigratedDatabase } from "./database.js";
 
 export const serveCommand: Command = {
   name: "serve",
-  usage: "donata serve [--demo]",
-  summary: "Migrate and serve the API (with --demo: create demo data on an empty database)",
-  options: { demo: { type: "boolean" } },
+  usage: "donata serve [--demo] [--no-worker]",
+  summary: "Migrate and serve (with --demo: demo data on an empty database; the worker runs unless --no-worker)",
+  options: { demo: { type: "boolean" }, "no-worker": { type: "boolean" } },
   async run(values, io) {
     const { config, database } = await openMigratedDatabase(io.env);
     const say = (line: string) => io.stdout.write(`${line}\n`);
@@ -20,6 +21,13 @@ export const serveCommand: Command = {
       await app.listen({ port: config.port, host: config.host });
       const address = app.server.address();
       const port = typeof address === "object" && address ? address.port : config.port;
+      const worker = values["no-worker"]
+        ? undefined
+        : startWorker(database.db, {
+            intervalSeconds: config.workerIntervalSeconds,
+            checkoutTtlSeconds: config.checkoutTtlSeconds,
+            onError: (error) => app.log.error({ err: error }, "worker run failed"),
+          });
       say(`Donata (${database.kind}) listening on http://${config.host}:${port}  docs: ${config.baseUrl}/docs`);
       await new Promise<void>((resolve) => {
         let stopping = false;
@@ -31,7 +39,7 @@ export const serveCommand: Command = {
           stopping = true;
           say(`${signal} received: finishing in-flight requests, then closing the database`);
           // app.close() waits for in-flight requests before resolving.
-          app.close().finally(resolve);
+          Promise.all([worker?.stop(), app.close()]).finally(resolve);
         };
         process.on("SIGINT", () => stop("SIGINT"));
         process.on("SIGTERM", () => stop("SIGTERM"));

@@ -5,6 +5,7 @@ import { campaigns, donations, paymentMethods, payments, supporters } from "../d
 import { selectTenantRowsByIds } from "../db/tenant-rows.js";
 import { AppError } from "../http/errors.js";
 import { campaignToWire } from "../modules/campaigns/campaigns.service.js";
+import type { DocumentLinks } from "../modules/documents/document-links.js";
 import { donationToWire } from "../modules/donations/donations.service.js";
 import { paymentMethodToWire } from "../modules/payment-methods/payment-methods.repo.js";
 import { paymentToWire } from "../modules/payments/payments.service.js";
@@ -19,6 +20,7 @@ export type Actor =
 export interface GraphQLContext {
   db: Db;
   config: Config;
+  links: DocumentLinks;
   actor: Actor;
   scope: Scope & { organizationSlug: string };
   loaders: ReturnType<typeof createLoaders>;

@@ -8,6 +8,7 @@ import type { Db } from "../db/client.js";
 import { memberships, organizations } from "../db/schema.js";
 import { readBearer } from "../http/auth.js";
 import { AppError } from "../http/errors.js";
+import type { DocumentLinks } from "../modules/documents/document-links.js";
 import { authenticateAccessToken } from "../oauth/tokens.service.js";
 import { loadSession, SESSION_COOKIE } from "../sessions/sessions.service.js";
 import { type Actor, createLoaders, type GraphQLContext } from "./context.js";
@@ -20,7 +21,7 @@ const MAX_QUERY_STRING = 16 * 1024;
 interface ServerContext {
   request: FastifyRequest;
   reply: FastifyReply;
-  context: Omit<GraphQLContext, "loaders"> | null;
+  context: Omit<GraphQLContext, "loaders" | "links"> | null;
 }
 
 class Refusal extends Error {
@@ -42,7 +43,10 @@ const limits: Plugin = {
 };
 
 /** Bearer token (an installed application) or session cookie (a member), and the organization. */
-async function authenticate(db: Db, request: FastifyRequest): Promise<Omit<GraphQLContext, "loaders" | "config">> {
+async function authenticate(
+  db: Db,
+  request: FastifyRequest,
+): Promise<Omit<GraphQLContext, "loaders" | "config" | "links">> {
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
     const token = readBearer(request);
@@ -110,7 +114,7 @@ async function authenticate(db: Db, request: FastifyRequest): Promise<Omit<Graph
   };
 }
 
-export function graphqlRoutes(app: FastifyInstance, db: Db, config: Config) {
+export function graphqlRoutes(app: FastifyInstance, db: Db, config: Config, links: DocumentLinks) {
   const yoga = createYoga<ServerContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -121,7 +125,7 @@ export function graphqlRoutes(app: FastifyInstance, db: Db, config: Config) {
     plugins: [limits],
     context: ({ context }) => {
       if (!context) throw new Refusal(401, "invalid_token", "Not authenticated");
-      return { ...context, config, loaders: createLoaders(db, context.scope.organizationId) };
+      return { ...context, config, links, loaders: createLoaders(db, context.scope.organizationId) };
     },
     maskedErrors: {
       maskError(error, message) {

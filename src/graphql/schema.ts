@@ -8,6 +8,7 @@ import "../modules/checkouts/checkouts.graphql.js";
 import "../modules/organizations/organizations.graphql.js";
 import "../modules/supporters/supporter-export.graphql.js";
 import "../modules/applications/applications.graphql.js";
+import "../modules/giving/giving.graphql.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());
 

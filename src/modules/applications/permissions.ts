@@ -5,7 +5,9 @@ export const PERMISSION_DESCRIPTIONS = {
   "supporters:read": "Read supporters and their personal data",
   "supporters:write": "Create and edit supporters, export and erase their personal data",
   "donations:read": "Read donations",
+  "donations:write": "Record offline donations and cancel recurring donations",
   "payments:read": "Read payments and payment methods",
+  "payments:write": "Refund payments and mark bank transfers paid",
   "checkouts:read": "Read checkouts",
 } as const;
 

@@ -1,0 +1,61 @@
+import { runBilling, startWorker } from "../modules/giving/billing.service.js";
+import { type Command, UsageError } from "./cli-kit.js";
+import { openMigratedDatabase, withDatabase } from "./database.js";
+
+function parseNow(raw: unknown): Date {
+  if (raw === undefined) return new Date();
+  const text = String(raw);
+  const date = /^\d{4}-\d{2}-\d{2}$/.test(text) ? new Date(`${text}T00:00:00.000Z`) : new Date(text);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(date.getTime())) {
+    throw new UsageError(`--now must be an ISO 8601 date or date-time, got "${text}"`);
+  }
+  return date;
+}
+
+export const billingRunCommand: Command = {
+  name: "billing run",
+  usage: "donata billing run [--now <ISO date or date-time>]",
+  summary: "Charge due renewals and close expired checkouts once (--now moves the clock, for testing)",
+  options: { now: { type: "string" } },
+  async run(values, io) {
+    const now = parseNow(values.now);
+    const result = await withDatabase(io.env, ({ config, database }) =>
+      runBilling(database.db, { now, checkoutTtlSeconds: config.checkoutTtlSeconds }),
+    );
+    return {
+      json: { now: now.toISOString(), ...result },
+      text: [
+        `Billing run at ${now.toISOString()}: ${result.renewed} renewed, ${result.failed} failed, ` +
+          `${result.revoked} revoked, ${result.skipped} skipped, ${result.expired_checkouts} expired checkouts closed`,
+      ],
+    };
+  },
+};
+
+export const workerCommand: Command = {
+  name: "worker",
+  usage: "donata worker",
+  summary: "Run the background worker (renewals, checkout expiry) until SIGINT/SIGTERM",
+  options: {},
+  async run(_values, io) {
+    const { config, database } = await openMigratedDatabase(io.env);
+    try {
+      io.stdout.write(`Worker running every ${config.workerIntervalSeconds} s (${database.kind})\n`);
+      const worker = startWorker(database.db, {
+        intervalSeconds: config.workerIntervalSeconds,
+        checkoutTtlSeconds: config.checkoutTtlSeconds,
+        onError: (error) => io.stderr.write(`worker: ${error instanceof Error ? error.message : String(error)}\n`),
+      });
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          worker.stop().finally(resolve);
+        };
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+      });
+    } finally {
+      await database.close();
+    }
+    return { json: { stopped: true }, text: ["Worker stopped cleanly"] };
+  },
+};
