@@ -1,0 +1,598 @@
+import { and, eq, sql } from "drizzle-orm";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { campaigns, checkouts, jobs } from "../src/db/schema.js";
+import type { CompletionStep } from "../src/modules/giving/giving.context.js";
+import { fakeCampaign, fakeSupporter, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
+import { startTestServer, type TestServer } from "./helpers/server.js";
+
+const CARDS = { ok: "4242424242424242", declined: "4000000000000002", luhnBad: "4242424242424241" };
+const card = (number: string = CARDS.ok) => ({ number, exp_month: 12, exp_year: 2035, cvc: "123" });
+
+type Json = Record<string, unknown>;
+
+describe("giving: public checkout, processors, transitions", () => {
+  let server: TestServer;
+  let tenant: Tenant;
+  let other: Tenant;
+  let readOnly: Tenant;
+  let campaign: { id: number; slug: string };
+  let failAt: CompletionStep | null = null;
+
+  const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${server.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
+  };
+  const postAs = (token: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${server.url}${path}`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    }).then(async (response) => ({ status: response.status, headers: response.headers, body: await response.json() }));
+  const graphql = async (token: string, query: string, variables: Json = {}) => {
+    const response = await fetch(`${server.url}/admin/graphql/`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    return response.json();
+  };
+
+  const start = (slug = campaign.slug, body: Json = {}, organization = tenant.slug) =>
+    post(`/api/v1/public/organizations/${organization}/campaigns/${slug}/checkouts/`, body);
+
+  const completion = (secret: string, overrides: Json = {}) => ({
+    client_secret: secret,
+    amount: 25,
+    frequency: 0,
+    processor: "sandbox",
+    card: card(),
+    supporter: { first_name: "Ada", last_name: "Lovelace", email: `ada-${unique(6)}@example.test` },
+    consents: { privacy: true, email_marketing: true },
+    ...overrides,
+  });
+
+  const complete = (id: number, body: Json, headers: Record<string, string> = {}, organization = tenant.slug) =>
+    post(`/api/v1/public/organizations/${organization}/checkouts/${id}/complete`, body, headers);
+
+  /** Starts a checkout on the campaign and completes it; returns the completion response. */
+  const give = async (overrides: Json = {}, headers: Record<string, string> = {}, slug = campaign.slug) => {
+    const started = await start(slug, {});
+    expect(started.status).toBe(201);
+    const response = await complete(started.body.id, completion(started.body.client_secret, overrides), headers);
+    return { ...response, checkoutId: started.body.id as number, secret: started.body.client_secret as string };
+  };
+
+  /** Rows of the organization, to prove a refused request wrote nothing. */
+  const counts = async (organizationId = tenant.organizationId) => {
+    const result = await server.database.db.execute<Record<string, string>>(sql`
+      select
+        (select count(*) from supporters where organization_id = ${organizationId}) as supporters,
+        (select count(*) from payment_methods where organization_id = ${organizationId}) as methods,
+        (select count(*) from donations where organization_id = ${organizationId}) as donations,
+        (select count(*) from payments where organization_id = ${organizationId}) as payments,
+        (select count(*) from checkouts where organization_id = ${organizationId} and state = 'CLOSED') as closed,
+        (select count(*) from jobs where organization_id = ${organizationId}) as jobs`);
+    return (result as unknown as { rows: Record<string, string>[] }).rows[0];
+  };
+
+  beforeAll(async () => {
+    server = await startTestServer(
+      {},
+      {
+        testHooks: {
+          afterCompletionStep: (step) => {
+            if (step === failAt) throw new Error(`injected failure after ${step}`);
+          },
+        },
+      },
+    );
+    const db = server.database.db;
+    tenant = await fakeTenant(db);
+    other = await fakeTenant(db);
+    readOnly = await fakeTenant(db, { permissions: ["donations:read", "payments:read"] });
+    const row = await fakeCampaign(db, tenant.organizationId, {
+      slug: `give-${unique(6)}`,
+      hasOneOff: true,
+      hasSubscription: true,
+      allowCustomAmount: true,
+      allowCustomSubscriptionAmount: true,
+      minAmount: 5,
+      maxAmount: 1000,
+      minSubscriptionAmount: 3,
+      maxSubscriptionAmount: 200,
+      costExampleAmount: 10,
+      costExampleLabel: "one school kit",
+      shownFields: ["first_name", "last_name", "email", "phone", "city"],
+      requiredFields: ["first_name", "email"],
+      archiveDate: null,
+    });
+    campaign = { id: row.id, slug: row.slug as string };
+  });
+  afterAll(() => server?.close());
+  beforeEach(() => {
+    failAt = null;
+  });
+
+  describe("public campaign and starting a checkout", () => {
+    it("describes the campaign to a form, without a token", async () => {
+      const response = await server.get(`/api/v1/public/organizations/${tenant.slug}/campaigns/${campaign.slug}`);
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({
+        id: campaign.id,
+        slug: campaign.slug,
+        organization: { slug: tenant.slug },
+        currency: "EUR",
+        min_amount: 5,
+        max_amount: 1000,
+        asks: [10, 25, 50],
+        shown_fields: ["first_name", "last_name", "email", "phone", "city"],
+        required_fields: ["first_name", "email"],
+        cost_example_amount: 10,
+        cost_example_label: "one school kit",
+      });
+      expect(response.body.processors.map((p: Json) => p.name)).toEqual(["sandbox", "manual"]);
+    });
+
+    it("404s an unknown organization or campaign, 410s an archived one", async () => {
+      expect(
+        (await server.get(`/api/v1/public/organizations/nope-${unique()}/campaigns/${campaign.slug}`)).status,
+      ).toBe(404);
+      expect((await server.get(`/api/v1/public/organizations/${other.slug}/campaigns/${campaign.slug}`)).status).toBe(
+        404,
+      );
+      const archived = await fakeCampaign(server.database.db, tenant.organizationId, { archiveDate: new Date() });
+      const response = await start(archived.slug as string, { amount: 10, frequency: 0 });
+      expect(response.status).toBe(410);
+      expect(response.body.code).toBe("campaign_closed");
+    });
+
+    it("opens a checkout with a one-time client secret and the cost example quantity", async () => {
+      const response = await start(campaign.slug, { amount: 25, frequency: 0 });
+      expect(response.status).toBe(201);
+      expect(response.body).toMatchObject({ state: "OPEN", amount: 25, frequency: 0, cost_example_quantity: 2 });
+      expect(response.body.client_secret).toMatch(/^dnt_cks_/);
+      const [row] = await server.database.db
+        .select()
+        .from(checkouts)
+        .where(and(eq(checkouts.organizationId, tenant.organizationId), eq(checkouts.id, response.body.id)));
+      expect(row?.clientSecretHash).not.toContain(response.body.client_secret);
+      expect(row?.campaignId).toBe(campaign.id);
+    });
+
+    it("refuses amounts and frequencies the campaign does not allow, creating nothing", async () => {
+      const before = await counts();
+      for (const [body, code] of [
+        [{ amount: 4.99, frequency: 0 }, "amount_out_of_range"],
+        [{ amount: 1000.01, frequency: 0 }, "amount_out_of_range"],
+        [{ amount: 2, frequency: 12 }, "amount_out_of_range"],
+        [{ amount: 10.005, frequency: 0 }, "invalid_amount"],
+      ] as const) {
+        const response = await start(campaign.slug, body);
+        expect(response.status, JSON.stringify(body)).toBe(422);
+        expect(response.body.code).toBe(code);
+      }
+      for (const body of [{ frequency: 2 }, { amount: -5 }, { amount: "ten" }, { extra: 1 }]) {
+        expect((await start(campaign.slug, body)).status, JSON.stringify(body)).toBe(400);
+      }
+      expect(await counts()).toEqual(before);
+    });
+  });
+
+  describe("completing a checkout", () => {
+    it("one-off gift: supporter, donation done, payment PAID, checkout CLOSED with every field", async () => {
+      const email = `grace-${unique(6)}@example.test`;
+      const response = await give(
+        { amount: 35, supporter: { first_name: "Grace", last_name: "Hopper", email, phone: "+39 06 1234" } },
+        { "user-agent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/120.0" },
+      );
+      expect(response.status).toBe(200);
+      expect(response.body.result).toBe("succeeded");
+      const checkout = (await server.get(`/api/v1/checkouts/${response.checkoutId}`, tenant.token)).body;
+      expect(checkout).toMatchObject({
+        state: "CLOSED",
+        amount: 35,
+        frequency: 0,
+        cost_example_quantity: 3,
+        payment_method_processor: "sandbox",
+        payment_method_label: "Visa •••• 4242",
+        campaign: { id: campaign.id },
+        supporter: { first_name: "Grace", last_name: "Hopper", email, phone: "+39 06 1234", privacy: true },
+        donation: { state: "done", amount: 35, frequency: 0, device: "desktop", campaign_id: campaign.id },
+        payment: { state: "PAID", amount: 35, payment_method: { label: "Visa •••• 4242" } },
+      });
+      expect(checkout.completed_date).toEqual(expect.any(String));
+      expect(checkout.payment_method_id).toBe(checkout.payment.payment_method.id);
+      expect(checkout.donation.code).toMatch(/^DON-\d{8}$/);
+      expect(checkout.donation.receipt_url).toMatch(new RegExp(`^${server.url}/documents/receipts/`));
+      expect(checkout.supporter.certification_url).toMatch(new RegExp(`^${server.url}/documents/statements/`));
+      expect(checkout.payment.processor_intent_id).toMatch(/^sbx_pi_/);
+      // Nothing of the card but its label is stored.
+      const stored = await server.database.db.execute(
+        sql`select count(*)::int as n from payment_methods where processor_reference like ${`%${CARDS.ok}%`} or label like ${`%${CARDS.ok}%`}`,
+      );
+      expect((stored as unknown as { rows: { n: number }[] }).rows[0]?.n).toBe(0);
+
+      const again = await complete(response.checkoutId, completion(response.secret));
+      expect(again.status).toBe(409);
+      expect(again.body.code).toBe("checkout_closed");
+    });
+
+    it("monthly gift: donation active and its first renewal queued a month later", async () => {
+      const response = await give(
+        { amount: 12.5, frequency: 12 },
+        { "user-agent": "Mozilla/5.0 (iPad; CPU OS 17_0 like Mac OS X) Safari/604.1" },
+      );
+      expect(response.status).toBe(200);
+      const { donation } = response.body;
+      expect(donation).toMatchObject({ state: "active", frequency: 12, amount: 12.5, device: "tablet" });
+      const [job] = await server.database.db
+        .select()
+        .from(jobs)
+        .where(and(eq(jobs.organizationId, tenant.organizationId), eq(jobs.subjectId, donation.id)));
+      expect(job).toMatchObject({ kind: "renewal", state: "queued", payload: { cycle: 1 } });
+      const completed = new Date(donation.completed_date);
+      const due = new Date(completed);
+      due.setUTCMonth(due.getUTCMonth() + 1);
+      if (completed.getUTCDate() === due.getUTCDate()) expect(job?.runDate.toISOString()).toBe(due.toISOString());
+    });
+
+    it("matches the supporter by email within the organization only", async () => {
+      const email = `match-${unique(6)}@example.test`;
+      const first = await give({ supporter: { first_name: "Mae", email } });
+      const second = await give({ supporter: { first_name: "Mae", email: email.toUpperCase(), city: "Rome" } });
+      expect(second.body.donation.supporter_id).toBe(first.body.donation.supporter_id);
+      const supporter = (await server.get(`/api/v1/supporters/${first.body.donation.supporter_id}`, tenant.token)).body;
+      expect(supporter).toMatchObject({ email, city: "Rome", first_name: "Mae" });
+
+      const otherCampaign = await fakeCampaign(server.database.db, other.organizationId, { slug: `o-${unique(6)}` });
+      const started = await start(otherCampaign.slug as string, {}, other.slug);
+      const elsewhere = await complete(
+        started.body.id,
+        completion(started.body.client_secret, { amount: 10, supporter: { email } }),
+        {},
+        other.slug,
+      );
+      expect(elsewhere.status).toBe(200);
+      expect(elsewhere.body.donation.supporter_id).not.toBe(first.body.donation.supporter_id);
+    });
+
+    it("declined card: FAILED payment, checkout stays OPEN, a retry with a good card succeeds", async () => {
+      const started = await start();
+      const body = completion(started.body.client_secret, { card: card(CARDS.declined) });
+      const declined = await complete(started.body.id, body);
+      expect(declined.status).toBe(402);
+      expect(declined.headers.get("content-type")).toContain("application/problem+json");
+      expect(declined.body).toMatchObject({ status: 402, code: "payment_failed" });
+      let checkout = (await server.get(`/api/v1/checkouts/${started.body.id}`, tenant.token)).body;
+      expect(checkout).toMatchObject({ state: "OPEN", completed_date: null, payment: { state: "FAILED" } });
+      expect(checkout.donation.state).toBe("pending");
+
+      const retried = await complete(started.body.id, { ...body, card: card() });
+      expect(retried.status).toBe(200);
+      checkout = (await server.get(`/api/v1/checkouts/${started.body.id}`, tenant.token)).body;
+      expect(checkout).toMatchObject({ state: "CLOSED", payment: { state: "PAID" }, donation: { state: "done" } });
+      const payments = (
+        await server.get(`/api/v1/payments/?donation_id=${checkout.donation.id}&order=create_date`, tenant.token)
+      ).body;
+      expect(payments.items.map((p: Json) => p.state)).toEqual(["FAILED", "PAID"]);
+    });
+
+    it("enforces every campaign rule, consent and card check on completion, writing nothing", async () => {
+      const strict = await fakeCampaign(server.database.db, tenant.organizationId, {
+        slug: `strict-${unique(6)}`,
+        hasOneOff: true,
+        hasSubscription: false,
+        allowCustomAmount: false,
+        asks: ["20", "40"],
+        defaultAmount: 30,
+        minAmount: 10,
+        maxAmount: 100,
+        shownFields: ["first_name", "email", "phone"],
+        requiredFields: ["phone", "email"],
+        archiveDate: null,
+      });
+      const started = await start(strict.slug as string);
+      const supporter = { first_name: "Rule", email: `rule-${unique(6)}@example.test`, phone: "123" };
+      const cases: [Json, number, string][] = [
+        [{ amount: 25 }, 422, "custom_amount_not_allowed"],
+        [{ amount: 20, frequency: 12 }, 422, "frequency_not_offered"],
+        [{ amount: 200 }, 422, "amount_out_of_range"],
+        [{ amount: 20, supporter: { first_name: "Rule", email: supporter.email } }, 422, "missing_required_field"],
+        [{ amount: 20, supporter: { ...supporter, city: "Rome" } }, 422, "field_not_on_form"],
+        [{ amount: 20, consents: { privacy: false } }, 422, "privacy_consent_required"],
+        [{ amount: 20, consents: {} }, 422, "privacy_consent_required"],
+        [{ amount: 20, card: card(CARDS.luhnBad) }, 422, "invalid_card"],
+        [{ amount: 20, card: { ...card(), exp_year: 2020 } }, 422, "invalid_card"],
+        [{ amount: 20, card: { ...card(), cvc: "1" } }, 422, "invalid_card"],
+        [{ amount: 20, card: undefined }, 422, "invalid_card"],
+        [{ amount: 20, processor: "paypal" }, 400, "invalid_request"],
+        [{ amount: 20, frequency: 3 }, 400, "invalid_request"],
+        [{ amount: 20, supporter: { ...supporter, email: "not-an-email" } }, 400, "invalid_request"],
+        [{ amount: 20, supporter: { ...supporter, ssn_typo: "x" } }, 400, "invalid_request"],
+      ];
+      const before = await counts();
+      for (const [overrides, status, code] of cases) {
+        const response = await complete(
+          started.body.id,
+          completion(started.body.client_secret, { supporter, ...overrides }),
+        );
+        expect(response.status, JSON.stringify(overrides)).toBe(status);
+        expect(response.body.code, JSON.stringify(overrides)).toBe(code);
+      }
+      expect(await counts()).toEqual(before);
+      // The allowed amounts (asks and the default) still go through.
+      const ok = await complete(started.body.id, completion(started.body.client_secret, { amount: 30, supporter }));
+      expect(ok.status).toBe(200);
+    });
+
+    it("bank transfer (manual): payment PENDING, checkout closed, recurring refused", async () => {
+      const recurring = await give({ processor: "manual", card: undefined, frequency: 12, amount: 10 });
+      expect(recurring.status).toBe(422);
+      expect(recurring.body.code).toBe("processor_unsupported");
+      const response = await give({ processor: "manual", card: undefined, amount: 60 });
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({
+        result: "pending",
+        receipt_url: null,
+        donation: { state: "pending", receipt_url: null },
+        payment: { state: "PENDING", payment_date: null, payment_method: { processor: "manual" } },
+      });
+      const checkout = (await server.get(`/api/v1/checkouts/${response.checkoutId}`, tenant.token)).body;
+      expect(checkout.state).toBe("CLOSED");
+    });
+
+    it("refuses a wrong client secret, a foreign organization and an unknown checkout with 404", async () => {
+      const started = await start();
+      const body = completion(started.body.client_secret);
+      expect((await complete(started.body.id, { ...body, client_secret: "dnt_cks_wrong" })).status).toBe(404);
+      expect((await complete(started.body.id, body, {}, other.slug)).status).toBe(404);
+      expect((await complete(999_999_999, body)).status).toBe(404);
+      expect((await complete("abc" as unknown as number, body)).status).toBe(404);
+      const row = (await server.get(`/api/v1/checkouts/${started.body.id}`, tenant.token)).body;
+      expect(row).toMatchObject({ state: "OPEN", donation: null, payment: null });
+    });
+
+    it("refuses an expired checkout", async () => {
+      const started = await start();
+      await server.database.db
+        .update(checkouts)
+        .set({ createDate: new Date(Date.now() - 25 * 3600 * 1000) })
+        .where(and(eq(checkouts.organizationId, tenant.organizationId), eq(checkouts.id, started.body.id)));
+      const response = await complete(started.body.id, completion(started.body.client_secret));
+      expect(response.status).toBe(409);
+      expect(response.body.code).toBe("checkout_expired");
+    });
+  });
+
+  describe("idempotency", () => {
+    it("replays a retry with the same key: one payment, same answer", async () => {
+      const started = await start();
+      const body = completion(started.body.client_secret);
+      const key = { "idempotency-key": `key-${unique()}` };
+      const first = await complete(started.body.id, body, key);
+      const second = await complete(started.body.id, body, key);
+      expect(first.status).toBe(200);
+      expect(second.status).toBe(200);
+      expect(second.body).toEqual(first.body);
+      expect(second.headers.get("idempotent-replayed")).toBe("true");
+      const payments = (await server.get(`/api/v1/payments/?donation_id=${first.body.donation.id}`, tenant.token)).body;
+      expect(payments.count).toBe(1);
+    });
+
+    it("concurrent retries with one key charge once", async () => {
+      const started = await start();
+      const body = completion(started.body.client_secret);
+      const key = { "idempotency-key": `key-${unique()}` };
+      const responses = await Promise.all([1, 2, 3, 4].map(() => complete(started.body.id, body, key)));
+      expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      expect(new Set(responses.map((r) => r.body.payment.id)).size).toBe(1);
+      const payments = (
+        await server.get(`/api/v1/payments/?donation_id=${responses[0]?.body.donation.id}`, tenant.token)
+      ).body;
+      expect(payments.count).toBe(1);
+    });
+
+    it("replays a decline too, and refuses a key reused for another request", async () => {
+      const started = await start();
+      const key = { "idempotency-key": `key-${unique()}` };
+      const body = completion(started.body.client_secret, { card: card(CARDS.declined) });
+      expect((await complete(started.body.id, body, key)).status).toBe(402);
+      const replay = await complete(started.body.id, body, key);
+      expect(replay.status).toBe(402);
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      const reused = await complete(started.body.id, { ...body, card: card() }, key);
+      expect(reused.status).toBe(422);
+      expect(reused.body.code).toBe("idempotency_key_reused");
+      const badKey = await complete(started.body.id, body, { "idempotency-key": "x".repeat(256) });
+      expect(badKey.status).toBe(400);
+      const checkout = (await server.get(`/api/v1/checkouts/${started.body.id}`, tenant.token)).body;
+      const payments = (await server.get(`/api/v1/payments/?donation_id=${checkout.donation.id}`, tenant.token)).body;
+      expect(payments.count).toBe(1);
+    });
+  });
+
+  describe("atomic completion", () => {
+    const steps: CompletionStep[] = ["supporter", "payment_method", "donation", "payment", "checkout"];
+    it.each(steps)("a failure after %s leaves nothing behind, and a retry succeeds once", async (step) => {
+      const started = await start();
+      const body = completion(started.body.client_secret, { frequency: 12, amount: 10 });
+      const key = { "idempotency-key": `key-${unique()}` };
+      const before = await counts();
+      failAt = step;
+      const failed = await complete(started.body.id, body, key);
+      expect(failed.status).toBe(500);
+      expect(await counts()).toEqual(before);
+      const row = (await server.get(`/api/v1/checkouts/${started.body.id}`, tenant.token)).body;
+      expect(row).toMatchObject({ state: "OPEN", supporter: null, donation: null, payment: null });
+
+      failAt = null;
+      const retried = await complete(started.body.id, body, key);
+      expect(retried.status).toBe(200);
+      const after = await counts();
+      expect(Number(after?.payments)).toBe(Number(before?.payments) + 1);
+      expect(Number(after?.donations)).toBe(Number(before?.donations) + 1);
+      expect(Number(after?.jobs)).toBe(Number(before?.jobs) + 1);
+    });
+  });
+
+  describe("transitions through REST and GraphQL", () => {
+    it("refund: PAID → REFUNDED and the one-off donation revoked; a second refund is 409 and changes nothing", async () => {
+      const gift = await give({ amount: 40 });
+      const paymentId = gift.body.payment.id;
+      const refunded = await postAs(tenant.token, `/api/v1/payments/${paymentId}/refund`);
+      expect(refunded.status).toBe(200);
+      expect(refunded.body).toMatchObject({ id: paymentId, state: "REFUNDED" });
+      const donation = (await server.get(`/api/v1/donations/${gift.body.donation.id}`, tenant.token)).body;
+      expect(donation.state).toBe("revoked");
+
+      const again = await postAs(tenant.token, `/api/v1/payments/${paymentId}/refund`);
+      expect(again.status).toBe(409);
+      expect(again.body).toMatchObject({ code: "invalid_state_transition", status: 409 });
+      const unchanged = (await server.get(`/api/v1/payments/${paymentId}`, tenant.token)).body;
+      expect(unchanged.update_date).toBe(refunded.body.update_date);
+    });
+
+    it("refunding one payment of a recurring donation keeps it active", async () => {
+      const gift = await give({ amount: 10, frequency: 12 });
+      expect((await postAs(tenant.token, `/api/v1/payments/${gift.body.payment.id}/refund`)).status).toBe(200);
+      const donation = (await server.get(`/api/v1/donations/${gift.body.donation.id}`, tenant.token)).body;
+      expect(donation.state).toBe("active");
+    });
+
+    it("refuses refunds of FAILED and PENDING payments and mark-paid of card payments", async () => {
+      const started = await start();
+      const declined = await complete(
+        started.body.id,
+        completion(started.body.client_secret, { card: card(CARDS.declined) }),
+      );
+      const failedPayment = (await server.get(`/api/v1/checkouts/${started.body.id}`, tenant.token)).body.payment;
+      expect(declined.status).toBe(402);
+      expect((await postAs(tenant.token, `/api/v1/payments/${failedPayment.id}/refund`)).status).toBe(409);
+      expect((await postAs(tenant.token, `/api/v1/payments/${failedPayment.id}/mark_paid`)).status).toBe(409);
+
+      const manual = await give({ processor: "manual", card: undefined });
+      expect((await postAs(tenant.token, `/api/v1/payments/${manual.body.payment.id}/refund`)).status).toBe(409);
+
+      const paid = await give();
+      const markPaid = await postAs(tenant.token, `/api/v1/payments/${paid.body.payment.id}/mark_paid`);
+      expect(markPaid.status).toBe(409);
+      expect(markPaid.body.code).toBe("invalid_state_transition");
+    });
+
+    it("mark paid: a bank transfer arrives, the donation is done with a receipt", async () => {
+      const manual = await give({ processor: "manual", card: undefined, amount: 75 });
+      const paid = await postAs(tenant.token, `/api/v1/payments/${manual.body.payment.id}/mark_paid`);
+      expect(paid.status).toBe(200);
+      expect(paid.body).toMatchObject({ state: "PAID", payment_date: expect.any(String) });
+      const donation = (await server.get(`/api/v1/donations/${manual.body.donation.id}`, tenant.token)).body;
+      expect(donation).toMatchObject({ state: "done", completed_date: expect.any(String) });
+      expect(donation.receipt_url).toMatch(/\/documents\/receipts\//);
+      expect((await postAs(tenant.token, `/api/v1/payments/${manual.body.payment.id}/mark_paid`)).status).toBe(409);
+    });
+
+    it("cancel: a recurring donation is revoked; a one-off or revoked one is 409", async () => {
+      const monthly = await give({ amount: 10, frequency: 12 });
+      const cancelled = await postAs(tenant.token, `/api/v1/donations/${monthly.body.donation.id}/cancel`);
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body.state).toBe("revoked");
+      const queued = await server.database.db
+        .select()
+        .from(jobs)
+        .where(and(eq(jobs.organizationId, tenant.organizationId), eq(jobs.subjectId, monthly.body.donation.id)));
+      expect(queued.map((job) => job.state)).toEqual(["cancelled"]);
+      expect((await postAs(tenant.token, `/api/v1/donations/${monthly.body.donation.id}/cancel`)).status).toBe(409);
+      const oneOff = await give();
+      const refused = await postAs(tenant.token, `/api/v1/donations/${oneOff.body.donation.id}/cancel`);
+      expect(refused.status).toBe(409);
+      expect(refused.body.code).toBe("invalid_state_transition");
+    });
+
+    it("records an offline donation once per idempotency key", async () => {
+      const supporter = await fakeSupporter(server.database.db, tenant.organizationId);
+      const body = { supporter_id: supporter.id, campaign_id: campaign.id, amount: 120.5, label: "Cheque" };
+      const key = { "idempotency-key": `key-${unique()}` };
+      const created = await postAs(tenant.token, "/api/v1/donations/", body, key);
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({
+        donation: { state: "done", amount: 120.5, frequency: 0, supporter_id: supporter.id },
+        payment: { state: "PAID", amount: 120.5, payment_method: { processor: "manual", label: "Cheque" } },
+      });
+      const replay = await postAs(tenant.token, "/api/v1/donations/", body, key);
+      expect(replay.body.donation.id).toBe(created.body.donation.id);
+      const count = (await server.get(`/api/v1/donations/?supporter_id=${supporter.id}`, tenant.token)).body.count;
+      expect(count).toBe(1);
+
+      const foreign = await fakeSupporter(server.database.db, other.organizationId);
+      const refused = await postAs(tenant.token, "/api/v1/donations/", { ...body, supporter_id: foreign.id });
+      expect(refused.status).toBe(422);
+      for (const bad of [
+        { ...body, amount: 0 },
+        { ...body, amount: 1.234 },
+        { ...body, payment_date: "2999-01-01T00:00:00.000Z" },
+        { ...body, extra: 1 },
+      ]) {
+        expect((await postAs(tenant.token, "/api/v1/donations/", bad)).status, JSON.stringify(bad)).toBe(400);
+      }
+    });
+
+    it("needs the write permissions and never reaches another organization", async () => {
+      const gift = await give();
+      const forbidden = await postAs(readOnly.token, `/api/v1/payments/${gift.body.payment.id}/refund`);
+      expect(forbidden.status).toBe(403);
+      expect((await postAs(other.token, `/api/v1/payments/${gift.body.payment.id}/refund`)).status).toBe(404);
+      expect((await postAs(other.token, `/api/v1/donations/${gift.body.donation.id}/cancel`)).status).toBe(404);
+      const payment = (await server.get(`/api/v1/payments/${gift.body.payment.id}`, tenant.token)).body;
+      expect(payment.state).toBe("PAID");
+    });
+
+    it("GraphQL mutations run the same services and refuse the same transitions", async () => {
+      const gift = await give({ amount: 15, frequency: 12 });
+      const refund = `mutation($id: ID!) { refundPayment(id: $id) { id state } }`;
+      const first = await graphql(tenant.token, refund, { id: gift.body.payment.id });
+      expect(first.data.refundPayment).toEqual({ id: gift.body.payment.id, state: "REFUNDED" });
+      const second = await graphql(tenant.token, refund, { id: gift.body.payment.id });
+      expect(second.errors[0].extensions.code).toBe("invalid_state_transition");
+
+      const cancel = await graphql(tenant.token, `mutation($id: ID!) { cancelDonation(id: $id) { state } }`, {
+        id: gift.body.donation.id,
+      });
+      expect(cancel.data.cancelDonation.state).toBe("revoked");
+
+      const manual = await give({ processor: "manual", card: undefined });
+      const marked = await graphql(tenant.token, `mutation($id: ID!) { markPaymentPaid(id: $id) { state } }`, {
+        id: manual.body.payment.id,
+      });
+      expect(marked.data.markPaymentPaid.state).toBe("PAID");
+
+      const supporter = await fakeSupporter(server.database.db, tenant.organizationId);
+      const offline = await graphql(
+        tenant.token,
+        `mutation($input: OfflineDonationInput!) { recordOfflineDonation(input: $input) { donation { state amount } payment { state } } }`,
+        { input: { supporter_id: supporter.id, campaign_id: campaign.id, amount: 9.99 } },
+      );
+      expect(offline.data.recordOfflineDonation).toEqual({
+        donation: { state: "done", amount: 9.99 },
+        payment: { state: "PAID" },
+      });
+      const denied = await graphql(readOnly.token, refund, { id: manual.body.payment.id });
+      expect(denied.errors[0].extensions.code).toBe("insufficient_scope");
+    });
+  });
+
+  it("keeps the campaign rows untouched by the flow", async () => {
+    const [row] = await server.database.db
+      .select()
+      .from(campaigns)
+      .where(and(eq(campaigns.organizationId, tenant.organizationId), eq(campaigns.id, campaign.id)));
+    expect(row?.minAmount).toBe(5);
+  });
+});
