@@ -12,6 +12,7 @@ import { ProblemSchema } from "./http/problem-schema.js";
 import { campaignRoutes } from "./modules/campaigns/campaigns.routes.js";
 import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
 import { loadDocumentLinks } from "./modules/documents/document-links.js";
+import { documentRoutes } from "./modules/documents/documents.routes.js";
 import { donationRoutes } from "./modules/donations/donations.routes.js";
 import type { GivingContext } from "./modules/giving/giving.context.js";
 import { givingRoutes } from "./modules/giving/giving.routes.js";
@@ -103,6 +104,7 @@ export async function buildApp({ config, database, testHooks }: AppDependencies)
     afterStep: testHooks?.afterCompletionStep,
   };
   publicCheckoutRoutes(app, giving);
+  documentRoutes(app, giving);
   givingRoutes(app, giving);
   tokenRoutes(app, db, config);
   authorizeRoutes(app, db, config);
