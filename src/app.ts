@@ -14,6 +14,7 @@ import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
 import { loadDocumentLinks } from "./modules/documents/document-links.js";
 import { documentRoutes } from "./modules/documents/documents.routes.js";
 import { donationRoutes } from "./modules/donations/donations.routes.js";
+import { donatePageRoutes } from "./modules/giving/donate-page.routes.js";
 import type { GivingContext } from "./modules/giving/giving.context.js";
 import { givingRoutes } from "./modules/giving/giving.routes.js";
 import { publicCheckoutRoutes } from "./modules/giving/public-checkout.routes.js";
@@ -105,6 +106,7 @@ export async function buildApp({ config, database, testHooks }: AppDependencies)
   };
   publicCheckoutRoutes(app, giving);
   documentRoutes(app, giving);
+  donatePageRoutes(app, giving);
   givingRoutes(app, giving);
   tokenRoutes(app, db, config);
   authorizeRoutes(app, db, config);
