@@ -161,8 +161,10 @@ export async function seedOrganization(database: Database, options: SeedOptions)
         requiredFields: ["first_name", "last_name", "email"],
         privacyNote: "We use your data only to process your gift and, if you agree, to keep you informed.",
         tags: faker.helpers.arrayElements(["2026", "appeal", "spring", "year-end", "matching"], { min: 0, max: 2 }),
-        costExampleAmount: chance(0.8) ? costAmount : null,
-        costExampleLabel: costLabel,
+        // A cost example is an amount and a label together, or neither (campaign rule).
+        ...(chance(0.8)
+          ? { costExampleAmount: costAmount, costExampleLabel: costLabel }
+          : { costExampleAmount: null, costExampleLabel: null }),
       };
     });
     await insertChunks(tx, campaigns, campaignRows, progress);
