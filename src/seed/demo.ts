@@ -5,10 +5,16 @@ import {
   createInstallationToken,
   installApplication,
 } from "../modules/applications/applications.service.js";
-import { countOrganizations, createOrganization } from "../modules/organizations/organizations.service.js";
+import { createCampaign } from "../modules/campaigns/campaigns.service.js";
+import {
+  countOrganizations,
+  createOrganization,
+  requireOrganization,
+} from "../modules/organizations/organizations.service.js";
 import { createUser } from "../modules/users/users.service.js";
 import { seedOrganization } from "./seed.service.js";
 
+export const DEMO_CAMPAIGN_SLUG = "school-kits";
 export const DEMO_LOGIN = { email: "demo@donata.local", password: "donata-demo-2026" };
 
 /**
@@ -33,6 +39,33 @@ export async function bootstrapDemo(config: Config, database: Database): Promise
     checkouts: 1500,
     randomSeed: 42,
   });
+  const organization = await requireOrganization(db, "demo");
+  await createCampaign(
+    db,
+    { organizationId: organization.id, timeZone: organization.timeZone },
+    {
+      title: "School kits for every child",
+      slug: DEMO_CAMPAIGN_SLUG,
+      goal: 20000,
+      is_goal_enabled: true,
+      has_one_off: true,
+      has_subscription: true,
+      default_amount: 25,
+      default_subscription_amount: 10,
+      min_amount: 5,
+      max_amount: 5000,
+      min_subscription_amount: 5,
+      max_subscription_amount: 500,
+      asks: [10, 25, 50, 100],
+      asks_subscription: [5, 10, 20],
+      shown_fields: ["first_name", "last_name", "email", "address", "city", "postal_code", "country"],
+      required_fields: ["first_name", "last_name", "email"],
+      privacy_note: "We use your data only to process your gift and, if you agree, to keep you informed.",
+      cost_example_amount: 12.5,
+      cost_example_label: "school kit",
+      tags: ["demo"],
+    },
+  );
   const tokens = await createInstallationToken(db, config, app.client_id, "demo");
   return [
     "Demo data created (shown once; the client secret is stored only as a hash):",
@@ -41,6 +74,7 @@ export async function bootstrapDemo(config: Config, database: Database): Promise
     `  client_id:     ${app.client_id}`,
     `  client_secret: ${app.client_secret}`,
     `  access_token:  ${tokens.access_token}  (valid ${tokens.expires_in} s; more with \`npx donata token create --client-id ${app.client_id} --org demo\`)`,
+    `  donate:        ${config.baseUrl}/donate/demo/${DEMO_CAMPAIGN_SLUG}  (sandbox test card 4242 4242 4242 4242)`,
     `  try:           curl -H "Authorization: Bearer ${tokens.access_token}" ${config.baseUrl}/api/v1/checkouts/?limit=2`,
   ];
 }
