@@ -133,15 +133,14 @@ export async function runBilling(db: Db, options: BillingRunOptions): Promise<Bi
     const outcome = await db.transaction(async (tx) => {
       const job = await claimDueJob(tx, options.now);
       if (!job) return null;
-      const renewal = job.kind === "renewal" ? await renew(tx, job, options.now) : ("skipped" as const);
+      // The claimed job leaves the queue before renew() queues the next cycle or the retry: while
+      // it is still queued, jobs_queued_subject_key would make that insert a silent no-op.
       await tx
         .update(jobs)
-        .set({
-          state: renewal === "skipped" ? "cancelled" : "done",
-          attempts: job.attempts + 1,
-          updateDate: sql`now()`,
-        })
+        .set({ state: "done", attempts: job.attempts + 1, updateDate: sql`now()` })
         .where(eq(jobs.id, job.id));
+      const renewal = job.kind === "renewal" ? await renew(tx, job, options.now) : ("skipped" as const);
+      if (renewal === "skipped") await tx.update(jobs).set({ state: "cancelled" }).where(eq(jobs.id, job.id));
       return renewal;
     });
     if (outcome === null) break;
