@@ -26,7 +26,14 @@ const CARD_OK = "4242424242424242";
 const CARD_FAILS_ON_RENEWAL = "4000000000000341";
 const MINUTE = 60_000;
 const DAY = 86_400_000;
-const NOTHING: BillingRunResult = { renewed: 0, failed: 0, revoked: 0, skipped: 0, expired_checkouts: 0 };
+const NOTHING: BillingRunResult = {
+  renewed: 0,
+  failed: 0,
+  revoked: 0,
+  skipped: 0,
+  errors: 0,
+  expired_checkouts: 0,
+};
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON bodies are asserted field by field
 type Json = any;
@@ -321,18 +328,18 @@ describe("renewals", () => {
     expect(statesOf(await paymentsOf(donation.id))).toEqual(["PAID", "PAID", "PAID"]);
     await expectQueued(donation.id, 3, due(3));
 
-    // A worker that was down for three cycles charges each missed cycle once, and no more.
-    expect(await run(at(due(5), MINUTE))).toEqual({ ...NOTHING, renewed: 3 });
-    expect(statesOf(await paymentsOf(donation.id))).toEqual(Array(6).fill("PAID"));
+    // A worker that was down for three cycles charges once, not once per missed cycle, and the
+    // schedule resumes at the first cycle still ahead, on the original day of month.
+    expect(await run(at(due(5), MINUTE))).toEqual({ ...NOTHING, renewed: 1 });
+    expect(statesOf(await paymentsOf(donation.id))).toEqual(Array(4).fill("PAID"));
     await expectQueued(donation.id, 6, due(6));
+    expect(await run(at(due(5), 2 * MINUTE))).toEqual(NOTHING);
     expect(
       (await renewalJobs(donation.id)).map((job) => [job.state, (job.payload as { cycle: number }).cycle]),
     ).toEqual([
       ["done", 1],
       ["done", 2],
       ["done", 3],
-      ["done", 4],
-      ["done", 5],
       ["queued", 6],
     ]);
     expect((await getDonation(donation.id)).state).toBe("active");
@@ -390,6 +397,25 @@ describe("jobs the worker cannot run", () => {
       .where(eq(jobs.id, job?.id as number));
     expect(after).toMatchObject({ state: "cancelled", attempts: 1 });
     expect(await run(clock)).toEqual(NOTHING);
+  });
+
+  it("rolls back a job that throws, records the error, puts it back later and runs the others", async () => {
+    const broken = await give({ frequency: 12 });
+    const healthy = await give({ frequency: 12 });
+    const due = new Date(new Date(healthy.completed_date).getTime() + 40 * DAY);
+    // A corrupt payload: the renewal cannot compute its next date and throws after charging.
+    await db()
+      .update(jobs)
+      .set({ payload: { cycle: "corrupt" } })
+      .where(and(eq(jobs.subjectId, broken.id), eq(jobs.state, "queued")));
+    expect(await run(due)).toEqual({ ...NOTHING, renewed: 1, errors: 1 });
+    expect(statesOf(await paymentsOf(broken.id))).toEqual(["PAID"]);
+    expect(statesOf(await paymentsOf(healthy.id))).toEqual(["PAID", "PAID"]);
+    const [job] = await renewalJobs(broken.id);
+    expect(job).toMatchObject({ state: "queued", attempts: 1, lastError: expect.any(String) });
+    expect(job?.runDate.getTime()).toBe(due.getTime() + 3_600_000);
+    // Not again within the same hour.
+    expect(await run(due)).toEqual(NOTHING);
   });
 });
 

@@ -26,7 +26,7 @@ export const billingRunCommand: Command = {
       json: { now: now.toISOString(), ...result },
       text: [
         `Billing run at ${now.toISOString()}: ${result.renewed} renewed, ${result.failed} failed, ` +
-          `${result.revoked} revoked, ${result.skipped} skipped, ${result.expired_checkouts} expired checkouts closed`,
+          `${result.revoked} revoked, ${result.skipped} skipped, ${result.errors} errors, ${result.expired_checkouts} expired checkouts closed`,
       ],
     };
   },

@@ -1,5 +1,4 @@
 import type { TSchema } from "typebox";
-import type { builder } from "./builder.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: Pothos' field builder, whatever the parent shape
 type FieldBuilder = any;

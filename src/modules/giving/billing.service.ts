@@ -19,10 +19,15 @@ export interface BillingRunResult {
   failed: number;
   revoked: number;
   skipped: number;
+  /** Jobs that threw: rolled back, put back an hour later, failed for good after 10 attempts. */
+  errors: number;
   expired_checkouts: number;
 }
 
 type JobRow = typeof jobs.$inferSelect;
+
+const MAX_JOB_ATTEMPTS = 10;
+const JOB_RETRY_DELAY_MS = 3_600_000;
 
 /** Claims one due job; a job another worker holds is skipped, never waited for or run twice. */
 async function claimDueJob(tx: Executor, now: Date): Promise<JobRow | undefined> {
@@ -79,12 +84,16 @@ async function renew(tx: Executor, job: JobRow, now: Date): Promise<RenewalOutco
   const where = and(eq(donations.organizationId, organizationId), eq(donations.id, donation.id));
   if (charge.state === "PAID") {
     if (donation.state === "past_due") assertTransition("donation", donation.id, donation.state, "active");
-    const nextDue = cycleDueDate(start, frequency, cycle + 1);
+    // After an outage, one charge covers the overdue cycles: the schedule resumes at the first
+    // cycle still ahead instead of charging the donor once per missed period.
+    let nextCycle = cycle + 1;
+    while (cycleDueDate(start, frequency, nextCycle) <= now) nextCycle += 1;
+    const nextDue = cycleDueDate(start, frequency, nextCycle);
     await tx
       .update(donations)
       .set({ state: "active", failureCount: 0, nextChargeDate: nextDue, updateDate: sql`now()` })
       .where(where);
-    await queueRenewal(tx, { organizationId, donationId: donation.id, cycle: cycle + 1, runDate: nextDue });
+    await queueRenewal(tx, { organizationId, donationId: donation.id, cycle: nextCycle, runDate: nextDue });
     return "renewed";
   }
   const failures = donation.failureCount + 1;
@@ -127,24 +136,43 @@ export async function expireCheckouts(db: Executor, now: Date, ttlSeconds: numbe
  * FOR UPDATE SKIP LOCKED so that concurrent workers share the queue and never charge twice.
  */
 export async function runBilling(db: Db, options: BillingRunOptions): Promise<BillingRunResult> {
-  const result: BillingRunResult = { renewed: 0, failed: 0, revoked: 0, skipped: 0, expired_checkouts: 0 };
+  const result: BillingRunResult = { renewed: 0, failed: 0, revoked: 0, skipped: 0, errors: 0, expired_checkouts: 0 };
   const maxJobs = options.maxJobs ?? 10_000;
   for (let done = 0; done < maxJobs; done++) {
-    const outcome = await db.transaction(async (tx) => {
-      const job = await claimDueJob(tx, options.now);
-      if (!job) return null;
-      // The claimed job leaves the queue before renew() queues the next cycle or the retry: while
-      // it is still queued, jobs_queued_subject_key would make that insert a silent no-op.
-      await tx
+    let claimed: JobRow | undefined;
+    try {
+      const outcome = await db.transaction(async (tx) => {
+        const job = await claimDueJob(tx, options.now);
+        if (!job) return null;
+        claimed = job;
+        // The claimed job leaves the queue before renew() queues the next cycle or the retry: while
+        // it is still queued, jobs_queued_subject_key would make that insert a silent no-op.
+        await tx
+          .update(jobs)
+          .set({ state: "done", attempts: job.attempts + 1, updateDate: sql`now()` })
+          .where(eq(jobs.id, job.id));
+        const renewal = job.kind === "renewal" ? await renew(tx, job, options.now) : ("skipped" as const);
+        if (renewal === "skipped") await tx.update(jobs).set({ state: "cancelled" }).where(eq(jobs.id, job.id));
+        return renewal;
+      });
+      if (outcome === null) break;
+      result[outcome] += 1;
+    } catch (error) {
+      // Everything the job did is rolled back; it is put back later so one bad job never blocks the queue.
+      if (!claimed) throw error;
+      result.errors += 1;
+      const attempts = claimed.attempts + 1;
+      await db
         .update(jobs)
-        .set({ state: "done", attempts: job.attempts + 1, updateDate: sql`now()` })
-        .where(eq(jobs.id, job.id));
-      const renewal = job.kind === "renewal" ? await renew(tx, job, options.now) : ("skipped" as const);
-      if (renewal === "skipped") await tx.update(jobs).set({ state: "cancelled" }).where(eq(jobs.id, job.id));
-      return renewal;
-    });
-    if (outcome === null) break;
-    result[outcome] += 1;
+        .set({
+          attempts,
+          lastError: error instanceof Error ? error.message.slice(0, 2000) : String(error),
+          state: attempts >= MAX_JOB_ATTEMPTS ? "failed" : "queued",
+          runDate: new Date(options.now.getTime() + JOB_RETRY_DELAY_MS),
+          updateDate: sql`now()`,
+        })
+        .where(eq(jobs.id, claimed.id));
+    }
   }
   result.expired_checkouts = await expireCheckouts(db, options.now, options.checkoutTtlSeconds);
   return result;

@@ -308,7 +308,7 @@ export async function completeCheckout(
       .from(checkouts)
       .where(and(eq(checkouts.organizationId, owner.id), eq(checkouts.id, checkoutId)))
       .for("update");
-    if (!checkout || !checkout.clientSecretHash || checkout.clientSecretHash !== hashSecret(input.client_secret)) {
+    if (!checkout?.clientSecretHash || checkout.clientSecretHash !== hashSecret(input.client_secret)) {
       throw notFound("Checkout");
     }
     const organizationId = checkout.organizationId;
@@ -322,7 +322,7 @@ export async function completeCheckout(
       fingerprintOf,
       async () => {
         if (checkout.state !== "OPEN") throw checkoutClosed(checkoutId);
-        if (checkout.createDate.getTime() + context.checkoutTtlSeconds * 1000 < Date.now()) {
+        if (checkout.createDate.getTime() + context.checkoutTtlSeconds * 1000 <= Date.now()) {
           throw new AppError("checkout_expired", 409, `The checkout ${checkoutId} has expired; start a new one`);
         }
         const [found] = await tx

@@ -144,6 +144,8 @@ export async function markPaymentPaid(context: GivingDb, scope: Scope, rawId: st
 export async function cancelDonation(context: GivingDb, scope: Scope, rawId: string) {
   const id = parseId(rawId, "Donation");
   return context.db.transaction(async (tx) => {
+    // Jobs before the donation, in the worker's lock order, so a cancel racing a renewal never deadlocks.
+    await cancelRenewals(tx, scope.organizationId, id);
     const donation = await lockDonation(tx, scope.organizationId, id);
     if (!donation) throw notFound("Donation");
     if (donation.frequency !== 1 && donation.frequency !== 12) {
@@ -156,7 +158,6 @@ export async function cancelDonation(context: GivingDb, scope: Scope, rawId: str
     if (donation.state !== "active" && donation.state !== "past_due") {
       assertTransition("donation", donation.id, donation.state, "revoked");
     }
-    await cancelRenewals(tx, scope.organizationId, donation.id);
     const [row] = await tx
       .update(donations)
       .set({ state: "revoked", nextChargeDate: null, updateDate: sql`now()` })

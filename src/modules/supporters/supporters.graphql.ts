@@ -13,7 +13,6 @@ import {
 import {
   createSupporter,
   eraseSupporter,
-  exportSupporter,
   getSupporter,
   listSupporters,
   updateSupporter,
