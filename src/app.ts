@@ -1,6 +1,9 @@
 import cookie from "@fastify/cookie";
 import formbody from "@fastify/formbody";
 import Fastify, { type FastifyInstance } from "fastify";
+import { adminExportRoutes } from "./admin/admin-export.routes.js";
+import { adminPageRoutes } from "./admin/admin-pages.routes.js";
+import { adminSessionRoutes } from "./admin/admin-session.routes.js";
 import type { Config } from "./config.js";
 import type { Database } from "./db/client.js";
 import { graphqlRoutes } from "./graphql/graphql.routes.js";
@@ -111,5 +114,8 @@ export async function buildApp({ config, database, testHooks }: AppDependencies)
   tokenRoutes(app, db, config);
   authorizeRoutes(app, db, config);
   graphqlRoutes(app, db, config, giving.links);
+  adminSessionRoutes(app, db, config);
+  adminExportRoutes(app, db);
+  await adminPageRoutes(app, db);
   return app;
 }

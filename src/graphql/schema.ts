@@ -9,6 +9,8 @@ import "../modules/organizations/organizations.graphql.js";
 import "../modules/supporters/supporter-export.graphql.js";
 import "../modules/applications/applications.graphql.js";
 import "../modules/giving/giving.graphql.js";
+import "../modules/dashboard/dashboard.graphql.js";
+import "../modules/members/members.graphql.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());
 

@@ -1,0 +1,91 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import fastifyStatic from "@fastify/static";
+import { and, eq } from "drizzle-orm";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Db } from "../db/client.js";
+import { applications, installations, memberships, organizations } from "../db/schema.js";
+import { sessionUser } from "./admin-session.routes.js";
+
+/** Where `npm run build:admin` puts the panel (web/admin/dist). */
+export const ADMIN_DIST = fileURLToPath(new URL("../../web/admin/dist/", import.meta.url));
+
+/** The origins of the applications installed in an organization the user belongs to. */
+async function installedOrigins(db: Db, userId: number, slug: string): Promise<string[]> {
+  const rows = await db
+    .select({ url: applications.applicationUrl })
+    .from(installations)
+    .innerJoin(organizations, eq(organizations.id, installations.organizationId))
+    .innerJoin(memberships, and(eq(memberships.organizationId, organizations.id), eq(memberships.userId, userId)))
+    .innerJoin(applications, eq(applications.id, installations.applicationId))
+    .where(eq(organizations.slug, slug));
+  const origins = new Set<string>();
+  for (const { url } of rows) {
+    try {
+      origins.add(new URL(url).origin);
+    } catch {
+      // Registration validates URLs; a bad one frames nothing.
+    }
+  }
+  return [...origins].sort();
+}
+
+/**
+ * The panel's Content-Security-Policy: its own assets only, and frames from exactly the
+ * applications installed in the organization of the page (decisions.md §7).
+ */
+export function adminCsp(frameOrigins: string[]): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    `frame-src ${frameOrigins.length > 0 ? frameOrigins.join(" ") : "'none'"}`,
+    "frame-ancestors 'none'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+  ].join("; ");
+}
+
+const NOT_BUILT = `<!doctype html><html lang="en"><meta charset="utf-8"><title>Donata admin</title>
+<body style="font-family:system-ui;margin:3rem"><h1>The admin panel is not built</h1>
+<p>Run <code>npm run build:admin</code> (<code>npm start</code> does it for you), then reload.</p></body></html>`;
+
+/** Serves the single-page admin panel at /admin/ from its built assets. */
+export async function adminPageRoutes(app: FastifyInstance, db: Db, dist = ADMIN_DIST) {
+  await app.register(fastifyStatic, {
+    root: `${dist}assets`,
+    prefix: "/admin/assets/",
+    decorateReply: false,
+    immutable: true,
+    maxAge: "365d",
+    index: false,
+  });
+
+  let cached: { html: string } | undefined;
+  const indexHtml = async () => {
+    if (cached) return cached.html;
+    const file = `${dist}index.html`;
+    if (!existsSync(file)) return undefined;
+    cached = { html: await readFile(file, "utf8") };
+    return cached.html;
+  };
+
+  const page = async (request: FastifyRequest, reply: FastifyReply) => {
+    const html = await indexHtml();
+    reply.header("cache-control", "no-store").header("x-content-type-options", "nosniff");
+    reply.header("referrer-policy", "same-origin");
+    if (!html) return reply.code(503).header("content-security-policy", adminCsp([])).type("text/html").send(NOT_BUILT);
+    const slug = /^\/admin\/o\/([^/?#]+)/.exec(request.url)?.[1];
+    const session = slug ? await sessionUser(db, request) : undefined;
+    const origins = session && slug ? await installedOrigins(db, session.userId, decodeURIComponent(slug)) : [];
+    return reply.header("content-security-policy", adminCsp(origins)).type("text/html; charset=utf-8").send(html);
+  };
+  const schema = { hide: true };
+  app.get("/admin/", { schema }, page);
+  app.get("/admin/sign-in", { schema }, page);
+  app.get("/admin/o/*", { schema }, page);
+}

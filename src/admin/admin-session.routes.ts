@@ -1,0 +1,112 @@
+import { asc, eq } from "drizzle-orm";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import type { Config } from "../config.js";
+import type { Db } from "../db/client.js";
+import { memberships, organizations, users } from "../db/schema.js";
+import { AppError } from "../http/errors.js";
+import {
+  cookieOptions,
+  createSession,
+  destroySession,
+  loadSession,
+  SESSION_COOKIE,
+} from "../sessions/sessions.service.js";
+import { signIn } from "../sessions/sign-in.service.js";
+
+const SessionBody = Type.Object(
+  {
+    user: Type.Object({ id: Type.Integer(), email: Type.String(), name: Type.Union([Type.String(), Type.Null()]) }),
+    organizations: Type.Array(
+      Type.Object({
+        slug: Type.String(),
+        name: Type.String(),
+        role: Type.String({ enum: ["owner", "admin", "member"] }),
+        currency: Type.String(),
+        time_zone: Type.String(),
+      }),
+    ),
+  },
+  { description: "The signed-in user and the organizations they belong to" },
+);
+
+async function sessionBody(db: Db, userId: number) {
+  const [user] = await db
+    .select({ id: users.id, email: users.email, name: users.name })
+    .from(users)
+    .where(eq(users.id, userId));
+  if (!user) throw new AppError("not_signed_in", 401, "Sign in first");
+  const rows = await db
+    .select({
+      slug: organizations.slug,
+      name: organizations.name,
+      role: memberships.role,
+      currency: organizations.currency,
+      time_zone: organizations.timeZone,
+    })
+    .from(memberships)
+    .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
+    .where(eq(memberships.userId, userId))
+    .orderBy(asc(organizations.name), asc(organizations.slug));
+  return { user, organizations: rows };
+}
+
+/** The signed-in user of a request (the admin panel's cookie session), or undefined. */
+export async function sessionUser(db: Db, request: FastifyRequest) {
+  return loadSession(db, request.cookies[SESSION_COOKIE]);
+}
+
+function requireJson(request: FastifyRequest) {
+  // A form from another site cannot send JSON without a CORS preflight, which this server never grants.
+  if (!/^application\/json/i.test(request.headers["content-type"] ?? "")) {
+    throw new AppError("unsupported_media_type", 415, "Send the credentials as application/json");
+  }
+}
+
+/**
+ * The admin panel's sign-in: the same accounts, throttling and session cookie as the
+ * authorization server's login page, as JSON for the single-page app.
+ */
+export function adminSessionRoutes(app: FastifyInstance, db: Db, config: Config) {
+  const tags = ["admin panel"];
+  app.get("/admin/api/session", { schema: { hide: true, tags, response: { 200: SessionBody } } }, async (request) => {
+    const session = await sessionUser(db, request);
+    if (!session) throw new AppError("not_signed_in", 401, "Sign in first");
+    return sessionBody(db, session.userId);
+  });
+
+  app.post(
+    "/admin/api/session",
+    {
+      preValidation: async (request) => requireJson(request),
+      schema: {
+        hide: true,
+        tags,
+        body: Type.Object(
+          {
+            email: Type.String({ minLength: 1, maxLength: 320 }),
+            password: Type.String({ minLength: 1, maxLength: 1000 }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: SessionBody },
+      },
+    },
+    async (request, reply) => {
+      const { email, password } = request.body as { email: string; password: string };
+      const user = await signIn(db, { email, password, address: request.ip });
+      // A new session on every sign-in: a token planted before it is worth nothing after it.
+      await destroySession(db, request.cookies[SESSION_COOKIE]);
+      const token = await createSession(db, config, user.id);
+      reply.setCookie(SESSION_COOKIE, token, cookieOptions(config, config.sessionTtlSeconds));
+      reply.header("cache-control", "no-store");
+      return sessionBody(db, user.id);
+    },
+  );
+
+  app.delete("/admin/api/session", { schema: { hide: true, tags } }, async (request, reply) => {
+    await destroySession(db, request.cookies[SESSION_COOKIE]);
+    reply.clearCookie(SESSION_COOKIE, { path: "/" });
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,98 @@
+import { eq } from "drizzle-orm";
+import { organizations } from "../../db/schema.js";
+import { builder } from "../../graphql/builder.js";
+import { authorize } from "../../graphql/context.js";
+import { AppError } from "../../http/errors.js";
+import { CampaignType } from "../campaigns/campaigns.graphql.js";
+import {
+  type CampaignTotal,
+  type DashboardPoint,
+  type DashboardWire,
+  dashboard,
+  type RecurringPoint,
+} from "./dashboard.service.js";
+
+const PointType = builder.objectRef<DashboardPoint>("DashboardPoint").implement({
+  description: "Money raised (PAID payments) in one month of the organization's time zone",
+  fields: (t) => ({
+    period: t.exposeString("period", { description: "YYYY-MM" }),
+    amount: t.exposeFloat("amount"),
+    count: t.exposeInt("count", { description: "Number of payments" }),
+  }),
+});
+
+const RecurringPointType = builder.objectRef<RecurringPoint>("RecurringPoint").implement({
+  description: "PAID payments of recurring donations in one month, monthly and yearly gifts apart",
+  fields: (t) => ({
+    period: t.exposeString("period", { description: "YYYY-MM" }),
+    monthly: t.exposeFloat("monthly"),
+    yearly: t.exposeFloat("yearly"),
+  }),
+});
+
+const CampaignTotalType = builder.objectRef<CampaignTotal>("CampaignTotal").implement({
+  fields: (t) => ({
+    campaign: t.field({
+      type: CampaignType,
+      resolve: async (parent, _args, context) => {
+        const campaign = await context.loaders.campaign.load(parent.campaign_id);
+        if (!campaign) throw new AppError("not_found", 404, "Campaign not found");
+        return campaign;
+      },
+    }),
+    raised: t.exposeFloat("raised"),
+    donations: t.exposeInt("donations"),
+  }),
+});
+
+const DashboardType = builder.objectRef<DashboardWire>("Dashboard").implement({
+  description: "The organization's figures for the admin panel",
+  fields: (t) => ({
+    currency: t.exposeString("currency"),
+    time_zone: t.exposeString("time_zone"),
+    raised_this_month: t.exposeFloat("raised_this_month"),
+    raised_this_year: t.exposeFloat("raised_this_year"),
+    donations_over_time: t.field({
+      type: [PointType],
+      description: "One point per month, oldest first",
+      resolve: (parent) => parent.donations_over_time,
+    }),
+    recurring_revenue: t.field({
+      type: [RecurringPointType],
+      description: "One point per month, oldest first",
+      resolve: (parent) => parent.recurring_revenue,
+    }),
+    active_monthly_amount: t.exposeFloat("active_monthly_amount", {
+      description: "Sum of the amounts of active monthly donations",
+    }),
+    active_yearly_amount: t.exposeFloat("active_yearly_amount", {
+      description: "Sum of the amounts of active yearly donations",
+    }),
+    top_campaigns: t.field({
+      type: [CampaignTotalType],
+      description: "The five campaigns that raised the most this year",
+      resolve: (parent) => parent.top_campaigns,
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  dashboard: t.field({
+    type: DashboardType,
+    args: { months: t.arg.int({ defaultValue: 12, description: "Months of history, 1 to 36" }) },
+    resolve: async (_root, { months }, context) => {
+      authorize(context, "donations:read");
+      const span = months ?? 12;
+      if (!Number.isInteger(span) || span < 1 || span > 36) {
+        throw new AppError("invalid_request", 400, 'Invalid argument "months": must be 1 to 36', [
+          { parameter: "months", message: "must be 1 to 36" },
+        ]);
+      }
+      const [organization] = await context.db
+        .select({ currency: organizations.currency })
+        .from(organizations)
+        .where(eq(organizations.id, context.scope.organizationId));
+      return dashboard(context.db, { ...context.scope, currency: organization?.currency ?? "EUR" }, span);
+    },
+  }),
+}));

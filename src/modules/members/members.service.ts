@@ -1,0 +1,165 @@
+import { randomBytes } from "node:crypto";
+import { and, asc, eq, sql } from "drizzle-orm";
+import type { Db, Executor } from "../../db/client.js";
+import { memberships, users } from "../../db/schema.js";
+import { AppError } from "../../http/errors.js";
+import { hashPassword, MIN_PASSWORD_LENGTH, ROLES, type Role } from "../users/users.service.js";
+
+export interface MemberWire {
+  user_id: number;
+  email: string;
+  name: string | null;
+  role: Role;
+  create_date: string;
+}
+
+/** Who is acting: a signed-in member of the organization, with their role. */
+export interface MemberActor {
+  userId: number;
+  role: Role;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+const invalid = (field: string, message: string) =>
+  new AppError("invalid_request", 400, `Invalid field "${field}": ${message}`, [{ field, message }]);
+
+function checkRole(role: string): Role {
+  if (!(ROLES as readonly string[]).includes(role)) throw invalid("role", `must be one of ${ROLES.join(", ")}`);
+  return role as Role;
+}
+
+function requireManager(actor: MemberActor) {
+  if (actor.role === "member") {
+    throw new AppError("insufficient_role", 403, "Only owners and admins manage the members");
+  }
+}
+
+function requireOwnerFor(actor: MemberActor, what: string) {
+  if (actor.role !== "owner") throw new AppError("insufficient_role", 403, `Only owners can ${what}`);
+}
+
+async function memberRows(tx: Executor, organizationId: number, userId?: number) {
+  return tx
+    .select({
+      user_id: users.id,
+      email: users.email,
+      name: users.name,
+      role: memberships.role,
+      createDate: memberships.createDate,
+    })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(and(eq(memberships.organizationId, organizationId), userId === undefined ? undefined : eq(users.id, userId)))
+    .orderBy(asc(users.email));
+}
+
+const toWire = (row: Awaited<ReturnType<typeof memberRows>>[number]): MemberWire => ({
+  user_id: row.user_id,
+  email: row.email,
+  name: row.name,
+  role: row.role as Role,
+  create_date: row.createDate.toISOString(),
+});
+
+export async function listMembers(db: Db, organizationId: number): Promise<MemberWire[]> {
+  return (await memberRows(db, organizationId)).map(toWire);
+}
+
+async function requireMember(tx: Executor, organizationId: number, userId: number) {
+  const [row] = await memberRows(tx, organizationId, userId);
+  if (!row) throw new AppError("not_found", 404, "Member not found");
+  return row;
+}
+
+async function ownerCount(tx: Executor, organizationId: number): Promise<number> {
+  const [row] = await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(memberships)
+    .where(and(eq(memberships.organizationId, organizationId), eq(memberships.role, "owner")));
+  return row?.n ?? 0;
+}
+
+/**
+ * Adds a person to the organization. A new account gets the given password, or a temporary one
+ * returned once; an existing account (by email) just gains the membership.
+ */
+export async function addMember(
+  db: Db,
+  organizationId: number,
+  actor: MemberActor,
+  input: { email: string; role: string; password?: string | null },
+) {
+  requireManager(actor);
+  const role = checkRole(input.role);
+  if (role === "owner") requireOwnerFor(actor, "make someone an owner");
+  const email = input.email.trim();
+  if (!EMAIL.test(email) || email.length > 320) throw invalid("email", "must be an email address");
+  if (input.password && input.password.length < MIN_PASSWORD_LENGTH) {
+    throw invalid("password", `must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  }
+  return db.transaction(async (tx) => {
+    let [user] = await tx.select().from(users).where(sql`lower(${users.email}) = lower(${email})`);
+    let temporaryPassword: string | null = null;
+    if (!user) {
+      if (!input.password) temporaryPassword = randomBytes(12).toString("base64url");
+      const password = input.password || (temporaryPassword as string);
+      [user] = await tx
+        .insert(users)
+        .values({ email, passwordHash: await hashPassword(password) })
+        .returning();
+    }
+    if (!user) throw new Error("user insert returned nothing");
+    const added = await tx
+      .insert(memberships)
+      .values({ organizationId, userId: user.id, role })
+      .onConflictDoNothing()
+      .returning({ userId: memberships.userId });
+    if (added.length === 0) {
+      throw new AppError("already_member", 409, `${user.email} is already a member of this organization`, [
+        { field: "email", message: "is already a member" },
+      ]);
+    }
+    return { member: toWire(await requireMember(tx, organizationId, user.id)), temporary_password: temporaryPassword };
+  });
+}
+
+export async function changeMemberRole(
+  db: Db,
+  organizationId: number,
+  actor: MemberActor,
+  userId: number,
+  newRole: string,
+) {
+  requireManager(actor);
+  const role = checkRole(newRole);
+  return db.transaction(async (tx) => {
+    const target = await requireMember(tx, organizationId, userId);
+    if (target.role === "owner" || role === "owner") requireOwnerFor(actor, "grant or take away the owner role");
+    if (target.role === "owner" && role !== "owner" && (await ownerCount(tx, organizationId)) <= 1) {
+      throw new AppError("last_owner", 409, "The organization needs at least one owner; make someone else owner first");
+    }
+    await tx
+      .update(memberships)
+      .set({ role })
+      .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)));
+    return toWire(await requireMember(tx, organizationId, userId));
+  });
+}
+
+export async function removeMember(db: Db, organizationId: number, actor: MemberActor, userId: number) {
+  requireManager(actor);
+  return db.transaction(async (tx) => {
+    const target = await requireMember(tx, organizationId, userId);
+    if (target.role === "owner") {
+      requireOwnerFor(actor, "remove an owner");
+      if ((await ownerCount(tx, organizationId)) <= 1) {
+        throw new AppError("last_owner", 409, "The organization needs at least one owner; it cannot lose its last one");
+      }
+    }
+    await tx
+      .delete(memberships)
+      .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)));
+    return true;
+  });
+}
