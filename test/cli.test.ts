@@ -146,7 +146,8 @@ interface Serve {
 
 /** `donata serve` on an ephemeral port; resolves once it prints the address it listens on. */
 function startServe(env: Record<string, string>): Promise<Serve> {
-  const args = ["serve"];
+  // No worker: it acts on every organization of the database, which other test files share.
+  const args = ["serve", "--no-worker"];
   const child = spawnCli(args, { ...env, PORT: "0", HOST: "127.0.0.1" });
   let stdout = "";
   let stderr = "";

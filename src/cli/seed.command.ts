@@ -1,4 +1,5 @@
 import cliProgress from "cli-progress";
+import { loadDocumentLinks } from "../modules/documents/document-links.js";
 import { seedOrganization } from "../seed/seed.service.js";
 import { type Command, optionalInteger, requiredString } from "./cli-kit.js";
 import { withDatabase } from "./database.js";
@@ -30,10 +31,11 @@ export const seedCommand: Command = {
         )
       : undefined;
     let started = false;
-    const counts = await withDatabase(io.env, async ({ database }) => {
+    const counts = await withDatabase(io.env, async ({ config, database }) => {
       try {
         return await seedOrganization(database, {
           ...options,
+          links: await loadDocumentLinks(database.db, config.baseUrl),
           onProgress: (done, total) => {
             if (!bar) return;
             if (!started) bar.start(total, 0);

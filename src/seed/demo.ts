@@ -6,6 +6,7 @@ import {
   installApplication,
 } from "../modules/applications/applications.service.js";
 import { createCampaign } from "../modules/campaigns/campaigns.service.js";
+import { loadDocumentLinks } from "../modules/documents/document-links.js";
 import {
   countOrganizations,
   createOrganization,
@@ -38,6 +39,9 @@ export async function bootstrapDemo(config: Config, database: Database): Promise
     supporters: 400,
     checkouts: 1500,
     randomSeed: 42,
+    // Dated up to now, so the dashboard's "this month" and the recent checkouts are alive.
+    now: new Date(),
+    links: await loadDocumentLinks(db, config.baseUrl),
   });
   const organization = await requireOrganization(db, "demo");
   await createCampaign(

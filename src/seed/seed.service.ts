@@ -4,6 +4,7 @@ import type { PgTable } from "drizzle-orm/pg-core";
 import type { Database, Executor } from "../db/client.js";
 import { campaigns, checkouts, donations, paymentMethods, payments, supporters } from "../db/schema.js";
 import { AppError } from "../http/errors.js";
+import type { DocumentLinks } from "../modules/documents/document-links.js";
 import { requireOrganization } from "../modules/organizations/organizations.service.js";
 
 export interface SeedOptions {
@@ -14,6 +15,8 @@ export interface SeedOptions {
   randomSeed: number;
   /** Dates are spread over the two years before this instant; fixed by default so runs repeat. */
   now?: Date;
+  /** Signs receipt and statement links of the paid gifts; without it they stay null. */
+  links?: DocumentLinks;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -245,14 +248,19 @@ export async function seedOrganization(database: Database, options: SeedOptions)
     const checkoutRows: CheckoutInsert[] = [];
     const campaignById = new Map(campaignRows.map((row) => [row.id as number, row]));
 
+    const paidSupporters = new Set<number>();
     checkoutIds.forEach((checkoutId, index) => {
       const campaign = campaignById.get(pick(campaignIds)) as CampaignInsert;
-      const createDate = dateWithin(now - 730 * DAY, now - 60_000);
+      const completed = chance(0.72);
+      // Checkouts still OPEN are recent; older unfinished ones were closed by the expiry job.
+      const inProgress = !completed && chance(0.2);
+      const createDate = inProgress
+        ? dateWithin(now - DAY + 60_000, now - 60_000)
+        : dateWithin(now - 730 * DAY, now - 60_000);
       const recurring = campaign.hasSubscription && (!campaign.hasOneOff || chance(0.35));
       const frequency = recurring ? (chance(0.85) ? 12 : 1) : 0;
       const asks = (recurring ? campaign.asksSubscription : campaign.asks) ?? ["25"];
       const amount = chance(0.7) ? Number(pick(asks)) : faker.number.int({ min: 5, max: 400 });
-      const completed = chance(0.72);
       const hasDonor = completed || chance(0.5);
       const base: CheckoutInsert = {
         organizationId: orgId,
@@ -260,7 +268,7 @@ export async function seedOrganization(database: Database, options: SeedOptions)
         createDate,
         updateDate: createDate,
         campaignId: campaign.id as number,
-        state: completed ? "CLOSED" : "OPEN",
+        state: inProgress ? "OPEN" : "CLOSED",
         amount: completed || chance(0.7) ? amount : null,
         frequency: completed || chance(0.5) ? frequency : null,
         costExampleQuantity: 0,
@@ -305,7 +313,10 @@ export async function seedOrganization(database: Database, options: SeedOptions)
         updateDate: completed ? paidAt : createDate,
         device: pick(["desktop", "desktop", "mobile", "mobile", "mobile", "tablet"]),
         tags: recurring ? ["recurring"] : [],
+        paymentMethodId: method.id,
+        receiptUrl: completed && options.links ? options.links.receiptUrl(orgId, donationId) : null,
       });
+      if (completed) paidSupporters.add(supporterId);
       if (donationState !== "draft") {
         paymentRows.push({
           organizationId: orgId,
@@ -338,6 +349,14 @@ export async function seedOrganization(database: Database, options: SeedOptions)
     await insertChunks(tx, donations, donationRows, progress);
     await insertChunks(tx, payments, paymentRows, progress);
     await insertChunks(tx, checkouts, checkoutRows, progress);
+    const { links } = options;
+    if (links && paidSupporters.size > 0) {
+      const statements = [...paidSupporters].map((id) => ({ id, url: links.statementUrl(orgId, id) }));
+      await tx.execute(sql`
+        update supporters s set certification_url = v.url
+        from json_to_recordset(${JSON.stringify(statements)}::json) as v(id bigint, url text)
+        where s.organization_id = ${orgId} and s.id = v.id`);
+    }
     options.onProgress?.(total, total);
     return {
       organization: organization.slug,
