@@ -1,0 +1,30 @@
+/**
+ * The server computes the page's Content-Security-Policy (which origins may be framed) when the
+ * document loads. An application installed since then is not in it yet, so opening it takes a
+ * fresh page load.
+ */
+const installedSinceLoad = new Set<string>();
+
+export function rememberInstalled(clientId: string) {
+  installedSinceLoad.add(clientId);
+}
+
+export function needsFreshLoad(clientId: string): boolean {
+  return installedSinceLoad.has(clientId);
+}
+
+/** The application URL plus `__organization=<slug>`, keeping any query it already has. */
+export function frameUrl(applicationUrl: string, org: string): string | null {
+  try {
+    const url = new URL(applicationUrl, window.location.href);
+    if (url.protocol !== "https:" && url.protocol !== "http:") return null;
+    url.searchParams.set("__organization", org);
+    return url.toString();
+  } catch {
+    return null;
+  }
+}
+
+export function appPagePath(org: string, clientId: string): string {
+  return `/admin/o/${encodeURIComponent(org)}/apps/${encodeURIComponent(clientId)}`;
+}

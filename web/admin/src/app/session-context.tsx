@@ -1,0 +1,49 @@
+import { createContext, type ReactNode, useCallback, useContext, useEffect, useState } from "react";
+import { fetchSession, type Session } from "../api/session";
+
+interface SessionState {
+  /** undefined while loading; null when nobody is signed in. */
+  session: Session | null | undefined;
+  error: Error | undefined;
+  reload: () => void;
+}
+
+const SessionContext = createContext<SessionState | null>(null);
+
+export function SessionProvider({ children }: { children: ReactNode }) {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [error, setError] = useState<Error | undefined>(undefined);
+  const [nonce, setNonce] = useState(0);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `nonce` forces a reload.
+  useEffect(() => {
+    const controller = new AbortController();
+    setError(undefined);
+    fetchSession(controller.signal).then(setSession, (caught: Error) => {
+      if (caught.name !== "AbortError") setError(caught);
+    });
+    return () => controller.abort();
+  }, [nonce]);
+
+  const reload = useCallback(() => {
+    setSession(undefined);
+    setNonce((n) => n + 1);
+  }, []);
+  return <SessionContext.Provider value={{ session, error, reload }}>{children}</SessionContext.Provider>;
+}
+
+export function useSession(): SessionState {
+  const value = useContext(SessionContext);
+  if (!value) throw new Error("useSession outside SessionProvider");
+  return value;
+}
+
+/** Where to go after signing in: only a path of this panel, never another site. */
+export function safeNext(next: string | null): string | null {
+  if (!next?.startsWith("/admin/") || next.startsWith("//") || next.includes("\\")) return null;
+  return next;
+}
+
+export function signInHref(next?: string): string {
+  return next ? `/sign-in?${new URLSearchParams({ next })}` : "/sign-in";
+}

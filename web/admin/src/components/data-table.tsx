@@ -1,0 +1,129 @@
+import type { ReactNode } from "react";
+
+export interface TableColumn<T> {
+  key: string;
+  label: string;
+  sort?: string;
+  numeric?: boolean;
+  render: (row: T) => ReactNode;
+}
+
+interface DataTableProps<T extends { id: number | string }> {
+  testId: string;
+  caption: string;
+  columns: TableColumn<T>[];
+  rows: T[];
+  /** Current `order` (`field` or `-field`); headers with `sort` become buttons when `onSort` is given. */
+  order?: string;
+  onSort?: (order: string) => void;
+  busy?: boolean;
+}
+
+/** A table that scrolls sideways on small screens, with sortable headers. */
+export function DataTable<T extends { id: number | string }>({
+  testId,
+  caption,
+  columns,
+  rows,
+  order,
+  onSort,
+  busy,
+}: DataTableProps<T>) {
+  const descending = order?.startsWith("-") ?? false;
+  const orderField = order?.replace(/^-/, "");
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard.
+    <section className="table-scroll" tabIndex={0} aria-label={caption}>
+      <table className="table" data-testid={testId} aria-busy={busy || undefined}>
+        <caption className="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            {columns.map((column) => {
+              const sorted = column.sort !== undefined && column.sort === orderField;
+              const ariaSort = sorted ? (descending ? "descending" : "ascending") : undefined;
+              return (
+                <th
+                  key={column.key}
+                  scope="col"
+                  aria-sort={ariaSort}
+                  className={column.numeric ? "numeric" : undefined}
+                >
+                  {column.sort && onSort ? (
+                    <button
+                      type="button"
+                      className="sort-button"
+                      data-sort={column.sort}
+                      onClick={() => onSort(sorted && !descending ? `-${column.sort}` : (column.sort as string))}
+                    >
+                      {column.label}
+                      <span className="sort-indicator" aria-hidden="true">
+                        {sorted ? (descending ? "▼" : "▲") : "↕"}
+                      </span>
+                    </button>
+                  ) : (
+                    column.label
+                  )}
+                </th>
+              );
+            })}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.id} data-id={row.id}>
+              {columns.map((column) => (
+                <td key={column.key} className={column.numeric ? "numeric" : undefined}>
+                  {column.render(row)}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+export function Pagination({
+  offset,
+  limit,
+  count,
+  onPage,
+  format,
+}: {
+  offset: number;
+  limit: number;
+  count: number;
+  onPage: (offset: number) => void;
+  format: (value: number) => string;
+}) {
+  const first = count === 0 ? 0 : Math.min(offset + 1, count);
+  const last = Math.min(offset + limit, count);
+  return (
+    <nav className="pagination" aria-label="Pagination">
+      <p className="pagination-range" data-testid="pagination-range" aria-live="polite">
+        {count === 0 ? "0 results" : `${format(first)}–${format(last)} of ${format(count)}`}
+      </p>
+      <div className="pagination-buttons">
+        <button
+          type="button"
+          className="button"
+          disabled={offset === 0}
+          onClick={() => onPage(Math.max(0, offset - limit))}
+          data-testid="page-prev"
+        >
+          ← Previous
+        </button>
+        <button
+          type="button"
+          className="button"
+          disabled={offset + limit >= count}
+          onClick={() => onPage(offset + limit)}
+          data-testid="page-next"
+        >
+          Next →
+        </button>
+      </div>
+    </nav>
+  );
+}

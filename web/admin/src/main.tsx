@@ -1,0 +1,67 @@
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import { createBrowserRouter, RouterProvider } from "react-router";
+import { OrgLayout } from "./app/org-layout";
+import { SessionProvider } from "./app/session-context";
+import { AppFramePage } from "./pages/app-frame.page";
+import { AppsPage } from "./pages/apps.page";
+import { CampaignDetailPage } from "./pages/campaign-detail.page";
+import { CampaignEditorPage } from "./pages/campaign-editor.page";
+import { CheckoutDetailPage } from "./pages/checkout-detail.page";
+import { CollectionPage } from "./pages/collection.page";
+import { DashboardPage } from "./pages/dashboard.page";
+import { DevelopersPage } from "./pages/developers.page";
+import { DonationDetailPage } from "./pages/donation-detail.page";
+import { HomePage } from "./pages/home.page";
+import { MembersPage } from "./pages/members.page";
+import { NotFoundPage } from "./pages/not-found.page";
+import { OfflineDonationPage } from "./pages/offline-donation.page";
+import { PaymentDetailPage } from "./pages/payment-detail.page";
+import { SignInPage } from "./pages/sign-in.page";
+import { SupporterDetailPage } from "./pages/supporter-detail.page";
+import "./styles.css";
+
+const router = createBrowserRouter(
+  [
+    { path: "/", element: <HomePage /> },
+    { path: "/sign-in", element: <SignInPage /> },
+    {
+      path: "/o/:org",
+      element: <OrgLayout />,
+      children: [
+        { index: true, element: <DashboardPage /> },
+        { path: "campaigns", element: <CollectionPage key="campaigns" name="campaigns" /> },
+        { path: "campaigns/new", element: <CampaignEditorPage /> },
+        { path: "campaigns/:id", element: <CampaignDetailPage /> },
+        { path: "campaigns/:id/edit", element: <CampaignEditorPage /> },
+        { path: "supporters", element: <CollectionPage key="supporters" name="supporters" /> },
+        { path: "supporters/:id", element: <SupporterDetailPage /> },
+        { path: "donations", element: <CollectionPage key="donations" name="donations" /> },
+        { path: "donations/new", element: <OfflineDonationPage /> },
+        { path: "donations/:id", element: <DonationDetailPage /> },
+        { path: "payments", element: <CollectionPage key="payments" name="payments" /> },
+        { path: "payments/:id", element: <PaymentDetailPage /> },
+        { path: "checkouts", element: <CollectionPage key="checkouts" name="checkouts" /> },
+        { path: "checkouts/:id", element: <CheckoutDetailPage /> },
+        { path: "apps", element: <AppsPage /> },
+        { path: "apps/:clientId", element: <AppFramePage /> },
+        { path: "developers", element: <DevelopersPage /> },
+        { path: "members", element: <MembersPage /> },
+        { path: "*", element: <NotFoundPage /> },
+      ],
+    },
+    { path: "*", element: <NotFoundPage standalone /> },
+  ],
+  { basename: "/admin" },
+);
+
+const root = document.getElementById("root");
+if (root) {
+  createRoot(root).render(
+    <StrictMode>
+      <SessionProvider>
+        <RouterProvider router={router} />
+      </SessionProvider>
+    </StrictMode>,
+  );
+}

@@ -1,0 +1,54 @@
+import { useEffect } from "react";
+import { Link, useParams } from "react-router";
+import type { Installation } from "../api/types";
+import { frameUrl, needsFreshLoad } from "../app/frame-policy";
+import { useOrg } from "../app/org-context";
+import { useQuery } from "../app/use-query";
+import { usePageTitle } from "../components/page";
+import { Async, Empty } from "../components/states";
+
+const INSTALLATIONS = `query AppFrame { installations { id create_date application { id client_id name application_url callback_urls permissions create_date } } }`;
+
+export function AppFramePage() {
+  const { clientId = "" } = useParams();
+  const { org, path } = useOrg();
+  const state = useQuery<{ installations: Installation[] }>(INSTALLATIONS);
+  const installation = state.data?.installations.find((candidate) => candidate.application.client_id === clientId);
+  usePageTitle(installation?.application.name ?? "App", org.name);
+
+  useEffect(() => {
+    if (needsFreshLoad(clientId)) window.location.reload();
+  }, [clientId]);
+
+  return (
+    <div className="app-frame-page">
+      <div className="app-frame-bar">
+        <Link to={path("apps")}>← Apps</Link>
+        <h1 className="app-frame-title">{installation?.application.name ?? "App"}</h1>
+      </div>
+      <Async state={state} loadingLabel="Loading the app…">
+        {() => {
+          if (!installation) {
+            return (
+              <Empty action={<Link to={path("apps")}>Go to apps</Link>}>This app is not installed in {org.name}.</Empty>
+            );
+          }
+          const src = frameUrl(installation.application.application_url, org.slug);
+          if (!src) return <Empty>This app's address is not a web address.</Empty>;
+          return (
+            <iframe
+              key={src}
+              className="app-frame"
+              src={src}
+              title={installation.application.name}
+              data-testid="app-iframe"
+              sandbox="allow-scripts allow-same-origin allow-forms allow-popups allow-popups-to-escape-sandbox allow-downloads allow-modals"
+              referrerPolicy="strict-origin-when-cross-origin"
+              allow="clipboard-write"
+            />
+          );
+        }}
+      </Async>
+    </div>
+  );
+}

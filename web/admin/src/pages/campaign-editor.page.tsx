@@ -1,0 +1,528 @@
+import { type FormEvent, type ReactNode, useEffect, useRef, useState } from "react";
+import { useNavigate, useParams } from "react-router";
+import { ApiError } from "../api/graphql";
+import type { Campaign } from "../api/types";
+import { useOrg } from "../app/org-context";
+import { useGraphql, useQuery } from "../app/use-query";
+import { PageHeader, usePageTitle } from "../components/page";
+import { Async, InlineError } from "../components/states";
+import { CAMPAIGN_FIELDS, donatePageUrl, SUPPORTER_FORM_FIELDS } from "./campaign-fields";
+
+const LOAD = `query CampaignForEdit($id: ID!) { campaign(id: $id) { ${CAMPAIGN_FIELDS} } }`;
+const CREATE = `mutation CreateCampaign($input: CampaignInput!) { createCampaign(input: $input) { id } }`;
+const UPDATE = `mutation UpdateCampaign($id: ID!, $input: CampaignPatch!) { updateCampaign(id: $id, input: $input) { id } }`;
+
+const MONEY = [
+  "goal",
+  "default_amount",
+  "min_amount",
+  "max_amount",
+  "default_subscription_amount",
+  "min_subscription_amount",
+  "max_subscription_amount",
+  "cost_example_amount",
+] as const;
+const FLAGS = [
+  "is_goal_enabled",
+  "has_one_off",
+  "has_subscription",
+  "allow_custom_amount",
+  "allow_custom_subscription_amount",
+] as const;
+type MoneyField = (typeof MONEY)[number];
+type FlagField = (typeof FLAGS)[number];
+
+interface FormState {
+  title: string;
+  slug: string;
+  code: string;
+  type: string;
+  privacy_note: string;
+  cost_example_label: string;
+  asks: string;
+  asks_subscription: string;
+  tags: string;
+  money: Record<MoneyField, string>;
+  flags: Record<FlagField, boolean>;
+  shown: Set<string>;
+  required: Set<string>;
+}
+
+const text = (value: number | string | null | undefined) =>
+  value === null || value === undefined ? "" : String(value);
+
+function initialState(campaign?: Campaign): FormState {
+  const money = Object.fromEntries(MONEY.map((field) => [field, text(campaign?.[field])])) as Record<
+    MoneyField,
+    string
+  >;
+  const flags = {
+    is_goal_enabled: campaign?.is_goal_enabled ?? false,
+    has_one_off: campaign?.has_one_off ?? true,
+    has_subscription: campaign?.has_subscription ?? true,
+    allow_custom_amount: campaign?.allow_custom_amount ?? true,
+    allow_custom_subscription_amount: campaign?.allow_custom_subscription_amount ?? true,
+  };
+  return {
+    title: campaign?.title ?? "",
+    slug: campaign?.slug ?? "",
+    code: campaign?.code ?? "",
+    type: campaign?.type ?? "donation",
+    privacy_note: campaign?.privacy_note ?? "",
+    cost_example_label: campaign?.cost_example_label ?? "",
+    asks: (campaign?.asks ?? []).join(", "),
+    asks_subscription: (campaign?.asks_subscription ?? []).join(", "),
+    tags: (campaign?.tags ?? []).join(", "),
+    money,
+    flags,
+    shown: new Set(campaign ? (campaign.shown_fields ?? []) : ["first_name", "last_name", "email"]),
+    required: new Set(campaign ? (campaign.required_fields ?? []) : ["email"]),
+  };
+}
+
+/** Parses the form into a campaign input; returns the client-side errors instead when there are any. */
+function toInput(state: FormState): { input?: Record<string, unknown>; errors: Record<string, string> } {
+  const errors: Record<string, string> = {};
+  const amount = (field: string, raw: string): number | null => {
+    const value = raw.trim().replace(",", ".");
+    if (!value) return null;
+    if (!/^\d+(\.\d{1,2})?$/.test(value) || Number(value) <= 0) {
+      errors[field] = "Enter a positive amount with at most 2 decimals, e.g. 25 or 12.50";
+      return null;
+    }
+    return Number(value);
+  };
+  const amounts = (field: string, raw: string): number[] | null => {
+    const parts = raw
+      .split(/[,;\s]+/)
+      .map((part) => part.trim())
+      .filter(Boolean);
+    if (parts.length === 0) return null;
+    if (parts.some((part) => !/^\d+(\.\d{1,2})?$/.test(part) || Number(part) <= 0)) {
+      errors[field] = "Enter positive amounts separated by commas, e.g. 10, 25, 50";
+      return null;
+    }
+    if (parts.length > 12) errors[field] = "At most 12 amounts";
+    return parts.map(Number);
+  };
+  if (!state.title.trim()) errors.title = "A title is needed";
+  const input: Record<string, unknown> = {
+    title: state.title.trim(),
+    slug: state.slug.trim() || null,
+    code: state.code.trim() || null,
+    type: state.type.trim() || "donation",
+    privacy_note: state.privacy_note.trim() || null,
+    cost_example_label: state.cost_example_label.trim() || null,
+    asks: amounts("asks", state.asks),
+    asks_subscription: amounts("asks_subscription", state.asks_subscription),
+    tags: [
+      ...new Set(
+        state.tags
+          .split(",")
+          .map((tag) => tag.trim())
+          .filter(Boolean),
+      ),
+    ],
+    ...state.flags,
+    shown_fields: state.shown.size > 0 ? SUPPORTER_FORM_FIELDS.map(([f]) => f).filter((f) => state.shown.has(f)) : null,
+    required_fields:
+      state.required.size > 0 ? SUPPORTER_FORM_FIELDS.map(([f]) => f).filter((f) => state.required.has(f)) : null,
+  };
+  for (const field of MONEY) input[field] = amount(field, state.money[field]);
+  return Object.keys(errors).length > 0 ? { errors } : { input, errors };
+}
+
+function Field({
+  name,
+  label,
+  hint,
+  error,
+  children,
+}: {
+  name: string;
+  label: string;
+  hint?: string;
+  error?: string;
+  children: (props: { id: string; "aria-invalid"?: true; "aria-describedby"?: string }) => ReactNode;
+}) {
+  const id = `campaign-${name}`;
+  const describedBy = [hint ? `${id}-hint` : "", error ? `${id}-error` : ""].filter(Boolean).join(" ") || undefined;
+  return (
+    <div className={error ? "form-field has-error" : "form-field"}>
+      <label htmlFor={id}>{label}</label>
+      {children({ id, "aria-invalid": error ? true : undefined, "aria-describedby": describedBy })}
+      {hint && (
+        <p className="hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p className="field-error" id={`${id}-error`} data-field-error={name}>
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+function CampaignForm({ campaign }: { campaign?: Campaign }) {
+  const { org, path } = useOrg();
+  const gql = useGraphql();
+  const navigate = useNavigate();
+  const [state, setState] = useState<FormState>(() => initialState(campaign));
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [formError, setFormError] = useState<Error | null>(null);
+  const [busy, setBusy] = useState(false);
+  const formRef = useRef<HTMLFormElement>(null);
+
+  useEffect(() => {
+    if (Object.keys(errors).length === 0) return;
+    formRef.current?.querySelector<HTMLElement>("[aria-invalid='true']")?.focus();
+  }, [errors]);
+
+  const set = <K extends keyof FormState>(key: K, value: FormState[K]) => setState((s) => ({ ...s, [key]: value }));
+  const setMoney = (field: MoneyField, value: string) =>
+    setState((s) => ({ ...s, money: { ...s.money, [field]: value } }));
+  const setFlag = (field: FlagField, value: boolean) =>
+    setState((s) => ({ ...s, flags: { ...s.flags, [field]: value } }));
+  const toggle = (kind: "shown" | "required", field: string, on: boolean) =>
+    setState((s) => {
+      const shown = new Set(s.shown);
+      const required = new Set(s.required);
+      if (kind === "shown") {
+        if (on) shown.add(field);
+        else {
+          shown.delete(field);
+          required.delete(field);
+        }
+      } else if (on) {
+        required.add(field);
+        shown.add(field);
+      } else required.delete(field);
+      return { ...s, shown, required };
+    });
+
+  const onSubmit = async (event: FormEvent) => {
+    event.preventDefault();
+    setFormError(null);
+    const { input, errors: clientErrors } = toInput(state);
+    if (!input) {
+      setErrors(clientErrors);
+      return;
+    }
+    setErrors({});
+    setBusy(true);
+    try {
+      let id = campaign?.id;
+      if (campaign) await gql(UPDATE, { id: campaign.id, input });
+      else id = (await gql<{ createCampaign: { id: number } }>(CREATE, { input })).createCampaign.id;
+      navigate(path(`campaigns/${id}`), { state: { flash: campaign ? "Campaign saved." : "Campaign created." } });
+    } catch (caught) {
+      setBusy(false);
+      if (caught instanceof ApiError && caught.issues.length > 0) {
+        const fieldErrors = caught.fieldErrors();
+        setErrors(fieldErrors);
+        setFormError(new Error(`Some fields need attention (${Object.keys(fieldErrors).length}).`));
+      } else if (caught instanceof ApiError && caught.code === "conflict") {
+        setErrors({ slug: caught.message });
+      } else {
+        setFormError(caught as Error);
+      }
+    }
+  };
+
+  const money = (field: MoneyField, label: string, hint?: string) => (
+    <Field name={field} label={label} hint={hint} error={errors[field]}>
+      {(props) => (
+        <input
+          {...props}
+          name={field}
+          inputMode="decimal"
+          value={state.money[field]}
+          onChange={(event) => setMoney(field, event.target.value)}
+        />
+      )}
+    </Field>
+  );
+  const flag = (field: FlagField, label: string) => (
+    <label className="checkbox">
+      <input
+        type="checkbox"
+        name={field}
+        checked={state.flags[field]}
+        onChange={(event) => setFlag(field, event.target.checked)}
+        aria-invalid={errors[field] ? true : undefined}
+      />
+      {label}
+    </label>
+  );
+  const donateUrl = campaign?.slug ? donatePageUrl(org.slug, campaign.slug) : null;
+
+  return (
+    <form ref={formRef} className="editor" onSubmit={onSubmit} noValidate data-testid="campaign-form">
+      <InlineError error={formError} />
+      <fieldset className="card">
+        <legend>Basics</legend>
+        <div className="form-grid">
+          <Field name="title" label="Title" error={errors.title}>
+            {(props) => (
+              <input
+                {...props}
+                name="title"
+                required
+                value={state.title}
+                onChange={(e) => set("title", e.target.value)}
+              />
+            )}
+          </Field>
+          <Field
+            name="slug"
+            label="Slug"
+            hint={`Lowercase letters, digits, hyphens. The donation page is /donate/${org.slug}/${state.slug || "…"}`}
+            error={errors.slug}
+          >
+            {(props) => (
+              <input
+                {...props}
+                name="slug"
+                value={state.slug}
+                pattern="[a-z0-9](?:[a-z0-9\-]*[a-z0-9])?"
+                onChange={(e) => set("slug", e.target.value)}
+              />
+            )}
+          </Field>
+          <Field name="code" label="Code" hint="Your internal reference" error={errors.code}>
+            {(props) => (
+              <input {...props} name="code" value={state.code} onChange={(e) => set("code", e.target.value)} />
+            )}
+          </Field>
+          <Field name="type" label="Type" error={errors.type}>
+            {(props) => (
+              <>
+                <input
+                  {...props}
+                  name="type"
+                  list="campaign-types"
+                  value={state.type}
+                  onChange={(e) => set("type", e.target.value)}
+                />
+                <datalist id="campaign-types">
+                  <option value="donation" />
+                  <option value="event" />
+                  <option value="membership" />
+                  <option value="emergency" />
+                </datalist>
+              </>
+            )}
+          </Field>
+          <Field name="tags" label="Tags" hint="Separated by commas" error={errors.tags}>
+            {(props) => (
+              <input {...props} name="tags" value={state.tags} onChange={(e) => set("tags", e.target.value)} />
+            )}
+          </Field>
+        </div>
+      </fieldset>
+
+      <fieldset className="card">
+        <legend>Goal</legend>
+        {flag("is_goal_enabled", "Show a goal on the donation page")}
+        <div className="form-grid">{money("goal", `Goal (${org.currency})`)}</div>
+      </fieldset>
+
+      <fieldset className="card">
+        <legend>One-off gifts</legend>
+        {flag("has_one_off", "Offer one-off gifts")}
+        {flag("allow_custom_amount", "Let donors enter their own amount")}
+        <div className="form-grid">
+          <Field
+            name="asks"
+            label="Suggested amounts"
+            hint="Separated by commas, e.g. 10, 25, 50, 100"
+            error={errors.asks}
+          >
+            {(props) => (
+              <input
+                {...props}
+                name="asks"
+                inputMode="decimal"
+                value={state.asks}
+                onChange={(e) => set("asks", e.target.value)}
+              />
+            )}
+          </Field>
+          {money("default_amount", "Default amount")}
+          {money("min_amount", "Minimum amount")}
+          {money("max_amount", "Maximum amount")}
+        </div>
+      </fieldset>
+
+      <fieldset className="card">
+        <legend>Recurring gifts</legend>
+        {flag("has_subscription", "Offer monthly and yearly gifts")}
+        {errors.has_subscription && <p className="field-error">{errors.has_subscription}</p>}
+        {flag("allow_custom_subscription_amount", "Let donors enter their own recurring amount")}
+        <div className="form-grid">
+          <Field
+            name="asks_subscription"
+            label="Suggested recurring amounts"
+            hint="Separated by commas, e.g. 5, 10, 20"
+            error={errors.asks_subscription}
+          >
+            {(props) => (
+              <input
+                {...props}
+                name="asks_subscription"
+                inputMode="decimal"
+                value={state.asks_subscription}
+                onChange={(e) => set("asks_subscription", e.target.value)}
+              />
+            )}
+          </Field>
+          {money("default_subscription_amount", "Default recurring amount")}
+          {money("min_subscription_amount", "Minimum recurring amount")}
+          {money("max_subscription_amount", "Maximum recurring amount")}
+        </div>
+      </fieldset>
+
+      <fieldset className="card">
+        <legend>Donor form fields</legend>
+        <p className="hint">A required field is always shown.</p>
+        {(errors.shown_fields || errors.required_fields) && (
+          <p className="field-error" role="alert">
+            {errors.shown_fields ?? errors.required_fields}
+          </p>
+        )}
+        <div className="table-scroll">
+          <table className="table table-compact field-grid" data-testid="form-fields-grid">
+            <caption className="visually-hidden">Fields shown and required on the donation form</caption>
+            <thead>
+              <tr>
+                <th scope="col">Field</th>
+                <th scope="col">Shown</th>
+                <th scope="col">Required</th>
+              </tr>
+            </thead>
+            <tbody>
+              {SUPPORTER_FORM_FIELDS.map(([field, label]) => (
+                <tr key={field}>
+                  <th scope="row">{label}</th>
+                  <td>
+                    <input
+                      type="checkbox"
+                      name={`shown_${field}`}
+                      aria-label={`Show ${label}`}
+                      checked={state.shown.has(field)}
+                      onChange={(e) => toggle("shown", field, e.target.checked)}
+                    />
+                  </td>
+                  <td>
+                    <input
+                      type="checkbox"
+                      name={`required_${field}`}
+                      aria-label={`Require ${label}`}
+                      checked={state.required.has(field)}
+                      onChange={(e) => toggle("required", field, e.target.checked)}
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </fieldset>
+
+      <fieldset className="card">
+        <legend>Privacy and cost example</legend>
+        <Field
+          name="privacy_note"
+          label="Privacy note"
+          hint="Shown under the donation form"
+          error={errors.privacy_note}
+        >
+          {(props) => (
+            <textarea
+              {...props}
+              name="privacy_note"
+              rows={4}
+              value={state.privacy_note}
+              onChange={(e) => set("privacy_note", e.target.value)}
+            />
+          )}
+        </Field>
+        <div className="form-grid">
+          {money("cost_example_amount", `Cost example amount (${org.currency})`, "e.g. 12.50")}
+          <Field
+            name="cost_example_label"
+            label="Cost example label"
+            hint='e.g. "one school kit"; goes with the amount'
+            error={errors.cost_example_label}
+          >
+            {(props) => (
+              <input
+                {...props}
+                name="cost_example_label"
+                value={state.cost_example_label}
+                onChange={(e) => set("cost_example_label", e.target.value)}
+              />
+            )}
+          </Field>
+        </div>
+      </fieldset>
+
+      <div className="form-actions sticky-actions">
+        <button type="submit" className="button button-primary" disabled={busy} data-testid="save-campaign">
+          {busy ? "Saving…" : campaign ? "Save changes" : "Create campaign"}
+        </button>
+        <button type="button" className="button button-ghost" onClick={() => navigate(-1)} disabled={busy}>
+          Cancel
+        </button>
+        {donateUrl && (
+          <a href={donateUrl} target="_blank" rel="noopener" className="button button-ghost" data-testid="donate-link">
+            Open donation page ↗
+          </a>
+        )}
+      </div>
+    </form>
+  );
+}
+
+export function CampaignEditorPage() {
+  const { id } = useParams();
+  const { org, path, canWrite } = useOrg();
+  usePageTitle(id ? "Edit campaign" : "New campaign", org.name);
+  const state = useQuery<{ campaign: Campaign | null }>(LOAD, { id }, !id);
+  const crumbs = [{ label: "Campaigns", to: path("campaigns") }];
+  if (!canWrite) {
+    return (
+      <>
+        <PageHeader title={id ? "Edit campaign" : "New campaign"} crumbs={crumbs} />
+        <p className="notice">Your role ({org.role}) can read campaigns but not change them.</p>
+      </>
+    );
+  }
+  if (!id) {
+    return (
+      <>
+        <PageHeader title="New campaign" crumbs={crumbs} />
+        <CampaignForm />
+      </>
+    );
+  }
+  return (
+    <Async state={state}>
+      {({ campaign }) =>
+        campaign ? (
+          <>
+            <PageHeader
+              title={`Edit “${campaign.title}”`}
+              crumbs={[...crumbs, { label: campaign.title, to: path(`campaigns/${campaign.id}`) }]}
+            />
+            <CampaignForm key={campaign.update_date} campaign={campaign} />
+          </>
+        ) : (
+          <PageHeader title="Campaign not found" crumbs={crumbs} />
+        )
+      }
+    </Async>
+  );
+}

@@ -1,0 +1,157 @@
+import {
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  type ChartConfiguration,
+  Filler,
+  Legend,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  Tooltip,
+} from "chart.js";
+import { useEffect, useRef } from "react";
+import type { Formatters } from "../app/format";
+
+Chart.register(
+  BarController,
+  BarElement,
+  CategoryScale,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  Tooltip,
+  Legend,
+  Filler,
+);
+
+const FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+const ACCENT = "#4f46e5";
+const TEAL = "#0d9488";
+
+function useChart(config: ChartConfiguration) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const key = JSON.stringify(config.data);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: rebuild only when the data changes.
+  useEffect(() => {
+    if (!canvas.current) return;
+    const chart = new Chart(canvas.current, config);
+    return () => chart.destroy();
+  }, [key]);
+  return canvas;
+}
+
+export interface DonationsPoint {
+  period: string;
+  amount: number;
+  count: number;
+}
+
+export function DonationsChart({ points, fmt }: { points: DonationsPoint[]; fmt: Formatters }) {
+  const canvas = useChart({
+    type: "bar",
+    data: {
+      labels: points.map((point) => fmt.month(point.period)),
+      datasets: [
+        {
+          type: "bar",
+          label: "Raised",
+          data: points.map((point) => point.amount),
+          backgroundColor: ACCENT,
+          borderRadius: 4,
+          yAxisID: "y",
+          order: 2,
+        },
+        {
+          type: "line",
+          label: "Donations",
+          data: points.map((point) => point.count),
+          borderColor: TEAL,
+          backgroundColor: TEAL,
+          tension: 0.3,
+          yAxisID: "count",
+          order: 1,
+        },
+      ],
+    },
+    options: {
+      responsive: true,
+      maintainAspectRatio: false,
+      animation: false,
+      interaction: { mode: "index", intersect: false },
+      font: { family: FONT },
+      scales: {
+        y: { beginAtZero: true, ticks: { callback: (value) => fmt.moneyShort(Number(value)) } },
+        count: { beginAtZero: true, position: "right", grid: { drawOnChartArea: false }, ticks: { precision: 0 } },
+        x: { grid: { display: false } },
+      },
+      plugins: {
+        legend: { position: "bottom" },
+        tooltip: {
+          callbacks: {
+            label: (item) =>
+              item.dataset.yAxisID === "count"
+                ? ` ${item.formattedValue} donations`
+                : ` ${fmt.money(Number(item.raw))} raised`,
+          },
+        },
+      },
+    },
+  } as ChartConfiguration);
+  const total = points.reduce((sum, point) => sum + point.amount, 0);
+  return (
+    <canvas
+      ref={canvas}
+      role="img"
+      aria-label={`Bar chart of money raised per month: ${fmt.money(total)} over ${points.length} months`}
+    />
+  );
+}
+
+export interface RecurringPoint {
+  period: string;
+  monthly: number;
+  yearly: number;
+}
+
+export function RecurringChart({ points, fmt }: { points: RecurringPoint[]; fmt: Formatters }) {
+  const canvas = useChart({
+    type: "bar",
+    data: {
+      labels: points.map((point) => fmt.month(point.period)),
+      datasets: [
+        {
+          label: "Monthly donors",
+          data: points.map((point) => point.monthly),
+          backgroundColor: ACCENT,
+          borderRadius: 3,
+        },
+        { label: "Yearly donors", data: points.map((point) => point.yearly), backgroundColor: TEAL, borderRadius: 3 },
+      ],
+    },
+    options: {
+      responsive: true,
+      maintainAspectRatio: false,
+      animation: false,
+      scales: {
+        x: { stacked: true, grid: { display: false } },
+        y: { stacked: true, beginAtZero: true, ticks: { callback: (value) => fmt.moneyShort(Number(value)) } },
+      },
+      plugins: {
+        legend: { position: "bottom" },
+        tooltip: { callbacks: { label: (item) => ` ${item.dataset.label}: ${fmt.money(Number(item.raw))}` } },
+        filler: { propagate: false },
+      },
+    },
+  } as ChartConfiguration);
+  return (
+    <canvas
+      ref={canvas}
+      role="img"
+      aria-label="Stacked bar chart of recurring revenue per month, monthly and yearly donors"
+    />
+  );
+}

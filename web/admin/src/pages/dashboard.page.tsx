@@ -1,0 +1,276 @@
+import { lazy, Suspense } from "react";
+import { Link } from "react-router";
+import { type Formatters, useFormat } from "../app/format";
+import { useOrg } from "../app/org-context";
+import { useQuery } from "../app/use-query";
+import { DataTable } from "../components/data-table";
+import { PageHeader, Section, usePageTitle } from "../components/page";
+import { Async, Empty, Loading } from "../components/states";
+import { CHECKOUT_ROW_SELECTION, type CheckoutRow, COLLECTIONS } from "./collections";
+import type { DonationsPoint, RecurringPoint } from "./dashboard-charts";
+
+const DonationsChart = lazy(() => import("./dashboard-charts").then((module) => ({ default: module.DonationsChart })));
+const RecurringChart = lazy(() => import("./dashboard-charts").then((module) => ({ default: module.RecurringChart })));
+
+const DASHBOARD = `query Dashboard {
+  dashboard(months: 12) {
+    currency time_zone raised_this_month raised_this_year
+    donations_over_time { period amount count }
+    recurring_revenue { period monthly yearly }
+    active_monthly_amount active_yearly_amount
+    top_campaigns { campaign { id title goal is_goal_enabled } raised donations }
+  }
+}`;
+
+const CHECKOUTS = `query DashboardCheckouts {
+  recent: checkouts(limit: 8, order: "-create_date") { count items { ${CHECKOUT_ROW_SELECTION} } }
+  open: checkouts(limit: 8, order: "-create_date", state: "OPEN") { count items { ${CHECKOUT_ROW_SELECTION} } }
+}`;
+
+interface Dashboard {
+  currency: string;
+  time_zone: string;
+  raised_this_month: number;
+  raised_this_year: number;
+  donations_over_time: DonationsPoint[];
+  recurring_revenue: RecurringPoint[];
+  active_monthly_amount: number;
+  active_yearly_amount: number;
+  top_campaigns: {
+    campaign: { id: number; title: string; goal: number | null; is_goal_enabled: boolean };
+    raised: number;
+    donations: number;
+  }[];
+}
+
+function Stat({ label, value, hint, testId }: { label: string; value: string; hint?: string; testId: string }) {
+  return (
+    <div className="stat card" data-testid={testId}>
+      <p className="stat-label">{label}</p>
+      <p className="stat-value">{value}</p>
+      {hint && <p className="stat-hint muted">{hint}</p>}
+    </div>
+  );
+}
+
+function ChartFallbackTable({ caption, head, rows }: { caption: string; head: string[]; rows: string[][] }) {
+  return (
+    <details className="chart-table">
+      <summary>Show as a table</summary>
+      <div className="table-scroll">
+        <table className="table table-compact">
+          <caption className="visually-hidden">{caption}</caption>
+          <thead>
+            <tr>
+              {head.map((cell, index) => (
+                <th key={cell} scope="col" className={index > 0 ? "numeric" : undefined}>
+                  {cell}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr key={row[0]}>
+                {row.map((cell, index) => (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: the columns are fixed.
+                  <td key={index} className={index > 0 ? "numeric" : undefined}>
+                    {cell}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </details>
+  );
+}
+
+function CheckoutTable({
+  rows,
+  testId,
+  caption,
+  fmt,
+  path,
+}: {
+  rows: CheckoutRow[];
+  testId: string;
+  caption: string;
+  fmt: Formatters;
+  path: (sub?: string) => string;
+}) {
+  const pick = new Set(["id", "supporter", "campaign", "amount", "frequency", "state", "create_date"]);
+  const columns = COLLECTIONS.checkouts.columns
+    .filter((column) => pick.has(column.key))
+    .map((column) => ({ ...column, sort: undefined, render: (row: CheckoutRow) => column.render(row, { fmt, path }) }));
+  return <DataTable testId={testId} caption={caption} columns={columns} rows={rows} />;
+}
+
+export function DashboardPage() {
+  const { org, path } = useOrg();
+  const fmt = useFormat();
+  usePageTitle("Dashboard", org.name);
+  const dashboard = useQuery<{ dashboard: Dashboard }>(DASHBOARD);
+  const checkouts = useQuery<{
+    recent: { count: number; items: CheckoutRow[] };
+    open: { count: number; items: CheckoutRow[] };
+  }>(CHECKOUTS);
+
+  return (
+    <>
+      <PageHeader title="Dashboard">
+        <p className="muted">
+          {org.name} · amounts in {org.currency} · times in {org.time_zone}
+        </p>
+      </PageHeader>
+
+      <Async state={dashboard} loadingLabel="Loading figures…">
+        {({ dashboard: data }) => {
+          const points = data.donations_over_time;
+          const thisMonth = points[points.length - 1];
+          const recurring = data.recurring_revenue;
+          return (
+            <>
+              <div className="stats">
+                <Stat
+                  testId="raised-this-month"
+                  label="Raised this month"
+                  value={fmt.money(data.raised_this_month)}
+                  hint={thisMonth ? `${fmt.number(thisMonth.count)} donations` : undefined}
+                />
+                <Stat testId="raised-this-year" label="Raised this year" value={fmt.money(data.raised_this_year)} />
+                <Stat
+                  testId="active-monthly"
+                  label="Active monthly giving"
+                  value={fmt.money(data.active_monthly_amount)}
+                  hint="per month, from active monthly donations"
+                />
+                <Stat
+                  testId="active-yearly"
+                  label="Active yearly giving"
+                  value={fmt.money(data.active_yearly_amount)}
+                  hint="per year, from active yearly donations"
+                />
+              </div>
+
+              <div className="grid-2">
+                <Section title="Donations over time" id="donations-over-time">
+                  <div className="chart" data-testid="dashboard-chart">
+                    <Suspense fallback={<Loading label="Loading chart…" />}>
+                      <DonationsChart points={points} fmt={fmt} />
+                    </Suspense>
+                  </div>
+                  <ChartFallbackTable
+                    caption="Donations per month"
+                    head={["Month", "Raised", "Donations"]}
+                    rows={points.map((point) => [
+                      fmt.month(point.period),
+                      fmt.money(point.amount),
+                      fmt.number(point.count),
+                    ])}
+                  />
+                </Section>
+                <Section title="Recurring revenue" id="recurring-revenue">
+                  <div className="chart" data-testid="recurring-chart">
+                    <Suspense fallback={<Loading label="Loading chart…" />}>
+                      <RecurringChart points={recurring} fmt={fmt} />
+                    </Suspense>
+                  </div>
+                  <ChartFallbackTable
+                    caption="Recurring revenue per month"
+                    head={["Month", "Monthly donors", "Yearly donors"]}
+                    rows={recurring.map((point) => [
+                      fmt.month(point.period),
+                      fmt.money(point.monthly),
+                      fmt.money(point.yearly),
+                    ])}
+                  />
+                </Section>
+              </div>
+
+              <Section
+                title="Top campaigns this year"
+                id="top-campaigns"
+                actions={<Link to={path("campaigns")}>All campaigns</Link>}
+              >
+                {data.top_campaigns.length === 0 ? (
+                  <Empty>No donations this year yet.</Empty>
+                ) : (
+                  <ol className="top-campaigns" data-testid="top-campaigns">
+                    {data.top_campaigns.map(({ campaign, raised, donations }) => {
+                      const share =
+                        campaign.is_goal_enabled && campaign.goal
+                          ? Math.min(100, (raised / campaign.goal) * 100)
+                          : null;
+                      return (
+                        <li key={campaign.id}>
+                          <div className="top-campaign-row">
+                            <Link to={path(`campaigns/${campaign.id}`)}>{campaign.title}</Link>
+                            <span className="numeric">
+                              <strong>{fmt.money(raised)}</strong>{" "}
+                              <span className="muted">· {fmt.number(donations)} donations</span>
+                            </span>
+                          </div>
+                          {share !== null && (
+                            <div className="progress-row">
+                              <progress max={100} value={share} aria-label={`${campaign.title}: goal progress`} />
+                              <span className="muted small">
+                                {Math.round(share)}% of {fmt.moneyShort(campaign.goal)}
+                              </span>
+                            </div>
+                          )}
+                        </li>
+                      );
+                    })}
+                  </ol>
+                )}
+              </Section>
+            </>
+          );
+        }}
+      </Async>
+
+      <Async state={checkouts} loadingLabel="Loading checkouts…">
+        {(data) => (
+          <div className="grid-2">
+            <Section
+              title="Recent checkouts"
+              id="recent-checkouts"
+              actions={<Link to={path("checkouts")}>All {fmt.number(data.recent.count)}</Link>}
+            >
+              {data.recent.items.length === 0 ? (
+                <Empty>No checkouts yet. Share a campaign's donation page to get the first gift.</Empty>
+              ) : (
+                <CheckoutTable
+                  rows={data.recent.items}
+                  testId="recent-checkouts"
+                  caption="Recent checkouts"
+                  fmt={fmt}
+                  path={path}
+                />
+              )}
+            </Section>
+            <Section
+              title={`Abandoned checkouts (${fmt.number(data.open.count)} open)`}
+              id="open-checkouts"
+              actions={<Link to={`${path("checkouts")}?state=OPEN`}>View all</Link>}
+            >
+              {data.open.items.length === 0 ? (
+                <Empty>No open checkouts. Every donor who started finished.</Empty>
+              ) : (
+                <CheckoutTable
+                  rows={data.open.items}
+                  testId="open-checkouts"
+                  caption="Open checkouts"
+                  fmt={fmt}
+                  path={path}
+                />
+              )}
+            </Section>
+          </div>
+        )}
+      </Async>
+    </>
+  );
+}

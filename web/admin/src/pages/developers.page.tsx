@@ -1,0 +1,326 @@
+import { type FormEvent, useEffect, useRef, useState } from "react";
+import { ApiError } from "../api/graphql";
+import type { Application, Installation } from "../api/types";
+import { useFormat } from "../app/format";
+import { appPagePath, rememberInstalled } from "../app/frame-policy";
+import { useOrg } from "../app/org-context";
+import { useGraphql, useQuery } from "../app/use-query";
+import { ActionButton, Flash } from "../components/action-button";
+import { CopyButton } from "../components/copy-button";
+import { PageHeader, Section, usePageTitle } from "../components/page";
+import { Async, Empty, InlineError } from "../components/states";
+import { describePermission } from "./apps.page";
+import { PERMISSIONS } from "./permissions";
+
+const APPLICATION_FIELDS = "id client_id name application_url callback_urls permissions create_date";
+const QUERY = `query Developer {
+  applications { ${APPLICATION_FIELDS} }
+  installations { id create_date application { ${APPLICATION_FIELDS} } }
+}`;
+const REGISTER = `mutation Register($name: String!, $application_url: String!, $callback_urls: [String!]!, $permissions: [String!]) {
+  registerApplication(name: $name, application_url: $application_url, callback_urls: $callback_urls, permissions: $permissions) {
+    client_secret application { ${APPLICATION_FIELDS} }
+  }
+}`;
+const ROTATE = `mutation Rotate($client_id: String!) { rotateApplicationSecret(client_id: $client_id) { client_secret application { client_id name } } }`;
+const INSTALL = `mutation Install($client_id: String!) { installApplication(client_id: $client_id) { id } }`;
+
+interface Secret {
+  clientId: string;
+  name: string;
+  secret: string;
+  rotated: boolean;
+}
+
+function SecretPanel({ secret, onDismiss }: { secret: Secret; onDismiss: () => void }) {
+  const ref = useRef<HTMLElement>(null);
+  useEffect(() => {
+    ref.current?.focus();
+  }, []);
+  return (
+    <section
+      className="secret-panel card"
+      ref={ref}
+      tabIndex={-1}
+      aria-labelledby="secret-title"
+      data-testid="secret-panel"
+    >
+      <h2 id="secret-title">
+        {secret.rotated ? "New client secret" : "Application registered"}: {secret.name}
+      </h2>
+      <p className="warning" role="alert">
+        Copy the client secret now. It is shown only once: Donata keeps only a hash of it. If you lose it, rotate it.
+      </p>
+      <dl className="fields">
+        <div className="field">
+          <dt>Client ID</dt>
+          <dd className="secret-value">
+            <code data-testid="client-id">{secret.clientId}</code> <CopyButton value={secret.clientId} />
+          </dd>
+        </div>
+        <div className="field">
+          <dt>Client secret</dt>
+          <dd className="secret-value">
+            <code data-testid="client-secret">{secret.secret}</code> <CopyButton value={secret.secret} />
+          </dd>
+        </div>
+      </dl>
+      <button type="button" className="button" onClick={onDismiss}>
+        I have stored the secret
+      </button>
+    </section>
+  );
+}
+
+function RegisterForm({ onRegistered }: { onRegistered: (application: Application, secret: string) => void }) {
+  const gql = useGraphql();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Error | null>(null);
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const onSubmit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const data = new FormData(form);
+    const name = String(data.get("name") ?? "").trim();
+    const applicationUrl = String(data.get("application_url") ?? "").trim();
+    const callbackUrls = String(data.get("callback_urls") ?? "")
+      .split(/\s+/)
+      .map((url) => url.trim())
+      .filter(Boolean);
+    const permissions = data.getAll("permissions").map(String);
+    const local: Record<string, string> = {};
+    if (!name) local.name = "A name is needed";
+    if (!applicationUrl) local.application_url = "The address the admin panel opens in its frame";
+    if (callbackUrls.length === 0) local.callback_urls = "At least one callback URL (OAuth redirect_uri)";
+    setErrors(local);
+    if (Object.keys(local).length > 0) {
+      form.querySelector<HTMLElement>("[aria-invalid='true']")?.focus();
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      const result = await gql<{ registerApplication: { client_secret: string; application: Application } }>(REGISTER, {
+        name,
+        application_url: applicationUrl,
+        callback_urls: callbackUrls,
+        permissions,
+      });
+      form.reset();
+      onRegistered(result.registerApplication.application, result.registerApplication.client_secret);
+    } catch (caught) {
+      if (caught instanceof ApiError && caught.issues.length > 0) setErrors(caught.fieldErrors());
+      setError(caught as Error);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const invalid = (name: string) =>
+    errors[name] ? { "aria-invalid": true as const, "aria-describedby": `${name}-error` } : {};
+  const fieldError = (name: string) =>
+    errors[name] ? (
+      <p className="field-error" id={`${name}-error`}>
+        {errors[name]}
+      </p>
+    ) : null;
+  return (
+    <form onSubmit={onSubmit} noValidate data-testid="register-form">
+      <InlineError error={error} />
+      <div className="form-grid">
+        <div className="form-field">
+          <label htmlFor="app-name">Name</label>
+          <input id="app-name" name="name" {...invalid("name")} />
+          {fieldError("name")}
+        </div>
+        <div className="form-field">
+          <label htmlFor="app-url">Application URL</label>
+          <input
+            id="app-url"
+            name="application_url"
+            type="url"
+            placeholder="https://app.example.org/donata"
+            {...invalid("application_url")}
+          />
+          <p className="hint">Opened in the admin panel with ?__organization=&lt;slug&gt;.</p>
+          {fieldError("application_url")}
+        </div>
+      </div>
+      <div className="form-field">
+        <label htmlFor="app-callbacks">Callback URLs</label>
+        <textarea
+          id="app-callbacks"
+          name="callback_urls"
+          rows={3}
+          placeholder="https://app.example.org/oauth/callback"
+          {...invalid("callback_urls")}
+        />
+        <p className="hint">One per line: the exact redirect_uri values of the OAuth flow.</p>
+        {fieldError("callback_urls")}
+      </div>
+      <fieldset className="permissions">
+        <legend>Permissions</legend>
+        {fieldError("permissions")}
+        <div className="checkbox-grid">
+          {PERMISSIONS.map((permission) => (
+            <label key={permission} className="checkbox">
+              <input type="checkbox" name="permissions" value={permission} />
+              <span>
+                <code>{permission}</code>
+                <span className="muted small block">{describePermission(permission)}</span>
+              </span>
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      <div className="form-actions">
+        <button type="submit" className="button button-primary" disabled={busy} data-testid="register-app">
+          {busy ? "Registering…" : "Register application"}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function DevelopersPage() {
+  const { org, canWrite } = useOrg();
+  const fmt = useFormat();
+  const gql = useGraphql();
+  usePageTitle("Developers", org.name);
+  const state = useQuery<{ applications: Application[]; installations: Installation[] }>(QUERY);
+  const [secret, setSecret] = useState<Secret | null>(null);
+  const [flash, setFlash] = useState<string | null>(null);
+  const [installError, setInstallError] = useState<Error | null>(null);
+
+  const install = async (application: Application) => {
+    setInstallError(null);
+    try {
+      await gql(INSTALL, { client_id: application.client_id });
+      rememberInstalled(application.client_id);
+      setFlash(`${application.name} installed in ${org.name}.`);
+      state.reload();
+    } catch (caught) {
+      setInstallError(caught as Error);
+    }
+  };
+
+  return (
+    <>
+      <PageHeader title="Developers">
+        <p className="muted">
+          Register applications that use Donata's OAuth 2.0, REST and GraphQL APIs. Registered applications can be
+          installed by any organization that has their client ID.
+        </p>
+      </PageHeader>
+      <Flash message={flash} />
+      {secret && <SecretPanel secret={secret} onDismiss={() => setSecret(null)} />}
+      <Section title="Your applications" id="applications">
+        <InlineError error={installError} />
+        <Async state={state}>
+          {({ applications, installations }) => {
+            const installed = new Set(installations.map((installation) => installation.application.client_id));
+            if (applications.length === 0) return <Empty>{org.name} has not registered any application yet.</Empty>;
+            return (
+              <ul className="app-list" data-testid="table-applications">
+                {applications.map((application) => (
+                  <li key={application.client_id} className="app-item" data-id={application.client_id}>
+                    <div className="app-item-head">
+                      <h3>{application.name}</h3>
+                      <span className="inline-actions">
+                        {installed.has(application.client_id) ? (
+                          <a className="button button-small" href={appPagePath(org.slug, application.client_id)}>
+                            Open
+                          </a>
+                        ) : (
+                          canWrite && (
+                            <button type="button" className="button button-small" onClick={() => install(application)}>
+                              Install in {org.name}
+                            </button>
+                          )
+                        )}
+                        {canWrite && (
+                          <ActionButton
+                            label="Rotate secret"
+                            title={`Rotate the secret of ${application.name}?`}
+                            confirmLabel="Rotate secret"
+                            danger
+                            className="button button-danger-outline button-small"
+                            testId={`rotate-${application.client_id}`}
+                            run={async () => {
+                              const result = await gql<{ rotateApplicationSecret: { client_secret: string } }>(ROTATE, {
+                                client_id: application.client_id,
+                              });
+                              setSecret({
+                                clientId: application.client_id,
+                                name: application.name,
+                                secret: result.rotateApplicationSecret.client_secret,
+                                rotated: true,
+                              });
+                            }}
+                          >
+                            <p>
+                              The current secret stops working at once. The application must be updated with the new
+                              secret, shown once, before it can get tokens again.
+                            </p>
+                          </ActionButton>
+                        )}
+                      </span>
+                    </div>
+                    <dl className="fields fields-compact">
+                      <div className="field">
+                        <dt>Client ID</dt>
+                        <dd>
+                          <code>{application.client_id}</code> <CopyButton value={application.client_id} />
+                        </dd>
+                      </div>
+                      <div className="field">
+                        <dt>Application URL</dt>
+                        <dd className="break">{application.application_url}</dd>
+                      </div>
+                      <div className="field">
+                        <dt>Callback URLs</dt>
+                        <dd>
+                          <ul className="plain-list">
+                            {application.callback_urls.map((url) => (
+                              <li key={url} className="break">
+                                {url}
+                              </li>
+                            ))}
+                          </ul>
+                        </dd>
+                      </div>
+                      <div className="field">
+                        <dt>Permissions</dt>
+                        <dd>{application.permissions.length > 0 ? application.permissions.join(", ") : "None"}</dd>
+                      </div>
+                      <div className="field">
+                        <dt>Registered</dt>
+                        <dd>{fmt.dateTime(application.create_date)}</dd>
+                      </div>
+                    </dl>
+                  </li>
+                ))}
+              </ul>
+            );
+          }}
+        </Async>
+      </Section>
+      {canWrite ? (
+        <Section title="Register an application" id="register">
+          <RegisterForm
+            onRegistered={(application, clientSecret) => {
+              setSecret({
+                clientId: application.client_id,
+                name: application.name,
+                secret: clientSecret,
+                rotated: false,
+              });
+              state.reload();
+            }}
+          />
+        </Section>
+      ) : (
+        <p className="notice">Only owners and admins can register applications. Your role is {org.role}.</p>
+      )}
+    </>
+  );
+}

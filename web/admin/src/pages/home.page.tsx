@@ -1,0 +1,53 @@
+import { useEffect } from "react";
+import { useLocation } from "react-router";
+import { signOut } from "../api/session";
+import { signInHref, useSession } from "../app/session-context";
+import { usePageTitle } from "../components/page";
+import { ErrorState, Loading } from "../components/states";
+
+/** /admin/: the first organization of the signed-in user, or the sign-in page. */
+export function HomePage() {
+  usePageTitle("Donata");
+  const { session, error, reload } = useSession();
+  const location = useLocation();
+  const first = session?.organizations[0];
+
+  useEffect(() => {
+    if (session === null) window.location.replace(`/admin${signInHref()}`);
+    // A full load: the organization's page carries its own security policy (framed applications).
+    else if (first) window.location.replace(`/admin/o/${encodeURIComponent(first.slug)}/${location.search}`);
+  }, [session, first, location.search]);
+
+  if (error) {
+    return (
+      <main className="auth" id="main">
+        <ErrorState error={error} onRetry={reload} title="Donata could not be reached" />
+      </main>
+    );
+  }
+  if (session && !first) {
+    return (
+      <main className="auth" id="main">
+        <div className="card auth-card">
+          <h1>No organization yet</h1>
+          <p>
+            You are signed in as <strong>{session.user.email}</strong>, but you are not a member of any organization.
+            Ask an owner or admin to add you.
+          </p>
+          <button
+            type="button"
+            className="button"
+            onClick={() => signOut().finally(() => window.location.assign("/admin/sign-in"))}
+          >
+            Sign out
+          </button>
+        </div>
+      </main>
+    );
+  }
+  return (
+    <main className="auth" id="main">
+      <Loading />
+    </main>
+  );
+}

@@ -1,0 +1,71 @@
+import { type FormEvent, useEffect, useRef, useState } from "react";
+import { useSearchParams } from "react-router";
+import { ApiError } from "../api/graphql";
+import { signIn } from "../api/session";
+import { safeNext, useSession } from "../app/session-context";
+import { usePageTitle } from "../components/page";
+import { InlineError } from "../components/states";
+
+export function SignInPage() {
+  usePageTitle("Sign in");
+  const [params] = useSearchParams();
+  const { session } = useSession();
+  const next = safeNext(params.get("next"));
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const emailRef = useRef<HTMLInputElement>(null);
+
+  useEffect(() => {
+    emailRef.current?.focus();
+  }, []);
+
+  useEffect(() => {
+    // Already signed in: go on (a full load, so the page gets its organization's security policy).
+    const first = session?.organizations[0];
+    if (session && first) window.location.replace(next ?? `/admin/o/${encodeURIComponent(first.slug)}/`);
+  }, [session, next]);
+
+  const onSubmit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const data = new FormData(event.currentTarget);
+    setBusy(true);
+    setError(null);
+    try {
+      const signedIn = await signIn(String(data.get("email") ?? ""), String(data.get("password") ?? ""));
+      const first = signedIn.organizations[0];
+      window.location.assign(next ?? (first ? `/admin/o/${encodeURIComponent(first.slug)}/` : "/admin/"));
+    } catch (caught) {
+      setBusy(false);
+      const apiError = caught as ApiError;
+      if (apiError instanceof ApiError && apiError.status === 401) setError("Wrong email or password.");
+      else if (apiError instanceof ApiError && apiError.status === 429)
+        setError(apiError.message || "Too many attempts. Wait a moment and try again.");
+      else setError(apiError.message);
+      emailRef.current?.focus();
+    }
+  };
+
+  return (
+    <main className="auth" id="main">
+      <form className="auth-card card" onSubmit={onSubmit} aria-labelledby="sign-in-title" data-testid="sign-in-form">
+        <div className="brand brand-large" aria-hidden="true">
+          <span className="brand-mark">D</span> Donata
+        </div>
+        <h1 id="sign-in-title">Sign in</h1>
+        <p className="muted">Use the account of your organization's admin panel.</p>
+        <InlineError error={error} />
+        <div className="form-field">
+          <label htmlFor="email">Email</label>
+          <input ref={emailRef} id="email" name="email" type="email" autoComplete="username" required />
+        </div>
+        <div className="form-field">
+          <label htmlFor="password">Password</label>
+          <input id="password" name="password" type="password" autoComplete="current-password" required />
+        </div>
+        <button type="submit" className="button button-primary button-block" disabled={busy}>
+          {busy ? "Signing in…" : "Sign in"}
+        </button>
+      </form>
+    </main>
+  );
+}

@@ -1,0 +1,331 @@
+import { useState } from "react";
+import { Link, useParams } from "react-router";
+import type { Supporter } from "../api/types";
+import { supporterName, useFormat } from "../app/format";
+import { useOrg } from "../app/org-context";
+import { useGraphql, useQuery } from "../app/use-query";
+import { ActionButton, Flash } from "../components/action-button";
+import { Tags } from "../components/badges";
+import { DataTable } from "../components/data-table";
+import { Fields, PageHeader, Section, usePageTitle } from "../components/page";
+import { Async, Empty, InlineError } from "../components/states";
+import { CHECKOUT_ROW_SELECTION, type CheckoutRow, COLLECTIONS, type DonationRow } from "./collections";
+
+const SUPPORTER_FIELDS = `id code first_name last_name business_name email phone mobile job sex date_of_birth place_of_birth
+  ssn vat address address2 city locality postal_code country note image privacy email_marketing phone_marketing
+  sms_marketing postal_marketing profilation_marketing certification_url erase_date tags create_date update_date`;
+
+const QUERY = `query SupporterDetail($id: ID!, $supporter_id: Int!) {
+  supporter(id: $id) { ${SUPPORTER_FIELDS} }
+  donations(supporter_id: $supporter_id, limit: 20) { count items { ${COLLECTIONS.donations.selection} } }
+  checkouts(supporter_id: $supporter_id, limit: 10) { count items { ${CHECKOUT_ROW_SELECTION} } }
+}`;
+const UPDATE_CONSENTS = `mutation Consents($id: ID!, $input: SupporterPatch!) { updateSupporter(id: $id, input: $input) { id } }`;
+const EXPORT = `mutation Export($id: ID!) {
+  exportSupporter(id: $id) {
+    export_date
+    supporter { ${SUPPORTER_FIELDS} }
+    donations { id code state amount currency frequency campaign_id completed_date create_date update_date note device tags receipt_url }
+    payments { id donation_id state amount currency payment_date processor_intent_id create_date update_date payment_method { id label processor } }
+  }
+}`;
+const ERASE = `mutation Erase($id: ID!) { eraseSupporter(id: $id) { id erase_date } }`;
+
+const CONSENTS = [
+  ["privacy", "Privacy policy accepted"],
+  ["email_marketing", "Email marketing"],
+  ["phone_marketing", "Phone marketing"],
+  ["sms_marketing", "SMS marketing"],
+  ["postal_marketing", "Postal marketing"],
+  ["profilation_marketing", "Profiling"],
+] as const;
+type Consent = (typeof CONSENTS)[number][0];
+
+function ConsentsForm({
+  supporter,
+  canWrite,
+  onSaved,
+}: {
+  supporter: Supporter;
+  canWrite: boolean;
+  onSaved: () => void;
+}) {
+  const gql = useGraphql();
+  const [values, setValues] = useState<Record<Consent, boolean | null>>(
+    () => Object.fromEntries(CONSENTS.map(([key]) => [key, supporter[key]])) as Record<Consent, boolean | null>,
+  );
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Error | null>(null);
+  const [saved, setSaved] = useState(false);
+  const dirty = CONSENTS.some(([key]) => values[key] !== supporter[key]);
+  const erased = Boolean(supporter.erase_date);
+  return (
+    <form
+      onSubmit={async (event) => {
+        event.preventDefault();
+        setBusy(true);
+        setError(null);
+        try {
+          await gql(UPDATE_CONSENTS, { id: supporter.id, input: values });
+          setSaved(true);
+          onSaved();
+        } catch (caught) {
+          setError(caught as Error);
+        } finally {
+          setBusy(false);
+        }
+      }}
+    >
+      <ul className="consents" data-testid="consents">
+        {CONSENTS.map(([key, label]) => (
+          <li key={key}>
+            <label className="checkbox">
+              <input
+                type="checkbox"
+                name={key}
+                checked={values[key] === true}
+                disabled={!canWrite || erased}
+                onChange={(event) => {
+                  setSaved(false);
+                  setValues((current) => ({ ...current, [key]: event.target.checked }));
+                }}
+              />
+              {label}
+              {values[key] === null && <span className="muted small"> (not asked)</span>}
+            </label>
+          </li>
+        ))}
+      </ul>
+      <InlineError error={error} />
+      {canWrite && !erased && (
+        <div className="form-actions">
+          <button type="submit" className="button button-primary" disabled={!dirty || busy}>
+            {busy ? "Saving…" : "Save consents"}
+          </button>
+          {saved && !dirty && (
+            <span role="status" className="muted">
+              Saved.
+            </span>
+          )}
+        </div>
+      )}
+    </form>
+  );
+}
+
+function download(filename: string, content: string) {
+  const url = URL.createObjectURL(new Blob([content], { type: "application/json" }));
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = filename;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  window.setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+export function SupporterDetailPage() {
+  const { id = "" } = useParams();
+  const { org, path, canWrite } = useOrg();
+  const fmt = useFormat();
+  const gql = useGraphql();
+  const [flash, setFlash] = useState<string | null>(null);
+  const [exportError, setExportError] = useState<Error | null>(null);
+  const [exporting, setExporting] = useState(false);
+  const state = useQuery<{
+    supporter: Supporter | null;
+    donations: { count: number; items: DonationRow[] };
+    checkouts: { count: number; items: CheckoutRow[] };
+  }>(QUERY, { id, supporter_id: /^\d+$/.test(id) ? Number(id) : 0 });
+  usePageTitle(state.data?.supporter ? supporterName(state.data.supporter) : "Supporter", org.name);
+  const crumbs = [{ label: "Supporters", to: path("supporters") }];
+
+  const exportData = async (supporter: Supporter) => {
+    setExporting(true);
+    setExportError(null);
+    try {
+      const data = await gql<{ exportSupporter: unknown }>(EXPORT, { id: supporter.id });
+      download(`supporter-${supporter.id}-export.json`, JSON.stringify(data.exportSupporter, null, 2));
+      setFlash("Export downloaded.");
+    } catch (caught) {
+      setExportError(caught as Error);
+    } finally {
+      setExporting(false);
+    }
+  };
+
+  return (
+    <Async state={state}>
+      {({ supporter, donations, checkouts }) => {
+        if (!supporter) {
+          return (
+            <>
+              <PageHeader title="Supporter not found" crumbs={crumbs} />
+              <Empty>
+                There is no supporter #{id} in {org.name}.
+              </Empty>
+            </>
+          );
+        }
+        const donationColumns = COLLECTIONS.donations.columns
+          .filter((column) => column.key !== "supporter")
+          .map((column) => ({
+            ...column,
+            sort: undefined,
+            render: (row: DonationRow) => column.render(row, { fmt, path }),
+          }));
+        const checkoutColumns = COLLECTIONS.checkouts.columns
+          .filter((column) => column.key !== "supporter")
+          .map((column) => ({
+            ...column,
+            sort: undefined,
+            render: (row: CheckoutRow) => column.render(row, { fmt, path }),
+          }));
+        const erased = Boolean(supporter.erase_date);
+        return (
+          <>
+            <PageHeader
+              title={supporterName(supporter)}
+              crumbs={crumbs}
+              actions={
+                <>
+                  {canWrite && !erased && (
+                    <Link className="button" to={`${path("donations/new")}?supporter_id=${supporter.id}`}>
+                      Record offline donation
+                    </Link>
+                  )}
+                  {canWrite && (
+                    <button
+                      type="button"
+                      className="button"
+                      onClick={() => exportData(supporter)}
+                      disabled={exporting}
+                      data-testid="export-supporter"
+                    >
+                      {exporting ? "Exporting…" : "GDPR export (JSON)"}
+                    </button>
+                  )}
+                  {canWrite && !erased && (
+                    <ActionButton
+                      label="Erase personal data"
+                      title="Erase this supporter's personal data?"
+                      confirmLabel="Erase for good"
+                      danger
+                      testId="erase-supporter"
+                      run={() => gql(ERASE, { id: supporter.id })}
+                      onDone={() => {
+                        setFlash("Personal data erased. Donations and payments stay for accounting.");
+                        state.reload();
+                      }}
+                    >
+                      <p>
+                        Name, contact details and address of <strong>{supporterName(supporter)}</strong> are removed for
+                        good (GDPR right to erasure). Donations and payments stay, without personal data, for
+                        accounting.
+                      </p>
+                      <p>Download the export first if the person asked for a copy.</p>
+                    </ActionButton>
+                  )}
+                </>
+              }
+            >
+              <p className="muted">
+                Supporter #{supporter.id}
+                {supporter.code ? ` · code ${supporter.code}` : ""} · since {fmt.date(supporter.create_date)}
+                {erased ? ` · erased ${fmt.dateTime(supporter.erase_date)}` : ""}
+              </p>
+            </PageHeader>
+            <Flash message={flash} />
+            <InlineError error={exportError} />
+            <div className="grid-2">
+              <Section title="Profile" id="profile">
+                <Fields
+                  items={[
+                    [
+                      "Email",
+                      supporter.email ? (
+                        <a key="k244" href={`mailto:${supporter.email}`}>
+                          {supporter.email}
+                        </a>
+                      ) : null,
+                    ],
+                    ["Business name", supporter.business_name],
+                    ["Phone", supporter.phone],
+                    ["Mobile", supporter.mobile],
+                    [
+                      "Address",
+                      [
+                        supporter.address,
+                        supporter.address2,
+                        [supporter.postal_code, supporter.city].filter(Boolean).join(" "),
+                        supporter.locality,
+                        supporter.country,
+                      ]
+                        .filter(Boolean)
+                        .join(", ") || null,
+                    ],
+                    ["Job", supporter.job],
+                    ["Date of birth", supporter.date_of_birth],
+                    ["Place of birth", supporter.place_of_birth],
+                    ["Tax code / SSN", supporter.ssn],
+                    ["VAT", supporter.vat],
+                    ["Note", supporter.note],
+                    ["Tags", <Tags key="tags" tags={supporter.tags} />],
+                    [
+                      "Yearly statement",
+                      supporter.certification_url ? (
+                        <a key="k270" href={supporter.certification_url} target="_blank" rel="noopener">
+                          Tax statement ↗
+                        </a>
+                      ) : null,
+                    ],
+                  ]}
+                />
+              </Section>
+              <Section title="Consents" id="consents">
+                <ConsentsForm
+                  key={supporter.update_date}
+                  supporter={supporter}
+                  canWrite={canWrite}
+                  onSaved={() => state.reload()}
+                />
+              </Section>
+            </div>
+            <Section
+              title={`Donations (${fmt.number(donations.count)})`}
+              id="supporter-donations"
+              actions={<Link to={`${path("donations")}?supporter_id=${supporter.id}`}>View all</Link>}
+            >
+              {donations.items.length === 0 ? (
+                <Empty>No donations yet.</Empty>
+              ) : (
+                <DataTable
+                  testId="supporter-donations"
+                  caption="Donations"
+                  columns={donationColumns}
+                  rows={donations.items}
+                />
+              )}
+            </Section>
+            <Section
+              title={`Checkouts (${fmt.number(checkouts.count)})`}
+              id="supporter-checkouts"
+              actions={<Link to={`${path("checkouts")}?supporter_id=${supporter.id}`}>View all</Link>}
+            >
+              {checkouts.items.length === 0 ? (
+                <Empty>No checkouts.</Empty>
+              ) : (
+                <DataTable
+                  testId="supporter-checkouts"
+                  caption="Checkouts"
+                  columns={checkoutColumns}
+                  rows={checkouts.items}
+                />
+              )}
+            </Section>
+          </>
+        );
+      }}
+    </Async>
+  );
+}
