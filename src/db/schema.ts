@@ -237,6 +237,7 @@ export const supporters = pgTable(
     primaryKey({ columns: [t.organizationId, t.id] }),
     index("supporters_create_date_idx").on(t.organizationId, t.createDate, t.id),
     index("supporters_email_idx").on(t.organizationId, sql`lower(${t.email})`),
+    uniqueIndex("supporters_id_key").on(t.id),
     check("supporters_sex_check", sql`${t.sex} in ('MALE', 'FEMALE')`),
   ],
 );
@@ -308,6 +309,8 @@ export const donations = pgTable(
       foreignColumns: [campaigns.organizationId, campaigns.id],
     }),
     uniqueIndex("donations_code_key").on(t.organizationId, t.code),
+    // Signed document links carry the id alone; the organization comes from the row.
+    uniqueIndex("donations_id_key").on(t.id),
     index("donations_create_date_idx").on(t.organizationId, t.createDate, t.id),
     index("donations_supporter_idx").on(t.organizationId, t.supporterId),
     index("donations_campaign_idx").on(t.organizationId, t.campaignId),
