@@ -12,31 +12,28 @@ interface ConfirmDialogProps {
   onClose: () => void;
 }
 
-/** A modal confirmation on the native <dialog>: focus moves in, Escape cancels, focus returns. */
-export function ConfirmDialog({ open, title, children, confirmLabel, danger, onConfirm, onClose }: ConfirmDialogProps) {
+/** A modal confirmation on the native <dialog>: focus moves in, Escape cancels, focus returns to the opener. */
+export function ConfirmDialog(props: ConfirmDialogProps) {
+  // Mounted only while open, so the page holds at most one dialog.
+  return props.open ? <OpenDialog {...props} /> : null;
+}
+
+function OpenDialog({ title, children, confirmLabel, danger, onConfirm, onClose }: ConfirmDialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
-  const opener = useRef<Element | null>(null);
   const titleId = useId();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | null>(null);
 
   useEffect(() => {
-    const dialog = ref.current;
-    if (!dialog) return;
-    if (open && !dialog.open) {
-      opener.current = document.activeElement;
-      setError(null);
-      dialog.showModal();
-    } else if (!open && dialog.open) {
-      dialog.close();
-    }
-  }, [open]);
+    const opener = document.activeElement;
+    ref.current?.showModal();
+    return () => {
+      if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
+    };
+  }, []);
 
   const close = () => {
-    if (busy) return;
-    onClose();
-    const previous = opener.current;
-    if (previous instanceof HTMLElement && previous.isConnected) previous.focus();
+    if (!busy) onClose();
   };
 
   const confirm = async () => {
@@ -44,7 +41,6 @@ export function ConfirmDialog({ open, title, children, confirmLabel, danger, onC
     setError(null);
     try {
       await onConfirm();
-      setBusy(false);
       onClose();
     } catch (caught) {
       setBusy(false);

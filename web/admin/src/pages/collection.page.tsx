@@ -1,4 +1,4 @@
-import { type FormEvent, type ReactElement, useMemo, useRef } from "react";
+import { type FormEvent, type ReactElement, useMemo, useRef, useState } from "react";
 import { Link, useSearchParams } from "react-router";
 import type { ListResult } from "../api/types";
 import { useFormat } from "../app/format";
@@ -87,6 +87,7 @@ export function CollectionPage({ name }: { name: CollectionName }) {
   const fmt = useFormat();
   const [params, setParams] = useSearchParams();
   const formRef = useRef<HTMLFormElement>(null);
+  const [filtersOpen, setFiltersOpen] = useState(false);
   usePageTitle(def.title, org.name);
 
   const limit = readInt(params.get("limit"), DEFAULT_LIMIT, 1, 1000);
@@ -153,9 +154,19 @@ export function CollectionPage({ name }: { name: CollectionName }) {
   return (
     <>
       <PageHeader title={def.title} actions={actions} />
+      <button
+        type="button"
+        className="button filters-toggle"
+        aria-expanded={filtersOpen}
+        aria-controls="list-filters"
+        onClick={() => setFiltersOpen((open) => !open)}
+      >
+        Filters{activeFilters > 0 ? ` (${activeFilters})` : ""}
+      </button>
       <form
+        id="list-filters"
         ref={formRef}
-        className="filters card"
+        className={filtersOpen ? "filters card" : "filters card filters-collapsed"}
         onSubmit={onSubmit}
         key={params.toString()}
         aria-label={`Filter ${def.title.toLowerCase()}`}

@@ -50,7 +50,8 @@ export function OfflineDonationPage() {
   const [draft, setDraft] = useState<Draft | null>(null);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [error, setError] = useState<Error | null>(null);
-  const today = new Date().toISOString().slice(0, 10);
+  // en-CA formats as YYYY-MM-DD; "today" is the organization's.
+  const today = new Intl.DateTimeFormat("en-CA", { timeZone: org.time_zone }).format(new Date());
   const crumbs = [{ label: "Donations", to: path("donations") }];
 
   if (!canWrite) {
@@ -86,13 +87,16 @@ export function OfflineDonationPage() {
       amount: Number(amountText),
       label: String(data.get("label") ?? "").trim() || null,
       note: String(data.get("note") ?? "").trim() || null,
-      payment_date: date ? `${date}T12:00:00.000Z` : null,
+      // Today (or no date): the server's now; an earlier day: midday UTC of that day.
+      payment_date: date && date !== today ? `${date}T12:00:00.000Z` : null,
     });
   };
 
   const record = async () => {
     if (!draft) return;
-    const { campaignTitle: _title, ...input } = draft;
+    const { campaignTitle: _title, ...fields } = draft;
+    // Optional fields are left out rather than sent as null.
+    const input = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null));
     try {
       const result = await gql<{ recordOfflineDonation: { donation: { id: number } } }>(RECORD, { input });
       setDraft(null);
