@@ -22,10 +22,12 @@ export function ErrorState({
   error,
   onRetry,
   title = "This could not be loaded",
+  retryLabel = "Try again",
 }: {
   error: Error;
   onRetry?: () => void;
   title?: string;
+  retryLabel?: string;
 }) {
   return (
     <div className="state state-error" role="alert">
@@ -33,7 +35,7 @@ export function ErrorState({
       <p>{describe(error)}</p>
       {onRetry && (
         <button type="button" className="button" onClick={onRetry}>
-          Try again
+          {retryLabel}
         </button>
       )}
     </div>

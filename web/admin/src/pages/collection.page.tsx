@@ -95,11 +95,16 @@ export function CollectionPage({ name }: { name: CollectionName }) {
   const order = params.get("order") || DEFAULT_ORDER;
   const query = useMemo(() => listQuery(def, limit), [def, limit]);
   const variables: Record<string, unknown> = { offset, order };
+  const invalid: string[] = [];
   for (const filter of def.filters) {
     const raw = params.get(filter.name);
-    if (raw) variables[filter.name] = filterValue(filter, raw);
+    if (!raw) continue;
+    const value = filterValue(filter, raw);
+    if (typeof value === "string" && filter.gqlType !== "String")
+      invalid.push(`${filter.label}: “${raw}” is not valid`);
+    variables[filter.name] = value;
   }
-  const state = useQuery<Record<string, ListResult<{ id: number }>>>(query, variables);
+  const state = useQuery<Record<string, ListResult<{ id: number }>>>(query, variables, invalid.length > 0);
   const result = state.data?.[def.name];
 
   const update = (changes: Record<string, string | null>) => {
@@ -207,7 +212,14 @@ export function CollectionPage({ name }: { name: CollectionName }) {
         </div>
       </form>
 
-      {state.error && !state.loading ? (
+      {invalid.length > 0 ? (
+        <ErrorState
+          title="Some filters are not valid"
+          error={new Error(`${invalid.join("; ")}.`)}
+          onRetry={() => setParams(new URLSearchParams())}
+          retryLabel="Clear filters"
+        />
+      ) : state.error && !state.loading ? (
         <ErrorState error={state.error} onRetry={state.reload} />
       ) : !result ? (
         <Loading label={`Loading ${def.title.toLowerCase()}…`} />
