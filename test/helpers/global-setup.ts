@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
@@ -12,8 +13,11 @@ declare module "vitest" {
 /**
  * With TEST_DATABASE_URL (a server URL), the suite runs on PostgreSQL in a database of its own,
  * created and migrated here and dropped at the end. Without it, each test file uses PGlite.
+ * Either way the admin panel is built first (web/admin/dist).
  */
 export default async function setup(project: TestProject) {
+  // The admin panel's pages and browser tests need its built assets, as `npm start` builds them.
+  execFileSync("npm", ["run", "--silent", "build:admin", "--", "--logLevel", "error"], { stdio: "inherit" });
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) {
     project.provide("databaseUrl", undefined);
