@@ -1,0 +1,170 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createInstallationToken } from "../src/modules/applications/applications.service.js";
+import { createUser } from "../src/modules/users/users.service.js";
+import { launchChromium } from "./helpers/chromium.js";
+import {
+  fakeCampaign,
+  fakeCheckout,
+  fakeCompletedCheckout,
+  fakeTenant,
+  type Tenant,
+  unique,
+} from "./helpers/factories.js";
+import { startTestServer, type TestServer } from "./helpers/server.js";
+
+const PASSWORD = "a long enough password";
+
+/** The admin panel in Debian's chromium, against the real server and database. */
+describe("admin panel in a browser", () => {
+  let server: TestServer;
+  let browser: Browser;
+  let tenant: Tenant;
+  let owner: string;
+  let memberEmail: string;
+  let framedApp: Server;
+  let framedOrigin: string;
+
+  const signIn = async (email: string): Promise<Page> => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/admin/sign-in`);
+    await page.fill("#email", email);
+    await page.fill("#password", PASSWORD);
+    await page.click('[data-testid="sign-in-form"] button[type="submit"]');
+    await page.waitForURL(new RegExp(`/admin/o/${tenant.slug}/?$`));
+    return page;
+  };
+
+  const rowIds = async (page: Page, collection: string) => {
+    const table = page.locator(`[data-testid="table-${collection}"]`);
+    await table.waitFor();
+    return (
+      await table.locator("tr[data-id]").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-id")))
+    ).map(Number);
+  };
+
+  const apiIds = async (path: string) => {
+    const response = await server.get(path, tenant.token);
+    expect(response.status).toBe(200);
+    return (response.body.items as { id: number }[]).map((item) => item.id);
+  };
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    const db = server.database.db;
+    tenant = await fakeTenant(db);
+    owner = `owner-${unique(6)}@example.test`;
+    memberEmail = `member-${unique(6)}@example.test`;
+    await createUser(db, { email: owner, password: PASSWORD, organization: tenant.slug, role: "owner" });
+    await createUser(db, { email: memberEmail, password: PASSWORD, organization: tenant.slug, role: "member" });
+    for (let i = 0; i < 23; i++) await fakeCompletedCheckout(db, tenant.organizationId);
+    for (let i = 0; i < 4; i++) await fakeCheckout(db, tenant.organizationId, { state: "OPEN" });
+    framedApp = createServer((_request, response) => {
+      response.writeHead(200, { "content-type": "text/html" });
+      response.end("<!doctype html><title>Framed</title><h1>Hello from the app</h1>");
+    });
+    await new Promise<void>((resolve) => framedApp.listen(0, "127.0.0.1", resolve));
+    framedOrigin = `http://127.0.0.1:${(framedApp.address() as AddressInfo).port}`;
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    framedApp?.close();
+    await server?.close();
+  });
+
+  it("signs in and renders the dashboard with its chart", async () => {
+    const page = await signIn(owner);
+    await page.locator('[data-testid="dashboard-chart"] canvas').waitFor();
+    await expect(page.locator('[data-testid="top-campaigns"]').count()).resolves.toBe(1);
+    await page.context().close();
+  });
+
+  it("filters, orders and paginates a table exactly like the API, with the state in the URL", async () => {
+    const page = await signIn(owner);
+    const query = "state=CLOSED&order=-amount&limit=10";
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/checkouts?${query}`);
+    expect(await rowIds(page, "checkouts")).toEqual(await apiIds(`/api/v1/checkouts/?${query}`));
+    await expect(page.locator('[data-testid="pagination-range"]').innerText()).resolves.toMatch(/1.10 of 23/);
+
+    await page.click('[data-testid="page-next"]');
+    await page.waitForURL(/offset=10/);
+    const second = await apiIds(`/api/v1/checkouts/?${query}&offset=10`);
+    await expect.poll(() => rowIds(page, "checkouts")).toEqual(second);
+
+    // The URL alone restores the view (bookmark or shared link).
+    const shared = page.url();
+    const other = await page.context().newPage();
+    await other.goto(shared);
+    expect(await rowIds(other, "checkouts")).toEqual(second);
+
+    // The filter form changes the URL and the rows.
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/checkouts`);
+    await page.selectOption("#filter-state", "OPEN");
+    await page.waitForURL(/state=OPEN/);
+    await expect.poll(() => rowIds(page, "checkouts")).toEqual(await apiIds("/api/v1/checkouts/?state=OPEN"));
+    const csv = await page.locator('[data-testid="download-csv"]').getAttribute("href");
+    expect(csv).toContain("state=OPEN");
+    await page.context().close();
+  });
+
+  it("edits a campaign, and the API serves the change", async () => {
+    const campaign = await fakeCampaign(server.database.db, tenant.organizationId, { archiveDate: null });
+    const page = await signIn(owner);
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/campaigns/${campaign.id}/edit`);
+    const title = `Edited in the panel ${unique(4)}`;
+    await page.locator('input[name="title"]').fill(title);
+    await page.click('[data-testid="save-campaign"]');
+    await expect
+      .poll(async () => (await server.get(`/api/v1/campaigns/${campaign.id}`, tenant.token)).body.title)
+      .toBe(title);
+    await page.context().close();
+  });
+
+  it("registers, installs and opens an application in the iframe; uninstalling revokes its token", async () => {
+    const page = await signIn(owner);
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/developers`);
+    await page.fill("#app-name", `Framed app ${unique(4)}`);
+    await page.fill("#app-url", `${framedOrigin}/app?tab=1`);
+    await page.fill("#app-callbacks", `${framedOrigin}/callback`);
+    await page.check('input[name="permissions"][value="checkouts:read"]');
+    await page.click('[data-testid="register-app"]');
+    const clientId = (await page.locator('[data-testid="client-id"]').innerText()).trim();
+    expect(clientId).toMatch(/^dnt_app_/);
+    await expect(page.locator('[data-testid="client-secret"]').innerText()).resolves.toMatch(/^dnt_cs_/);
+
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/apps`);
+    await page.fill("#install-client-id", clientId);
+    await page.click('[data-testid="install-app"]');
+    await page.locator(`[data-testid="open-app-${clientId}"]`).click();
+    await page.waitForURL(new RegExp(`/admin/o/${tenant.slug}/apps/${clientId}$`));
+    const iframe = page.locator('[data-testid="app-iframe"]');
+    const src = new URL((await iframe.getAttribute("src")) as string);
+    expect(src.origin).toBe(framedOrigin);
+    expect(src.searchParams.get("__organization")).toBe(tenant.slug);
+    expect(src.searchParams.get("tab")).toBe("1");
+    const frame = page.frameLocator('[data-testid="app-iframe"]');
+    await expect(frame.locator("h1").innerText()).resolves.toBe("Hello from the app");
+
+    const tokens = await createInstallationToken(server.database.db, server.config, clientId, tenant.slug);
+    expect((await server.get("/api/v1/checkouts/?limit=1", tokens.access_token)).status).toBe(200);
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/apps`);
+    await page.click(`[data-testid="uninstall-${clientId}"]`);
+    await page.click('[data-testid="confirm-dialog-confirm"]');
+    await expect
+      .poll(async () => (await server.get("/api/v1/checkouts/?limit=1", tokens.access_token)).status)
+      .toBe(401);
+    await page.context().close();
+  });
+
+  it("does not let a member without admin rights install applications", async () => {
+    const page = await signIn(memberEmail);
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/apps`);
+    await page.locator('[data-testid="install-not-allowed"]').waitFor();
+    expect(await page.locator('[data-testid="install-form"]').count()).toBe(0);
+    await page.context().close();
+  });
+});
