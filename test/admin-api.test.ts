@@ -159,6 +159,17 @@ describe("admin panel server", () => {
       expect(foreign.raised_this_year).toBe(0);
       const bad = await graphql(owner.cookie, tenant.slug, "{ dashboard(months: 0) { currency } }");
       expect(bad.errors[0].extensions.code).toBe("invalid_request");
+      // A variable of the wrong type is the client's error, named as such (not an internal error).
+      const coerced = await graphql(
+        owner.cookie,
+        tenant.slug,
+        "query($m: Int) { dashboard(months: $m) { currency } }",
+        {
+          m: "twelve",
+        },
+      );
+      expect(coerced.errors[0].extensions.code).toBe("invalid_request");
+      expect(coerced.errors[0].message).toMatch(/Int cannot represent/);
     });
   });
 

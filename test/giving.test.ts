@@ -577,7 +577,7 @@ describe("giving: public checkout, processors, transitions", () => {
       const offline = await graphql(
         tenant.token,
         `mutation($input: OfflineDonationInput!) { recordOfflineDonation(input: $input) { donation { state amount } payment { state } } }`,
-        { input: { supporter_id: supporter.id, campaign_id: campaign.id, amount: 9.99 } },
+        { input: { supporter_id: supporter.id, campaign_id: campaign.id, amount: 9.99, note: null, label: null } },
       );
       expect(offline.data.recordOfflineDonation).toEqual({
         donation: { state: "done", amount: 9.99 },

@@ -1,5 +1,4 @@
-import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
 import { and, eq } from "drizzle-orm";
@@ -65,12 +64,13 @@ export async function adminPageRoutes(app: FastifyInstance, db: Db, dist = ADMIN
     index: false,
   });
 
-  let cached: { html: string } | undefined;
+  // Re-read when a new build replaced it (its asset names change with every build).
+  let cached: { html: string; mtimeMs: number } | undefined;
   const indexHtml = async () => {
-    if (cached) return cached.html;
     const file = `${dist}index.html`;
-    if (!existsSync(file)) return undefined;
-    cached = { html: await readFile(file, "utf8") };
+    const info = await stat(file).catch(() => undefined);
+    if (!info) return undefined;
+    if (cached?.mtimeMs !== info.mtimeMs) cached = { html: await readFile(file, "utf8"), mtimeMs: info.mtimeMs };
     return cached.html;
   };
 

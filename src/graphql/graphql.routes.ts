@@ -137,6 +137,13 @@ export function graphqlRoutes(app: FastifyInstance, db: Db, config: Config, link
           });
         }
         if (error instanceof GraphQLError && !original) return error;
+        // Variable values the schema's types refuse (coercion) are the client's mistake, not ours.
+        if (original instanceof GraphQLError) {
+          return new GraphQLError(original.message, {
+            ...(error as GraphQLError),
+            extensions: { ...original.extensions, code: "invalid_request" },
+          });
+        }
         app.log.error({ err: original ?? error }, "graphql resolver failed");
         return new GraphQLError(message, { extensions: { code: "internal_error" } });
       },

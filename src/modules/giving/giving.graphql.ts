@@ -58,7 +58,9 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: OfflineDonationInputType, required: true }) },
     resolve: async (_root, { input }, context) => {
       authorize(context, "donations:write");
-      const values = validateAgainst<OfflineDonationBody>(OfflineDonationBody, input, "field");
+      // GraphQL's optional means "may be null"; the REST body leaves such fields out.
+      const given = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== null));
+      const values = validateAgainst<OfflineDonationBody>(OfflineDonationBody, given, "field");
       const outcome = await recordOfflineDonation(context, context.scope, values);
       return outcome.body as { donation: DonationWire; payment: PaymentWire };
     },
