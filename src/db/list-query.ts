@@ -1,5 +1,18 @@
 import { createHash } from "node:crypto";
-import { type AnyColumn, and, asc, count, desc, eq, getTableColumns, inArray, is, SQL, sql } from "drizzle-orm";
+import {
+  type AnyColumn,
+  and,
+  asc,
+  count,
+  desc,
+  eq,
+  getTableColumns,
+  inArray,
+  is,
+  type Placeholder,
+  SQL,
+  sql,
+} from "drizzle-orm";
 import { type PgColumn, PgDialect, type PgTable, type PgTableWithColumns } from "drizzle-orm/pg-core";
 import type { DateBound, Order, Page } from "../http/pagination.js";
 import type { Executor } from "./client.js";
@@ -43,7 +56,7 @@ export function dateRangeConditions(
  * The trigger-maintained total as a scalar subquery, to read it in the statement that reads the
  * page (0 when the organization never had a row). Nested, so its columns stay table-qualified.
  */
-export function collectionCountSql(organizationId: number, collection: string): SQL<number> {
+export function collectionCountSql(organizationId: number | Placeholder, collection: string): SQL<number> {
   const inner = sql`select coalesce((select ${collectionCounts.count} from ${collectionCounts} where ${collectionCounts.organizationId} = ${organizationId} and ${collectionCounts.collection} = ${collection}), 0)`;
   return sql<number>`(${inner})`.mapWith(Number);
 }

@@ -348,27 +348,14 @@ export async function listCheckoutRecords(
     return { rows: toWire(rows), count: total };
   }
 
-  let ids = tx.select({ id: checkouts.id }).from(checkouts).$dynamic();
-  if (byPaymentMethod) ids = joinPaymentMethod(ids);
-  const pageIds = ids
-    .where(where)
-    .orderBy(...terms)
-    .limit(page.limit)
-    .offset(page.offset);
-  let records = tx
-    .select({
-      ...recordSelection,
-      total: unfiltered ? collectionCountSql(scope.organizationId, "checkouts") : sql<null>`null`,
-    })
-    .from(checkouts)
-    .$dynamic();
-  if (byPaymentMethod) records = joinPaymentMethod(records);
-  const rowsPromise = prepared(
-    "checkouts_page",
-    records
-      .where(and(eq(checkouts.organizationId, scope.organizationId), inArray(checkouts.id, pageIds)))
-      .orderBy(...terms),
-  ).execute();
+  const statement = unfiltered
+    ? unfilteredPageStatement(tx, order)
+    : pageStatement(tx, order, and(...conditions), false);
+  const rowsPromise = statement.execute({
+    organizationId: scope.organizationId,
+    limit: page.limit,
+    offset: page.offset,
+  });
   if (unfiltered) {
     const rows = await rowsPromise;
     const total = rows[0]?.total ?? (await countApart());
@@ -376,6 +363,57 @@ export async function listCheckoutRecords(
   }
   const [rows, total] = await Promise.all([rowsPromise, countApart()]);
   return { rows: toWire(rows), count: total };
+}
+
+/**
+ * A page's statement, with the organization, limit and offset as placeholders; `total` is the
+ * trigger-maintained counter when `withCounter` (unfiltered), else null.
+ */
+function pageStatement(tx: Executor, order: Order, conditions: SQL | undefined, withCounter: boolean) {
+  const organizationId = sql.placeholder("organizationId");
+  const terms = orderTerms(orderColumns, checkouts.id, order);
+  const byPaymentMethod = PAYMENT_METHOD_ORDER.has(order.field);
+  let ids = tx.select({ id: checkouts.id }).from(checkouts).$dynamic();
+  if (byPaymentMethod) ids = joinPaymentMethod(ids);
+  const pageIds = ids
+    .where(and(eq(checkouts.organizationId, organizationId), conditions))
+    .orderBy(...terms)
+    .limit(sql.placeholder("limit"))
+    .offset(sql.placeholder("offset"));
+  let records = tx
+    .select({
+      ...recordSelection,
+      total: withCounter ? collectionCountSql(organizationId, "checkouts") : sql<number | null>`null`,
+    })
+    .from(checkouts)
+    .$dynamic();
+  if (byPaymentMethod) records = joinPaymentMethod(records);
+  return prepared(
+    "checkouts_page",
+    records.where(and(eq(checkouts.organizationId, organizationId), inArray(checkouts.id, pageIds))).orderBy(...terms),
+  );
+}
+
+type PageStatement = ReturnType<typeof pageStatement>;
+const unfilteredPages = new WeakMap<Executor, Map<string, PageStatement>>();
+
+/**
+ * The unfiltered page (the default listing) has one statement per order: built and rendered
+ * once per database handle, then only executed.
+ */
+function unfilteredPageStatement(tx: Executor, order: Order): PageStatement {
+  let statements = unfilteredPages.get(tx);
+  if (!statements) {
+    statements = new Map();
+    unfilteredPages.set(tx, statements);
+  }
+  const key = `${order.descending ? "-" : ""}${order.field}`;
+  let statement = statements.get(key);
+  if (!statement) {
+    statement = pageStatement(tx, order, undefined, true);
+    statements.set(key, statement);
+  }
+  return statement;
 }
 
 export async function findCheckoutWire(tx: Executor, scope: Scope, id: number): Promise<CheckoutWire | undefined> {
