@@ -737,7 +737,7 @@ async function main() {
       if (!x) return `${label}: no CPU figures (no /proc).`;
       return (
         `${label}: ${fmt(x.server, 2)} ms of the application's single event loop and ${fmt(x.total, 2)} ms of CPU in all ` +
-        `(load generator, application, PostgreSQL) per response, so at most min(1000 / ${fmt(x.server, 2)}, ` +
+        `(load generator, application, PostgreSQL) per response, so at most about min(1000 / ${fmt(x.server, 2)}, ` +
         `${cpus.length} × 1000 / ${fmt(x.total, 2)}) = ${fmt(x.rps, 0)} req/s even with no idle time at all, and a mean latency of at ` +
         `least ${CONNECTIONS} / ${fmt(x.rps, 0)} = ${fmt(x.latency, 1)} ms with ${CONNECTIONS} requests in flight; the p99 target is ` +
         `${target} ms (measured: ${fmt(m?.p99 ?? Number.NaN, 1)} ms).`
@@ -749,7 +749,7 @@ async function main() {
 - ${ceilingText("Default page", results[1], 25)}
 - ${ceilingText(`offset=${DEEP_OFFSET}`, results[3], 50)}
 - The baseline itself needs ${fmt(baselineCeiling?.total ?? Number.NaN, 2)} ms of CPU per response, load generator included (it does no
-  database or authentication work), which bounds it to ${fmt(baselineCeiling?.rps ?? Number.NaN, 0)} req/s and a mean latency of
+  database or authentication work), which bounds it to about ${fmt(baselineCeiling?.rps ?? Number.NaN, 0)} req/s and a mean latency of
   ${fmt(baselineCeiling?.latency ?? Number.NaN, 1)} ms; its measured p99 was ${fmt(results[0]?.p99 ?? Number.NaN, 1)} ms. A p99 under 25 ms needs a mean under
   25 ms, so more than ${fmt(CONNECTIONS / 0.025, 0)} req/s, which leaves at most ${cpus.length} × 1000 / ${fmt(CONNECTIONS / 0.025, 0)} = ${fmt((cpus.length * 1000 * 0.025) / CONNECTIONS, 1)} ms of CPU per
   response for every process together, load generator and PostgreSQL included, against the ${fmt(baselineCeiling?.total ?? Number.NaN, 2)} ms the baseline
