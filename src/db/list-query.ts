@@ -1,5 +1,18 @@
 import { createHash } from "node:crypto";
-import { type AnyColumn, and, asc, count, desc, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
+import {
+  type AnyColumn,
+  and,
+  asc,
+  count,
+  desc,
+  eq,
+  getTableColumns,
+  inArray,
+  is,
+  type Placeholder,
+  SQL,
+  sql,
+} from "drizzle-orm";
 import { type PgColumn, PgDialect, type PgTable, type PgTableWithColumns } from "drizzle-orm/pg-core";
 import type { DateBound, Order, Page } from "../http/pagination.js";
 import type { Executor } from "./client.js";
@@ -43,7 +56,7 @@ export function dateRangeConditions(
  * The trigger-maintained total as a scalar subquery, to read it in the statement that reads the
  * page (0 when the organization never had a row). Nested, so its columns stay table-qualified.
  */
-export function collectionCountSql(organizationId: number, collection: string): SQL<number> {
+export function collectionCountSql(organizationId: number | Placeholder, collection: string): SQL<number> {
   const inner = sql`select coalesce((select ${collectionCounts.count} from ${collectionCounts} where ${collectionCounts.organizationId} = ${organizationId} and ${collectionCounts.collection} = ${collection}), 0)`;
   return sql<number>`(${inner})`.mapWith(Number);
 }
@@ -262,6 +275,78 @@ export function jsonRowOf<T extends PgTable>(table: T): JsonRow<T["$inferSelect"
         row[keys[index] as string] = value === null || decoder === undefined ? value : decoder(value);
       }
       return row as T["$inferSelect"];
+    },
+  };
+}
+
+/**
+ * A timestamptz column in the wire's date-time form, computed by PostgreSQL: `Date#toISOString()`'s
+ * "YYYY-MM-DDTHH:MM:SS.mmmZ" (UTC, three fraction digits, whatever the session's TimeZone). Exact
+ * for the schema's timestamptz(3) columns, which hold whole milliseconds, in years 1 to 9999.
+ */
+export function isoInstantSql(column: AnyColumn): SQL<string | null> {
+  return sql<string | null>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
+/**
+ * Columns whose to_json() form is already their wire value: strings, booleans, JSON, numbers the
+ * wire shows as numbers (ids, integers, money), "YYYY-MM-DD" dates, and arrays of strings or money.
+ */
+const WIRE_IDENTITY = new Set([
+  "PgText",
+  "PgVarchar",
+  "PgChar",
+  "PgBoolean",
+  "PgJson",
+  "PgJsonb",
+  "PgInteger",
+  "PgSmallInt",
+  "PgBigInt53",
+  "PgNumericNumber",
+  "PgDateString",
+]);
+const WIRE_ARRAY_ITEM = new Set(["PgText", "PgVarchar", "PgChar", "PgNumeric", "PgNumericNumber"]);
+
+/** A wire field: a column, an SQL expression of the wire value (see isoInstantSql), or a constant null. */
+export type WireField = AnyColumn | SQL | null;
+
+export interface WireRow<T> {
+  /** Constant SQL: json_build_array() of every field's wire value, in the order `decode` reads them. */
+  readonly sql: SQL<unknown[]>;
+  /** The wire object; its fields are still checked and serialized by the route's response schema. */
+  decode(values: unknown[]): T;
+}
+
+function wireExpression(key: string, field: WireField): SQL {
+  if (field === null) return sql`null`;
+  if (is(field, SQL)) return field;
+  const column = field as PgColumn;
+  const kind = column.columnType;
+  const base = (column as unknown as { baseColumn?: PgColumn }).baseColumn;
+  if (WIRE_IDENTITY.has(kind) || (kind === "PgArray" && base && WIRE_ARRAY_ITEM.has(base.columnType))) {
+    return sql`${column}`;
+  }
+  // Timestamps need isoInstantSql; anything else might not be its own wire form: refuse rather than guess.
+  throw new Error(`wireRowOf: no wire form for ${key} (column ${column.name}, ${kind})`);
+}
+
+/**
+ * A record in its wire shape, built by PostgreSQL as one JSON array: the application reads it back
+ * by position, with no per-value conversion (no Date parsing and formatting, no numeric strings).
+ * The projection must name every field of the wire type (checked at compile time).
+ */
+export function wireRowOf<T extends Record<string, unknown>>(fields: { [K in keyof T]: WireField }): WireRow<T> {
+  const entries = Object.entries(fields) as [string, WireField][];
+  if (entries.length > MAX_JSON_ARGUMENTS)
+    throw new Error(`json_build_array takes at most ${MAX_JSON_ARGUMENTS} values`);
+  const keys = entries.map(([key]) => key);
+  const expressions = entries.map(([key, field]) => wireExpression(key, field));
+  return {
+    sql: constantSql<unknown[]>(sql`json_build_array(${sql.join(expressions, sql`, `)})`),
+    decode(values) {
+      const row: Record<string, unknown> = {};
+      for (let index = 0; index < keys.length; index++) row[keys[index] as string] = values[index] ?? null;
+      return row as T;
     },
   };
 }

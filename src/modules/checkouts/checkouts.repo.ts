@@ -7,15 +7,22 @@ import {
   countAll,
   dateRangeConditions,
   escapeLike,
-  jsonRowOf,
+  isoInstantSql,
   type OrderColumns,
   orderTerms,
   prepared,
+  wireRowOf,
 } from "../../db/list-query.js";
 import { campaigns, checkouts, donations, paymentMethods, payments, supporters } from "../../db/schema.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
+import type { CampaignWire } from "../campaigns/campaigns.schemas.js";
+import type { DonationWire } from "../donations/donations.schemas.js";
+import type { PaymentMethodWire } from "../payment-methods/payment-methods.schemas.js";
+import type { PaymentWire } from "../payments/payments.schemas.js";
 import type { Scope } from "../scope.js";
 import { supporterTextMatch } from "../supporters/supporters.repo.js";
+import type { SupporterWire } from "../supporters/supporters.schemas.js";
+import type { CheckoutWire } from "./checkouts.schemas.js";
 
 export interface CheckoutFilters {
   q?: string;
@@ -105,32 +112,151 @@ function conditionsFor(tx: Executor, scope: Scope, filters: CheckoutFilters): (S
   ];
 }
 
-const checkoutJson = jsonRowOf(checkouts);
-const campaignJson = jsonRowOf(campaigns);
-const supporterJson = jsonRowOf(supporters);
-const donationJson = jsonRowOf(donations);
-const paymentJson = jsonRowOf(payments);
-const paymentMethodJson = jsonRowOf(paymentMethods);
+const iso = isoInstantSql;
+
+// Each related record in its wire form, as the module's own *ToWire gives it (campaignToWire,
+// supporterToWire, donationToWire, paymentToWire, paymentMethodToWire); checkouts.test.ts holds
+// every embedded record equal to the module's own single read.
+const campaignWire = wireRowOf<CampaignWire>({
+  id: campaigns.id,
+  create_date: iso(campaigns.createDate),
+  update_date: iso(campaigns.updateDate),
+  title: campaigns.title,
+  slug: campaigns.slug,
+  code: campaigns.code,
+  type: campaigns.type,
+  goal: campaigns.goal,
+  is_goal_enabled: campaigns.isGoalEnabled,
+  has_one_off: campaigns.hasOneOff,
+  has_subscription: campaigns.hasSubscription,
+  allow_custom_amount: campaigns.allowCustomAmount,
+  allow_custom_subscription_amount: campaigns.allowCustomSubscriptionAmount,
+  default_amount: campaigns.defaultAmount,
+  default_subscription_amount: campaigns.defaultSubscriptionAmount,
+  min_amount: campaigns.minAmount,
+  max_amount: campaigns.maxAmount,
+  min_subscription_amount: campaigns.minSubscriptionAmount,
+  max_subscription_amount: campaigns.maxSubscriptionAmount,
+  asks: campaigns.asks,
+  asks_subscription: campaigns.asksSubscription,
+  shown_fields: campaigns.shownFields,
+  required_fields: campaigns.requiredFields,
+  privacy_note: campaigns.privacyNote,
+  tags: campaigns.tags,
+  cost_example_amount: campaigns.costExampleAmount,
+  cost_example_label: campaigns.costExampleLabel,
+  archive_date: iso(campaigns.archiveDate),
+});
+const supporterWire = wireRowOf<SupporterWire>({
+  id: supporters.id,
+  create_date: iso(supporters.createDate),
+  update_date: iso(supporters.updateDate),
+  image: supporters.image,
+  code: supporters.code,
+  business_name: supporters.businessName,
+  first_name: supporters.firstName,
+  last_name: supporters.lastName,
+  email: supporters.email,
+  phone: supporters.phone,
+  mobile: supporters.mobile,
+  job: supporters.job,
+  sex: supporters.sex,
+  date_of_birth: supporters.dateOfBirth,
+  place_of_birth: supporters.placeOfBirth,
+  ssn: supporters.ssn,
+  vat: supporters.vat,
+  address: supporters.address,
+  address2: supporters.address2,
+  city: supporters.city,
+  locality: supporters.locality,
+  country: supporters.country,
+  postal_code: supporters.postalCode,
+  certification_url: null,
+  privacy: supporters.privacy,
+  email_marketing: supporters.emailMarketing,
+  phone_marketing: supporters.phoneMarketing,
+  sms_marketing: supporters.smsMarketing,
+  postal_marketing: supporters.postalMarketing,
+  profilation_marketing: supporters.profilationMarketing,
+  tags: supporters.tags,
+  note: supporters.note,
+  erase_date: iso(supporters.eraseDate),
+});
+const donationWire = wireRowOf<DonationWire>({
+  id: donations.id,
+  supporter_id: donations.supporterId,
+  campaign_id: donations.campaignId,
+  code: donations.code,
+  state: donations.state,
+  amount: donations.amount,
+  currency: donations.currency,
+  receipt_url: null,
+  frequency: donations.frequency,
+  note: donations.note,
+  completed_date: iso(donations.completedDate),
+  create_date: iso(donations.createDate),
+  update_date: iso(donations.updateDate),
+  device: donations.device,
+  tags: donations.tags,
+});
+/** payment_method is filled in from paymentMethodWire. */
+const paymentWire = wireRowOf<PaymentWire>({
+  id: payments.id,
+  donation_id: payments.donationId,
+  state: payments.state,
+  amount: payments.amount,
+  currency: payments.currency,
+  payment_date: iso(payments.paymentDate),
+  payment_method: null,
+  processor_intent_id: payments.processorIntentId,
+  create_date: iso(payments.createDate),
+  update_date: iso(payments.updateDate),
+});
+const paymentMethodWire = wireRowOf<PaymentMethodWire>({
+  id: paymentMethods.id,
+  create_date: iso(paymentMethods.createDate),
+  update_date: iso(paymentMethods.updateDate),
+  processor: paymentMethods.processor,
+  label: paymentMethods.label,
+});
+/** The checkout's own fields; the embedded records and the payment method mirror are set by toWire. */
+const checkoutWire = wireRowOf<Omit<CheckoutWire, "campaign" | "supporter" | "donation" | "payment">>({
+  id: checkouts.id,
+  create_date: iso(checkouts.createDate),
+  update_date: iso(checkouts.updateDate),
+  state: checkouts.state,
+  amount: checkouts.amount,
+  completed_date: iso(checkouts.completedDate),
+  frequency: checkouts.frequency,
+  cost_example_quantity: checkouts.costExampleQuantity,
+  payment_method_processor: null,
+  payment_method_label: null,
+  payment_method_id: null,
+});
 
 /** The checkout's row of a related table, same organization, as a JSON array (null when there is none). */
 function relatedJson(table: typeof campaigns | typeof supporters | typeof donations, json: SQL, key: AnyColumn) {
-  return constantSql<unknown[] | null>(
-    sql`(select ${json} from ${table} where ${table.organizationId} = ${checkouts.organizationId} and ${table.id} = ${key})`,
-  );
+  return sql`(select ${json} from ${table} where ${table.organizationId} = ${checkouts.organizationId} and ${table.id} = ${key})`;
 }
 
 /**
- * Each record is one row of five JSON values: no join to plan, few values to parse, a cheap
- * mapping. The selection is constant, rendered once.
+ * Each record is one row of a few JSON values in wire form: no join to plan, few values to parse,
+ * nothing to convert. A page's checkouts share few campaigns (a campaign has many checkouts), so
+ * a campaign is read and sent once per statement, on the first of its rows (a window over the
+ * page's rows, which the WHERE clause has already chosen); the other rows carry only its id.
+ * The selection is constant, rendered once.
  */
 const recordSelection = {
-  checkout: checkoutJson.sql,
-  campaign: relatedJson(campaigns, campaignJson.sql, checkouts.campaignId),
-  supporter: relatedJson(supporters, supporterJson.sql, checkouts.supporterId),
-  donation: relatedJson(donations, donationJson.sql, checkouts.donationId),
+  checkout: checkoutWire.sql,
+  campaignId: checkouts.campaignId,
+  campaign: constantSql<unknown[] | null>(
+    sql`case when row_number() over (partition by ${checkouts.campaignId}) = 1 then ${relatedJson(campaigns, campaignWire.sql, checkouts.campaignId)} end`,
+  ),
+  supporter: constantSql<unknown[] | null>(relatedJson(supporters, supporterWire.sql, checkouts.supporterId)),
+  donation: constantSql<unknown[] | null>(relatedJson(donations, donationWire.sql, checkouts.donationId)),
   /** [payment, its method or null], or null without a payment. */
   payment: constantSql<[unknown[], unknown[] | null] | null>(
-    sql`(select json_build_array(${paymentJson.sql}, case when ${paymentMethods.id} is null then null else ${paymentMethodJson.sql} end)
+    sql`(select json_build_array(${paymentWire.sql}, case when ${paymentMethods.id} is null then null else ${paymentMethodWire.sql} end)
       from ${payments} left join ${paymentMethods}
         on ${paymentMethods.organizationId} = ${payments.organizationId} and ${paymentMethods.id} = ${payments.paymentMethodId}
       where ${payments.organizationId} = ${checkouts.organizationId} and ${payments.id} = ${checkouts.paymentId})`,
@@ -141,27 +267,30 @@ function selectWithRelations(tx: Executor) {
   return tx.select(recordSelection).from(checkouts).$dynamic();
 }
 
-export interface CheckoutRecord {
-  checkout: typeof checkouts.$inferSelect;
-  campaign: typeof campaigns.$inferSelect | null;
-  supporter: typeof supporters.$inferSelect | null;
-  donation: typeof donations.$inferSelect | null;
-  payment: typeof payments.$inferSelect | null;
-  paymentMethod: typeof paymentMethods.$inferSelect | null;
-}
-
 type RecordRow = Awaited<ReturnType<typeof selectWithRelations>>[number];
 
-function toRecord(row: RecordRow): CheckoutRecord {
-  const payment = row.payment;
-  return {
-    checkout: checkoutJson.decode(row.checkout),
-    campaign: row.campaign ? campaignJson.decode(row.campaign) : null,
-    supporter: row.supporter ? supporterJson.decode(row.supporter) : null,
-    donation: row.donation ? donationJson.decode(row.donation) : null,
-    payment: payment ? paymentJson.decode(payment[0]) : null,
-    paymentMethod: payment?.[1] ? paymentMethodJson.decode(payment[1]) : null,
-  };
+/** The statement's rows as wire checkouts, in order; a campaign object is shared by its checkouts. */
+function toWire(rows: RecordRow[]): CheckoutWire[] {
+  const campaignsById = new Map<number, CampaignWire>();
+  for (const row of rows) {
+    if (row.campaign && row.campaignId !== null) campaignsById.set(row.campaignId, campaignWire.decode(row.campaign));
+  }
+  return rows.map((row) => {
+    const checkout = checkoutWire.decode(row.checkout) as CheckoutWire;
+    const payment = row.payment ? paymentWire.decode(row.payment[0]) : null;
+    const method = row.payment?.[1] ? paymentMethodWire.decode(row.payment[1]) : null;
+    if (payment) payment.payment_method = method;
+    if (method) {
+      checkout.payment_method_processor = method.processor;
+      checkout.payment_method_label = method.label;
+      checkout.payment_method_id = method.id;
+    }
+    checkout.campaign = row.campaignId === null ? null : (campaignsById.get(row.campaignId) ?? null);
+    checkout.supporter = row.supporter ? supporterWire.decode(row.supporter) : null;
+    checkout.donation = row.donation ? donationWire.decode(row.donation) : null;
+    checkout.payment = payment;
+    return checkout;
+  });
 }
 
 /**
@@ -180,7 +309,7 @@ export async function listCheckoutRecords(
   filters: CheckoutFilters,
   order: Order,
   page: Page,
-): Promise<{ rows: CheckoutRecord[]; count: number }> {
+): Promise<{ rows: CheckoutWire[]; count: number }> {
   const conditions = conditionsFor(tx, scope, filters);
   const unfiltered = conditions.every((condition) => condition === undefined);
   const where = and(eq(checkouts.organizationId, scope.organizationId), ...conditions);
@@ -216,43 +345,81 @@ export async function listCheckoutRecords(
       records.where(eq(checkouts.organizationId, scope.organizationId)).orderBy(...terms),
     ).execute();
     const total = rows[0]?.total ?? (page.offset > 0 ? await countApart() : 0);
-    return { rows: rows.map(toRecord), count: total };
+    return { rows: toWire(rows), count: total };
   }
 
+  const statement = unfiltered
+    ? unfilteredPageStatement(tx, order)
+    : pageStatement(tx, order, and(...conditions), false);
+  const rowsPromise = statement.execute({
+    organizationId: scope.organizationId,
+    limit: page.limit,
+    offset: page.offset,
+  });
+  if (unfiltered) {
+    const rows = await rowsPromise;
+    const total = rows[0]?.total ?? (await countApart());
+    return { rows: toWire(rows), count: total };
+  }
+  const [rows, total] = await Promise.all([rowsPromise, countApart()]);
+  return { rows: toWire(rows), count: total };
+}
+
+/**
+ * A page's statement, with the organization, limit and offset as placeholders; `total` is the
+ * trigger-maintained counter when `withCounter` (unfiltered), else null.
+ */
+function pageStatement(tx: Executor, order: Order, conditions: SQL | undefined, withCounter: boolean) {
+  const organizationId = sql.placeholder("organizationId");
+  const terms = orderTerms(orderColumns, checkouts.id, order);
+  const byPaymentMethod = PAYMENT_METHOD_ORDER.has(order.field);
   let ids = tx.select({ id: checkouts.id }).from(checkouts).$dynamic();
   if (byPaymentMethod) ids = joinPaymentMethod(ids);
   const pageIds = ids
-    .where(where)
+    .where(and(eq(checkouts.organizationId, organizationId), conditions))
     .orderBy(...terms)
-    .limit(page.limit)
-    .offset(page.offset);
+    .limit(sql.placeholder("limit"))
+    .offset(sql.placeholder("offset"));
   let records = tx
     .select({
       ...recordSelection,
-      total: unfiltered ? collectionCountSql(scope.organizationId, "checkouts") : sql<null>`null`,
+      total: withCounter ? collectionCountSql(organizationId, "checkouts") : sql<number | null>`null`,
     })
     .from(checkouts)
     .$dynamic();
   if (byPaymentMethod) records = joinPaymentMethod(records);
-  const rowsPromise = prepared(
+  return prepared(
     "checkouts_page",
-    records
-      .where(and(eq(checkouts.organizationId, scope.organizationId), inArray(checkouts.id, pageIds)))
-      .orderBy(...terms),
-  ).execute();
-  if (unfiltered) {
-    const rows = await rowsPromise;
-    const total = rows[0]?.total ?? (await countApart());
-    return { rows: rows.map(toRecord), count: total };
-  }
-  const [rows, total] = await Promise.all([rowsPromise, countApart()]);
-  return { rows: rows.map(toRecord), count: total };
+    records.where(and(eq(checkouts.organizationId, organizationId), inArray(checkouts.id, pageIds))).orderBy(...terms),
+  );
 }
 
-export async function findCheckoutRecord(tx: Executor, scope: Scope, id: number): Promise<CheckoutRecord | undefined> {
-  const [row] = await prepared(
+type PageStatement = ReturnType<typeof pageStatement>;
+const unfilteredPages = new WeakMap<Executor, Map<string, PageStatement>>();
+
+/**
+ * The unfiltered page (the default listing) has one statement per order: built and rendered
+ * once per database handle, then only executed.
+ */
+function unfilteredPageStatement(tx: Executor, order: Order): PageStatement {
+  let statements = unfilteredPages.get(tx);
+  if (!statements) {
+    statements = new Map();
+    unfilteredPages.set(tx, statements);
+  }
+  const key = `${order.descending ? "-" : ""}${order.field}`;
+  let statement = statements.get(key);
+  if (!statement) {
+    statement = pageStatement(tx, order, undefined, true);
+    statements.set(key, statement);
+  }
+  return statement;
+}
+
+export async function findCheckoutWire(tx: Executor, scope: Scope, id: number): Promise<CheckoutWire | undefined> {
+  const rows = await prepared(
     "checkouts_one",
     selectWithRelations(tx).where(and(eq(checkouts.organizationId, scope.organizationId), eq(checkouts.id, id))),
   ).execute();
-  return row ? toRecord(row) : undefined;
+  return toWire(rows)[0];
 }

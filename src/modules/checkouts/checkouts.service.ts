@@ -2,34 +2,9 @@ import type { Db } from "../../db/client.js";
 import { notFound } from "../../http/errors.js";
 import { parseId } from "../../http/ids.js";
 import { optionalDateBound, parseOrder } from "../../http/pagination.js";
-import { campaignToWire } from "../campaigns/campaigns.service.js";
-import { donationToWire } from "../donations/donations.service.js";
-import { paymentToWire } from "../payments/payments.service.js";
 import type { Scope } from "../scope.js";
-import { supporterToWire } from "../supporters/supporters.service.js";
-import { type CheckoutRecord, findCheckoutRecord, listCheckoutRecords } from "./checkouts.repo.js";
-import type { CheckoutListQuery, CheckoutWire } from "./checkouts.schemas.js";
-
-export function checkoutToWire(record: CheckoutRecord): CheckoutWire {
-  const { checkout, campaign, supporter, donation, payment, paymentMethod } = record;
-  return {
-    id: checkout.id,
-    create_date: checkout.createDate.toISOString(),
-    update_date: checkout.updateDate.toISOString(),
-    campaign: campaign ? campaignToWire(campaign) : null,
-    supporter: supporter ? supporterToWire(supporter) : null,
-    donation: donation ? donationToWire(donation) : null,
-    payment: payment ? paymentToWire(payment, paymentMethod) : null,
-    state: checkout.state as CheckoutWire["state"],
-    amount: checkout.amount,
-    completed_date: checkout.completedDate?.toISOString() ?? null,
-    frequency: checkout.frequency as CheckoutWire["frequency"],
-    cost_example_quantity: checkout.costExampleQuantity,
-    payment_method_processor: paymentMethod?.processor ?? null,
-    payment_method_label: paymentMethod?.label ?? null,
-    payment_method_id: paymentMethod?.id ?? null,
-  };
-}
+import { findCheckoutWire, listCheckoutRecords } from "./checkouts.repo.js";
+import type { CheckoutListQuery } from "./checkouts.schemas.js";
 
 export async function listCheckouts(db: Db, scope: Scope, query: CheckoutListQuery) {
   const { rows, count } = await listCheckoutRecords(
@@ -49,11 +24,11 @@ export async function listCheckouts(db: Db, scope: Scope, query: CheckoutListQue
     parseOrder(query.order),
     { limit: query.limit, offset: query.offset },
   );
-  return { items: rows.map(checkoutToWire), count };
+  return { items: rows, count };
 }
 
 export async function getCheckout(db: Db, scope: Scope, rawId: string) {
-  const record = await findCheckoutRecord(db, scope, parseId(rawId, "Checkout"));
-  if (!record) throw notFound("Checkout");
-  return checkoutToWire(record);
+  const checkout = await findCheckoutWire(db, scope, parseId(rawId, "Checkout"));
+  if (!checkout) throw notFound("Checkout");
+  return checkout;
 }

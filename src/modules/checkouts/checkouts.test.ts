@@ -4,6 +4,7 @@ import {
   fakeCampaign,
   fakeCheckout,
   fakeCompletedCheckout,
+  fakePayment,
   fakeTenant,
   type Tenant,
 } from "../../../test/helpers/factories.js";
@@ -93,6 +94,84 @@ describe("checkouts: embedded records", () => {
       payment_method_label: null,
       payment_method_id: null,
     });
+  });
+});
+
+describe("checkouts: embedded records equal their own collection's reads", () => {
+  let server: TestServer;
+  let tenant: Tenant;
+  beforeAll(async () => {
+    server = await startTestServer();
+    tenant = await fakeTenant(server.database.db);
+  });
+  afterAll(() => server?.close());
+
+  // The list builds the embedded records in SQL, in wire form; each must be exactly what the
+  // record's own endpoint serves, for every field, null or not.
+  it("embeds campaign, supporter, donation and payment as GET /api/v1/<collection>/{id} shows them", async () => {
+    const db = server.database.db;
+    const org = tenant.organizationId;
+    const shared = await fakeCampaign(db, org, {
+      goal: 1234.5,
+      isGoalEnabled: true,
+      defaultAmount: 20,
+      defaultSubscriptionAmount: 7.25,
+      maxSubscriptionAmount: 99.99,
+      asks: ["10.50", "25", "1000000.01"],
+      asksSubscription: null,
+      shownFields: ["first_name", "email"],
+      requiredFields: [],
+      privacyNote: 'Quotes " and \\ backslashes, accents: àé, and "•"',
+      tags: ["a", "b c", ""],
+      costExampleAmount: 10,
+      costExampleLabel: "one kit",
+      archiveDate: new Date("2026-02-03T04:05:06.007Z"),
+      createDate: new Date("0999-12-31T23:59:59.999Z"),
+      updateDate: new Date("9999-12-31T23:59:59.999Z"),
+    });
+    const made = [
+      await fakeCompletedCheckout(db, org, {
+        supporter: { dateOfBirth: "1970-01-01", businessName: "ACME", note: "line\nbreak", sex: "FEMALE" },
+      }),
+      await fakeCompletedCheckout(db, org, { supporter: { eraseDate: new Date("2026-05-06T07:08:09.010Z") } }),
+    ];
+    const withShared = await fakeCompletedCheckout(db, org);
+    await fakeCheckout(db, org, { campaignId: shared.id, state: "OPEN", createDate: new Date("2026-01-01T00:00:00Z") });
+    await fakeCheckout(db, org, { campaignId: shared.id, supporterId: withShared.supporter.id, state: "OPEN" });
+    // A payment without a method, and a checkout with no relation at all.
+    const payment = await fakePayment(db, org, { donationId: withShared.donation.id, paymentMethodId: null });
+    await fakeCheckout(db, org, { campaignId: shared.id, donationId: withShared.donation.id, paymentId: payment.id });
+    await fakeCheckout(db, org, { state: "OPEN" });
+    expect(made).toHaveLength(2);
+
+    const list = await server.get("/api/v1/checkouts/?limit=1000", tenant.token);
+    expect(list.status).toBe(200);
+    type Method = { id: number; processor: string; label: string };
+    type Embedded = { id: number; payment_method?: Method | null };
+    const relations = ["campaign", "supporter", "donation", "payment"] as const;
+    const collections = { campaign: "campaigns", supporter: "supporters", donation: "donations", payment: "payments" };
+    const items = list.body.items as (Record<string, unknown> & Record<(typeof relations)[number], Embedded | null>)[];
+    expect(items.length).toBe(7);
+    expect(items.filter((item) => item.campaign?.id === shared.id)).toHaveLength(3);
+    expect(items.some((item) => item.payment && item.payment.payment_method === null)).toBe(true);
+    let compared = 0;
+    for (const item of items) {
+      const single = await server.get(`/api/v1/checkouts/${item.id}`, tenant.token);
+      expect(single.body).toEqual(item);
+      for (const field of relations) {
+        const embedded = item[field];
+        if (embedded === null) continue;
+        const own = await server.get(`/api/v1/${collections[field]}/${embedded.id}`, tenant.token);
+        expect(own.status).toBe(200);
+        expect(embedded).toStrictEqual(own.body);
+        compared++;
+      }
+      const method = item.payment?.payment_method;
+      expect(item.payment_method_id).toBe(method?.id ?? null);
+      expect(item.payment_method_processor).toBe(method?.processor ?? null);
+      expect(item.payment_method_label).toBe(method?.label ?? null);
+    }
+    expect(compared).toBe(18);
   });
 });
 
