@@ -102,6 +102,7 @@ export async function fakeSupporter(db: Db, organizationId: number, overrides: P
       country: pickOne(["IT", "FR", "DE", null]),
       privacy: true,
       emailMarketing: randomInt(2) === 1,
+      certificationUrl: `https://donata.example.test/documents/statements/${unique(12)}`,
       tags: randomInt(2) ? ["volunteer"] : [],
       ...overrides,
     })
@@ -140,6 +141,7 @@ export async function fakeDonation(
       frequency: pickOne([0, 1, 12]),
       device: pickOne(["desktop", "mobile", "tablet", null]),
       completedDate: randomInt(2) ? new Date(Date.now() - randomInt(1, 1e9)) : null,
+      receiptUrl: `https://donata.example.test/documents/receipts/${unique(12)}`,
       ...overrides,
     })
     .returning();
