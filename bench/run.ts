@@ -22,7 +22,7 @@ import pg from "pg";
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { type Database, openDatabase } from "../src/db/client.js";
-import { oauthAuthorizationCodes } from "../src/db/schema.js";
+import { campaigns, checkouts, oauthAuthorizationCodes } from "../src/db/schema.js";
 import {
   createApplication,
   createInstallationToken,
@@ -42,6 +42,9 @@ const SINGLE_READ_IDS = 1000;
 const HARD_DEADLINE_MS = 360_000;
 /** Authorization codes made ahead for the code-exchange scenario (each is single-use). */
 const PREPARED_CODES = 40_000;
+/** Open checkouts made ahead for the completion scenario (each completes once). */
+const PREPARED_CHECKOUTS = 30_000;
+const GIVING_ORG = "bench-giving";
 const REFRESH_CHAINS = 40;
 const CHILD_READY_TIMEOUT_MS = 30_000;
 const BACKGROUND_SECONDS = 3;
@@ -95,6 +98,8 @@ interface Scenario {
     body(context: Record<string, unknown>): string;
     onResponse?(status: number, body: string, context: Record<string, unknown>): void;
   };
+  /** A JSON POST whose path and body are made per request (checkout completions). */
+  json?: { next(): { path: string; body: string } };
   /** Sent instead of the bearer token (the token endpoint authenticates the client in the body). */
   noAuth?: boolean;
 }
@@ -263,6 +268,16 @@ function load(
                   form.onResponse?.(status, body, context as Record<string, unknown>),
               }
             : {}),
+        },
+      ];
+    }
+    const json = scenario.json;
+    if (json) {
+      options.requests = [
+        {
+          method: "POST",
+          headers: { "content-type": "application/json", "user-agent": "Mozilla/5.0 (bench) Chrome/120.0" },
+          setupRequest: (request) => ({ ...request, ...json.next() }),
         },
       ];
     }
@@ -500,6 +515,40 @@ async function main() {
       [organization.id],
     );
     const singleIds = sample.rows.map((row) => row.id);
+
+    // Open checkouts of another organization (so the list scenarios' count stays 100,000), each
+    // with its client secret, for the completion scenario: one donation per request.
+    const giving = await createOrganization(db, { slug: GIVING_ORG, name: "Bench giving" });
+    const [givingCampaign] = await db
+      .insert(campaigns)
+      .values({
+        organizationId: giving.id,
+        title: "Bench appeal",
+        slug: "bench-appeal",
+        minAmount: 1,
+        maxAmount: 10_000,
+        costExampleAmount: 10,
+        costExampleLabel: "school kit",
+      })
+      .returning();
+    if (!givingCampaign) throw new Error("bench campaign not inserted");
+    const checkoutSecrets = Array.from({ length: PREPARED_CHECKOUTS }, () => generateSecret("dnt_cks"));
+    const preparedCheckouts: { id: number; secret: string }[] = [];
+    for (let start = 0; start < checkoutSecrets.length; start += 2000) {
+      const secrets = checkoutSecrets.slice(start, start + 2000);
+      const rows = await db
+        .insert(checkouts)
+        .values(
+          secrets.map((secret) => ({
+            organizationId: giving.id,
+            campaignId: givingCampaign.id,
+            state: "OPEN",
+            clientSecretHash: hashSecret(secret),
+          })),
+        )
+        .returning({ id: checkouts.id });
+      rows.forEach((row, index) => preparedCheckouts.push({ id: row.id, secret: secrets[index] as string }));
+    }
     await setupDatabase.close();
     setupDatabase = undefined;
 
@@ -590,6 +639,33 @@ async function main() {
         server: appServer,
       },
     );
+    let nextCheckout = 0;
+    scenarios.push({
+      name: "POST …/checkouts/{id}/complete (one-off gift, sandbox card)",
+      url: `${appOrigin}/api/v1/public/organizations/${GIVING_ORG}/checkouts/0/complete`,
+      noAuth: true,
+      json: {
+        next() {
+          const checkout = preparedCheckouts[nextCheckout++ % preparedCheckouts.length] as {
+            id: number;
+            secret: string;
+          };
+          return {
+            path: `/api/v1/public/organizations/${GIVING_ORG}/checkouts/${checkout.id}/complete`,
+            body: JSON.stringify({
+              client_secret: checkout.secret,
+              amount: 25,
+              frequency: 0,
+              processor: "sandbox",
+              card: { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" },
+              supporter: { first_name: "Bench", last_name: "Donor", email: `donor-${checkout.id}@bench.example` },
+              consents: { privacy: true },
+            }),
+          };
+        },
+      },
+      server: appServer,
+    });
     const graphqlProbe = await fetch(`${appOrigin}/admin/graphql/`, {
       method: "POST",
       headers: { ...headers, "content-type": "application/json" },
