@@ -84,7 +84,8 @@ describe("example application, driven in chromium", () => {
     });
   });
   afterAll(async () => {
-    await Promise.all([example?.close(), browser?.close(), server?.close()]);
+    await Promise.allSettled([example?.close(), browser?.close()]);
+    await server?.close();
   });
 
   it("refuses a callback with an unknown state and a visit without an organization, framed only by the panel", async () => {
@@ -168,38 +169,41 @@ describe("example application, driven in chromium", () => {
       executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-features=LocalNetworkAccessChecks"],
     });
-    const context = await patched.newContext();
-    await context.route(`${server.url}/admin/**`, async (route) => {
-      if (route.request().resourceType() !== "document") return route.continue();
-      const response = await route.fetch();
-      const headers = response.headers();
-      headers["content-security-policy"] = (headers["content-security-policy"] ?? "").replace(
-        /frame-src ([^;]+)/,
-        (directive) => (directive.includes("'self'") ? directive : `${directive} 'self'`),
-      );
-      return route.fulfill({ response, headers });
-    });
-    const page = await context.newPage();
-    await page.goto(`${server.url}/admin/sign-in`);
-    await page.fill("#email", email);
-    await page.fill("#password", PASSWORD);
-    await page.click("button[type=submit]");
-    await page.waitForURL((url) => !url.pathname.startsWith("/admin/sign-in"));
+    try {
+      const context = await patched.newContext();
+      await context.route(`${server.url}/admin/**`, async (route) => {
+        if (route.request().resourceType() !== "document") return route.continue();
+        const response = await route.fetch();
+        const headers = response.headers();
+        headers["content-security-policy"] = (headers["content-security-policy"] ?? "").replace(
+          /frame-src ([^;]+)/,
+          (directive) => (directive.includes("'self'") ? directive : `${directive} 'self'`),
+        );
+        return route.fulfill({ response, headers });
+      });
+      const page = await context.newPage();
+      await page.goto(`${server.url}/admin/sign-in`);
+      await page.fill("#email", email);
+      await page.fill("#password", PASSWORD);
+      await page.click("button[type=submit]");
+      await page.waitForURL((url) => !url.pathname.startsWith("/admin/sign-in"));
 
-    // Already signed in to Donata and installed: the authorization completes inside the frame at once.
-    await page.goto(`${server.url}/admin/o/${slugs.framed}/apps/${clientId}`);
-    const frame = page.frameLocator("[data-testid=app-iframe]");
-    await frame.locator("table[data-testid=checkouts]").waitFor({ timeout: 20_000 });
-    const rendered = await renderedCheckoutIds(frame);
-    expect(rendered).toHaveLength(12);
-    expect(rendered).toEqual(await apiCheckoutIds(slugs.framed));
+      // Already signed in to Donata and installed: the authorization completes inside the frame at once.
+      await page.goto(`${server.url}/admin/o/${slugs.framed}/apps/${clientId}`);
+      const frame = page.frameLocator("[data-testid=app-iframe]");
+      await frame.locator("table[data-testid=checkouts]").waitFor({ timeout: 20_000 });
+      const rendered = await renderedCheckoutIds(frame);
+      expect(rendered).toHaveLength(12);
+      expect(rendered).toEqual(await apiCheckoutIds(slugs.framed));
 
-    const before = refreshes.length;
-    await sleep(ACCESS_TOKEN_TTL * 1000 + 300);
-    await page.reload();
-    await frame.locator("table[data-testid=checkouts]").waitFor({ timeout: 20_000 });
-    expect(refreshes.length).toBe(before + 1);
-    expect(await renderedCheckoutIds(frame)).toEqual(await apiCheckoutIds(slugs.framed));
-    await patched.close();
+      const before = refreshes.length;
+      await sleep(ACCESS_TOKEN_TTL * 1000 + 300);
+      await page.reload();
+      await frame.locator("table[data-testid=checkouts]").waitFor({ timeout: 20_000 });
+      expect(refreshes.length).toBe(before + 1);
+      expect(await renderedCheckoutIds(frame)).toEqual(await apiCheckoutIds(slugs.framed));
+    } finally {
+      await patched.close();
+    }
   });
 });
