@@ -5,27 +5,28 @@ import { type TObject, type TSchema, Type } from "typebox";
 import type { Db } from "../db/client.js";
 import { memberships, organizations } from "../db/schema.js";
 import { AppError } from "../http/errors.js";
-import { CampaignListQuery } from "../modules/campaigns/campaigns.schemas.js";
+import { Campaign, CampaignListQuery } from "../modules/campaigns/campaigns.schemas.js";
 import { listCampaigns } from "../modules/campaigns/campaigns.service.js";
-import { CheckoutListQuery } from "../modules/checkouts/checkouts.schemas.js";
+import { Checkout, CheckoutListQuery } from "../modules/checkouts/checkouts.schemas.js";
 import { listCheckouts } from "../modules/checkouts/checkouts.service.js";
-import { DonationListQuery } from "../modules/donations/donations.schemas.js";
+import { Donation, DonationListQuery } from "../modules/donations/donations.schemas.js";
 import { listDonations } from "../modules/donations/donations.service.js";
-import { PaymentListQuery } from "../modules/payments/payments.schemas.js";
+import { Payment, PaymentListQuery } from "../modules/payments/payments.schemas.js";
 import { listPayments } from "../modules/payments/payments.service.js";
 import type { Scope } from "../modules/scope.js";
-import { SupporterListQuery } from "../modules/supporters/supporters.schemas.js";
+import { Supporter, SupporterListQuery } from "../modules/supporters/supporters.schemas.js";
 import { listSupporters } from "../modules/supporters/supporters.service.js";
 import { sessionUser } from "./admin-session.routes.js";
 
 type Lister = (db: Db, scope: Scope, query: never) => Promise<{ items: unknown[]; count: number }>;
 
-const COLLECTIONS: Record<string, { query: TSchema; list: Lister }> = {
-  campaigns: { query: CampaignListQuery, list: listCampaigns as Lister },
-  supporters: { query: SupporterListQuery, list: listSupporters as Lister },
-  donations: { query: DonationListQuery, list: listDonations as Lister },
-  payments: { query: PaymentListQuery, list: listPayments as Lister },
-  checkouts: { query: CheckoutListQuery, list: listCheckouts as Lister },
+/** Columns in the order of the item's wire schema, whatever order a service builds objects in. */
+const COLLECTIONS: Record<string, { query: TSchema; item: TSchema; list: Lister }> = {
+  campaigns: { query: CampaignListQuery, item: Campaign, list: listCampaigns as Lister },
+  supporters: { query: SupporterListQuery, item: Supporter, list: listSupporters as Lister },
+  donations: { query: DonationListQuery, item: Donation, list: listDonations as Lister },
+  payments: { query: PaymentListQuery, item: Payment, list: listPayments as Lister },
+  checkouts: { query: CheckoutListQuery, item: Checkout, list: listCheckouts as Lister },
 };
 
 const PAGE = 1000;
@@ -42,11 +43,12 @@ export function csvCell(value: unknown): string {
 }
 
 /** Nested objects become their id column (`campaign` → `campaign_id`), arrays one cell. */
-function columnsOf(item: Record<string, unknown>): { key: string; header: string }[] {
-  return Object.entries(item).map(([key, value]) => ({
-    key,
-    header: value !== null && typeof value === "object" && !Array.isArray(value) ? `${key}_id` : key,
-  }));
+function columnsOf(item: TSchema): { key: string; header: string }[] {
+  return Object.entries((item as TObject).properties).map(([key, schema]) => {
+    const types = ([] as unknown[]).concat((schema as { type?: unknown }).type ?? []);
+    const nested = types.includes("object") || "$ref" in (schema as object);
+    return { key, header: nested ? `${key}_id` : key };
+  });
 }
 
 /**
@@ -54,7 +56,8 @@ function columnsOf(item: Record<string, unknown>): { key: string; header: string
  * streamed page by page so 100,000 rows never sit in memory.
  */
 export function adminExportRoutes(app: FastifyInstance, db: Db) {
-  for (const [collection, { query, list }] of Object.entries(COLLECTIONS)) {
+  for (const [collection, { query, item, list }] of Object.entries(COLLECTIONS)) {
+    const columns = columnsOf(item);
     const { limit: _limit, offset: _offset, ...filters } = (query as TObject).properties;
     app.get(
       `/admin/export/${collection}.csv`,
@@ -82,12 +85,6 @@ export function adminExportRoutes(app: FastifyInstance, db: Db) {
         const first = await list(db, scope, { ...params, limit: PAGE, offset: 0 } as never);
         async function* rows() {
           let page = first;
-          const sample = page.items[0] as Record<string, unknown> | undefined;
-          if (!sample) {
-            yield "\n";
-            return;
-          }
-          const columns = columnsOf(sample);
           yield `${columns.map((column) => column.header).join(",")}\r\n`;
           for (let offset = 0; offset < first.count && page.items.length > 0; ) {
             yield page.items
