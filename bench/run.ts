@@ -547,7 +547,8 @@ async function main() {
           })),
         )
         .returning({ id: checkouts.id });
-      rows.forEach((row, index) => preparedCheckouts.push({ id: row.id, secret: secrets[index] as string }));
+      for (const [index, row] of rows.entries())
+        preparedCheckouts.push({ id: row.id, secret: secrets[index] as string });
     }
     await setupDatabase.close();
     setupDatabase = undefined;

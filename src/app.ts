@@ -116,6 +116,6 @@ export async function buildApp({ config, database, testHooks }: AppDependencies)
   graphqlRoutes(app, db, config, giving.links);
   adminSessionRoutes(app, db, config);
   adminExportRoutes(app, db);
-  await adminPageRoutes(app, db);
+  await adminPageRoutes(app, db, config.authUrl);
   return app;
 }

@@ -312,8 +312,9 @@ describe("admin panel server", () => {
       };
       const mine = await csp(`/admin/o/${tenant.slug}/apps`, owner.cookie);
       const frameSrc = /frame-src ([^;]*)/.exec(mine)?.[1]?.split(" ");
-      // fakeTenant installs one application of its own (https://app.example.test).
-      expect(frameSrc).toEqual(["https://app.example.test", origin].sort());
+      // fakeTenant installs one application of its own (https://app.example.test); a framed app
+      // sends the user to the authorization server (here the same origin) to connect.
+      expect(frameSrc).toEqual(["https://app.example.test", origin, server.url].sort());
       expect(mine).toContain("frame-ancestors 'none'");
       expect(mine).not.toMatch(/frame-src[^;]*\*/);
       expect(await csp(`/admin/o/${other.slug}/apps`, owner.cookie)).toContain("frame-src 'none'");

@@ -32,7 +32,8 @@ async function installedOrigins(db: Db, userId: number, slug: string): Promise<s
 
 /**
  * The panel's Content-Security-Policy: its own assets only, and frames from exactly the
- * applications installed in the organization of the page (decisions.md §7).
+ * applications installed in the organization of the page (decisions.md §7), plus the
+ * authorization server, which a framed application sends the user to when it connects.
  */
 export function adminCsp(frameOrigins: string[]): string {
   return [
@@ -54,7 +55,8 @@ const NOT_BUILT = `<!doctype html><html lang="en"><meta charset="utf-8"><title>D
 <p>Run <code>npm run build:admin</code> (<code>npm start</code> does it for you), then reload.</p></body></html>`;
 
 /** Serves the single-page admin panel at /admin/ from its built assets. */
-export async function adminPageRoutes(app: FastifyInstance, db: Db, dist = ADMIN_DIST) {
+export async function adminPageRoutes(app: FastifyInstance, db: Db, authUrl: string, dist = ADMIN_DIST) {
+  const authorizationServer = new URL(authUrl).origin;
   await app.register(fastifyStatic, {
     root: `${dist}assets`,
     prefix: "/admin/assets/",
@@ -82,7 +84,8 @@ export async function adminPageRoutes(app: FastifyInstance, db: Db, dist = ADMIN
     const slug = /^\/admin\/o\/([^/?#]+)/.exec(request.url)?.[1];
     const session = slug ? await sessionUser(db, request) : undefined;
     const origins = session && slug ? await installedOrigins(db, session.userId, decodeURIComponent(slug)) : [];
-    return reply.header("content-security-policy", adminCsp(origins)).type("text/html; charset=utf-8").send(html);
+    const framed = origins.length > 0 ? [...new Set([...origins, authorizationServer])].sort() : [];
+    return reply.header("content-security-policy", adminCsp(framed)).type("text/html; charset=utf-8").send(html);
   };
   const schema = { hide: true };
   app.get("/admin/", { schema }, page);
