@@ -1,10 +1,12 @@
+import { createHash } from "node:crypto";
 import { base, en, Faker } from "@faker-js/faker";
 import { getTableColumns, getTableName, sql } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import type { Database, Executor } from "../db/client.js";
-import { campaigns, checkouts, donations, paymentMethods, payments, supporters } from "../db/schema.js";
+import { campaigns, checkouts, donations, jobs, paymentMethods, payments, supporters } from "../db/schema.js";
 import { AppError } from "../http/errors.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
+import { cycleDueDate, MAX_RENEWAL_FAILURES, retryDate } from "../modules/giving/schedule.js";
 import { requireOrganization } from "../modules/organizations/organizations.service.js";
 
 export interface SeedOptions {
@@ -36,6 +38,7 @@ type MethodInsert = typeof paymentMethods.$inferInsert;
 type DonationInsert = typeof donations.$inferInsert;
 type PaymentInsert = typeof payments.$inferInsert;
 type CheckoutInsert = typeof checkouts.$inferInsert;
+type JobInsert = typeof jobs.$inferInsert;
 
 const DAY = 86_400_000;
 const BULK_CHUNK = 5000;
@@ -57,6 +60,12 @@ const CAMPAIGN_TYPES = ["donation", "donation", "donation", "membership", "emerg
 const CARD_BRANDS = ["Visa", "Mastercard", "Amex"];
 const TAGS = ["major-donor", "newsletter", "volunteer", "board", "event-2026", "legacy", "corporate", "monthly"];
 const SUPPORTER_FIELDS = ["first_name", "last_name", "email", "phone", "address", "city", "postal_code", "country"];
+/** The worker charges a due renewal within a few minutes of its due date. */
+const WORKER_LAG = { min: 5_000, max: 300_000 };
+/** What the sandbox processor answers for a declined card. */
+const DECLINED = { failureCode: "card_declined", failureMessage: "The card was declined" };
+/** The sandbox processor's intent id for a charge's idempotency key (and cheaper than faker's strings). */
+const sandboxIntentId = (key: string) => `sbx_pi_${createHash("sha256").update(key).digest("hex").slice(0, 24)}`;
 
 async function allocateIds(tx: Executor, table: string, n: number): Promise<number[]> {
   if (n === 0) return [];
@@ -78,22 +87,27 @@ async function insertChunks<T extends Record<string, unknown>>(
 ) {
   const columns = Object.entries(getTableColumns(table)).map(([key, column]) => ({ key, name: column.name }));
   const tableName = getTableName(table);
-  for (let start = 0; start < rows.length; start += BULK_CHUNK) {
-    const chunk = rows.slice(start, start + BULK_CHUNK);
-    const present = columns.filter(({ key }) => chunk.some((row) => row[key] !== undefined));
-    const records = chunk.map((row) =>
-      Object.fromEntries(
-        present.map(({ key, name }) => {
-          const value = row[key];
-          return [name, value instanceof Date ? value.toISOString() : (value ?? null)];
-        }),
-      ),
-    );
-    const names = sql.raw(present.map(({ name }) => `"${name}"`).join(", "));
-    await tx.execute(
-      sql`insert into ${sql.identifier(tableName)} (${names}) select ${names} from json_populate_recordset(null::${sql.identifier(tableName)}, ${JSON.stringify(records)}::json)`,
-    );
-    onChunk(chunk.length);
+  // Each chunk's JSON is built while the database inserts the previous chunk.
+  let inserting: Promise<void> = Promise.resolve();
+  try {
+    for (let start = 0; start < rows.length; start += BULK_CHUNK) {
+      const chunk = rows.slice(start, start + BULK_CHUNK);
+      const present = columns.filter(({ key }) => chunk.some((row) => row[key] !== undefined));
+      const records = chunk.map((row) =>
+        Object.fromEntries(
+          present.map(({ key, name }) => {
+            const value = row[key];
+            return [name, value instanceof Date ? value.toISOString() : (value ?? null)];
+          }),
+        ),
+      );
+      const names = sql.raw(present.map(({ name }) => `"${name}"`).join(", "));
+      const statement = sql`insert into ${sql.identifier(tableName)} (${names}) select ${names} from json_populate_recordset(null::${sql.identifier(tableName)}, ${JSON.stringify(records)}::json)`;
+      await inserting;
+      inserting = tx.execute(statement).then(() => onChunk(chunk.length));
+    }
+  } finally {
+    await inserting;
   }
 }
 
@@ -217,15 +231,19 @@ export async function seedOrganization(database: Database, options: SeedOptions)
     });
     await insertChunks(tx, supporters, supporterRows, progress);
 
-    // One card or bank method per supporter who paid; created lazily below.
+    // A card or bank method per supporter who gave, created lazily below. Recurring gifts need a
+    // card (bank transfers cannot be charged again), so a bank-transfer donor who gives monthly has
+    // a card as well: at most two methods per supporter.
+    type Method = { id: number; processor: string };
     const methodRows: MethodInsert[] = [];
-    const methodBySupporter = new Map<number, { id: number; processor: string }>();
-    const methodIds = await allocateIds(tx, "payment_methods", Math.min(options.supporters, options.checkouts));
-    const methodFor = (supporterId: number, at: Date) => {
-      const existing = methodBySupporter.get(supporterId);
+    const methodBySupporter = new Map<number, Method>();
+    const cardBySupporter = new Map<number, Method>();
+    const methodIds = await allocateIds(tx, "payment_methods", Math.min(options.supporters * 2, options.checkouts));
+    const methodFor = (supporterId: number, at: Date, recurring: boolean): Method => {
+      const existing = (recurring ? cardBySupporter : methodBySupporter).get(supporterId);
       if (existing !== undefined) return existing;
       const id = methodIds[methodRows.length] as number;
-      const processor = chance(0.12) ? "manual" : "sandbox";
+      const processor = recurring || !chance(0.12) ? "sandbox" : "manual";
       methodRows.push({
         organizationId: orgId,
         id,
@@ -234,10 +252,100 @@ export async function seedOrganization(database: Database, options: SeedOptions)
         supporterId,
         processor,
         label: processor === "manual" ? "Bank transfer" : `${pick(CARD_BRANDS)} •••• ${faker.string.numeric(4)}`,
+        // What the processors' tokenize() returns: a sandbox card that always succeeds, or "manual".
+        processorReference:
+          processor === "manual"
+            ? "manual"
+            : `sbx_pm_ok_${faker.string.hexadecimal({ length: 16, casing: "lower", prefix: "" })}`,
       });
       const method = { id, processor };
-      methodBySupporter.set(supporterId, method);
+      if (!methodBySupporter.has(supporterId)) methodBySupporter.set(supporterId, method);
+      if (processor === "sandbox") cardBySupporter.set(supporterId, method);
       return method;
+    };
+
+    /**
+     * The billing history of a completed recurring donation up to `now`, as the renewal worker
+     * would have written it: one payment per cycle come due since the first charge (`start`, the
+     * donation's completed date, which the worker counts cycles from), the donation's billing
+     * fields, and the queued renewal job of an active or past_due donation. Revoked ones were
+     * cancelled by the donor after some cycles; a past_due one whose retries would have run out by
+     * now was revoked by its last failure, as the worker does.
+     */
+    const renewalRows: PaymentInsert[] = [];
+    const jobRows: JobInsert[] = [];
+    const bill = (
+      donation: { id: number; amount: number; frequency: number; state: string },
+      method: Method,
+      start: Date,
+    ) => {
+      const renewal = (at: Date, cycle: number, failures: number, paid: boolean) =>
+        renewalRows.push({
+          organizationId: orgId,
+          donationId: donation.id,
+          state: paid ? "PAID" : "FAILED",
+          amount: donation.amount,
+          currency,
+          paymentDate: paid ? at : null,
+          paymentMethodId: method.id,
+          processorIntentId: sandboxIntentId(`renewal:${donation.id}:${cycle}:${failures}`),
+          createDate: at,
+          updateDate: at,
+          ...(paid ? {} : DECLINED),
+        });
+      const chargedAt = (due: Date) => new Date(Math.min(due.getTime() + faker.number.int(WORKER_LAG), now));
+      // Cycles 1..due are past their due date; dueDates[n] is cycle n's.
+      const dueDates = [start];
+      let next = cycleDueDate(start, donation.frequency, 1);
+      while (next.getTime() <= now) {
+        dueDates.push(next);
+        next = cycleDueDate(start, donation.frequency, dueDates.length);
+      }
+      const due = dueDates.length - 1;
+      let state = donation.state;
+      // A renewal has to have failed for a donation to be past due: a younger one is still active.
+      if (state === "past_due" && due === 0) state = "active";
+      const paidCycles = state === "revoked" ? faker.number.int(due) : state === "past_due" ? due - 1 : due;
+      let last = start;
+      for (let cycle = 1; cycle <= paidCycles; cycle++) {
+        last = chargedAt(dueDates[cycle] as Date);
+        renewal(last, cycle, 0, true);
+      }
+      if (state === "revoked") {
+        // Cancelled by the donor before the next cycle came due.
+        const nextDue = (dueDates[paidCycles + 1] ?? next).getTime();
+        const cancelled = dateWithin(last.getTime(), Math.max(last.getTime(), Math.min(nextDue - 1, now)));
+        return { state, failureCount: 0, nextChargeDate: null, updateDate: cancelled };
+      }
+      // An active donation's job charges the next cycle when it comes due.
+      let cycle = due + 1;
+      let nextChargeDate = next;
+      let failureCount = 0;
+      if (state === "past_due") {
+        // The last cycle due was declined, then retried on schedule.ts's retry dates up to now.
+        cycle = due;
+        nextChargeDate = dueDates[due] as Date;
+        while (failureCount < MAX_RENEWAL_FAILURES && (failureCount === 0 || nextChargeDate.getTime() <= now)) {
+          last = chargedAt(nextChargeDate);
+          renewal(last, cycle, failureCount, false);
+          failureCount += 1;
+          nextChargeDate = retryDate(last, failureCount);
+        }
+        // A cycle too old for its retries to be still running: the last one failed and revoked it.
+        if (failureCount === MAX_RENEWAL_FAILURES) {
+          return { state: "revoked", failureCount, nextChargeDate: null, updateDate: last };
+        }
+      }
+      jobRows.push({
+        organizationId: orgId,
+        kind: "renewal",
+        subjectId: donation.id,
+        payload: { cycle },
+        runDate: nextChargeDate,
+        createDate: last,
+        updateDate: last,
+      });
+      return { state, failureCount, nextChargeDate, updateDate: last };
     };
 
     const checkoutIds = await allocateIds(tx, "checkouts", options.checkouts);
@@ -280,8 +388,8 @@ export async function seedOrganization(database: Database, options: SeedOptions)
       const supporterId = pick(supporterIds);
       const donationId = donationIds[index] as number;
       const paymentId = paymentIds[index] as number;
-      const paidAt = new Date(createDate.getTime() + faker.number.int({ min: 30_000, max: 900_000 }));
-      const method = methodFor(supporterId, createDate);
+      const paidAt = new Date(Math.min(createDate.getTime() + faker.number.int({ min: 30_000, max: 900_000 }), now));
+      const method = methodFor(supporterId, createDate, frequency !== 0);
       let donationState: string;
       let paymentState: string;
       if (completed) {
@@ -297,23 +405,34 @@ export async function seedOrganization(database: Database, options: SeedOptions)
         paymentState = outcome === "pending" ? "PENDING" : "FAILED";
       }
       const costExample = campaign.costExampleAmount;
+      const billing =
+        completed && recurring
+          ? bill({ id: donationId, amount, frequency, state: donationState }, method, paidAt)
+          : {
+              state: donationState,
+              failureCount: 0,
+              nextChargeDate: null,
+              updateDate: completed ? paidAt : createDate,
+            };
       donationRows.push({
         organizationId: orgId,
         id: donationId,
         supporterId,
         campaignId: campaign.id as number,
         code: `DON-${String(donationId).padStart(8, "0")}`,
-        state: donationState,
+        state: billing.state,
         amount,
         currency,
         frequency,
         note: chance(0.05) ? faker.lorem.sentence() : null,
         completedDate: completed ? paidAt : null,
         createDate,
-        updateDate: completed ? paidAt : createDate,
+        updateDate: billing.updateDate,
         device: pick(["desktop", "desktop", "mobile", "mobile", "mobile", "tablet"]),
         tags: recurring ? ["recurring"] : [],
         paymentMethodId: method.id,
+        nextChargeDate: billing.nextChargeDate,
+        failureCount: billing.failureCount,
         receiptUrl: completed && options.links ? options.links.receiptUrl(orgId, donationId) : null,
       });
       if (completed) paidSupporters.add(supporterId);
@@ -330,6 +449,7 @@ export async function seedOrganization(database: Database, options: SeedOptions)
           processorIntentId: `${method.processor === "manual" ? "man" : "sbx"}_pi_${faker.string.alphanumeric(20)}`,
           createDate,
           updateDate: paymentState === "PENDING" ? createDate : paidAt,
+          ...(paymentState === "FAILED" ? DECLINED : {}),
         });
       }
       checkoutRows.push({
@@ -347,8 +467,21 @@ export async function seedOrganization(database: Database, options: SeedOptions)
 
     await insertChunks(tx, paymentMethods, methodRows, () => {});
     await insertChunks(tx, donations, donationRows, progress);
-    await insertChunks(tx, payments, paymentRows, progress);
+    // The renewals' ids come after the first charges'. They were not known when the bar's total
+    // was set: all the payments together advance it by one unit per checkout.
+    const renewalIds = await allocateIds(tx, "payments", renewalRows.length);
+    renewalRows.forEach((row, index) => {
+      row.id = renewalIds[index] as number;
+    });
+    const allPayments = paymentRows.concat(renewalRows);
+    let inserted = 0;
+    await insertChunks(tx, payments, allPayments, (n) => {
+      const before = Math.floor((inserted * options.checkouts) / allPayments.length);
+      inserted += n;
+      progress(Math.floor((inserted * options.checkouts) / allPayments.length) - before);
+    });
     await insertChunks(tx, checkouts, checkoutRows, progress);
+    await insertChunks(tx, jobs, jobRows, () => {});
     const { links } = options;
     if (links && paidSupporters.size > 0) {
       const statements = [...paidSupporters].map((id) => ({ id, url: links.statementUrl(orgId, id) }));
@@ -364,12 +497,12 @@ export async function seedOrganization(database: Database, options: SeedOptions)
       supporters: supporterRows.length,
       payment_methods: methodRows.length,
       donations: donationRows.length,
-      payments: paymentRows.length,
+      payments: allPayments.length,
       checkouts: checkoutRows.length,
     };
   });
   // Fresh statistics and visibility map, so lists use index-only scans right away.
-  for (const table of ["campaigns", "supporters", "payment_methods", "donations", "payments", "checkouts"]) {
+  for (const table of ["campaigns", "supporters", "payment_methods", "donations", "payments", "checkouts", "jobs"]) {
     await db.execute(sql.raw(`vacuum analyze ${table}`));
   }
   return result;
