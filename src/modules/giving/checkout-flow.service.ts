@@ -7,6 +7,7 @@ import { generateSecret, hashSecret } from "../../oauth/secrets.js";
 import type { CampaignRow } from "../campaigns/campaigns.repo.js";
 import { donationToWire } from "../donations/donations.service.js";
 import { paymentToWire } from "../payments/payments.service.js";
+import { SUPPORTER_COLUMNS } from "../supporters/supporters.service.js";
 import {
   asksOf,
   checkGift,
@@ -168,37 +169,6 @@ function cleanSupporterInput(input: CheckoutCompleteInput["supporter"]) {
   return cleaned;
 }
 
-const SUPPORTER_COLUMNS: Record<string, keyof typeof supporters.$inferInsert> = {
-  business_name: "businessName",
-  first_name: "firstName",
-  last_name: "lastName",
-  email: "email",
-  phone: "phone",
-  mobile: "mobile",
-  job: "job",
-  sex: "sex",
-  date_of_birth: "dateOfBirth",
-  place_of_birth: "placeOfBirth",
-  ssn: "ssn",
-  vat: "vat",
-  address: "address",
-  address2: "address2",
-  city: "city",
-  locality: "locality",
-  country: "country",
-  postal_code: "postalCode",
-  note: "note",
-};
-
-const CONSENT_COLUMNS: Record<(typeof CONSENTS)[number], keyof typeof supporters.$inferInsert> = {
-  privacy: "privacy",
-  email_marketing: "emailMarketing",
-  phone_marketing: "phoneMarketing",
-  sms_marketing: "smsMarketing",
-  postal_marketing: "postalMarketing",
-  profilation_marketing: "profilationMarketing",
-};
-
 /**
  * The supporter with this email in the organization, completed with what the donor typed (known
  * values are kept) and with the consents as the donor gave them now; or a new supporter.
@@ -213,7 +183,7 @@ async function matchSupporter(
   const consentValues: Record<string, boolean> = {};
   for (const name of CONSENTS) {
     const value = consents?.[name];
-    if (value !== undefined) consentValues[CONSENT_COLUMNS[name]] = value;
+    if (value !== undefined) consentValues[SUPPORTER_COLUMNS[name]] = value;
   }
   const [existing] = await tx
     .select()
@@ -231,7 +201,7 @@ async function matchSupporter(
   if (existing) {
     const fill: Record<string, unknown> = {};
     for (const [field, value] of Object.entries(fields)) {
-      const column = SUPPORTER_COLUMNS[field];
+      const column = SUPPORTER_COLUMNS[field as keyof typeof SUPPORTER_COLUMNS];
       if (column && (existing as Record<string, unknown>)[column] === null) fill[column] = value;
     }
     const [row] = await tx
@@ -245,7 +215,7 @@ async function matchSupporter(
   const id = await nextId(tx, "supporters");
   const values: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(fields)) {
-    const column = SUPPORTER_COLUMNS[field];
+    const column = SUPPORTER_COLUMNS[field as keyof typeof SUPPORTER_COLUMNS];
     if (column) values[column] = value;
   }
   const [row] = await tx

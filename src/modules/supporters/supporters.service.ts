@@ -75,7 +75,8 @@ export async function getSupporter(db: Db, scope: Scope, rawId: string) {
   return supporterToWire(row);
 }
 
-const COLUMNS: Record<keyof SupporterPatch, keyof typeof supporters.$inferInsert> = {
+/** The column of each writable supporter field (also used by the checkout flow). */
+export const SUPPORTER_COLUMNS: Record<keyof SupporterPatch, keyof typeof supporters.$inferInsert> = {
   image: "image",
   code: "code",
   business_name: "businessName",
@@ -109,7 +110,7 @@ const COLUMNS: Record<keyof SupporterPatch, keyof typeof supporters.$inferInsert
 function columnsOf(input: SupporterPatch): Partial<typeof supporters.$inferInsert> {
   const values: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(input)) {
-    if (value !== undefined) values[COLUMNS[field as keyof SupporterPatch]] = value;
+    if (value !== undefined) values[SUPPORTER_COLUMNS[field as keyof SupporterPatch]] = value;
   }
   return values;
 }
@@ -202,7 +203,7 @@ export async function exportSupporter(db: Db, scope: Scope, rawId: string) {
  */
 export async function eraseSupporter(db: Db, scope: Scope, rawId: string) {
   const existing = await requireLiveSupporter(db, scope, rawId);
-  const cleared = Object.fromEntries(Object.values(COLUMNS).map((column) => [column, null]));
+  const cleared = Object.fromEntries(Object.values(SUPPORTER_COLUMNS).map((column) => [column, null]));
   const [row] = await db
     .update(supporters)
     .set({
