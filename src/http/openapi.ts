@@ -4,6 +4,13 @@ import type { FastifyInstance } from "fastify";
 import type { Config } from "../config.js";
 import { PERMISSION_DESCRIPTIONS } from "../modules/applications/permissions.js";
 
+interface OpenApiLike {
+  paths?: Record<
+    string,
+    Record<string, { parameters?: { in: string; required?: boolean; schema?: { default?: unknown } }[] }>
+  >;
+}
+
 /** The OpenAPI document is generated from the route schemas, never written by hand. */
 export async function registerOpenApi(app: FastifyInstance, config: Config) {
   await app.register(swagger, {
@@ -35,6 +42,22 @@ export async function registerOpenApi(app: FastifyInstance, config: Config) {
       },
     },
     hideUntagged: false,
+    // Shared schemas keep their $id as their name (Problem), not a generated def-N.
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`),
+    },
+    // A query parameter with a default may be left out: it is not "required" for clients.
+    transformObject: (documentObject) => {
+      const document = (documentObject as { openapiObject?: OpenApiLike }).openapiObject;
+      for (const operations of Object.values(document?.paths ?? {})) {
+        for (const operation of Object.values(operations ?? {})) {
+          for (const parameter of operation?.parameters ?? []) {
+            if (parameter.in === "query" && parameter.schema?.default !== undefined) parameter.required = false;
+          }
+        }
+      }
+      return document as never;
+    },
   });
   await app.register(swaggerUi, {
     routePrefix: "/docs",
