@@ -60,6 +60,14 @@ export async function buildApp({ config, database, testHooks }: AppDependencies)
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: true } },
     return503OnClosing: true,
+    // Router-level refusals (a malformed percent-encoding, an over-long path segment) as problem bodies too.
+    frameworkErrors: (error, request, reply) => {
+      const status = (error as { statusCode?: number }).statusCode ?? 400;
+      sendProblem(
+        reply,
+        problemOf(status, "invalid_request", `Invalid request URL: ${error.message.replace(/^'[^']*' /, "")}`),
+      );
+    },
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -86,7 +94,7 @@ export async function buildApp({ config, database, testHooks }: AppDependencies)
   app.addSchema(ProblemSchema);
   // PostgreSQL text cannot hold NUL; refuse it up front rather than fail in the database.
   app.addHook("preValidation", async (request) => {
-    if (containsNul(request.query) || containsNul(request.body)) {
+    if (containsNul(request.query) || containsNul(request.body) || containsNul(request.params)) {
       throw new AppError("invalid_request", 400, "The request contains a NUL character, which no field accepts");
     }
   });

@@ -129,6 +129,26 @@ describe("readiness without a database", () => {
   });
 });
 
+describe("malformed URLs", () => {
+  it("answer a problem body, not the framework's own error shape", async () => {
+    const server = await startTestServer();
+    try {
+      for (const path of [
+        "/api/v1/checkouts/%E0%A4%A",
+        `/api/v1/public/organizations/x/campaigns/${"a".repeat(300)}`,
+      ]) {
+        const response = await server.get(path);
+        expect(response.status, path).toBeGreaterThanOrEqual(400);
+        expect(response.status, path).toBeLessThan(500);
+        expect(response.headers.get("content-type"), path).toContain("application/problem+json");
+        expect(response.body.code, path).toBe("invalid_request");
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe("NUL characters", () => {
   it("are refused with a 4xx on every entry point, never a 5xx", async () => {
     const server = await startTestServer();
@@ -151,6 +171,18 @@ describe("NUL characters", () => {
       });
       expect(token.status).toBe(400);
       expect((await token.json()).error).toBe("invalid_request");
+
+      // In a path segment too, on the public giving API, the pages and the documents.
+      const start = await fetch(`${server.url}/api/v1/public/organizations/${tenant.slug}/campaigns/%00/checkouts/`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
+      expect(start.status).toBe(400);
+      expect((await start.json()).code).toBe("invalid_request");
+      expect((await server.get(`/donate/${tenant.slug}/%00`)).status).toBe(404);
+      expect((await server.get("/documents/receipts/%00/x")).status).toBe(400);
+      expect((await server.get("/api/v1/checkouts/%00", tenant.token)).status).toBe(400);
     } finally {
       await server.close();
     }

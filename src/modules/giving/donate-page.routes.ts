@@ -45,9 +45,11 @@ export function donatePageRoutes(app: FastifyInstance, context: GivingContext) {
       },
       // A page, not an API: unknown and ended campaigns get a friendly HTML page with the right status.
       errorHandler: (error, request, reply) => {
-        const appStatus = error instanceof AppError ? error.status : undefined;
+        const clientStatus = error instanceof AppError ? error.status : (error as { statusCode?: number }).statusCode;
         const invalidSlug = (error as { validation?: unknown }).validation !== undefined;
-        const status = invalidSlug ? 404 : appStatus === 404 || appStatus === 410 ? appStatus : 500;
+        // A slug no campaign can have (too long, a NUL character…) is simply not found; 410: ended.
+        const refused = clientStatus !== undefined && clientStatus >= 400 && clientStatus < 500;
+        const status = clientStatus === 410 ? 410 : invalidSlug || refused ? 404 : 500;
         if (status === 500) request.log.error({ err: error }, "donation page failed");
         return sendPage(reply, status, (nonce) => donateErrorPage(status, { nonce }));
       },
