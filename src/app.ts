@@ -61,7 +61,7 @@ export async function buildApp({ config, database, testHooks }: AppDependencies)
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: true } },
     return503OnClosing: true,
     // Router-level refusals (a malformed percent-encoding, an over-long path segment) as problem bodies too.
-    frameworkErrors: (error, request, reply) => {
+    frameworkErrors: (error, _request, reply) => {
       const status = (error as { statusCode?: number }).statusCode ?? 400;
       sendProblem(
         reply,
