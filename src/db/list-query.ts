@@ -13,7 +13,7 @@ import {
   SQL,
   sql,
 } from "drizzle-orm";
-import { type PgColumn, PgDialect, type PgTable, type PgTableWithColumns } from "drizzle-orm/pg-core";
+import { type PgColumn, PgDialect, type PgTableWithColumns } from "drizzle-orm/pg-core";
 import type { DateBound, Order, Page } from "../http/pagination.js";
 import type { Executor } from "./client.js";
 import { collectionCounts } from "./schema.js";
@@ -198,86 +198,7 @@ export function constantSql<T>(expression: SQL): SQL<T> {
   return sql.raw(text) as SQL<T>;
 }
 
-/**
- * Columns whose to_json() form decodes to exactly what the driver path gives: strings, booleans,
- * JSON, numbers that drizzle keeps as JS numbers, arrays of strings, and timestamptz (ISO 8601 with
- * an offset, the same instant).
- */
-const JSON_IDENTITY = new Set(["PgText", "PgVarchar", "PgChar", "PgBoolean", "PgJson", "PgJsonb"]);
-const JSON_NUMBER = new Set(["PgInteger", "PgSmallInt", "PgBigInt53", "PgNumericNumber"]);
-const JSON_STRING_ARRAY = new Set(["PgText", "PgVarchar", "PgChar"]);
-/**
- * Columns the driver hands to drizzle as PostgreSQL's text form (drizzle turns off node-postgres'
- * parsing for them), so reading `column::text` and decoding it with the column is the driver path.
- */
-const TEXT_FORM = new Set([
-  "PgNumeric",
-  "PgNumericBigInt",
-  "PgBigInt64",
-  "PgTimestamp",
-  "PgTimestampString",
-  "PgDate",
-  "PgDateString",
-]);
-const MAX_JSON_ARGUMENTS = 100; // FUNC_MAX_ARGS
-
-type Decoder = ((value: unknown) => unknown) | undefined;
-
-export interface JsonRow<Row> {
-  /** Constant SQL: json_build_array() of every column, in the form `decode` reads back. */
-  readonly sql: SQL<unknown[]>;
-  /** The row exactly as a drizzle select of the table returns it. */
-  decode(values: unknown[]): Row;
-}
-
-function jsonColumn(column: PgColumn): { expression: SQL; decode: Decoder } {
-  const kind = column.columnType;
-  const base = (column as unknown as { baseColumn?: PgColumn }).baseColumn;
-  if (JSON_IDENTITY.has(kind) || (kind === "PgArray" && base && JSON_STRING_ARRAY.has(base.columnType))) {
-    return { expression: sql`${column}`, decode: undefined };
-  }
-  if (JSON_NUMBER.has(kind)) {
-    return {
-      expression: sql`${column}`,
-      decode: (value) => (typeof value === "number" ? value : column.mapFromDriverValue(value)),
-    };
-  }
-  if (kind === "PgTimestamp" && (column as unknown as { withTimezone: boolean }).withTimezone) {
-    return { expression: sql`${column}`, decode: (value) => new Date(value as string) };
-  }
-  if (TEXT_FORM.has(kind) || (kind === "PgArray" && base && TEXT_FORM.has(base.columnType))) {
-    return { expression: sql`${column}::text`, decode: (value) => column.mapFromDriverValue(value) };
-  }
-  // Anything else might decode differently from the driver path: refuse rather than guess.
-  throw new Error(`jsonRowOf: no exact JSON form for column ${column.name} (${kind})`);
-}
-
-/**
- * A whole row as one JSON array: PostgreSQL returns one value instead of one per column, and the
- * row is rebuilt with each column's own decoding, so it equals what `select().from(table)` gives.
- * Much cheaper than mapping a wide multi-table select, both to parse and to map.
- */
-export function jsonRowOf<T extends PgTable>(table: T): JsonRow<T["$inferSelect"]> {
-  const entries = Object.entries(getTableColumns(table) as Record<string, PgColumn>);
-  if (entries.length > MAX_JSON_ARGUMENTS)
-    throw new Error(`json_build_array takes at most ${MAX_JSON_ARGUMENTS} values`);
-  const keys = entries.map(([key]) => key);
-  const columns = entries.map(([, column]) => jsonColumn(column));
-  const decoders = columns.map((column) => column.decode);
-  const expressions = columns.map((column) => column.expression);
-  return {
-    sql: constantSql<unknown[]>(sql`json_build_array(${sql.join(expressions, sql`, `)})`),
-    decode(values) {
-      const row: Record<string, unknown> = {};
-      for (let index = 0; index < keys.length; index++) {
-        const value = values[index] ?? null;
-        const decoder = decoders[index];
-        row[keys[index] as string] = value === null || decoder === undefined ? value : decoder(value);
-      }
-      return row as T["$inferSelect"];
-    },
-  };
-}
+const MAX_JSON_ARGUMENTS = 100; // FUNC_MAX_ARGS, the most values json_build_array() takes
 
 /**
  * A timestamptz column in the wire's date-time form, computed by PostgreSQL: `Date#toISOString()`'s

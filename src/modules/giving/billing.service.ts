@@ -118,17 +118,18 @@ async function renew(tx: Executor, job: JobRow, now: Date): Promise<RenewalOutco
 /** Closes OPEN checkouts older than the expiry, without a payment (decisions.md §8). */
 export async function expireCheckouts(db: Executor, now: Date, ttlSeconds: number): Promise<number> {
   const cutoff = new Date(now.getTime() - ttlSeconds * 1000);
-  let count = 0;
-  // Organization by organization, so each update is scoped and served by checkouts_state_idx.
-  for (const { id } of await db.select({ id: organizations.id }).from(organizations)) {
-    const closed = await db
-      .update(checkouts)
-      .set({ state: "CLOSED", updateDate: sql`now()` })
-      .where(and(eq(checkouts.organizationId, id), eq(checkouts.state, "OPEN"), lte(checkouts.createDate, cutoff)))
-      .returning({ id: checkouts.id });
-    count += closed.length;
-  }
-  return count;
+  // One statement for every organization, each row matched by its organization, so the planner
+  // reaches checkouts_state_idx (organization_id, state, create_date) per organization.
+  const result = await db.execute(sql`
+    update ${checkouts} set state = 'CLOSED', update_date = now()
+    from ${organizations}
+    where ${checkouts.organizationId} = ${organizations.id}
+      and ${checkouts.state} = 'OPEN' and ${checkouts.createDate} <= ${cutoff.toISOString()}::timestamptz`);
+  return (
+    (result as unknown as { rowCount?: number; affectedRows?: number }).rowCount ??
+    (result as unknown as { affectedRows?: number }).affectedRows ??
+    0
+  );
 }
 
 /**

@@ -20,6 +20,7 @@ import {
 } from "./giving.repo.js";
 import type { OfflineDonationBody } from "./giving.schemas.js";
 import { idempotent } from "./idempotency.js";
+import { hasCentPrecision } from "./money.js";
 import { findProcessor } from "./processors/index.js";
 import { cycleDueDate } from "./schedule.js";
 import { assertTransition } from "./transitions.js";
@@ -175,7 +176,7 @@ export async function recordOfflineDonation(
   input: OfflineDonationBody,
   idempotencyKey?: string,
 ) {
-  if (Math.abs(input.amount * 100 - Math.round(input.amount * 100)) > 1e-6) {
+  if (!hasCentPrecision(input.amount)) {
     throw new AppError("invalid_request", 400, 'Invalid field "amount": must have at most 2 decimals', [
       { field: "amount", message: "must have at most 2 decimals" },
     ]);
