@@ -12,6 +12,7 @@ import { healthRoutes } from "./http/health.routes.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { problemOf, sendProblem, toProblem } from "./http/problem.js";
 import { ProblemSchema } from "./http/problem-schema.js";
+import { type LimitStore, openLimitStore } from "./limits/rate-limiter.js";
 import { campaignRoutes } from "./modules/campaigns/campaigns.routes.js";
 import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
 import { loadDocumentLinks } from "./modules/documents/document-links.js";
@@ -48,12 +49,19 @@ function containsNul(value: unknown, depth = 0): boolean {
 export interface AppDependencies {
   config: Config;
   database: Database;
+  /** Rate-limit counters; by default in the database, or in Redis when REDIS_URL is set. */
+  limits?: LimitStore;
   /** Test-only hooks: inject a failure between the steps of a checkout completion. */
   testHooks?: { afterCompletionStep?: GivingContext["afterStep"] };
 }
 
 /** Builds the whole HTTP application without listening, so tests start it on their own port. */
-export async function buildApp({ config, database, testHooks }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({
+  config,
+  database,
+  limits: givenLimits,
+  testHooks,
+}: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: config.logLevel },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
@@ -91,6 +99,10 @@ export async function buildApp({ config, database, testHooks }: AppDependencies)
       problemOf(404, "route_not_found", `No route for ${request.method} ${request.url.split("?")[0]}`),
     ),
   );
+  const limits = givenLimits ?? openLimitStore({ db: database.db, redisUrl: config.redisUrl });
+  app.addHook("onClose", async () => {
+    await limits.close();
+  });
   app.addSchema(ProblemSchema);
   // PostgreSQL text cannot hold NUL; refuse it up front rather than fail in the database.
   app.addHook("preValidation", async (request) => {

@@ -20,6 +20,8 @@ export interface Config {
   readonly checkoutTtlSeconds: number;
   /** Seconds between two runs of the background worker (renewals, checkout expiry). */
   readonly workerIntervalSeconds: number;
+  /** redis://… to keep rate-limit counters in Redis; undefined keeps them in the database. */
+  readonly redisUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -76,8 +78,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     sessionTtlSeconds: integer(env, "SESSION_TTL", 7 * 86400, 300, 90 * 86400),
     checkoutTtlSeconds: integer(env, "CHECKOUT_TTL", 86400, 60, 30 * 86400),
     workerIntervalSeconds: integer(env, "WORKER_INTERVAL", 30, 1, 3600),
+    redisUrl: redisUrl(env),
     ...overrides,
   });
+}
+
+function redisUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.REDIS_URL || undefined;
+  if (raw === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {}
+  if (!url || (url.protocol !== "redis:" && url.protocol !== "rediss:")) {
+    throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL, got "${raw}"`);
+  }
+  return raw;
 }
 
 export function parseDatabaseUrl(raw: string): URL {

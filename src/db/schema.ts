@@ -497,3 +497,11 @@ export const platformKeys = pgTable("platform_keys", {
   value: text("value").notNull(),
   createDate: createDate(),
 });
+
+// Counters of the rate limiters (rate-limiter-flexible's Drizzle store): one row per limiter key,
+// incremented by one atomic upsert, so every process sharing the database sees the same count.
+export const rateLimits = pgTable("rate_limits", {
+  key: text("key").primaryKey(),
+  points: integer("points").notNull().default(0),
+  expire: instant("expire"),
+});

@@ -15,10 +15,13 @@ export class AppError extends Error {
     readonly status: number,
     message: string,
     readonly errors?: ValidationIssue[],
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; headers?: Record<string, string> },
   ) {
     super(message, options);
+    this.headers = options?.headers;
   }
+  /** Response headers that belong to the refusal (Retry-After of a 429 or 503). */
+  readonly headers?: Record<string, string>;
 }
 
 export const notFound = (what: string) => new AppError("not_found", 404, `${what} not found`);

@@ -10,6 +10,9 @@ export interface Problem {
   errors?: ValidationIssue[];
 }
 
+/** Headers sent with a problem (kept off the body). */
+const problemHeaders = new WeakMap<Problem, Record<string, string>>();
+
 const TITLES: Record<number, string> = {
   400: "Bad Request",
   401: "Unauthorized",
@@ -37,7 +40,14 @@ export function problemOf(status: number, code: string, detail: string, errors?:
   };
 }
 
+export function withHeaders(problem: Problem, headers: Record<string, string> | undefined): Problem {
+  if (headers) problemHeaders.set(problem, headers);
+  return problem;
+}
+
 export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
+  const headers = problemHeaders.get(problem);
+  if (headers) reply.headers(headers);
   return reply.code(problem.status).type("application/problem+json").serializer(JSON.stringify).send(problem);
 }
 
@@ -82,7 +92,9 @@ function validationIssues(error: FastifyError): ValidationIssue[] {
 
 /** Renders every error as RFC 9457 problem details; internals never reach the client. */
 export function toProblem(error: unknown, request: FastifyRequest): Problem {
-  if (error instanceof AppError) return problemOf(error.status, error.code, error.message, error.errors);
+  if (error instanceof AppError) {
+    return withHeaders(problemOf(error.status, error.code, error.message, error.errors), error.headers);
+  }
   const fastifyError = error as FastifyError;
   if (fastifyError?.validation) {
     const errors = validationIssues(fastifyError);

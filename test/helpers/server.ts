@@ -1,9 +1,11 @@
+import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { type AppDependencies, buildApp } from "../../src/app.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/client.js";
+import { openLimitStore } from "../../src/limits/rate-limiter.js";
 import { openTestDatabase } from "./database.js";
 
 export interface TestServer {
@@ -35,14 +37,21 @@ async function freePort(): Promise<number> {
 /** The real application on an ephemeral port, over a real database; its public URLs are that port's. */
 export async function startTestServer(
   overrides: Partial<Config> = {},
-  options: { testHooks?: AppDependencies["testHooks"] } = {},
+  options: { testHooks?: AppDependencies["testHooks"]; limitNamespace?: string } = {},
 ): Promise<TestServer> {
   const queries: string[] = [];
   const database = await openTestDatabase((query) => queries.push(query));
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const config = loadConfig({ LOG_LEVEL: "silent", AUTH_URL: origin, BASE_URL: origin }, overrides);
-  const app = await buildApp({ config, database, testHooks: options.testHooks });
+  // Each server counts its own rate limits (files share one PostgreSQL database and one client IP),
+  // unless a test makes two servers share a namespace, as two processes of one deployment do.
+  const limits = openLimitStore({
+    db: database.db,
+    redisUrl: config.redisUrl,
+    namespace: options.limitNamespace ?? `t${randomBytes(6).toString("hex")}:`,
+  });
+  const app = await buildApp({ config, database, limits, testHooks: options.testHooks });
   const address = await app.listen({ port, host: "127.0.0.1" });
   return {
     url: address,
