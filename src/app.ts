@@ -1,5 +1,6 @@
 import cookie from "@fastify/cookie";
 import formbody from "@fastify/formbody";
+import underPressure from "@fastify/under-pressure";
 import Fastify, { type FastifyInstance } from "fastify";
 import { adminExportRoutes } from "./admin/admin-export.routes.js";
 import { adminPageRoutes } from "./admin/admin-pages.routes.js";
@@ -7,10 +8,11 @@ import { adminSessionRoutes } from "./admin/admin-session.routes.js";
 import type { Config } from "./config.js";
 import type { Database } from "./db/client.js";
 import { graphqlRoutes } from "./graphql/graphql.routes.js";
+import { answerClientError } from "./http/client-errors.js";
 import { AppError } from "./http/errors.js";
 import { healthRoutes } from "./http/health.routes.js";
 import { registerOpenApi } from "./http/openapi.js";
-import { problemOf, sendProblem, toProblem } from "./http/problem.js";
+import { problemOf, RETRY_AFTER_SECONDS, sendProblem, toProblem } from "./http/problem.js";
 import { ProblemSchema } from "./http/problem-schema.js";
 import { type LimitStore, openLimitStore } from "./limits/rate-limiter.js";
 import { campaignRoutes } from "./modules/campaigns/campaigns.routes.js";
@@ -68,6 +70,15 @@ export async function buildApp({
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: true } },
     return503OnClosing: true,
+    // Slow clients (headers or body trickled) are answered 408 and cut off; Node checks every 500 ms.
+    requestTimeout: config.requestTimeoutSeconds * 1000,
+    http: {
+      headersTimeout: config.headersTimeoutSeconds * 1000,
+      requestTimeout: config.requestTimeoutSeconds * 1000,
+      connectionsCheckingInterval: 500,
+    },
+    // What Node's parser refuses (431, malformed request line or chunking, timeouts) as problem+json too.
+    clientErrorHandler: answerClientError,
     // Router-level refusals (a malformed percent-encoding, an over-long path segment) as problem bodies too.
     frameworkErrors: (error, _request, reply) => {
       const status = (error as { statusCode?: number }).statusCode ?? 400;
@@ -104,6 +115,16 @@ export async function buildApp({
     await limits.close();
   });
   app.addSchema(ProblemSchema);
+  // Shed load early when the event loop lags: a quick 503 beats a slow answer to everyone.
+  await app.register(underPressure, {
+    maxEventLoopDelay: config.maxEventLoopDelayMs,
+    sampleInterval: config.eventLoopSampleIntervalMs,
+    pressureHandler: async () => {
+      throw new AppError("overloaded", 503, "The server is overloaded; retry shortly", undefined, {
+        headers: { "retry-after": String(RETRY_AFTER_SECONDS) },
+      });
+    },
+  });
   // PostgreSQL text cannot hold NUL; refuse it up front rather than fail in the database.
   app.addHook("preValidation", async (request) => {
     if (containsNul(request.query) || containsNul(request.body) || containsNul(request.params)) {

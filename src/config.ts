@@ -22,6 +22,14 @@ export interface Config {
   readonly workerIntervalSeconds: number;
   /** redis://… to keep rate-limit counters in Redis; undefined keeps them in the database. */
   readonly redisUrl: string | undefined;
+  /** A request whose headers have not all arrived after this many seconds is answered 408 and closed. */
+  readonly headersTimeoutSeconds: number;
+  /** A request (headers and body) not fully received after this many seconds is answered 408 and closed. */
+  readonly requestTimeoutSeconds: number;
+  /** Load shedding: above this mean event-loop delay (ms) requests get 503 + Retry-After; 0 turns it off. */
+  readonly maxEventLoopDelayMs: number;
+  /** How often (ms) the event-loop delay is sampled for load shedding. */
+  readonly eventLoopSampleIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -79,8 +87,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     checkoutTtlSeconds: integer(env, "CHECKOUT_TTL", 86400, 60, 30 * 86400),
     workerIntervalSeconds: integer(env, "WORKER_INTERVAL", 30, 1, 3600),
     redisUrl: redisUrl(env),
+    ...timeouts(env),
+    maxEventLoopDelayMs: integer(env, "MAX_EVENT_LOOP_DELAY", 1000, 0, 60_000),
+    eventLoopSampleIntervalMs: integer(env, "EVENT_LOOP_SAMPLE_INTERVAL", 1000, 10, 60_000),
     ...overrides,
   });
+}
+
+function timeouts(env: NodeJS.ProcessEnv) {
+  const headersTimeoutSeconds = integer(env, "HEADERS_TIMEOUT", 10, 1, 3600);
+  const requestTimeoutSeconds = integer(env, "REQUEST_TIMEOUT", 30, 1, 3600);
+  // Node refuses a headers timeout longer than the request timeout.
+  if (headersTimeoutSeconds > requestTimeoutSeconds) {
+    throw new ConfigError(
+      `HEADERS_TIMEOUT (${headersTimeoutSeconds}) must not exceed REQUEST_TIMEOUT (${requestTimeoutSeconds})`,
+    );
+  }
+  return { headersTimeoutSeconds, requestTimeoutSeconds };
 }
 
 function redisUrl(env: NodeJS.ProcessEnv): string | undefined {

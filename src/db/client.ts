@@ -67,6 +67,17 @@ async function openPostgres(databaseUrl: string, poolSize: number, logger: Query
     throw new DatabaseUnavailableError(describeConnectError(url, error));
   }
   const db = drizzlePg(pool, { schema, logger }) as unknown as Db;
+  // Readiness checks get a connection of their own: a saturated main pool must not stall /readyz.
+  const healthPool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: 1,
+    connectionTimeoutMillis: 2000,
+    query_timeout: 2000,
+    idleTimeoutMillis: 0,
+  });
+  healthPool.on("error", () => {
+    // Replaced on the next check, like the main pool's.
+  });
   return {
     kind: "postgres",
     db,
@@ -83,10 +94,10 @@ async function openPostgres(databaseUrl: string, poolSize: number, logger: Query
       }
     },
     async ping() {
-      await pool.query("select 1");
+      await healthPool.query("select 1");
     },
     async close() {
-      await pool.end();
+      await Promise.all([pool.end(), healthPool.end()]);
     },
   };
 }

@@ -8,7 +8,11 @@ const Health = Type.Object({ status: Type.String() });
 export function healthRoutes(app: FastifyInstance, database: Database) {
   app.get(
     "/healthz",
-    { schema: { tags: ["health"], summary: "The process is up", response: { 200: Health } } },
+    {
+      schema: { tags: ["health"], summary: "The process is up", response: { 200: Health } },
+      // Liveness answers even while load is shed: an overloaded process is alive, not to be restarted.
+      config: { pressureHandler: () => undefined },
+    },
     async () => ({ status: "ok" }),
   );
   app.get(

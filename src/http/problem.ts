@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { isDatabaseUnavailable } from "../db/database-unavailable.js";
 import { AppError, type ValidationIssue } from "./errors.js";
 
 export interface Problem {
@@ -20,14 +21,19 @@ const TITLES: Record<number, string> = {
   404: "Not Found",
   405: "Method Not Allowed",
   406: "Not Acceptable",
+  408: "Request Timeout",
   409: "Conflict",
   413: "Content Too Large",
   415: "Unsupported Media Type",
   422: "Unprocessable Content",
   429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
   500: "Internal Server Error",
   503: "Service Unavailable",
 };
+
+/** Seconds a client should wait before retrying a 503 (overload, lost database connection). */
+export const RETRY_AFTER_SECONDS = 5;
 
 export function problemOf(status: number, code: string, detail: string, errors?: ValidationIssue[]): Problem {
   return {
@@ -106,6 +112,13 @@ export function toProblem(error: unknown, request: FastifyRequest): Problem {
   if (typeof status === "number" && status >= 400 && status < 500) {
     const code = (fastifyError.code ?? "bad_request").replace(/^FST_ERR_/, "").toLowerCase();
     return problemOf(status, code, fastifyError.message);
+  }
+  if (isDatabaseUnavailable(error)) {
+    request.log.warn({ err: error }, "database unavailable");
+    return withHeaders(
+      problemOf(503, "database_unavailable", "The database is not reachable right now; retry shortly"),
+      { "retry-after": String(RETRY_AFTER_SECONDS) },
+    );
   }
   request.log.error({ err: error }, "unhandled error");
   return problemOf(500, "internal_error", "An internal error occurred; it has been logged.");

@@ -43,7 +43,11 @@ export async function startTestServer(
   const database = await openTestDatabase((query) => queries.push(query));
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const config = loadConfig({ LOG_LEVEL: "silent", AUTH_URL: origin, BASE_URL: origin }, overrides);
+  // Load shedding is off unless a test turns it on: a busy shared test machine must not shed the suite.
+  const config = loadConfig(
+    { LOG_LEVEL: "silent", AUTH_URL: origin, BASE_URL: origin, MAX_EVENT_LOOP_DELAY: "0" },
+    overrides,
+  );
   // Each server counts its own rate limits (files share one PostgreSQL database and one client IP),
   // unless a test makes two servers share a namespace, as two processes of one deployment do.
   const limits = openLimitStore({

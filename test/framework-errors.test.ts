@@ -1,0 +1,141 @@
+import { connect } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "./helpers/server.js";
+
+interface RawAnswer {
+  /** Everything the server sent before closing (or before the deadline). */
+  text: string;
+  closed: boolean;
+  /** Milliseconds from the first byte sent to the close. */
+  elapsedMs: number;
+}
+
+/**
+ * A raw TCP client: sends `chunks` one after the other, `gapMs` apart (a trickling client when
+ * the gap is long), and reads until the server closes the connection or `deadlineMs` passes.
+ */
+async function raw(url: string, chunks: string[], gapMs = 0, deadlineMs = 5000): Promise<RawAnswer> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+  const started = Date.now();
+  let text = "";
+  let closed = false;
+  socket.on("data", (data) => {
+    text += data.toString("utf8");
+  });
+  socket.on("error", () => {});
+  const gone = new Promise<void>((resolve) =>
+    socket.once("close", () => {
+      closed = true;
+      resolve();
+    }),
+  );
+  for (const chunk of chunks) {
+    if (closed) break;
+    socket.write(chunk);
+    if (gapMs > 0) await Promise.race([sleep(gapMs), gone]);
+  }
+  await Promise.race([gone, sleep(Math.max(0, deadlineMs - (Date.now() - started)))]);
+  const elapsedMs = Date.now() - started;
+  socket.destroy();
+  return { text, closed, elapsedMs };
+}
+
+function parse(answer: RawAnswer) {
+  const [head = "", body = ""] = answer.text.split("\r\n\r\n");
+  const [statusLine, ...lines] = head.split("\r\n");
+  const headers = Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]),
+  );
+  return { statusLine, headers, body: body ? JSON.parse(body) : undefined };
+}
+
+const problem = (status: number, title: string, code: string, detail: string) => ({
+  type: `urn:donata:problem:${code}`,
+  title,
+  status,
+  detail,
+  code,
+});
+
+describe("errors of the HTTP layer itself", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(() => server?.close());
+
+  it("answers headers too large with a 431 problem body", async () => {
+    const answer = await raw(server.url, [
+      `GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`,
+    ]);
+    const { statusLine, headers, body } = parse(answer);
+    expect(statusLine).toBe("HTTP/1.1 431 Request Header Fields Too Large");
+    expect(headers["content-type"]).toBe("application/problem+json");
+    expect(body).toEqual(
+      problem(431, "Request Header Fields Too Large", "header_too_large", "The request headers are too large"),
+    );
+    expect(answer.closed).toBe(true);
+  });
+
+  it("answers a malformed request line and a bad chunked body with a 400 problem body", async () => {
+    const invalid = problem(400, "Bad Request", "invalid_request", "The request is not valid HTTP");
+    for (const request of [
+      "GET /healthz HTTP/1.1 trailing\r\nHost: localhost\r\n\r\n",
+      "NOT-HTTP\r\n\r\n",
+      "GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+      "POST /oauth/token/ HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\n" +
+        "Transfer-Encoding: chunked\r\n\r\nZZ\r\nabc\r\n0\r\n\r\n",
+    ]) {
+      const answer = await raw(server.url, [request]);
+      const { statusLine, headers, body } = parse(answer);
+      expect({ request, statusLine }).toEqual({ request, statusLine: "HTTP/1.1 400 Bad Request" });
+      expect(headers["content-type"]).toBe("application/problem+json");
+      expect(body).toEqual(invalid);
+      expect(answer.closed).toBe(true);
+    }
+  });
+});
+
+describe("slow clients", () => {
+  let server: TestServer;
+  const timedOut = problem(408, "Request Timeout", "request_timeout", "The request was not received in time");
+
+  beforeAll(async () => {
+    server = await startTestServer({ headersTimeoutSeconds: 1, requestTimeoutSeconds: 2 });
+  });
+  afterAll(() => server?.close());
+
+  it("cuts off a client that trickles its headers, a byte every 200 ms", async () => {
+    const head = `GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ${"a".repeat(100)}\r\n\r\n`;
+    const answer = await raw(server.url, [...head], 200, 8000);
+    expect(answer.closed).toBe(true);
+    // 1 s of headers timeout, checked every 500 ms, plus scheduling slack.
+    expect(answer.elapsedMs).toBeLessThan(3000);
+    const { statusLine, body } = parse(answer);
+    expect(statusLine).toBe("HTTP/1.1 408 Request Timeout");
+    expect(body).toEqual(timedOut);
+  });
+
+  it("cuts off a client that trickles its body, a byte every 200 ms", async () => {
+    const form = `grant_type=client_credentials&client_id=${"x".repeat(100)}`;
+    const head =
+      "POST /oauth/token/ HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\n" +
+      `Content-Length: ${form.length}\r\n\r\n`;
+    const answer = await raw(server.url, [head, ...form], 200, 8000);
+    expect(answer.closed).toBe(true);
+    expect(answer.elapsedMs).toBeLessThan(4000);
+    const { statusLine, body } = parse(answer);
+    expect(statusLine).toBe("HTTP/1.1 408 Request Timeout");
+    expect(body).toEqual(timedOut);
+  });
+
+  it("still serves a client that sends at a normal pace", async () => {
+    expect((await server.get("/healthz")).body).toEqual({ status: "ok" });
+    const answer = await raw(server.url, ["GET /healthz HTTP/1.1\r\nHost: localhost\r\n", "Connection: close\r\n\r\n"]);
+    expect(parse(answer).statusLine).toBe("HTTP/1.1 200 OK");
+    expect(parse(answer).body).toEqual({ status: "ok" });
+  });
+});
