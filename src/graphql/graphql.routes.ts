@@ -5,6 +5,7 @@ import { GraphQLError } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
+import { isDatabaseUnavailable } from "../db/database-unavailable.js";
 import { memberships, organizations } from "../db/schema.js";
 import { readBearer } from "../http/auth.js";
 import { AppError } from "../http/errors.js";
@@ -142,6 +143,12 @@ export function graphqlRoutes(app: FastifyInstance, db: Db, config: Config, link
           return new GraphQLError(original.message, {
             ...(error as GraphQLError),
             extensions: { ...original.extensions, code: "invalid_request" },
+          });
+        }
+        if (isDatabaseUnavailable(original ?? error)) {
+          app.log.warn({ err: original ?? error }, "database unavailable");
+          return new GraphQLError("The database is not reachable right now; retry shortly", {
+            extensions: { code: "database_unavailable" },
           });
         }
         app.log.error({ err: original ?? error }, "graphql resolver failed");

@@ -37,10 +37,10 @@ async function freePort(): Promise<number> {
 /** The real application on an ephemeral port, over a real database; its public URLs are that port's. */
 export async function startTestServer(
   overrides: Partial<Config> = {},
-  options: { testHooks?: AppDependencies["testHooks"]; limitNamespace?: string } = {},
+  options: { testHooks?: AppDependencies["testHooks"]; limitNamespace?: string; applicationName?: string } = {},
 ): Promise<TestServer> {
   const queries: string[] = [];
-  const database = await openTestDatabase((query) => queries.push(query));
+  const database = await openTestDatabase((query) => queries.push(query), options.applicationName);
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   // Load shedding is off unless a test turns it on: a busy shared test machine must not shed the suite.
