@@ -496,6 +496,42 @@ describe("OAuth error handling", () => {
       });
       expect((await post("/oauth/revoke/", { ...auth, token: "not-a-token" })).status).toBe(200);
     });
+
+    it("ends the whole grant when either of its tokens is revoked", async () => {
+      const auth = { client_id: installed.client_id, client_secret: installed.client_secret };
+      const revoke = (value: string) =>
+        fetch(`${server.url}/oauth/revoke/`, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ ...auth, token: value }),
+        });
+      const refresh = (refreshToken: string) =>
+        token({ grant_type: "refresh_token", ...auth, refresh_token: refreshToken });
+      const revokedGrant = {
+        error: "invalid_grant",
+        error_description: "The refresh token is invalid, expired or revoked",
+      };
+      const grant = async () => {
+        const browser = await signedIn(ownerEmail);
+        const { verifier, challenge } = pkce();
+        const first = (await exchange(installed, await codeFor(browser, installed, challenge), verifier)).body;
+        const second = (await refresh(first.refresh_token)).body;
+        return { first, second };
+      };
+
+      // An access token, even an earlier one of the grant: the current refresh token is dead too.
+      const byAccess = await grant();
+      expect((await revoke(byAccess.first.access_token)).status).toBe(200);
+      expect(await refresh(byAccess.second.refresh_token)).toMatchObject({ status: 400, body: revokedGrant });
+      expect((await server.get("/api/v1/checkouts/", byAccess.second.access_token)).status).toBe(401);
+
+      // A refresh token: every access token of the grant stops working.
+      const byRefresh = await grant();
+      expect((await revoke(byRefresh.second.refresh_token)).status).toBe(200);
+      expect((await server.get("/api/v1/checkouts/", byRefresh.second.access_token)).status).toBe(401);
+      expect((await server.get("/api/v1/checkouts/", byRefresh.first.access_token)).status).toBe(401);
+      expect(await refresh(byRefresh.second.refresh_token)).toMatchObject({ status: 400, body: revokedGrant });
+    });
   });
 });
 

@@ -93,13 +93,6 @@ export async function revokeFamily(tx: Executor, organizationId: number, familyI
     );
 }
 
-export async function revokeAccessToken(tx: Executor, organizationId: number, tokenId: number) {
-  await tx
-    .update(oauthTokens)
-    .set({ revokedDate: sql`now()` })
-    .where(and(eq(oauthTokens.organizationId, organizationId), eq(oauthTokens.id, tokenId)));
-}
-
 export async function findInstalledOrganization(tx: Executor, organizationId: number, applicationId: number) {
   const [row] = await tx
     .select({ id: organizations.id, slug: organizations.slug })

@@ -9,7 +9,6 @@ import {
   findInstalledOrganization,
   findTokenByAccessHash,
   findTokenByRefreshHash,
-  revokeAccessToken,
   revokeFamily,
 } from "./grants.repo.js";
 import { OAuthError } from "./oauth-error.js";
@@ -64,7 +63,9 @@ export function tokenRoutes(app: FastifyInstance, db: Db, config: Config) {
     });
   });
 
-  // RFC 7009: always 200 for a well-formed request, whether or not the token was live.
+  // RFC 7009: always 200 for a well-formed request, whether or not the token was live. Either token
+  // of a grant ends the whole grant (its token family), as §2.1 allows: a client revoking a leaked
+  // access token must not leave a refresh token that mints new ones.
   app.post("/oauth/revoke/", { schema: { hide: true } }, async (request, reply) => {
     const form = parseForm(request);
     if (!form.token) throw new OAuthError("invalid_request", "token is required");
@@ -72,14 +73,9 @@ export function tokenRoutes(app: FastifyInstance, db: Db, config: Config) {
     await db.transaction(async (tx) => {
       const application = await authenticateClient(tx, form.client_id, form.client_secret);
       const hash = hashSecret(token);
-      const refresh = await findTokenByRefreshHash(tx, hash);
-      if (refresh && refresh.applicationId === application.id) {
-        await revokeFamily(tx, refresh.organizationId, refresh.familyId);
-        return;
-      }
-      const access = await findTokenByAccessHash(tx, hash);
-      if (access && access.applicationId === application.id) {
-        await revokeAccessToken(tx, access.organizationId, access.id);
+      const row = (await findTokenByRefreshHash(tx, hash)) ?? (await findTokenByAccessHash(tx, hash));
+      if (row && row.applicationId === application.id) {
+        await revokeFamily(tx, row.organizationId, row.familyId);
       }
     });
     return reply.headers(noStore).code(200).send();
