@@ -50,7 +50,10 @@ describe("admin panel server", () => {
 
   describe("session", () => {
     it("signs in with JSON, reports the user's organizations, and signs out", async () => {
-      expect((await server.get("/admin/api/session")).status).toBe(401);
+      const signedOut = await server.get("/admin/api/session");
+      expect(signedOut.status).toBe(200);
+      expect(signedOut.headers.get("cache-control")).toBe("no-store");
+      expect(signedOut.body).toEqual({ signed_in: false });
       const email = `multi-${unique(6)}@example.test`;
       await createUser(server.database.db, { email, password: PASSWORD, organization: tenant.slug, role: "admin" });
       await createUser(server.database.db, { email, organization: other.slug, role: "member" });
@@ -74,7 +77,9 @@ describe("admin panel server", () => {
         headers: { cookie: signedIn.cookie },
       });
       expect(out.status).toBe(204);
-      expect((await server.get("/admin/api/session", undefined, { cookie: signedIn.cookie })).status).toBe(401);
+      const after = await server.get("/admin/api/session", undefined, { cookie: signedIn.cookie });
+      expect(after.status).toBe(200);
+      expect(after.body).toEqual({ signed_in: false });
     });
 
     it("refuses a wrong password, a form post and a malformed body without creating a session", async () => {

@@ -76,6 +76,30 @@ describe("admin panel in a browser", () => {
     await server?.close();
   });
 
+  it("shows the sign-in form to a signed-out visitor without a console error or a failed request", async () => {
+    for (const start of ["/admin/", `/admin/o/${tenant.slug}/`]) {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const problems: string[] = [];
+      const sessionProbes: string[] = [];
+      page.on("console", (message) => {
+        if (message.type() === "error") problems.push(`console: ${message.text()}`);
+      });
+      page.on("pageerror", (error) => problems.push(`page: ${error.message}`));
+      page.on("requestfailed", (request) => problems.push(`failed: ${request.url()}`));
+      page.on("response", (response) => {
+        if (response.status() >= 400) problems.push(`${response.status()}: ${response.url()}`);
+        if (new URL(response.url()).pathname === "/admin/api/session") sessionProbes.push(response.request().method());
+      });
+      await page.goto(`${server.url}${start}`);
+      await page.locator('[data-testid="sign-in-form"] #email').waitFor();
+      expect(new URL(page.url()).pathname).toBe("/admin/sign-in");
+      expect({ start, problems }).toEqual({ start, problems: [] });
+      expect({ start, sessionProbes }).toEqual({ start, sessionProbes: ["GET"] });
+      await context.close();
+    }
+  });
+
   it("signs in and renders the dashboard with its chart", async () => {
     const page = await signIn(owner);
     await page.locator('[data-testid="dashboard-chart"] canvas').waitFor();

@@ -12,7 +12,7 @@ import {
   loadSession,
   SESSION_COOKIE,
 } from "../sessions/sessions.service.js";
-import { signIn } from "../sessions/sign-in.service.js";
+import { INVALID_CREDENTIALS, signIn } from "../sessions/sign-in.service.js";
 
 const SessionBody = Type.Object(
   {
@@ -30,12 +30,18 @@ const SessionBody = Type.Object(
   { description: "The signed-in user and the organizations they belong to" },
 );
 
+const SignedOut = Type.Object(
+  { signed_in: Type.Literal(false) },
+  { description: "Nobody is signed in: a normal state of the panel, not an error" },
+);
+const SIGNED_OUT = { signed_in: false } as const;
+
 async function sessionBody(db: Db, userId: number) {
   const [user] = await db
     .select({ id: users.id, email: users.email, name: users.name })
     .from(users)
     .where(eq(users.id, userId));
-  if (!user) throw new AppError("not_signed_in", 401, "Sign in first");
+  if (!user) return undefined;
   const rows = await db
     .select({
       slug: organizations.slug,
@@ -69,11 +75,15 @@ function requireJson(request: FastifyRequest) {
  */
 export function adminSessionRoutes(app: FastifyInstance, db: Db, config: Config) {
   const tags = ["admin panel"];
-  app.get("/admin/api/session", { schema: { hide: true, tags, response: { 200: SessionBody } } }, async (request) => {
-    const session = await sessionUser(db, request);
-    if (!session) throw new AppError("not_signed_in", 401, "Sign in first");
-    return sessionBody(db, session.userId);
-  });
+  app.get(
+    "/admin/api/session",
+    { schema: { hide: true, tags, response: { 200: Type.Union([SessionBody, SignedOut]) } } },
+    async (request, reply) => {
+      reply.header("cache-control", "no-store");
+      const session = await sessionUser(db, request);
+      return (session && (await sessionBody(db, session.userId))) ?? SIGNED_OUT;
+    },
+  );
 
   app.post(
     "/admin/api/session",
@@ -100,7 +110,10 @@ export function adminSessionRoutes(app: FastifyInstance, db: Db, config: Config)
       const token = await createSession(db, config, user.id);
       reply.setCookie(SESSION_COOKIE, token, cookieOptions(config, config.sessionTtlSeconds));
       reply.header("cache-control", "no-store");
-      return sessionBody(db, user.id);
+      const body = await sessionBody(db, user.id);
+      // Only if the account was deleted between the password check and here.
+      if (!body) throw new AppError("invalid_credentials", 401, INVALID_CREDENTIALS);
+      return body;
     },
   );
 

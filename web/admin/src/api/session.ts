@@ -40,12 +40,12 @@ async function send(init: RequestInit): Promise<Response> {
   }
 }
 
-/** The signed-in user, or null when nobody is signed in. */
+/** The signed-in user, or null when nobody is signed in (a 200 `{ "signed_in": false }`, not an error). */
 export async function fetchSession(signal?: AbortSignal): Promise<Session | null> {
   const response = await send({ headers: { accept: "application/json" }, signal });
-  if (response.status === 401) return null;
   if (!response.ok) throw await problem(response);
-  return (await response.json()) as Session;
+  const body = (await response.json()) as Session | { signed_in: false };
+  return "signed_in" in body ? null : body;
 }
 
 export async function signIn(email: string, password: string): Promise<Session> {

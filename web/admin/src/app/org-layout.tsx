@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from "react";
-import { Link, NavLink, Outlet, useLocation, useParams } from "react-router";
+import { Link, NavLink, Outlet, useLocation, useNavigate, useParams } from "react-router";
 import { onUnauthorized } from "../api/graphql";
 import { signOut } from "../api/session";
 import { ErrorState, Loading } from "../components/states";
@@ -20,9 +20,10 @@ const NAV_SETTINGS: { to: string; label: string }[] = [
   { to: "members", label: "Members" },
 ];
 
-function signInUrl() {
+/** The sign-in page's path within the router (under /admin), coming back here afterwards. */
+function signInPath() {
   const here = window.location.pathname + window.location.search;
-  return `/admin/sign-in?${new URLSearchParams({ next: here })}`;
+  return `/sign-in?${new URLSearchParams({ next: here })}`;
 }
 
 function OrgSwitcher({ current }: { current: string }) {
@@ -93,10 +94,12 @@ export function OrgLayout() {
   const [navOpen, setNavOpen] = useState(false);
   const firstPath = useRef(location.pathname);
 
-  useEffect(() => onUnauthorized(() => window.location.assign(signInUrl())), []);
+  useEffect(() => onUnauthorized(() => window.location.assign(`/admin${signInPath()}`)), []);
+  const navigate = useNavigate();
   useEffect(() => {
-    if (session === null) window.location.replace(signInUrl());
-  }, [session]);
+    // Within the app, so the sign-in page does not fetch the session a second time.
+    if (session === null) navigate(signInPath(), { replace: true });
+  }, [session, navigate]);
 
   // Move focus to the new page (not on the first load, nor when only filters change).
   useEffect(() => {

@@ -10,6 +10,16 @@ interface SessionState {
 
 const SessionContext = createContext<SessionState | null>(null);
 
+let pending: Promise<Session | null> | undefined;
+
+/** One request at a time, shared: a remount (React's StrictMode mounts twice) does not ask again. */
+function loadSession(): Promise<Session | null> {
+  pending ??= fetchSession().finally(() => {
+    pending = undefined;
+  });
+  return pending;
+}
+
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [error, setError] = useState<Error | undefined>(undefined);
@@ -17,12 +27,15 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: `nonce` forces a reload.
   useEffect(() => {
-    const controller = new AbortController();
+    let current = true;
     setError(undefined);
-    fetchSession(controller.signal).then(setSession, (caught: Error) => {
-      if (caught.name !== "AbortError") setError(caught);
-    });
-    return () => controller.abort();
+    loadSession().then(
+      (loaded) => current && setSession(loaded),
+      (caught: Error) => current && setError(caught),
+    );
+    return () => {
+      current = false;
+    };
   }, [nonce]);
 
   const reload = useCallback(() => {

@@ -1,5 +1,5 @@
 import { useEffect } from "react";
-import { useLocation } from "react-router";
+import { useLocation, useNavigate } from "react-router";
 import { signOut } from "../api/session";
 import { signInHref, useSession } from "../app/session-context";
 import { usePageTitle } from "../components/page";
@@ -10,13 +10,15 @@ export function HomePage() {
   usePageTitle("Donata");
   const { session, error, reload } = useSession();
   const location = useLocation();
+  const navigate = useNavigate();
   const first = session?.organizations[0];
 
   useEffect(() => {
-    if (session === null) window.location.replace(`/admin${signInHref()}`);
+    // Within the app: the sign-in page reuses the session already fetched instead of asking again.
+    if (session === null) navigate(signInHref(), { replace: true });
     // A full load: the organization's page carries its own security policy (framed applications).
     else if (first) window.location.replace(`/admin/o/${encodeURIComponent(first.slug)}/${location.search}`);
-  }, [session, first, location.search]);
+  }, [session, first, location.search, navigate]);
 
   if (error) {
     return (
