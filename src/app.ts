@@ -72,6 +72,7 @@ export async function buildApp({
     return503OnClosing: true,
     // Slow clients (headers or body trickled) are answered 408 and cut off; Node checks every 500 ms.
     requestTimeout: config.requestTimeoutSeconds * 1000,
+    keepAliveTimeout: config.keepAliveTimeoutSeconds * 1000,
     http: {
       headersTimeout: config.headersTimeoutSeconds * 1000,
       requestTimeout: config.requestTimeoutSeconds * 1000,

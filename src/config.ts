@@ -26,6 +26,8 @@ export interface Config {
   readonly headersTimeoutSeconds: number;
   /** A request (headers and body) not fully received after this many seconds is answered 408 and closed. */
   readonly requestTimeoutSeconds: number;
+  /** An idle keep-alive connection is closed after this many seconds. */
+  readonly keepAliveTimeoutSeconds: number;
   /** Load shedding: above this mean event-loop delay (ms) requests get 503 + Retry-After; 0 turns it off. */
   readonly maxEventLoopDelayMs: number;
   /** How often (ms) the event-loop delay is sampled for load shedding. */
@@ -88,6 +90,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     workerIntervalSeconds: integer(env, "WORKER_INTERVAL", 30, 1, 3600),
     redisUrl: redisUrl(env),
     ...timeouts(env),
+    // Longer than the 60 s idle timeout of common load balancers, so they never reuse a closed connection.
+    keepAliveTimeoutSeconds: integer(env, "KEEP_ALIVE_TIMEOUT", 72, 1, 3600),
     maxEventLoopDelayMs: integer(env, "MAX_EVENT_LOOP_DELAY", 1000, 0, 60_000),
     eventLoopSampleIntervalMs: integer(env, "EVENT_LOOP_SAMPLE_INTERVAL", 1000, 10, 60_000),
     ...overrides,

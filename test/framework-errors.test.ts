@@ -104,7 +104,7 @@ describe("slow clients", () => {
   const timedOut = problem(408, "Request Timeout", "request_timeout", "The request was not received in time");
 
   beforeAll(async () => {
-    server = await startTestServer({ headersTimeoutSeconds: 1, requestTimeoutSeconds: 2 });
+    server = await startTestServer({ headersTimeoutSeconds: 1, requestTimeoutSeconds: 2, keepAliveTimeoutSeconds: 1 });
   });
   afterAll(() => server?.close());
 
@@ -130,6 +130,13 @@ describe("slow clients", () => {
     const { statusLine, body } = parse(answer);
     expect(statusLine).toBe("HTTP/1.1 408 Request Timeout");
     expect(body).toEqual(timedOut);
+  });
+
+  it("closes a keep-alive connection left idle after its request", async () => {
+    const answer = await raw(server.url, ["GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"], 0, 8000);
+    expect(parse(answer).statusLine).toBe("HTTP/1.1 200 OK");
+    expect(answer.closed).toBe(true);
+    expect(answer.elapsedMs).toBeLessThan(3000);
   });
 
   it("still serves a client that sends at a normal pace", async () => {
