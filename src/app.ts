@@ -69,7 +69,8 @@ export async function buildApp({
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: true } },
-    return503OnClosing: true,
+    // Requests arriving while the server closes get a problem body (hook below), not Fastify's own JSON.
+    return503OnClosing: false,
     // Slow clients (headers or body trickled) are answered 408 and cut off; Node checks every 500 ms.
     requestTimeout: config.requestTimeoutSeconds * 1000,
     keepAliveTimeout: config.keepAliveTimeoutSeconds * 1000,
@@ -116,6 +117,17 @@ export async function buildApp({
     await limits.close();
   });
   app.addSchema(ProblemSchema);
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onRequest", async () => {
+    if (closing) {
+      throw new AppError("shutting_down", 503, "The server is shutting down; retry shortly", undefined, {
+        headers: { "retry-after": String(RETRY_AFTER_SECONDS), connection: "close" },
+      });
+    }
+  });
   // Shed load early when the event loop lags: a quick 503 beats a slow answer to everyone.
   await app.register(underPressure, {
     maxEventLoopDelay: config.maxEventLoopDelayMs,

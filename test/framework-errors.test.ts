@@ -146,3 +146,39 @@ describe("slow clients", () => {
     expect(parse(answer).body).toEqual({ status: "ok" });
   });
 });
+
+describe("a server that is closing", () => {
+  it("answers a request that arrives during the close with a 503 problem body", async () => {
+    const server = await startTestServer();
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    await new Promise<void>((resolve) => socket.once("connect", resolve));
+    let text = "";
+    socket.on("data", (data) => {
+      text += data.toString("utf8");
+    });
+    const gone = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    // A request in flight (half its body sent) keeps the connection open while the server closes...
+    const form = "grant_type=client_credentials";
+    socket.write(
+      "POST /oauth/token/ HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\n" +
+        `Content-Length: ${form.length}\r\n\r\n${form.slice(0, 5)}`,
+    );
+    await sleep(200);
+    const closed = server.close();
+    await sleep(200);
+    // ...and a second request pipelined behind it arrives after the close began.
+    socket.write(`${form.slice(5)}GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+    await Promise.race([gone, sleep(5000)]);
+    socket.destroy();
+    await closed;
+    const second = text.slice(text.indexOf("HTTP/1.1", 1));
+    const [head = "", body = ""] = second.split("\r\n\r\n");
+    expect(head.split("\r\n")[0]).toBe("HTTP/1.1 503 Service Unavailable");
+    expect(head.toLowerCase()).toContain("content-type: application/problem+json");
+    expect(head.toLowerCase()).toContain("retry-after: 5");
+    expect(JSON.parse(body)).toEqual(
+      problem(503, "Service Unavailable", "shutting_down", "The server is shutting down; retry shortly"),
+    );
+  });
+});
