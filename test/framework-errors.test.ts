@@ -1,6 +1,7 @@
 import { connect } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
 interface RawAnswer {
@@ -180,5 +181,30 @@ describe("a server that is closing", () => {
     expect(JSON.parse(body)).toEqual(
       problem(503, "Service Unavailable", "shutting_down", "The server is shutting down; retry shortly"),
     );
+  });
+});
+
+describe("timeouts and load shedding configuration", () => {
+  it("has defaults and refuses values out of range", () => {
+    expect(loadConfig({})).toMatchObject({
+      headersTimeoutSeconds: 10,
+      requestTimeoutSeconds: 30,
+      keepAliveTimeoutSeconds: 72,
+      maxEventLoopDelayMs: 1000,
+      eventLoopSampleIntervalMs: 1000,
+    });
+    expect(loadConfig({ MAX_EVENT_LOOP_DELAY: "0", HEADERS_TIMEOUT: "5", REQUEST_TIMEOUT: "5" })).toMatchObject({
+      maxEventLoopDelayMs: 0,
+      headersTimeoutSeconds: 5,
+      requestTimeoutSeconds: 5,
+    });
+    expect(() => loadConfig({ HEADERS_TIMEOUT: "40" })).toThrow(
+      new ConfigError("HEADERS_TIMEOUT (40) must not exceed REQUEST_TIMEOUT (30)"),
+    );
+    expect(() => loadConfig({ REQUEST_TIMEOUT: "0" })).toThrow(
+      new ConfigError('REQUEST_TIMEOUT must be an integer between 1 and 3600, got "0"'),
+    );
+    expect(() => loadConfig({ KEEP_ALIVE_TIMEOUT: "1.5" })).toThrow(ConfigError);
+    expect(() => loadConfig({ EVENT_LOOP_SAMPLE_INTERVAL: "5" })).toThrow(ConfigError);
   });
 });
