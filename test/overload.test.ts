@@ -7,6 +7,9 @@ import { testDatabaseUrl } from "./helpers/database.js";
 import { fakeCampaign, fakeTenant, type Tenant } from "./helpers/factories.js";
 import { startTestServer, type TestResponse, type TestServer } from "./helpers/server.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: JSON bodies are asserted field by field
+type Json = Record<string, any>;
+
 const unavailable = {
   type: "urn:donata:problem:database_unavailable",
   title: "Service Unavailable",
@@ -96,11 +99,22 @@ describe.runIf(testDatabaseUrl())("PostgreSQL connections under stress", () => {
       const tenant = await fakeTenant(server.database.db);
       for (let i = 0; i < 5; i++) await fakeCampaign(server.database.db, tenant.organizationId);
       const answers: TestResponse[] = [];
+      const graphqlAnswers: { status: number; body: Json }[] = [];
       let running = true;
       const worker = async () => {
         while (running) answers.push(await server.get("/api/v1/campaigns/?limit=5", tenant.token));
       };
-      const workers = Array.from({ length: 6 }, worker);
+      const graphqlWorker = async () => {
+        while (running) {
+          const response = await fetch(`${server.url}/admin/graphql/`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${tenant.token}` },
+            body: JSON.stringify({ query: "{ campaigns(limit: 5) { count items { id title } } }" }),
+          });
+          graphqlAnswers.push({ status: response.status, body: await response.json() });
+        }
+      };
+      const workers = [...Array.from({ length: 4 }, worker), ...Array.from({ length: 2 }, graphqlWorker)];
       let terminated = 0;
       for (let round = 0; round < 30; round++) {
         await sleep(50);
@@ -120,6 +134,15 @@ describe.runIf(testDatabaseUrl())("PostgreSQL connections under stress", () => {
       for (const answer of answers.filter((each) => each.status === 503)) {
         expect(answer.headers.get("retry-after")).toBe("5");
         expect(answer.body).toEqual(unavailable);
+      }
+      // GraphQL: data, or errors that say the database is unavailable (an internal_error would be a bug).
+      for (const { status, body } of graphqlAnswers) {
+        if (status === 503) expect(body).toEqual(unavailable);
+        else {
+          expect(status).toBe(200);
+          const codes = ((body.errors ?? []) as { extensions: { code: string } }[]).map((e) => e.extensions.code);
+          expect(codes.filter((code) => code !== "database_unavailable")).toEqual([]);
+        }
       }
       // The pool reconnects: once the terminations stop, requests succeed again.
       expect((await server.get("/api/v1/campaigns/?limit=5", tenant.token)).status).toBe(200);
