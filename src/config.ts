@@ -1,4 +1,5 @@
 import path from "node:path";
+import type { GraphQLLimits } from "./graphql/limits.js";
 
 export interface Config {
   readonly port: number;
@@ -22,6 +23,8 @@ export interface Config {
   readonly workerIntervalSeconds: number;
   /** redis://… to keep rate-limit counters in Redis; undefined keeps them in the database. */
   readonly redisUrl: string | undefined;
+  /** Per-operation limits of the GraphQL endpoint (depth, estimated cost, aliases, root fields, SQL statements). */
+  readonly graphqlLimits: GraphQLLimits;
 }
 
 export class ConfigError extends Error {
@@ -79,6 +82,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     checkoutTtlSeconds: integer(env, "CHECKOUT_TTL", 86400, 60, 30 * 86400),
     workerIntervalSeconds: integer(env, "WORKER_INTERVAL", 30, 1, 3600),
     redisUrl: redisUrl(env),
+    graphqlLimits: Object.freeze({
+      maxDepth: integer(env, "GRAPHQL_MAX_DEPTH", 8, 2, 64),
+      maxCost: integer(env, "GRAPHQL_MAX_COST", 50_000, 100, 10_000_000),
+      maxAliases: integer(env, "GRAPHQL_MAX_ALIASES", 30, 0, 10_000),
+      maxRootFields: integer(env, "GRAPHQL_MAX_ROOT_FIELDS", 20, 1, 10_000),
+      maxStatements: integer(env, "GRAPHQL_MAX_STATEMENTS", 100, 10, 100_000),
+    }),
     ...overrides,
   });
 }

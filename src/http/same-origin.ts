@@ -1,0 +1,46 @@
+import type { FastifyRequest, onRequestAsyncHookHandler } from "fastify";
+import type { Config } from "../config.js";
+import { AppError } from "./errors.js";
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+/** Routes a browser reaches with the session cookie (or the login form's cookie). */
+const COOKIE_ROUTES = [/^\/admin\//, /^\/oauth\/(authorize|login|logout)\/?$/];
+
+/** The origins this server is served from: the admin panel's and the authorization server's. */
+export function ownOrigins(config: Config): Set<string> {
+  return new Set([new URL(config.authUrl).origin, new URL(config.baseUrl).origin]);
+}
+
+function usesCookie(request: FastifyRequest, path: string): boolean {
+  if (!COOKIE_ROUTES.some((route) => route.test(path))) return false;
+  // The GraphQL endpoint ignores the cookie when a bearer token is sent; that request is CORS's business.
+  return !(path.startsWith("/admin/graphql") && request.headers.authorization !== undefined);
+}
+
+/**
+ * Second line of defence after "no CORS for cookies": a state-changing request that the session
+ * cookie authenticates must come from one of our own origins. Another port or subdomain of the same
+ * site is another origin (the browser still sends SameSite cookies to it), so Sec-Fetch-Site only
+ * decides when a browser sent no Origin. Clients that send neither are not browsers, so no CSRF.
+ */
+export function sameOriginGuard(config: Config): onRequestAsyncHookHandler {
+  const allowed = ownOrigins(config);
+  return async (request) => {
+    if (SAFE_METHODS.has(request.method)) return;
+    // The matched route, not the raw URL: a percent-encoded path reaches the same handler.
+    if (!usesCookie(request, request.routeOptions.url ?? "")) return;
+    const origin = request.headers.origin;
+    const site = request.headers["sec-fetch-site"];
+    const foreign =
+      origin !== undefined
+        ? !allowed.has(origin)
+        : site !== undefined && site !== "same-origin" && site !== "none";
+    if (foreign) {
+      throw new AppError(
+        "cross_origin_refused",
+        403,
+        `This request came from another origin (${origin ?? `Sec-Fetch-Site: ${site}`}); requests made with the session cookie are accepted only from ${[...allowed].join(" or ")}`,
+      );
+    }
+  };
+}
