@@ -233,9 +233,13 @@ export function graphqlRoutes(app: FastifyInstance, db: Db, config: Config, link
         }
         if (error instanceof GraphQLError && !original) return error;
         // Variable values the schema's types refuse (coercion) are the client's mistake, not ours.
-        if (original instanceof GraphQLError) {
-          return new GraphQLError(original.message, {
-            ...(error as GraphQLError),
+        if (original instanceof GraphQLError && error instanceof GraphQLError) {
+          // The outer message names the variable; the inner one only the type.
+          return new GraphQLError(error.message, {
+            nodes: error.nodes,
+            source: error.source,
+            positions: error.positions,
+            path: error.path,
             // graphql-over-HTTP: 400 for application/graphql-response+json, 200 for application/json.
             extensions: { ...original.extensions, code: "invalid_request", http: { status: 400, spec: true } },
           });
