@@ -101,12 +101,19 @@ describe("cross-origin requests", () => {
     });
 
     it("gives a credentialed read from a foreign origin no CORS header", async () => {
-      const read = await fetch(
-        `${server.url}/admin/graphql/?query=${encodeURIComponent("{ members { email } }")}`,
-        { headers: { cookie: ownerCookie, origin: sameSiteOrigin, "sec-fetch-site": "same-site", accept: "application/json" } },
-      );
+      const read = await fetch(`${server.url}/admin/graphql/?query=${encodeURIComponent("{ members { email } }")}`, {
+        headers: {
+          cookie: ownerCookie,
+          origin: sameSiteOrigin,
+          "sec-fetch-site": "same-site",
+          accept: "application/json",
+        },
+      });
       expect(corsOf(read.headers)).toEqual({});
-      const session = await server.get("/admin/api/session", undefined, { cookie: ownerCookie, origin: sameSiteOrigin });
+      const session = await server.get("/admin/api/session", undefined, {
+        cookie: ownerCookie,
+        origin: sameSiteOrigin,
+      });
       expect(session.status).toBe(200);
       expect(corsOf(session.headers)).toEqual({});
     });

@@ -7,12 +7,7 @@ import { startTestServer, type TestServer } from "./helpers/server.js";
 
 type Auth = { token?: string; cookie?: string };
 
-const post = async (
-  server: TestServer,
-  body: unknown,
-  auth: Auth,
-  accept = "application/graphql-response+json",
-) => {
+const post = async (server: TestServer, body: unknown, auth: Auth, accept = "application/graphql-response+json") => {
   const response = await fetch(`${server.url}/admin/graphql/`, {
     method: "POST",
     headers: {
@@ -63,12 +58,17 @@ describe("GraphQL limits", () => {
     const refused = await statementsFor(`{ ${aliases} }`, { token: readOnly.token });
     expect(refused.status).toBe(400);
     expect(refused.body.data).toBeUndefined();
-    expect(refused.body.errors.map((error: { message: string; extensions: unknown }) => [error.message, error.extensions])).toEqual([
+    expect(
+      refused.body.errors.map((error: { message: string; extensions: unknown }) => [error.message, error.extensions]),
+    ).toEqual([
       [
         "The operation asks for 5000 top-level fields; at most 20 are allowed (split it)",
         { code: "too_many_root_fields", max_root_fields: 20 },
       ],
-      ["The operation uses 5000 aliases; at most 30 are allowed (split it)", { code: "too_many_aliases", max_aliases: 30 }],
+      [
+        "The operation uses 5000 aliases; at most 30 are allowed (split it)",
+        { code: "too_many_aliases", max_aliases: 30 },
+      ],
       [
         "The query is too expensive: its estimated cost is 160000, at most 50000 is allowed (lower the limits or ask for fewer fields)",
         { code: "query_too_expensive", cost: 160000, max_cost: 50000 },
@@ -81,7 +81,8 @@ describe("GraphQL limits", () => {
     // 20 root fields, no alias over the cap, but each a page, a count and a search of 1,000 rows.
     const searches = Array.from(
       { length: 20 },
-      (_, i) => `a${i}: checkouts(limit: 1000, q: "no such text") { count items { id supporter { id } campaign { id } } }`,
+      (_, i) =>
+        `a${i}: checkouts(limit: 1000, q: "no such text") { count items { id supporter { id } campaign { id } } }`,
     ).join(" ");
     const refused = await post(server, { query: `{ ${searches} }` }, { token: tenant.token });
     expect(refused.status).toBe(400);
@@ -89,7 +90,9 @@ describe("GraphQL limits", () => {
     expect(refused.body.errors[0].extensions).toEqual({ code: "query_too_expensive", cost: 141020, max_cost: 50000 });
     const one = await post(
       server,
-      { query: `{ checkouts(limit: 1000, q: "no such text") { count items { id supporter { id } campaign { id } } } }` },
+      {
+        query: `{ checkouts(limit: 1000, q: "no such text") { count items { id supporter { id } campaign { id } } } }`,
+      },
       { token: tenant.token },
     );
     expect(one.body).toEqual({ data: { checkouts: { count: 0, items: [] } } });
@@ -130,7 +133,9 @@ describe("GraphQL limits", () => {
       const response = await post(bounded, { query }, { token: other.token });
       expect(response.status).toBe(200);
       expect(bounded.queries.length).toBeLessThanOrEqual(authentication + 3);
-      const codes = new Set(response.body.errors.map((error: { extensions: { code: string } }) => error.extensions.code));
+      const codes = new Set(
+        response.body.errors.map((error: { extensions: { code: string } }) => error.extensions.code),
+      );
       expect([...codes]).toEqual(["too_many_statements"]);
       expect(response.body.errors[0].message).toBe(
         "This request needs more than 3 database statements; ask for fewer fields or aliases, or split it",
@@ -186,7 +191,11 @@ describe("GraphQL limits", () => {
       const shallow = await startTestServer({ graphqlLimits: { ...server.config.graphqlLimits, maxDepth: 3 } });
       try {
         const other = await fakeTenant(shallow.database.db);
-        const data = await post(shallow, { query: "{ checkouts { items { campaign { id } } } }" }, { token: other.token });
+        const data = await post(
+          shallow,
+          { query: "{ checkouts { items { campaign { id } } } }" },
+          { token: other.token },
+        );
         expect(data.status).toBe(400);
         expect(data.body.errors[0]).toMatchObject({
           message: "The query is nested too deeply: at most 3 levels are allowed",
@@ -228,7 +237,9 @@ describe("GraphQL limits", () => {
     it("refuses a NUL in variables or in a string argument, and runs nothing", async () => {
       const variable = await post(server, { query: QUERY, variables: { q: "a\u0000b" } }, { token: tenant.token });
       expect(variable.status).toBe(400);
-      expect(variable.body).toEqual(refusal('The "variables" parameter contains a NUL character, which no field accepts'));
+      expect(variable.body).toEqual(
+        refusal('The "variables" parameter contains a NUL character, which no field accepts'),
+      );
       const viaGet = await fetch(
         `${server.url}/admin/graphql/?query=${encodeURIComponent(QUERY)}&variables=${encodeURIComponent('{"q":"a\\u0000"}')}`,
         { headers: { authorization: `Bearer ${tenant.token}`, accept: "application/json" } },

@@ -7,8 +7,8 @@ import { createYoga, type Plugin } from "graphql-yoga";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { memberships, organizations } from "../db/schema.js";
-import { readBearer } from "../http/auth.js";
 import { withStatementBudget } from "../db/statement-budget.js";
+import { readBearer } from "../http/auth.js";
 import { AppError } from "../http/errors.js";
 import { containsNul } from "../http/nul.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
@@ -80,7 +80,11 @@ function checkParameters(request: FastifyRequest) {
       throw new Refusal(400, "invalid_request", `The "${name}" parameter must be a JSON object`);
     }
     if (containsNul(value)) {
-      throw new Refusal(400, "invalid_request", `The "${name}" parameter contains a NUL character, which no field accepts`);
+      throw new Refusal(
+        400,
+        "invalid_request",
+        `The "${name}" parameter contains a NUL character, which no field accepts`,
+      );
     }
   }
   if (containsNul(source)) {
@@ -101,7 +105,10 @@ function graphiqlPage() {
     if (!page) {
       const html = renderGraphiQL(options);
       const hashes = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(
-        (match) => `'sha256-${createHash("sha256").update(match[1] ?? "").digest("base64")}'`,
+        (match) =>
+          `'sha256-${createHash("sha256")
+            .update(match[1] ?? "")
+            .digest("base64")}'`,
       );
       const csp = [
         "default-src 'none'",

@@ -12,7 +12,7 @@ const PREFLIGHT_MAX_AGE_SECONDS = "600";
  * CORS for applications' browser code, never for cookies (no Access-Control-Allow-Credentials, ever).
  * A preflight carries no token, so it is granted to any origin that some registered application
  * declares; the response itself names the origin only when it belongs to the token's application
- * (or, for a 401 to a token that names no application, when any application declares it).
+ * (or, for a refusal (401, 403) that names no application, when any application declares it).
  */
 export function registerCors(app: FastifyInstance, db: Db) {
   app.addHook("onRequest", async (request, reply) => {
@@ -39,9 +39,9 @@ export function registerCors(app: FastifyInstance, db: Db) {
       return payload;
     }
     if (!CORS_ROUTES.test(request.url.split("?")[0] ?? "")) return payload;
-    // A refused token names no application; its 401 may still reach any declared origin (it shows nothing).
+    // A refused token (401, 403) names no application; the refusal may reach any declared origin (it shows nothing).
     const applicationId = request.auth?.applicationId;
-    if (applicationId === undefined && reply.statusCode !== 401) return payload;
+    if (applicationId === undefined && reply.statusCode !== 401 && reply.statusCode !== 403) return payload;
     if (await isDeclaredOrigin(db, origin, applicationId)) {
       reply.header("access-control-allow-origin", origin);
       reply.header("access-control-expose-headers", "www-authenticate, retry-after, ratelimit, ratelimit-policy");

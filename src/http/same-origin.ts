@@ -32,9 +32,7 @@ export function sameOriginGuard(config: Config): onRequestAsyncHookHandler {
     const origin = request.headers.origin;
     const site = request.headers["sec-fetch-site"];
     const foreign =
-      origin !== undefined
-        ? !allowed.has(origin)
-        : site !== undefined && site !== "same-origin" && site !== "none";
+      origin !== undefined ? !allowed.has(origin) : site !== undefined && site !== "same-origin" && site !== "none";
     if (foreign) {
       throw new AppError(
         "cross_origin_refused",
