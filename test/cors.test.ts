@@ -193,6 +193,19 @@ describe("cross-origin requests", () => {
         body: "csrf=x",
       });
       expect(logout.status).toBe(403);
+      // Our own pages post with "Origin: null" (Referrer-Policy: no-referrer): Sec-Fetch-Site decides.
+      const opaque = await fetch(`${server.url}/oauth/logout/`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          cookie: ownerCookie,
+          origin: "null",
+          "sec-fetch-site": "cross-site",
+        },
+        body: "csrf=x",
+      });
+      expect(opaque.status).toBe(403);
+      expect(await opaque.json()).toEqual(refusal("null"));
       expect((await server.get("/admin/api/session", undefined, { cookie: ownerCookie })).status).toBe(200);
     });
   });

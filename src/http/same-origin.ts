@@ -21,7 +21,7 @@ function usesCookie(request: FastifyRequest, path: string): boolean {
  * Second line of defence after "no CORS for cookies": a state-changing request that the session
  * cookie authenticates must come from one of our own origins. Another port or subdomain of the same
  * site is another origin (the browser still sends SameSite cookies to it), so Sec-Fetch-Site only
- * decides when a browser sent no Origin. Clients that send neither are not browsers, so no CSRF.
+ * decides when a browser sent no Origin, or "null". Clients that send neither are not browsers.
  */
 export function sameOriginGuard(config: Config): onRequestAsyncHookHandler {
   const allowed = ownOrigins(config);
@@ -31,8 +31,13 @@ export function sameOriginGuard(config: Config): onRequestAsyncHookHandler {
     if (!usesCookie(request, request.routeOptions.url ?? "")) return;
     const origin = request.headers.origin;
     const site = request.headers["sec-fetch-site"];
+    // Pages with Referrer-Policy: no-referrer (ours) post forms with "Origin: null"; Sec-Fetch-Site decides those.
     const foreign =
-      origin !== undefined ? !allowed.has(origin) : site !== undefined && site !== "same-origin" && site !== "none";
+      origin !== undefined && origin !== "null"
+        ? !allowed.has(origin)
+        : site === undefined
+          ? origin === "null"
+          : site !== "same-origin" && site !== "none";
     if (foreign) {
       throw new AppError(
         "cross_origin_refused",
