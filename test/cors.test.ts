@@ -206,6 +206,14 @@ describe("cross-origin requests", () => {
       });
       expect(opaque.status).toBe(403);
       expect(await opaque.json()).toEqual(refusal("null"));
+      // The client-authenticated endpoints take no cookie: they answer in OAuth form from anywhere.
+      const token = await fetch(`${server.url}/oauth/token/`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://evil.example" },
+        body: "grant_type=refresh_token&refresh_token=x&client_id=nope&client_secret=nope",
+      });
+      expect(token.status).toBe(401);
+      expect((await token.json()).error).toBe("invalid_client");
       expect((await server.get("/admin/api/session", undefined, { cookie: ownerCookie })).status).toBe(200);
     });
   });

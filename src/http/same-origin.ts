@@ -3,8 +3,12 @@ import type { Config } from "../config.js";
 import { AppError } from "./errors.js";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
-/** Routes a browser reaches with the session cookie (or the login form's cookie). */
-const COOKIE_ROUTES = [/^\/admin\//, /^\/oauth\/(authorize|login|logout)\/?$/];
+/**
+ * Routes a browser reaches with the session cookie (or the login form's cookie): the admin panel's
+ * and the authorization server's pages, present and future. The client-authenticated OAuth
+ * endpoints (RFC 6749 token, RFC 7009 revocation, RFC 7662 introspection) take no cookie.
+ */
+const COOKIE_ROUTES = [/^\/admin\//, /^\/oauth\/(?!(token|revoke|introspect)\/?$)/];
 
 /** The origins this server is served from: the admin panel's and the authorization server's. */
 export function ownOrigins(config: Config): Set<string> {
