@@ -7,13 +7,16 @@ import { adminPageRoutes } from "./admin/admin-pages.routes.js";
 import { adminSessionRoutes } from "./admin/admin-session.routes.js";
 import type { Config } from "./config.js";
 import type { Database } from "./db/client.js";
-import { graphqlRoutes } from "./graphql/graphql.routes.js";
+import { GRAPHQL_PATH, graphqlRoutes } from "./graphql/graphql.routes.js";
 import { answerClientError } from "./http/client-errors.js";
+import { registerCors } from "./http/cors.js";
 import { AppError } from "./http/errors.js";
 import { healthRoutes } from "./http/health.routes.js";
+import { containsNul } from "./http/nul.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { problemOf, RETRY_AFTER_SECONDS, sendProblem, toProblem } from "./http/problem.js";
 import { ProblemSchema } from "./http/problem-schema.js";
+import { sameOriginGuard } from "./http/same-origin.js";
 import { type LimitStore, openLimitStore } from "./limits/rate-limiter.js";
 import { campaignRoutes } from "./modules/campaigns/campaigns.routes.js";
 import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
@@ -37,15 +40,6 @@ function asOAuthError(error: unknown): OAuthError | null {
   const status = error instanceof AppError ? error.status : (error as { statusCode?: number })?.statusCode;
   if (typeof status !== "number" || status < 400 || status >= 500) return null;
   return new OAuthError("invalid_request", (error as Error).message);
-}
-
-function containsNul(value: unknown, depth = 0): boolean {
-  if (typeof value === "string") return value.includes("\u0000");
-  if (depth > 32 || value === null || typeof value !== "object") return false;
-  for (const [key, item] of Object.entries(value)) {
-    if (key.includes("\u0000") || containsNul(item, depth + 1)) return true;
-  }
-  return false;
 }
 
 export interface AppDependencies {
@@ -139,11 +133,16 @@ export async function buildApp({
     },
   });
   // PostgreSQL text cannot hold NUL; refuse it up front rather than fail in the database.
+  // GraphQL checks its own parameters, to answer in the GraphQL error shape.
   app.addHook("preValidation", async (request) => {
+    if (request.routeOptions.url === GRAPHQL_PATH) return;
     if (containsNul(request.query) || containsNul(request.body) || containsNul(request.params)) {
       throw new AppError("invalid_request", 400, "The request contains a NUL character, which no field accepts");
     }
   });
+  // No CORS for cookies; cookie routes refuse state changes from other origins; tokens get CORS for their app.
+  app.addHook("onRequest", sameOriginGuard(config));
+  registerCors(app, database.db);
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   await app.register(cookie);
   await registerOpenApi(app, config);

@@ -1,4 +1,5 @@
 import path from "node:path";
+import type { GraphQLLimits } from "./graphql/limits.js";
 
 export interface Config {
   readonly port: number;
@@ -32,6 +33,8 @@ export interface Config {
   readonly maxEventLoopDelayMs: number;
   /** How often (ms) the event-loop delay is sampled for load shedding. */
   readonly eventLoopSampleIntervalMs: number;
+  /** Per-operation limits of the GraphQL endpoint (depth, estimated cost, aliases, root fields, SQL statements). */
+  readonly graphqlLimits: GraphQLLimits;
 }
 
 export class ConfigError extends Error {
@@ -94,6 +97,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     keepAliveTimeoutSeconds: integer(env, "KEEP_ALIVE_TIMEOUT", 72, 1, 3600),
     maxEventLoopDelayMs: integer(env, "MAX_EVENT_LOOP_DELAY", 1000, 0, 60_000),
     eventLoopSampleIntervalMs: integer(env, "EVENT_LOOP_SAMPLE_INTERVAL", 1000, 10, 60_000),
+    graphqlLimits: Object.freeze({
+      maxDepth: integer(env, "GRAPHQL_MAX_DEPTH", 8, 2, 64),
+      maxCost: integer(env, "GRAPHQL_MAX_COST", 50_000, 100, 10_000_000),
+      maxAliases: integer(env, "GRAPHQL_MAX_ALIASES", 30, 0, 10_000),
+      maxRootFields: integer(env, "GRAPHQL_MAX_ROOT_FIELDS", 20, 1, 10_000),
+      maxStatements: integer(env, "GRAPHQL_MAX_STATEMENTS", 100, 10, 100_000),
+    }),
     ...overrides,
   });
 }

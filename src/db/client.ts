@@ -9,6 +9,7 @@ import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
 import { ConfigError, parseDatabaseUrl } from "../config.js";
 import * as schema from "./schema.js";
+import { spendStatement } from "./statement-budget.js";
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -46,12 +47,17 @@ export interface DatabaseOptions {
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  const logger = options.onQuery ? { logQuery: (query: string) => options.onQuery?.(query) } : undefined;
+  const logger = {
+    logQuery(query: string) {
+      spendStatement();
+      options.onQuery?.(query);
+    },
+  };
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, logger);
   return openPglite(options.dataDir, logger);
 }
 
-type QueryLogger = { logQuery(query: string): void } | undefined;
+type QueryLogger = { logQuery(query: string): void };
 
 async function openPostgres(databaseUrl: string, poolSize: number, logger: QueryLogger): Promise<Database> {
   const url = parseDatabaseUrl(databaseUrl);

@@ -1,19 +1,22 @@
+import { createHash } from "node:crypto";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { and, eq } from "drizzle-orm";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { GraphQLError } from "graphql";
+import { type ASTVisitor, GraphQLError, type ValidationContext } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { isDatabaseUnavailable } from "../db/database-unavailable.js";
 import { memberships, organizations } from "../db/schema.js";
+import { withStatementBudget } from "../db/statement-budget.js";
 import { readBearer } from "../http/auth.js";
 import { AppError } from "../http/errors.js";
+import { containsNul } from "../http/nul.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
 import { authenticateAccessToken } from "../oauth/tokens.service.js";
 import { loadSession, SESSION_COOKIE } from "../sessions/sessions.service.js";
 import { type Actor, createLoaders, type GraphQLContext } from "./context.js";
-import { costLimitRule, depthLimitRule } from "./limits.js";
+import { limitRules } from "./limits.js";
 import { schema } from "./schema.js";
 
 export const GRAPHQL_PATH = "/admin/graphql/";
@@ -36,12 +39,106 @@ class Refusal extends Error {
   }
 }
 
-const limits: Plugin = {
-  onValidate({ addValidationRule }) {
-    addValidationRule(depthLimitRule);
-    addValidationRule(costLimitRule);
-  },
-};
+/** A NUL in a string literal of the document would reach PostgreSQL, which cannot store it. */
+function nulLiteralRule(context: ValidationContext): ASTVisitor {
+  return {
+    StringValue(node) {
+      if (node.value.includes("\u0000")) {
+        context.reportError(
+          new GraphQLError("A string argument contains a NUL character, which no field accepts", {
+            nodes: [node],
+            extensions: { code: "invalid_request", http: { status: 400 } },
+          }),
+        );
+      }
+    },
+  };
+}
+
+function limitsPlugin(config: Config): Plugin {
+  const rules = [...limitRules(config.graphqlLimits), nulLiteralRule];
+  return {
+    onValidate({ addValidationRule }) {
+      for (const rule of rules) addValidationRule(rule);
+    },
+  };
+}
+
+/** graphql-over-HTTP parameters: variables and extensions are JSON objects, and no string holds a NUL. */
+function checkParameters(request: FastifyRequest) {
+  const source = (request.method === "GET" ? request.query : request.body) as Record<string, unknown> | undefined;
+  if (!source || typeof source !== "object") return;
+  for (const name of ["variables", "extensions"]) {
+    let value = source[name];
+    if (request.method === "GET" && typeof value === "string" && value !== "") {
+      try {
+        value = JSON.parse(value);
+      } catch {
+        throw new Refusal(400, "invalid_request", `The "${name}" parameter is not valid JSON`);
+      }
+    }
+    if (value !== undefined && value !== null && value !== "" && (typeof value !== "object" || Array.isArray(value))) {
+      throw new Refusal(400, "invalid_request", `The "${name}" parameter must be a JSON object`);
+    }
+    if (containsNul(value)) {
+      throw new Refusal(
+        400,
+        "invalid_request",
+        `The "${name}" parameter contains a NUL character, which no field accepts`,
+      );
+    }
+  }
+  if (containsNul(source)) {
+    throw new Refusal(400, "invalid_request", "The request contains a NUL character, which no field accepts");
+  }
+}
+
+/**
+ * GraphiQL's page is inline scripts and styles: its Content-Security-Policy allows exactly those
+ * scripts (by hash, computed once per rendering), and no page may frame it.
+ */
+function graphiqlPage() {
+  const pages = new Map<string, { html: string; csp: string }>();
+  let latest: { html: string; csp: string } | undefined;
+  const render: typeof renderGraphiQL = (options) => {
+    const key = JSON.stringify(options ?? {});
+    let page = pages.get(key);
+    if (!page) {
+      const html = renderGraphiQL(options);
+      const hashes = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(
+        (match) =>
+          `'sha256-${createHash("sha256")
+            .update(match[1] ?? "")
+            .digest("base64")}'`,
+      );
+      const csp = [
+        "default-src 'none'",
+        `script-src ${hashes.join(" ")}`,
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "worker-src 'self' blob:",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+      ].join("; ");
+      page = { html, csp };
+      pages.set(key, page);
+    }
+    latest = page;
+    return page.html;
+  };
+  return {
+    render,
+    headers: (): Record<string, string> => ({
+      "content-security-policy": latest?.csp ?? "default-src 'none'; frame-ancestors 'none'",
+      "x-frame-options": "DENY",
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+    }),
+  };
+}
 
 /** Bearer token (an installed application) or session cookie (a member), and the organization. */
 async function authenticate(
@@ -57,6 +154,8 @@ async function authenticate(
         "www-authenticate": 'Bearer realm="api", error="invalid_token"',
       });
     }
+    // CORS reads the token's application from here, as for REST.
+    request.auth = context;
     return {
       db,
       actor: { kind: "application", applicationId: context.applicationId, permissions: context.permissions },
@@ -116,14 +215,17 @@ async function authenticate(
 }
 
 export function graphqlRoutes(app: FastifyInstance, db: Db, config: Config, links: DocumentLinks) {
+  const graphiql = graphiqlPage();
   const yoga = createYoga<ServerContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     logging: false,
     landingPage: false,
-    renderGraphiQL,
+    // Never CORS here: yoga's default echoes any origin with credentials. Token CORS is src/http/cors.ts.
+    cors: false,
+    renderGraphiQL: graphiql.render,
     graphiql: { title: "Donata GraphQL" },
-    plugins: [limits],
+    plugins: [limitsPlugin(config)],
     context: ({ context }) => {
       if (!context) throw new Refusal(401, "invalid_token", "Not authenticated");
       return { ...context, config, links, loaders: createLoaders(db, context.scope.organizationId) };
@@ -139,10 +241,15 @@ export function graphqlRoutes(app: FastifyInstance, db: Db, config: Config, link
         }
         if (error instanceof GraphQLError && !original) return error;
         // Variable values the schema's types refuse (coercion) are the client's mistake, not ours.
-        if (original instanceof GraphQLError) {
-          return new GraphQLError(original.message, {
-            ...(error as GraphQLError),
-            extensions: { ...original.extensions, code: "invalid_request" },
+        if (original instanceof GraphQLError && error instanceof GraphQLError) {
+          // The outer message names the variable; the inner one only the type.
+          return new GraphQLError(error.message, {
+            nodes: error.nodes,
+            source: error.source,
+            positions: error.positions,
+            path: error.path,
+            // graphql-over-HTTP: 400 for application/graphql-response+json, 200 for application/json.
+            extensions: { ...original.extensions, code: "invalid_request", http: { status: 400, spec: true } },
           });
         }
         if (isDatabaseUnavailable(original ?? error)) {
@@ -171,6 +278,7 @@ export function graphqlRoutes(app: FastifyInstance, db: Db, config: Config, link
       }
       if (!wantsPage && request.method !== "OPTIONS") {
         try {
+          checkParameters(request);
           context = { ...(await authenticate(db, request)), config } as ServerContext["context"];
         } catch (error) {
           if (!(error instanceof Refusal)) throw error;
@@ -181,10 +289,13 @@ export function graphqlRoutes(app: FastifyInstance, db: Db, config: Config, link
             .send({ errors: [{ message: error.message, extensions: { code: error.code } }] });
         }
       }
-      const response = await yoga.handleNodeRequestAndResponse(request, reply, { request, reply, context });
+      const response = await withStatementBudget(config.graphqlLimits.maxStatements, async () =>
+        yoga.handleNodeRequestAndResponse(request, reply, { request, reply, context }),
+      );
       response.headers.forEach((value, key) => {
         reply.header(key, value);
       });
+      if (wantsPage && response.headers.get("content-type")?.startsWith("text/html")) reply.headers(graphiql.headers());
       reply.status(response.status);
       reply.send(response.body);
       return reply;
