@@ -103,7 +103,10 @@ describe("sign-in throttling", () => {
     const loginPage = async () => {
       const page = await browser.request(`/oauth/authorize/?${query}`, { headers: { "x-forwarded-for": address } });
       expect(page.status).toBe(200);
-      return { fields: hiddenFields(page.html), cookie: `donata_login_csrf=${browser.cookies.get("donata_login_csrf")}` };
+      return {
+        fields: hiddenFields(page.html),
+        cookie: `donata_login_csrf=${browser.cookies.get("donata_login_csrf")}`,
+      };
     };
     const login = await loginPage();
     // Every attempt posts the same form with its own cookie header, as parallel tabs would.

@@ -48,10 +48,7 @@ export async function countCredentialAttempt(
   }
   return {
     async succeeded() {
-      await Promise.all([
-        store.reset(rules.signInAccount, accountKey),
-        store.reward(rules.signInAddress, addressKey),
-      ]);
+      await Promise.all([store.reset(rules.signInAccount, accountKey), store.reward(rules.signInAddress, addressKey)]);
     },
   };
 }
@@ -61,7 +58,11 @@ export async function countCredentialAttempt(
  * Unknown email and wrong password read the same and cost the same; the attempt is counted
  * against the account (its id once known) and the client address before the hash is checked.
  */
-export async function signIn(db: Db, throttle: CredentialThrottle, input: { email: string; password: string; address: string }) {
+export async function signIn(
+  db: Db,
+  throttle: CredentialThrottle,
+  input: { email: string; password: string; address: string },
+) {
   const user = await findUserByEmail(db, input.email);
   const attempt = await countCredentialAttempt(throttle, {
     account: user ? { userId: user.id } : { email: input.email },
