@@ -378,7 +378,13 @@ describe("donata CLI", () => {
 
       // Found by email whatever its case; no password needed.
       const added = json(await cli("user", "create", "--email", email.toLowerCase(), "--org", second, "--json"));
-      expect(added).toEqual({ id: created.id, email: email.toLowerCase(), created: false, organization: second, role: "member" });
+      expect(added).toEqual({
+        id: created.id,
+        email: email.toLowerCase(),
+        created: false,
+        organization: second,
+        role: "member",
+      });
 
       // A password given for an existing user, even one too short for a new user, is ignored.
       const promoted = json(
