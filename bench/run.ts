@@ -58,7 +58,7 @@ async function runAppChild() {
   if (!databaseUrl || !process.send) throw new Error("BENCH_ROLE=app is started by bench/run.ts only");
   // The load comes from one token and one address: limits far above it, so the figures measure the
   // API (each request still pays for its rate-limit counter), never 429s.
-  const unlimited = "1000000000/1s";
+  const unlimited = "999999999/1s";
   const config = loadConfig(
     {
       LOG_LEVEL: "silent",
@@ -910,7 +910,7 @@ on every request, so each request also runs the token lookup.
 
 ## Method
 
-- **Application**: \`buildApp\` from src/app.ts with \`loadConfig({ LOG_LEVEL: "silent", RATE_LIMIT_*: "1000000000/1s" }, …)\` (rate limits
+- **Application**: \`buildApp\` from src/app.ts with \`loadConfig({ LOG_LEVEL: "silent", RATE_LIMIT_*: "999999999/1s" }, …)\` (rate limits
   far above the load, which comes from one token and one address; each request still updates its counter) and a PostgreSQL pool of
   ${app.poolSize} connections (the default \`DATABASE_POOL_SIZE\`), listening on an ephemeral port of 127.0.0.1 in a
   **child process** (bench/run.ts started with \`BENCH_ROLE=app\`).

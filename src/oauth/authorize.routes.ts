@@ -183,7 +183,7 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
         : "/";
       return reply.code(303).header("cache-control", "no-store").redirect(next);
     } catch (error) {
-      if (error instanceof AppError && (error.status === 401 || error.status === 429)) {
+      if (error instanceof AppError && [401, 429, 503].includes(error.status)) {
         if (error.headers) reply.headers(error.headers);
         return renderLogin(reply, error.status, params, { error: error.message, email });
       }

@@ -39,7 +39,19 @@ export async function countCredentialAttempt(
   const [account, address] = await Promise.all([
     store.consume(rules.signInAccount, accountKey),
     store.consume(rules.signInAddress, addressKey),
-  ]);
+  ]).catch((error: unknown) => {
+    // Unlike ordinary requests, a credential is never checked uncounted.
+    throw new AppError(
+      "sign_in_unavailable",
+      503,
+      "Sign-in is unavailable for a moment. Try again shortly.",
+      undefined,
+      {
+        cause: error,
+        headers: { "retry-after": "5" },
+      },
+    );
+  });
   const refused = [account, address].find((outcome) => !outcome.allowed);
   if (refused) {
     throw new AppError("too_many_attempts", 429, TOO_MANY_ATTEMPTS, undefined, {
