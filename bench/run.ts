@@ -56,7 +56,20 @@ const BACKGROUND_SECONDS = 3;
 async function runAppChild() {
   const databaseUrl = process.env.BENCH_APP_DATABASE_URL;
   if (!databaseUrl || !process.send) throw new Error("BENCH_ROLE=app is started by bench/run.ts only");
-  const config = loadConfig({ LOG_LEVEL: "silent" }, { databaseUrl, host: "127.0.0.1", port: 0 });
+  // The load comes from one token and one address: limits far above it, so the figures measure the
+  // API (each request still pays for its rate-limit counter), never 429s.
+  const unlimited = "999999999/1s";
+  const config = loadConfig(
+    {
+      LOG_LEVEL: "silent",
+      RATE_LIMIT_TOKEN: unlimited,
+      RATE_LIMIT_SESSION: unlimited,
+      RATE_LIMIT_IP: unlimited,
+      RATE_LIMIT_SIGN_IN_ACCOUNT: unlimited,
+      RATE_LIMIT_SIGN_IN_ADDRESS: unlimited,
+    },
+    { databaseUrl, host: "127.0.0.1", port: 0 },
+  );
   const database = await openDatabase({
     databaseUrl,
     dataDir: config.dataDir,
@@ -897,7 +910,8 @@ on every request, so each request also runs the token lookup.
 
 ## Method
 
-- **Application**: \`buildApp\` from src/app.ts with \`loadConfig({ LOG_LEVEL: "silent" }, …)\` and a PostgreSQL pool of
+- **Application**: \`buildApp\` from src/app.ts with \`loadConfig({ LOG_LEVEL: "silent", RATE_LIMIT_*: "999999999/1s" }, …)\` (rate limits
+  far above the load, which comes from one token and one address; each request still updates its counter) and a PostgreSQL pool of
   ${app.poolSize} connections (the default \`DATABASE_POOL_SIZE\`), listening on an ephemeral port of 127.0.0.1 in a
   **child process** (bench/run.ts started with \`BENCH_ROLE=app\`).
 - **Baseline**: bench/baseline-server.ts, another child process: a bare \`Fastify({ logger: false })\` with one route,

@@ -17,6 +17,7 @@ import { registerOpenApi } from "./http/openapi.js";
 import { problemOf, RETRY_AFTER_SECONDS, sendProblem, toProblem } from "./http/problem.js";
 import { ProblemSchema } from "./http/problem-schema.js";
 import { sameOriginGuard } from "./http/same-origin.js";
+import { registerRateLimits } from "./limits/rate-limit.hooks.js";
 import { type LimitStore, openLimitStore } from "./limits/rate-limiter.js";
 import { campaignRoutes } from "./modules/campaigns/campaigns.routes.js";
 import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
@@ -75,6 +76,8 @@ export async function buildApp({
     },
     // What Node's parser refuses (431, malformed request line or chunking, timeouts) as problem+json too.
     clientErrorHandler: answerClientError,
+    // The client address is the socket's unless TRUST_PROXY names the proxies whose X-Forwarded-For counts.
+    trustProxy: config.trustProxy ?? false,
     // Router-level refusals (a malformed percent-encoding, an over-long path segment) as problem bodies too.
     frameworkErrors: (error, _request, reply) => {
       const status = (error as { statusCode?: number }).statusCode ?? 400;
@@ -145,6 +148,7 @@ export async function buildApp({
   registerCors(app, database.db);
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   await app.register(cookie);
+  registerRateLimits(app, limits, config.rateLimits);
   await registerOpenApi(app, config);
 
   healthRoutes(app, database);
@@ -164,10 +168,11 @@ export async function buildApp({
   documentRoutes(app, giving);
   donatePageRoutes(app, giving);
   givingRoutes(app, giving);
+  const signInThrottle = { store: limits, rules: config.rateLimits };
   tokenRoutes(app, db, config);
-  authorizeRoutes(app, db, config);
+  authorizeRoutes(app, db, config, signInThrottle);
   graphqlRoutes(app, db, config, giving.links);
-  adminSessionRoutes(app, db, config);
+  adminSessionRoutes(app, db, config, signInThrottle);
   adminExportRoutes(app, db);
   await adminPageRoutes(app, db, config.authUrl);
   return app;

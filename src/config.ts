@@ -1,5 +1,21 @@
+import { isIP } from "node:net";
 import path from "node:path";
 import type { GraphQLLimits } from "./graphql/limits.js";
+import type { LimitRule } from "./limits/rate-limiter.js";
+
+/** Every rate limit of the server (see docs/security.md); each is "points per window" for one key. */
+export interface RateLimitRules {
+  /** Requests per access token (REST /api/v1/ and GraphQL with a bearer token). */
+  readonly token: LimitRule;
+  /** Requests per admin session (admin panel, GraphQL with the cookie, CSV export). */
+  readonly session: LimitRule;
+  /** Requests per client address to unauthenticated endpoints (OAuth, public checkout, donate page, documents). */
+  readonly ip: LimitRule;
+  /** Sign-in attempts per account (its id once known, else the normalised email); a success clears them. */
+  readonly signInAccount: LimitRule;
+  /** Failed sign-in attempts per client address, whatever the account. */
+  readonly signInAddress: LimitRule;
+}
 
 export interface Config {
   readonly port: number;
@@ -35,6 +51,12 @@ export interface Config {
   readonly eventLoopSampleIntervalMs: number;
   /** Per-operation limits of the GraphQL endpoint (depth, estimated cost, aliases, root fields, SQL statements). */
   readonly graphqlLimits: GraphQLLimits;
+  readonly rateLimits: RateLimitRules;
+  /**
+   * Proxies whose X-Forwarded-For is believed (Fastify's trustProxy: addresses and CIDRs, comma
+   * separated); undefined: the client address is the socket's, and X-Forwarded-For is ignored.
+   */
+  readonly trustProxy: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -104,6 +126,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxRootFields: integer(env, "GRAPHQL_MAX_ROOT_FIELDS", 20, 1, 10_000),
       maxStatements: integer(env, "GRAPHQL_MAX_STATEMENTS", 100, 10, 100_000),
     }),
+    rateLimits: Object.freeze({
+      token: limitRule(env, "RATE_LIMIT_TOKEN", "api_token", "6000/1m"),
+      session: limitRule(env, "RATE_LIMIT_SESSION", "session", "1200/1m"),
+      ip: limitRule(env, "RATE_LIMIT_IP", "client_ip", "600/1m"),
+      signInAccount: limitRule(env, "RATE_LIMIT_SIGN_IN_ACCOUNT", "sign_in_account", "5/15m"),
+      signInAddress: limitRule(env, "RATE_LIMIT_SIGN_IN_ADDRESS", "sign_in_address", "30/15m"),
+    }),
+    trustProxy: trustProxy(env),
     ...overrides,
   });
 }
@@ -118,6 +148,49 @@ function timeouts(env: NodeJS.ProcessEnv) {
     );
   }
   return { headersTimeoutSeconds, requestTimeoutSeconds };
+}
+
+const UNIT_SECONDS = { s: 1, m: 60, h: 3600 } as const;
+
+/** "<points>/<window>", the window a number and a unit: "600/1m", "20/1s", "5/15m", "1000/1h". */
+export function parseLimitRule(name: string, raw: string): LimitRule {
+  const match = /^(\d{1,9})\/(\d{1,5})(s|m|h)$/.exec(raw.replace(/\s+/g, ""));
+  const points = Number(match?.[1]);
+  const durationSeconds = Number(match?.[2]) * UNIT_SECONDS[(match?.[3] ?? "s") as keyof typeof UNIT_SECONDS];
+  if (!match || points < 1 || durationSeconds < 1 || durationSeconds > 86400) {
+    throw new ConfigError(`must be "<requests>/<window>" such as "600/1m" (window in s, m or h, at most 24h)`);
+  }
+  return Object.freeze({ name, points, durationSeconds });
+}
+
+function limitRule(env: NodeJS.ProcessEnv, variable: string, name: string, fallback: string): LimitRule {
+  const raw = env[variable] || fallback;
+  try {
+    return parseLimitRule(name, raw);
+  } catch (error) {
+    throw new ConfigError(`${variable} ${(error as Error).message}, got "${raw}"`);
+  }
+}
+
+// proxy-addr's names for the loopback, link-local and private ranges.
+const PROXY_RANGE_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+function trustProxy(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.TRUST_PROXY?.trim();
+  if (!raw) return undefined;
+  const entries = raw.split(",").map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address = "", prefix, extra] = entry.split("/");
+    const family = isIP(address);
+    const maxPrefix = family === 6 ? 128 : 32;
+    const validPrefix = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= maxPrefix);
+    if (!PROXY_RANGE_NAMES.has(entry) && (family === 0 || !validPrefix || extra !== undefined)) {
+      throw new ConfigError(
+        `TRUST_PROXY must list proxy addresses or CIDR ranges separated by commas (e.g. "10.0.0.1,192.168.0.0/16"), got "${raw}"`,
+      );
+    }
+  }
+  return entries.join(",");
 }
 
 function redisUrl(env: NodeJS.ProcessEnv): string | undefined {

@@ -367,11 +367,24 @@ describe("donata CLI", () => {
           "--json",
         ),
       );
-      expect(created).toEqual({ id: expect.any(Number), email, created: true, organization: first, role: "owner" });
+      // Stored in its one normalised form (normalizeEmail), so every spelling finds the same account.
+      expect(created).toEqual({
+        id: expect.any(Number),
+        email: email.toLowerCase(),
+        created: true,
+        organization: first,
+        role: "owner",
+      });
 
       // Found by email whatever its case; no password needed.
       const added = json(await cli("user", "create", "--email", email.toLowerCase(), "--org", second, "--json"));
-      expect(added).toEqual({ id: created.id, email, created: false, organization: second, role: "member" });
+      expect(added).toEqual({
+        id: created.id,
+        email: email.toLowerCase(),
+        created: false,
+        organization: second,
+        role: "member",
+      });
 
       // A password given for an existing user, even one too short for a new user, is ignored.
       const promoted = json(
@@ -389,7 +402,13 @@ describe("donata CLI", () => {
           "--json",
         ),
       );
-      expect(promoted).toEqual({ id: created.id, email, created: false, organization: second, role: "admin" });
+      expect(promoted).toEqual({
+        id: created.id,
+        email: email.toLowerCase(),
+        created: false,
+        organization: second,
+        role: "admin",
+      });
 
       const stored = await readDatabase(async (db) => {
         const rows = await db

@@ -12,7 +12,7 @@ import {
   loadSession,
   SESSION_COOKIE,
 } from "../sessions/sessions.service.js";
-import { INVALID_CREDENTIALS, signIn } from "../sessions/sign-in.service.js";
+import { type CredentialThrottle, INVALID_CREDENTIALS, signIn } from "../sessions/sign-in.service.js";
 
 const SessionBody = Type.Object(
   {
@@ -73,7 +73,7 @@ function requireJson(request: FastifyRequest) {
  * The admin panel's sign-in: the same accounts, throttling and session cookie as the
  * authorization server's login page, as JSON for the single-page app.
  */
-export function adminSessionRoutes(app: FastifyInstance, db: Db, config: Config) {
+export function adminSessionRoutes(app: FastifyInstance, db: Db, config: Config, throttle: CredentialThrottle) {
   const tags = ["admin panel"];
   app.get(
     "/admin/api/session",
@@ -104,7 +104,7 @@ export function adminSessionRoutes(app: FastifyInstance, db: Db, config: Config)
     },
     async (request, reply) => {
       const { email, password } = request.body as { email: string; password: string };
-      const user = await signIn(db, { email, password, address: request.ip });
+      const user = await signIn(db, throttle, { email, password, address: request.ip });
       // A new session on every sign-in: a token planted before it is worth nothing after it.
       await destroySession(db, request.cookies[SESSION_COOKIE]);
       const token = await createSession(db, config, user.id);

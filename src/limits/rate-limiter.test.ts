@@ -35,6 +35,14 @@ describe("rate limit store", () => {
     expect(await store.consume(rule, "k")).toMatchObject({ allowed: true, remaining: 4 });
   });
 
+  it("gives back rewarded points (a successful sign-in is not a failure of its address)", async () => {
+    const store = openLimitStore({ db: database.db, namespace: namespace() });
+    await store.consume(rule, "k");
+    await store.consume(rule, "k");
+    await store.reward(rule, "k");
+    expect(await store.consume(rule, "k")).toMatchObject({ allowed: true, remaining: 3 });
+  });
+
   it.runIf(testDatabaseUrl())("shares counters between two processes' connection pools (PostgreSQL)", async () => {
     const other = await openDatabase({ databaseUrl: testDatabaseUrl(), dataDir: "", poolSize: 4 });
     try {

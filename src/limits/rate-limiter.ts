@@ -30,6 +30,8 @@ export interface LimitStore {
   consume(rule: LimitRule, key: string, points?: number): Promise<LimitOutcome>;
   /** The current state without counting. */
   peek(rule: LimitRule, key: string): Promise<LimitOutcome>;
+  /** Gives back points counted earlier (a successful sign-in was not a failure of its address). */
+  reward(rule: LimitRule, key: string, points?: number): Promise<void>;
   /** Forgets the key (a successful sign-in clears the account's failures). */
   reset(rule: LimitRule, key: string): Promise<void>;
   close(): Promise<void>;
@@ -95,6 +97,9 @@ export function openLimitStore(options: LimitStoreOptions): LimitStore {
     async peek(rule, key) {
       const res = await limiterFor(rule).get(key);
       return outcomeOf(rule, res, (res?.consumedPoints ?? 0) < rule.points);
+    },
+    async reward(rule, key, points = 1) {
+      await limiterFor(rule).reward(key, points);
     },
     async reset(rule, key) {
       await limiterFor(rule).delete(key);

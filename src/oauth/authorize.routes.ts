@@ -13,7 +13,7 @@ import {
   type SessionUser,
   tokensEqual,
 } from "../sessions/sessions.service.js";
-import { signIn } from "../sessions/sign-in.service.js";
+import { type CredentialThrottle, signIn } from "../sessions/sign-in.service.js";
 import {
   AUTHORIZE_PARAMETERS,
   type AuthorizeOutcome,
@@ -44,7 +44,7 @@ function authorizeParameters(source: Source): { params: AuthorizeParameters; rep
 const field = (source: Source, name: string) =>
   typeof source[name] === "string" ? (source[name] as string) : undefined;
 
-export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config) {
+export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, throttle: CredentialThrottle) {
   const adminOrigin = new URL(config.baseUrl).origin;
 
   function sendPage(reply: FastifyReply, status: number, html: string) {
@@ -174,7 +174,7 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config) {
     const email = field(body, "email") ?? "";
     const password = field(body, "password") ?? "";
     try {
-      const user = await signIn(db, { email, password, address: request.ip });
+      const user = await signIn(db, throttle, { email, password, address: request.ip });
       const token = await createSession(db, config, user.id);
       reply.setCookie(SESSION_COOKIE, token, cookieOptions(config, config.sessionTtlSeconds));
       reply.clearCookie(LOGIN_CSRF_COOKIE, { path: "/oauth/" });
@@ -183,7 +183,8 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config) {
         : "/";
       return reply.code(303).header("cache-control", "no-store").redirect(next);
     } catch (error) {
-      if (error instanceof AppError && (error.status === 401 || error.status === 429)) {
+      if (error instanceof AppError && [401, 429, 503].includes(error.status)) {
+        if (error.headers) reply.headers(error.headers);
         return renderLogin(reply, error.status, params, { error: error.message, email });
       }
       throw error;

@@ -1,67 +1,88 @@
-import { eq, sql } from "drizzle-orm";
+import type { RateLimitRules } from "../config.js";
 import type { Db } from "../db/client.js";
-import { loginFailures, users } from "../db/schema.js";
 import { AppError } from "../http/errors.js";
-import { hashPassword, verifyPassword } from "../modules/users/users.service.js";
-
-const WINDOW_SECONDS = 15 * 60;
-export const MAX_FAILURES_PER_ACCOUNT = 5;
-export const MAX_FAILURES_PER_ADDRESS = 30;
+import { clientAddressKey } from "../limits/rate-limit.hooks.js";
+import { type LimitStore, rateLimitHeaders } from "../limits/rate-limiter.js";
+import { findUserByEmail, hashPassword, normalizeEmail, verifyPassword } from "../modules/users/users.service.js";
 
 // Verified against when the email is unknown, so both cases cost the same argon2 work.
 let dummyHash: Promise<string> | undefined;
 
 export const INVALID_CREDENTIALS = "The email or password is incorrect.";
+export const TOO_MANY_ATTEMPTS = "Too many failed sign-in attempts. Try again later.";
 
-async function failuresOf(db: Db, key: string): Promise<number> {
-  const [row] = await db
-    .select({
-      count: sql<number>`case when ${loginFailures.windowStartDate} > now() - make_interval(secs => ${WINDOW_SECONDS}) then ${loginFailures.count} else 0 end`,
-    })
-    .from(loginFailures)
-    .where(eq(loginFailures.key, key));
-  return Number(row?.count ?? 0);
+/** The counters of credential attempts and the rules they follow. */
+export interface CredentialThrottle {
+  store: LimitStore;
+  rules: Pick<RateLimitRules, "signInAccount" | "signInAddress">;
 }
 
-async function recordFailure(db: Db, key: string) {
-  await db
-    .insert(loginFailures)
-    .values({ key, count: 1, windowStartDate: sql`now()` })
-    .onConflictDoUpdate({
-      target: loginFailures.key,
-      set: {
-        count: sql`case when ${loginFailures.windowStartDate} > now() - make_interval(secs => ${WINDOW_SECONDS}) then ${loginFailures.count} + 1 else 1 end`,
-        windowStartDate: sql`case when ${loginFailures.windowStartDate} > now() - make_interval(secs => ${WINDOW_SECONDS}) then ${loginFailures.windowStartDate} else now() end`,
-      },
-    });
+export interface CredentialAttempt {
+  /** The credential was right: the account's failures are forgotten, and this attempt was no failure. */
+  succeeded(): Promise<void>;
 }
 
 /**
- * Checks an email and password. Unknown email and wrong password read the same; repeated
- * failures lock the account and the client address out for a window.
+ * Counts one attempt at a credential (password, and later a reset code or a second factor)
+ * before it is checked, atomically per account and per client address, so parallel guesses
+ * cannot all pass a check made before any of them is recorded. Over either limit: 429 with
+ * Retry-After, whether or not the credential would have been right.
  */
-export async function signIn(db: Db, input: { email: string; password: string; address: string }) {
-  const accountKey = `account:${input.email.trim().toLowerCase()}`;
-  const addressKey = `address:${input.address}`;
-  const [accountFailures, addressFailures] = await Promise.all([
-    failuresOf(db, accountKey),
-    failuresOf(db, addressKey),
-  ]);
-  if (accountFailures >= MAX_FAILURES_PER_ACCOUNT || addressFailures >= MAX_FAILURES_PER_ADDRESS) {
-    throw new AppError("too_many_attempts", 429, "Too many failed sign-in attempts. Try again in 15 minutes.");
+export async function countCredentialAttempt(
+  throttle: CredentialThrottle,
+  subject: { account: { userId: number } | { email: string }; address: string },
+): Promise<CredentialAttempt> {
+  const { store, rules } = throttle;
+  const accountKey =
+    "userId" in subject.account ? `user:${subject.account.userId}` : `email:${normalizeEmail(subject.account.email)}`;
+  const addressKey = clientAddressKey(subject.address);
+  const [account, address] = await Promise.all([
+    store.consume(rules.signInAccount, accountKey),
+    store.consume(rules.signInAddress, addressKey),
+  ]).catch((error: unknown) => {
+    // Unlike ordinary requests, a credential is never checked uncounted.
+    throw new AppError(
+      "sign_in_unavailable",
+      503,
+      "Sign-in is unavailable for a moment. Try again shortly.",
+      undefined,
+      {
+        cause: error,
+        headers: { "retry-after": "5" },
+      },
+    );
+  });
+  const refused = [account, address].find((outcome) => !outcome.allowed);
+  if (refused) {
+    throw new AppError("too_many_attempts", 429, TOO_MANY_ATTEMPTS, undefined, {
+      headers: { "retry-after": String(refused.resetSeconds), ...rateLimitHeaders(refused) },
+    });
   }
-  const [user] = await db
-    .select()
-    .from(users)
-    .where(sql`lower(${users.email}) = lower(${input.email.trim()})`)
-    .limit(1);
+  return {
+    async succeeded() {
+      await Promise.all([store.reset(rules.signInAccount, accountKey), store.reward(rules.signInAddress, addressKey)]);
+    },
+  };
+}
+
+/**
+ * Checks an email and password for every sign-in surface (admin panel, OAuth login form).
+ * Unknown email and wrong password read the same and cost the same; the attempt is counted
+ * against the account (its id once known) and the client address before the hash is checked.
+ */
+export async function signIn(
+  db: Db,
+  throttle: CredentialThrottle,
+  input: { email: string; password: string; address: string },
+) {
+  const user = await findUserByEmail(db, input.email);
+  const attempt = await countCredentialAttempt(throttle, {
+    account: user ? { userId: user.id } : { email: input.email },
+    address: input.address,
+  });
   dummyHash ??= hashPassword("a password nobody has");
   const valid = await verifyPassword(user?.passwordHash ?? (await dummyHash), input.password);
-  if (!user || !valid) {
-    await recordFailure(db, accountKey);
-    await recordFailure(db, addressKey);
-    throw new AppError("invalid_credentials", 401, INVALID_CREDENTIALS);
-  }
-  await db.delete(loginFailures).where(eq(loginFailures.key, accountKey));
+  if (!user || !valid) throw new AppError("invalid_credentials", 401, INVALID_CREDENTIALS);
+  await attempt.succeeded();
   return user;
 }

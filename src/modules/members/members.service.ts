@@ -3,7 +3,14 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db, Executor } from "../../db/client.js";
 import { memberships, users } from "../../db/schema.js";
 import { AppError } from "../../http/errors.js";
-import { hashPassword, MIN_PASSWORD_LENGTH, ROLES, type Role } from "../users/users.service.js";
+import {
+  findUserByEmail,
+  hashPassword,
+  MIN_PASSWORD_LENGTH,
+  normalizeEmail,
+  ROLES,
+  type Role,
+} from "../users/users.service.js";
 
 export interface MemberWire {
   user_id: number;
@@ -93,13 +100,13 @@ export async function addMember(
   requireManager(actor);
   const role = checkRole(input.role);
   if (role === "owner") requireOwnerFor(actor, "make someone an owner");
-  const email = input.email.trim();
+  const email = normalizeEmail(input.email);
   if (!EMAIL.test(email) || email.length > 320) throw invalid("email", "must be an email address");
   if (input.password && input.password.length < MIN_PASSWORD_LENGTH) {
     throw invalid("password", `must be at least ${MIN_PASSWORD_LENGTH} characters`);
   }
   return db.transaction(async (tx) => {
-    let [user] = await tx.select().from(users).where(sql`lower(${users.email}) = lower(${email})`);
+    let user = await findUserByEmail(tx, email);
     let temporaryPassword: string | null = null;
     if (!user) {
       if (!input.password) temporaryPassword = randomBytes(12).toString("base64url");

@@ -1,6 +1,6 @@
 import argon2 from "argon2";
 import { and, eq, sql } from "drizzle-orm";
-import type { Db } from "../../db/client.js";
+import type { Db, Executor } from "../../db/client.js";
 import { memberships, users } from "../../db/schema.js";
 import { AppError } from "../../http/errors.js";
 import { requireOrganization } from "../organizations/organizations.service.js";
@@ -22,6 +22,26 @@ export function verifyPassword(hash: string, password: string): Promise<boolean>
   return argon2.verify(hash, password).catch(() => false);
 }
 
+/**
+ * The one form of an email address, for storage, lookup and throttling keys alike: trimmed,
+ * Unicode NFC, lower-cased the same way in every process (String#toLowerCase, locale-free).
+ * Two spellings are one account exactly when this function maps them to the same string.
+ */
+export function normalizeEmail(email: string): string {
+  return email.trim().normalize("NFC").toLowerCase().normalize("NFC");
+}
+
+/**
+ * The account of an email address. The unique index on lower(email) finds the candidate; the
+ * decision is normalizeEmail's, never PostgreSQL's lower(), whose case mapping depends on the
+ * server's locale (it maps "İ" to "i", which JavaScript does not).
+ */
+export async function findUserByEmail(db: Executor, email: string) {
+  const normalized = normalizeEmail(email);
+  const [user] = await db.select().from(users).where(sql`lower(${users.email}) = lower(${normalized})`);
+  return user && normalizeEmail(user.email) === normalized ? user : undefined;
+}
+
 export interface NewUser {
   email: string;
   password?: string;
@@ -34,12 +54,12 @@ export interface NewUser {
  * so one person can belong to several organizations.
  */
 export async function createUser(db: Db, input: NewUser) {
-  const email = input.email.trim();
+  const email = normalizeEmail(input.email);
   if (!EMAIL.test(email) || email.length > 320) throw invalid("email", "must be an email address");
   if (input.role && !input.organization) throw invalid("role", "needs an organization");
   return db.transaction(async (tx) => {
     const organization = input.organization ? await requireOrganization(tx, input.organization) : undefined;
-    let [user] = await tx.select().from(users).where(sql`lower(${users.email}) = lower(${email})`);
+    let user = await findUserByEmail(tx, email);
     const created = !user;
     if (!user) {
       if (!input.password || input.password.length < MIN_PASSWORD_LENGTH) {

@@ -1,0 +1,93 @@
+import { createHash } from "node:crypto";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { RateLimitRules } from "../config.js";
+import { problemOf, sendProblem } from "../http/problem.js";
+import { SESSION_COOKIE } from "../sessions/sessions.service.js";
+import { type LimitOutcome, type LimitRule, type LimitStore, rateLimitHeaders } from "./rate-limiter.js";
+
+const UNLIMITED_PATHS = new Set(["/healthz", "/readyz"]);
+/** Endpoints anyone may call without credentials: limited per client address, whatever the request carries. */
+const PUBLIC_PREFIXES = ["/oauth/", "/.well-known/", "/api/v1/public/", "/donate/", "/documents/"];
+
+/** A credential as a counter key: never stored in clear, and the same for every process. */
+const digest = (value: string) => createHash("sha256").update(value).digest("base64url").slice(0, 32);
+
+/**
+ * The counter key of a client address. An IPv6 client usually holds a whole /64, so the /64 is
+ * the key; an IPv4-mapped IPv6 address is its IPv4 address.
+ */
+export function clientAddressKey(ip: string): string {
+  const address = ip.replace(/%.*$/, "").toLowerCase();
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  if (mapped) return mapped[1] as string;
+  if (!address.includes(":")) return address;
+  const [head = "", tail] = address.split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = [...left, ...Array(Math.max(8 - left.length - right.length, 0)).fill("0"), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ""))
+    .join(":")}::/64`;
+}
+
+interface Subject {
+  rule: LimitRule;
+  key: string;
+  what: string;
+}
+
+function subjectOf(request: FastifyRequest, rules: RateLimitRules): Subject | undefined {
+  const path = request.url.split("?")[0] as string;
+  if (UNLIMITED_PATHS.has(path.replace(/\/+$/, ""))) return undefined;
+  const byAddress = { rule: rules.ip, key: clientAddressKey(request.ip), what: "this client address" };
+  if (PUBLIC_PREFIXES.some((prefix) => path.startsWith(prefix))) return byAddress;
+  const authorization = request.headers.authorization;
+  if (authorization) return { rule: rules.token, key: digest(authorization), what: "this access token" };
+  const session = request.cookies?.[SESSION_COOKIE];
+  if (session) return { rule: rules.session, key: digest(session), what: "this session" };
+  return byAddress;
+}
+
+/**
+ * One counter per request (a single atomic upsert, or one Redis script): per access token, per
+ * admin session, or per client address; health checks are never counted. Every counted
+ * response carries the IETF RateLimit-Policy and RateLimit fields; over the limit, 429 with
+ * Retry-After. Runs before routing's own hooks, so a refused request costs nothing else.
+ */
+export function registerRateLimits(app: FastifyInstance, limits: LimitStore, rules: RateLimitRules) {
+  const outcomes = new WeakMap<FastifyRequest, LimitOutcome>();
+
+  app.addHook("onRequest", async (request, reply) => {
+    const subject = subjectOf(request, rules);
+    if (!subject) return;
+    let outcome: LimitOutcome;
+    try {
+      outcome = await limits.consume(subject.rule, subject.key);
+    } catch (error) {
+      // An unreachable counter store must not take the API down with it: serve, uncounted.
+      request.log.warn({ err: error }, "rate limit store unavailable");
+      return;
+    }
+    outcomes.set(request, outcome);
+    if (!outcome.allowed) {
+      const { points, durationSeconds } = subject.rule;
+      reply.header("retry-after", String(outcome.resetSeconds));
+      return sendProblem(
+        reply,
+        problemOf(
+          429,
+          "rate_limited",
+          `Too many requests from ${subject.what}: at most ${points} per ${durationSeconds} seconds. Retry in ${outcome.resetSeconds} seconds.`,
+        ),
+      );
+    }
+  });
+
+  app.addHook("onSend", async (request, reply, payload) => {
+    const outcome = outcomes.get(request);
+    // A refusal that names a tighter limit of its own (sign-in throttling) keeps its fields.
+    if (outcome && !reply.hasHeader("ratelimit")) reply.headers(rateLimitHeaders(outcome));
+    return payload;
+  });
+}
