@@ -19,6 +19,7 @@ import { loadDocumentLinks } from "./modules/documents/document-links.js";
 import { documentRoutes } from "./modules/documents/documents.routes.js";
 import { donationRoutes } from "./modules/donations/donations.routes.js";
 import { donatePageRoutes } from "./modules/giving/donate-page.routes.js";
+import { loadCardTestingGuard } from "./modules/giving/card-testing.service.js";
 import type { GivingContext } from "./modules/giving/giving.context.js";
 import { givingRoutes } from "./modules/giving/giving.routes.js";
 import { publicCheckoutRoutes } from "./modules/giving/public-checkout.routes.js";
@@ -125,6 +126,7 @@ export async function buildApp({
     db,
     links: await loadDocumentLinks(db, config.baseUrl),
     checkoutTtlSeconds: config.checkoutTtlSeconds,
+    guard: await loadCardTestingGuard(db, limits, config.cardTesting),
     afterStep: testHooks?.afterCompletionStep,
   };
   publicCheckoutRoutes(app, giving);
@@ -133,7 +135,7 @@ export async function buildApp({
   givingRoutes(app, giving);
   tokenRoutes(app, db, config);
   authorizeRoutes(app, db, config);
-  graphqlRoutes(app, db, config, giving.links);
+  graphqlRoutes(app, db, config, giving.links, giving.guard);
   adminSessionRoutes(app, db, config);
   adminExportRoutes(app, db);
   await adminPageRoutes(app, db, config.authUrl);

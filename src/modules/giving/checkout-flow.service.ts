@@ -1,6 +1,14 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
-import { campaigns, checkouts, donations, organizations, payments, supporters } from "../../db/schema.js";
+import {
+  campaigns,
+  checkoutAttempts,
+  checkouts,
+  donations,
+  organizations,
+  payments,
+  supporters,
+} from "../../db/schema.js";
 import { AppError, notFound } from "../../http/errors.js";
 import { parseId } from "../../http/ids.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
@@ -79,7 +87,7 @@ export function publicCampaignToWire(
   organization: OrganizationRow,
   campaign: CampaignRow,
   raised: number,
-): PublicCampaignWire {
+): Omit<PublicCampaignWire, "challenge_required" | "challenge_url"> {
   return {
     id: campaign.id,
     title: campaign.title,
@@ -120,7 +128,28 @@ export function publicCampaignToWire(
 
 export async function getPublicCampaign(context: GivingContext, organizationSlug: string, campaignSlug: string) {
   const { organization, campaign } = await findDonationTarget(context.db, organizationSlug, campaignSlug);
-  return publicCampaignToWire(organization, campaign, await raisedFor(context.db, organization.id, campaign.id));
+  return {
+    ...publicCampaignToWire(organization, campaign, await raisedFor(context.db, organization.id, campaign.id)),
+    ...(await challengeWire(context, organization.id, organization.slug)),
+  };
+}
+
+/** Whether completing needs a solved ALTCHA challenge now, and where to get one. */
+async function challengeWire(context: GivingContext, organizationId: number, organizationSlug: string) {
+  return {
+    challenge_required: await context.guard.challengeRequired(context.db, organizationId),
+    challenge_url: `/api/v1/public/organizations/${encodeURIComponent(organizationSlug)}/challenge`,
+  };
+}
+
+/** A fresh proof-of-work challenge for the organization's donation form (ALTCHA widget format). */
+export async function getChallenge(context: GivingContext, organizationSlug: string) {
+  const [owner] = await context.db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(eq(organizations.slug, organizationSlug));
+  if (!owner) throw notFound("Organization");
+  return context.guard.createChallenge(owner.id);
 }
 
 /** Opening the form and choosing an amount: an OPEN checkout the donor's browser can complete. */
@@ -129,10 +158,12 @@ export async function startCheckout(
   organizationSlug: string,
   campaignSlug: string,
   body: CheckoutStartBody,
+  clientIp: string,
 ) {
   const { organization, campaign } = await findDonationTarget(context.db, organizationSlug, campaignSlug);
   const amount = body.amount ?? null;
   checkGift(campaign, amount, body.frequency as Frequency | undefined);
+  await context.guard.countCheckoutStart(clientIp);
   const secret = generateSecret("dnt_cks");
   const [row] = await context.db
     .insert(checkouts)
@@ -155,6 +186,7 @@ export async function startCheckout(
     frequency: row.frequency as Frequency | null,
     cost_example_quantity: row.costExampleQuantity,
     expires_date: new Date(row.createDate.getTime() + context.checkoutTtlSeconds * 1000).toISOString(),
+    ...(await challengeWire(context, organization.id, organization.slug)),
   };
 }
 
@@ -231,14 +263,34 @@ type CompletionBody = CheckoutCompletedWire | ReturnType<typeof paymentFailedPro
 export interface CompletionRequest {
   userAgent: string | undefined;
   idempotencyKey: string | undefined;
+  clientIp: string;
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The donor submits the form: supporter, payment method, donation and payment, and the checkout
- * closed on success, all in one transaction. A declined card commits a FAILED payment and keeps the
- * checkout OPEN for another try (HTTP 402).
+ * closed on success, all in one transaction. A declined card writes none of these (attack traffic
+ * must not create supporters): it records a checkout attempt, keeps the checkout OPEN for another
+ * try (HTTP 402), and answers no faster than the decline floor.
  */
 export async function completeCheckout(
+  context: GivingContext,
+  organizationSlug: string,
+  rawId: string,
+  input: CheckoutCompleteInput,
+  request: CompletionRequest,
+): Promise<Outcome<CompletionBody> & { replayed: boolean }> {
+  const startedAt = Date.now();
+  const outcome = await completeOnce(context, organizationSlug, rawId, input, request);
+  if (outcome.status === 402) {
+    const wait = context.guard.config.declineFloorMs - (Date.now() - startedAt);
+    if (wait > 0) await sleep(wait);
+  }
+  return outcome;
+}
+
+async function completeOnce(
   context: GivingContext,
   organizationSlug: string,
   rawId: string,
@@ -261,7 +313,7 @@ export async function completeCheckout(
   const fields = cleanSupporterInput(input.supporter);
   // Card checks happen before anything is written; nothing is stored of the card but its label.
   const method = processor.tokenize({ card: input.card });
-  const { afterStep } = context;
+  const { afterStep, guard } = context;
   const step = async (name: Parameters<NonNullable<typeof afterStep>>[0]) => {
     if (afterStep) await afterStep(name);
   };
@@ -271,6 +323,19 @@ export async function completeCheckout(
     .from(organizations)
     .where(eq(organizations.slug, organizationSlug));
   if (!owner) throw notFound("Checkout");
+
+  // Defences run before the processor is called, for the holder of the checkout's secret only:
+  // guessing ids must not burn a donor's attempts.
+  const [known] = await context.db
+    .select({ clientSecretHash: checkouts.clientSecretHash })
+    .from(checkouts)
+    .where(and(eq(checkouts.organizationId, owner.id), eq(checkouts.id, checkoutId)));
+  if (!known?.clientSecretHash || known.clientSecretHash !== hashSecret(input.client_secret)) {
+    throw notFound("Checkout");
+  }
+  const cardNumber = input.card ? String(input.card.number) : undefined;
+  if (await guard.challengeRequired(context.db, owner.id)) await guard.redeemChallenge(owner.id, input.altcha);
+  await guard.checkAttempt(owner.id, checkoutId, request.clientIp, cardNumber);
 
   const outcome = await context.db.transaction(async (tx) => {
     const [checkout] = await tx
@@ -282,7 +347,7 @@ export async function completeCheckout(
       throw notFound("Checkout");
     }
     const organizationId = checkout.organizationId;
-    const { client_secret: _secret, card, ...rest } = input;
+    const { client_secret: _secret, altcha: _altcha, card, ...rest } = input;
     const fingerprintOf = { ...rest, card: card ? { ...card, number: hashSecret(card.number) } : null };
     return idempotent<CompletionBody>(
       tx,
@@ -306,6 +371,37 @@ export async function completeCheckout(
         checkGift(campaign, input.amount, input.frequency);
         checkSupporterFields(campaign, input.supporter);
 
+        // The charge comes first: a declined card writes no supporter, method, donation or payment.
+        const [tried] = await tx
+          .select({ n: sql<number>`count(*)::int` })
+          .from(checkoutAttempts)
+          .where(and(eq(checkoutAttempts.organizationId, organizationId), eq(checkoutAttempts.checkoutId, checkoutId)));
+        const charge = await processor.charge({
+          amountCents: Math.round(input.amount * 100),
+          currency: organization.currency,
+          reference: method.reference,
+          kind: "initial",
+          idempotencyKey: `checkout:${checkoutId}:attempt:${tried?.n ?? 0}`,
+        });
+        if (charge.state === "FAILED") {
+          const [attempt] = await tx
+            .insert(checkoutAttempts)
+            .values({
+              organizationId,
+              checkoutId,
+              campaignId: campaign.id,
+              amount: input.amount,
+              processor: processor.name,
+              failureCode: charge.code,
+              cardLabel: method.label,
+              cardFingerprint: cardNumber === undefined ? null : guard.cardFingerprint(cardNumber),
+              clientFingerprint: guard.fingerprint("client", request.clientIp),
+            })
+            .returning({ id: checkoutAttempts.id });
+          if (!attempt) throw new Error("attempt insert returned nothing");
+          return { status: 402, body: paymentFailedProblem(charge.code, charge.message, attempt.id) };
+        }
+
         const supporter = await matchSupporter(tx, organizationId, fields, input.consents);
         await step("supporter");
         const methodRow = await insertPaymentMethod(tx, {
@@ -317,7 +413,7 @@ export async function completeCheckout(
         });
         await step("payment_method");
 
-        // A retry after a declined card reuses the pending donation of the earlier attempt.
+        // A checkout declined before declines stopped writing donations may hold a pending one: reuse it.
         const device = deviceOf(request.userAgent);
         let donation = checkout.donationId
           ? (
@@ -363,17 +459,6 @@ export async function completeCheckout(
         if (!donation) throw new Error("donation write returned nothing");
         await step("donation");
 
-        const attempts = await tx
-          .select({ n: sql<number>`count(*)::int` })
-          .from(payments)
-          .where(and(eq(payments.organizationId, organizationId), eq(payments.donationId, donation.id)));
-        const charge = await processor.charge({
-          amountCents: Math.round(input.amount * 100),
-          currency: organization.currency,
-          reference: method.reference,
-          kind: "initial",
-          idempotencyKey: `checkout:${checkoutId}:attempt:${attempts[0]?.n ?? 0}`,
-        });
         const now = new Date();
         const [payment] = await tx
           .insert(payments)
@@ -386,8 +471,6 @@ export async function completeCheckout(
             paymentDate: charge.state === "PAID" ? now : null,
             paymentMethodId: methodRow.id,
             processorIntentId: charge.intentId,
-            failureCode: charge.state === "FAILED" ? charge.code : null,
-            failureMessage: charge.state === "FAILED" ? charge.message : null,
           })
           .returning();
         if (!payment) throw new Error("payment insert returned nothing");
@@ -424,8 +507,7 @@ export async function completeCheckout(
           );
         }
 
-        const closes = charge.state !== "FAILED";
-        if (closes) assertTransition("checkout", checkout.id, checkout.state, "CLOSED");
+        assertTransition("checkout", checkout.id, checkout.state, "CLOSED");
         await tx
           .update(checkouts)
           .set({
@@ -435,39 +517,39 @@ export async function completeCheckout(
             amount: input.amount,
             frequency: input.frequency,
             costExampleQuantity: costExampleQuantity(campaign, input.amount),
-            ...(closes ? { state: "CLOSED", completedDate: now } : {}),
+            state: "CLOSED",
+            completedDate: now,
             updateDate: sql`now()`,
           })
           .where(and(eq(checkouts.organizationId, organizationId), eq(checkouts.id, checkout.id)));
         await step("checkout");
 
-        const paymentWire = paymentToWire(payment, methodRow);
-        if (charge.state === "FAILED") {
-          return { status: 402, body: paymentFailedProblem(charge.code, charge.message, paymentWire.id) };
-        }
         return {
           status: 200,
           body: {
             result: charge.state === "PAID" ? ("succeeded" as const) : ("pending" as const),
             checkout_id: checkout.id,
             donation: donationToWire(donation),
-            payment: paymentWire,
+            payment: paymentToWire(payment, methodRow),
             receipt_url: donation.receiptUrl,
           },
         };
       },
     );
   });
+  if (outcome.status === 402 && !outcome.replayed) {
+    await guard.recordDecline(context.db, owner.id, request.clientIp, cardNumber);
+  }
   return outcome;
 }
 
-export function paymentFailedProblem(code: string, message: string, paymentId: number) {
+export function paymentFailedProblem(code: string, message: string, attemptId: number) {
   return {
     type: "urn:donata:problem:payment_failed",
     title: "Payment Required",
     status: 402,
     detail: `${message}. Nothing was charged; try another card or payment method.`,
     code: "payment_failed",
-    errors: [{ field: "card", message: `${code}: payment ${paymentId} failed` }],
+    errors: [{ field: "card", message: `${code}: attempt ${attemptId} was declined` }],
   };
 }
