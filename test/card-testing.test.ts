@@ -104,7 +104,14 @@ async function givingServer(settings: Partial<CardTestingConfig>) {
         (select count(*) from payments where organization_id = ${tenant.organizationId}) as payments,
         (select count(*) from checkout_attempts where organization_id = ${tenant.organizationId}) as attempts`);
     const row = (result as unknown as { rows: Record<string, string>[] }).rows[0] ?? {};
-    return Object.fromEntries(Object.entries(row).map(([key, value]) => [key, Number(value)]));
+    const number = (key: string) => Number(row[key]);
+    return {
+      supporters: number("supporters"),
+      methods: number("methods"),
+      donations: number("donations"),
+      payments: number("payments"),
+      attempts: number("attempts"),
+    };
   };
   return { server, tenant, slug, api, start, complete, attempt, counts };
 }

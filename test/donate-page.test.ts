@@ -191,7 +191,8 @@ describe("hosted donation page", () => {
     expect(checkout).toMatchObject({ state: "CLOSED", amount: 30, donation: { state: "done" } });
     const payments = await server.get(`/api/v1/payments/?donation_id=${checkout.donation.id}`, tenant.token);
     const states = payments.body.items.map((payment: { state: string }) => payment.state).sort();
-    expect(states).toEqual(["FAILED", "PAID"]);
+    // The decline wrote no payment (nor supporter): it is a checkout attempt only.
+    expect(states).toEqual(["PAID"]);
     await context.close();
   });
 
