@@ -357,8 +357,25 @@ describe("card testing: escalation to a proof-of-work challenge", () => {
     expect(wrong.body).toEqual(invalid);
     expect(await counts()).toEqual(before);
 
-    const given = await setup.complete(started.body, CARDS.ok, "127.0.0.84", { altcha: payload });
+    const body = {
+      client_secret: started.body.client_secret,
+      amount: 25,
+      frequency: 0,
+      processor: "sandbox",
+      card: card(),
+      supporter: { email: `real-${unique(6)}@example.test` },
+      consents: { privacy: true },
+      altcha: payload,
+    };
+    const idempotency = { "idempotency-key": `key-${unique()}` };
+    const url = `${setup.api}/checkouts/${started.body.id}/complete`;
+    const given = await send(url, "POST", body, "127.0.0.84", idempotency);
     expect(given.status).toBe(200);
+    // A retry after a lost answer replays it, though its solution is now used.
+    const replayed = await send(url, "POST", body, "127.0.0.84", idempotency);
+    expect(replayed.status).toBe(200);
+    expect(replayed.headers["idempotent-replayed"]).toBe("true");
+    expect(replayed.body).toEqual(given.body);
     const again = await setup.start("127.0.0.84");
     const reused = await setup.complete(again.body, CARDS.ok, "127.0.0.84", { altcha: payload });
     expect(reused.status).toBe(403);

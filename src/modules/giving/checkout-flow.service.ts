@@ -42,7 +42,7 @@ import type {
   PublicCampaignWire,
 } from "./giving.schemas.js";
 import { CONSENTS } from "./giving.schemas.js";
-import { idempotent, type Outcome } from "./idempotency.js";
+import { hasStoredOutcome, idempotent, type Outcome } from "./idempotency.js";
 import { PROCESSOR_NAMES, requireProcessor } from "./processors/index.js";
 import { cycleDueDate } from "./schedule.js";
 import { assertTransition } from "./transitions.js";
@@ -334,8 +334,12 @@ async function completeOnce(
     throw notFound("Checkout");
   }
   const cardNumber = input.card ? String(input.card.number) : undefined;
-  if (await guard.challengeRequired(context.db, owner.id)) await guard.redeemChallenge(owner.id, input.altcha);
-  await guard.checkAttempt(owner.id, checkoutId, request.clientIp, cardNumber);
+  const scope = `checkout:${checkoutId}:complete`;
+  // A retry of a finished request (same key) replays its answer: no new attempt, no second challenge.
+  if (!(await hasStoredOutcome(context.db, owner.id, scope, request.idempotencyKey))) {
+    if (await guard.challengeRequired(context.db, owner.id)) await guard.redeemChallenge(owner.id, input.altcha);
+    await guard.checkAttempt(owner.id, checkoutId, request.clientIp, cardNumber);
+  }
 
   const outcome = await context.db.transaction(async (tx) => {
     const [checkout] = await tx
@@ -352,7 +356,7 @@ async function completeOnce(
     return idempotent<CompletionBody>(
       tx,
       organizationId,
-      `checkout:${checkoutId}:complete`,
+      scope,
       request.idempotencyKey,
       fingerprintOf,
       async () => {
