@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { eq } from "drizzle-orm";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq } from "drizzle-orm";
 import { checkoutAttempts, checkoutProtection } from "../src/db/schema.js";
 import { createInstallationToken } from "../src/modules/applications/applications.service.js";
 import { createUser } from "../src/modules/users/users.service.js";

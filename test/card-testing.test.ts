@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CardTestingConfig, loadConfig } from "../src/config.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
+import { startTestServer } from "./helpers/server.js";
 
 const CARDS = { ok: "4242424242424242", declined: "4000000000000002", insufficient: "4000000000009995" };
 const card = (number: string = CARDS.ok) => ({ number, exp_month: 12, exp_year: 2035, cvc: "123" });
@@ -44,7 +44,12 @@ function send(url: string, method: string, body: unknown, from: string, headers:
           try {
             parsed = JSON.parse(text);
           } catch {}
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed, ms: performance.now() - startedAt });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: parsed,
+            ms: performance.now() - startedAt,
+          });
         });
       },
     );
@@ -150,17 +155,21 @@ describe("card testing: caps per checkout and checkouts per IP", () => {
   });
 
   it("refuses the 5th checkout started from one IP within the hour, not another IP's", async () => {
-    const { start, server } = setup;
+    const { start, server, tenant } = setup;
+    const checkoutCount = async () =>
+      (
+        (await server.database.db.execute(
+          sql`select count(*)::int as n from checkouts where organization_id = ${tenant.organizationId}`,
+        )) as unknown as { rows: { n: number }[] }
+      ).rows[0]?.n;
     for (let i = 0; i < 4; i++) expect((await start("127.0.0.22")).status).toBe(201);
+    const before = await checkoutCount();
     const refused = await start("127.0.0.22");
     expect(refused.status).toBe(429);
     expect(Number(refused.headers["retry-after"])).toBeGreaterThan(3000);
-    expect(refused.body).toEqual(
-      tooMany("Too many checkouts were started from this network", "too_many_checkouts"),
-    );
+    expect(refused.body).toEqual(tooMany("Too many checkouts were started from this network", "too_many_checkouts"));
+    expect(await checkoutCount()).toBe(before);
     expect((await start("127.0.0.23")).status).toBe(201);
-    const listed = await server.get("/api/v1/checkouts/?limit=1", undefined);
-    expect(listed.status).toBe(401);
   });
 });
 
@@ -178,9 +187,7 @@ describe("card testing: declines per IP and per card", () => {
     const refused = await attempt(CARDS.ok, "127.0.0.31");
     expect(refused.response.status).toBe(429);
     expect(Number(refused.response.headers["retry-after"])).toBeGreaterThan(0);
-    expect(refused.response.body).toEqual(
-      tooMany("Too many declined payments from this network", "too_many_declines"),
-    );
+    expect(refused.response.body).toEqual(tooMany("Too many declined payments from this network", "too_many_declines"));
     expect(await counts()).toEqual(before);
     expect((await attempt(CARDS.ok, "127.0.0.32")).response.status).toBe(200);
   });
@@ -270,7 +277,12 @@ describe("card testing: escalation to a proof-of-work challenge", () => {
   let otherSlug: string;
 
   const campaignOf = (organization: string, campaign: string) =>
-    send(`${setup.server.url}/api/v1/public/organizations/${organization}/campaigns/${campaign}`, "GET", undefined, "127.0.0.1");
+    send(
+      `${setup.server.url}/api/v1/public/organizations/${organization}/campaigns/${campaign}`,
+      "GET",
+      undefined,
+      "127.0.0.1",
+    );
   const solved = async (organization: string) => {
     const challenge = await send(
       `${setup.server.url}/api/v1/public/organizations/${organization}/challenge`,

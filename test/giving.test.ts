@@ -275,7 +275,13 @@ describe("giving: public checkout, processors, transitions", () => {
       expect(declined.body).toMatchObject({ status: 402, code: "payment_failed" });
       expect(await counts()).toEqual(before);
       let checkout = (await server.get(`/api/v1/checkouts/${started.body.id}`, tenant.token)).body;
-      expect(checkout).toMatchObject({ state: "OPEN", completed_date: null, supporter: null, donation: null, payment: null });
+      expect(checkout).toMatchObject({
+        state: "OPEN",
+        completed_date: null,
+        supporter: null,
+        donation: null,
+        payment: null,
+      });
 
       const retried = await complete(started.body.id, { ...body, card: card() });
       expect(retried.status).toBe(200);
@@ -422,7 +428,10 @@ describe("giving: public checkout, processors, transitions", () => {
         .select()
         .from(checkoutAttempts)
         .where(
-          and(eq(checkoutAttempts.organizationId, tenant.organizationId), eq(checkoutAttempts.checkoutId, started.body.id)),
+          and(
+            eq(checkoutAttempts.organizationId, tenant.organizationId),
+            eq(checkoutAttempts.checkoutId, started.body.id),
+          ),
         );
       expect(attempts).toHaveLength(1);
     });

@@ -23,9 +23,15 @@ async function platformKey(db: Executor, name: string): Promise<string> {
 
 /** Seconds until the refusal ends, as a 429 problem with Retry-After (nothing was charged). */
 function tooMany(outcome: LimitOutcome, code: string, message: string): AppError {
-  return new AppError(code, 429, `${message}. Nothing was charged; try again in ${outcome.resetSeconds} s.`, undefined, {
-    headers: { "retry-after": String(outcome.resetSeconds) },
-  });
+  return new AppError(
+    code,
+    429,
+    `${message}. Nothing was charged; try again in ${outcome.resetSeconds} s.`,
+    undefined,
+    {
+      headers: { "retry-after": String(outcome.resetSeconds) },
+    },
+  );
 }
 
 export interface ProtectionState {
@@ -68,7 +74,11 @@ export class CardTestingGuard {
       cardDeclines: { name: "declines-card", points: config.declinesPerCard, durationSeconds: HOUR },
       checkouts: { name: "checkouts-ip", points: config.checkoutsPerIp, durationSeconds: HOUR },
       spikeBlocked: { name: "spike-blocked", points: config.spikeBlocked, durationSeconds: config.spikeWindowSeconds },
-      spikeDeclines: { name: "spike-declines", points: config.spikeDeclines, durationSeconds: config.spikeWindowSeconds },
+      spikeDeclines: {
+        name: "spike-declines",
+        points: config.spikeDeclines,
+        durationSeconds: config.spikeWindowSeconds,
+      },
       usedChallenges: { name: "altcha-used", points: 1, durationSeconds: config.challengeTtlSeconds + 60 },
     };
   }

@@ -353,193 +353,186 @@ async function completeOnce(
     const organizationId = checkout.organizationId;
     const { client_secret: _secret, altcha: _altcha, card, ...rest } = input;
     const fingerprintOf = { ...rest, card: card ? { ...card, number: hashSecret(card.number) } : null };
-    return idempotent<CompletionBody>(
-      tx,
-      organizationId,
-      scope,
-      request.idempotencyKey,
-      fingerprintOf,
-      async () => {
-        if (checkout.state !== "OPEN") throw checkoutClosed(checkoutId);
-        if (checkout.createDate.getTime() + context.checkoutTtlSeconds * 1000 <= Date.now()) {
-          throw new AppError("checkout_expired", 409, `The checkout ${checkoutId} has expired; start a new one`);
-        }
-        const [found] = await tx
-          .select({ campaign: campaigns, organization: organizations })
-          .from(campaigns)
-          .innerJoin(organizations, eq(organizations.id, campaigns.organizationId))
-          .where(and(eq(campaigns.organizationId, organizationId), eq(campaigns.id, checkout.campaignId ?? 0)));
-        if (!found) throw notFound("Campaign");
-        const { campaign, organization } = found;
-        if (campaign.archiveDate) throw campaignClosed();
-        checkGift(campaign, input.amount, input.frequency);
-        checkSupporterFields(campaign, input.supporter);
+    return idempotent<CompletionBody>(tx, organizationId, scope, request.idempotencyKey, fingerprintOf, async () => {
+      if (checkout.state !== "OPEN") throw checkoutClosed(checkoutId);
+      if (checkout.createDate.getTime() + context.checkoutTtlSeconds * 1000 <= Date.now()) {
+        throw new AppError("checkout_expired", 409, `The checkout ${checkoutId} has expired; start a new one`);
+      }
+      const [found] = await tx
+        .select({ campaign: campaigns, organization: organizations })
+        .from(campaigns)
+        .innerJoin(organizations, eq(organizations.id, campaigns.organizationId))
+        .where(and(eq(campaigns.organizationId, organizationId), eq(campaigns.id, checkout.campaignId ?? 0)));
+      if (!found) throw notFound("Campaign");
+      const { campaign, organization } = found;
+      if (campaign.archiveDate) throw campaignClosed();
+      checkGift(campaign, input.amount, input.frequency);
+      checkSupporterFields(campaign, input.supporter);
 
-        // The charge comes first: a declined card writes no supporter, method, donation or payment.
-        const [tried] = await tx
-          .select({ n: sql<number>`count(*)::int` })
-          .from(checkoutAttempts)
-          .where(and(eq(checkoutAttempts.organizationId, organizationId), eq(checkoutAttempts.checkoutId, checkoutId)));
-        const charge = await processor.charge({
-          amountCents: Math.round(input.amount * 100),
-          currency: organization.currency,
-          reference: method.reference,
-          kind: "initial",
-          idempotencyKey: `checkout:${checkoutId}:attempt:${tried?.n ?? 0}`,
-        });
-        if (charge.state === "FAILED") {
-          const [attempt] = await tx
-            .insert(checkoutAttempts)
-            .values({
-              organizationId,
-              checkoutId,
-              campaignId: campaign.id,
-              amount: input.amount,
-              processor: processor.name,
-              failureCode: charge.code,
-              cardLabel: method.label,
-              cardFingerprint: cardNumber === undefined ? null : guard.cardFingerprint(cardNumber),
-              clientFingerprint: guard.fingerprint("client", request.clientIp),
-            })
-            .returning({ id: checkoutAttempts.id });
-          if (!attempt) throw new Error("attempt insert returned nothing");
-          return { status: 402, body: paymentFailedProblem(charge.code, charge.message, attempt.id) };
-        }
-
-        const supporter = await matchSupporter(tx, organizationId, fields, input.consents);
-        await step("supporter");
-        const methodRow = await insertPaymentMethod(tx, {
-          organizationId,
-          supporterId: supporter.id,
-          processor: processor.name,
-          label: method.label,
-          reference: method.reference,
-        });
-        await step("payment_method");
-
-        // A checkout declined before declines stopped writing donations may hold a pending one: reuse it.
-        const device = deviceOf(request.userAgent);
-        let donation = checkout.donationId
-          ? (
-              await tx
-                .select()
-                .from(donations)
-                .where(and(eq(donations.organizationId, organizationId), eq(donations.id, checkout.donationId)))
-                .for("update")
-            )[0]
-          : undefined;
-        if (donation && donation.state === "pending") {
-          [donation] = await tx
-            .update(donations)
-            .set({
-              supporterId: supporter.id,
-              amount: input.amount,
-              frequency: input.frequency,
-              device,
-              paymentMethodId: methodRow.id,
-              updateDate: sql`now()`,
-            })
-            .where(and(eq(donations.organizationId, organizationId), eq(donations.id, donation.id)))
-            .returning();
-        } else {
-          const id = await nextId(tx, "donations");
-          [donation] = await tx
-            .insert(donations)
-            .values({
-              organizationId,
-              id,
-              code: donationCode(id),
-              supporterId: supporter.id,
-              campaignId: campaign.id,
-              state: "pending",
-              amount: input.amount,
-              currency: organization.currency,
-              frequency: input.frequency,
-              device,
-              paymentMethodId: methodRow.id,
-            })
-            .returning();
-        }
-        if (!donation) throw new Error("donation write returned nothing");
-        await step("donation");
-
-        const now = new Date();
-        const [payment] = await tx
-          .insert(payments)
+      // The charge comes first: a declined card writes no supporter, method, donation or payment.
+      const [tried] = await tx
+        .select({ n: sql<number>`count(*)::int` })
+        .from(checkoutAttempts)
+        .where(and(eq(checkoutAttempts.organizationId, organizationId), eq(checkoutAttempts.checkoutId, checkoutId)));
+      const charge = await processor.charge({
+        amountCents: Math.round(input.amount * 100),
+        currency: organization.currency,
+        reference: method.reference,
+        kind: "initial",
+        idempotencyKey: `checkout:${checkoutId}:attempt:${tried?.n ?? 0}`,
+      });
+      if (charge.state === "FAILED") {
+        const [attempt] = await tx
+          .insert(checkoutAttempts)
           .values({
             organizationId,
-            donationId: donation.id,
-            state: charge.state,
+            checkoutId,
+            campaignId: campaign.id,
             amount: input.amount,
-            currency: organization.currency,
-            paymentDate: charge.state === "PAID" ? now : null,
-            paymentMethodId: methodRow.id,
-            processorIntentId: charge.intentId,
+            processor: processor.name,
+            failureCode: charge.code,
+            cardLabel: method.label,
+            cardFingerprint: cardNumber === undefined ? null : guard.cardFingerprint(cardNumber),
+            clientFingerprint: guard.fingerprint("client", request.clientIp),
           })
-          .returning();
-        if (!payment) throw new Error("payment insert returned nothing");
-        await step("payment");
+          .returning({ id: checkoutAttempts.id });
+        if (!attempt) throw new Error("attempt insert returned nothing");
+        return { status: 402, body: paymentFailedProblem(charge.code, charge.message, attempt.id) };
+      }
 
-        if (charge.state === "PAID") {
-          const next = recurring ? "active" : "done";
-          assertTransition("donation", donation.id, donation.state, next);
-          [donation] = await tx
-            .update(donations)
-            .set({
-              state: next,
-              completedDate: now,
-              receiptUrl: context.links.receiptUrl(organizationId, donation.id),
-              nextChargeDate: recurring ? cycleDueDate(now, input.frequency, 1) : null,
-              updateDate: sql`now()`,
-            })
-            .where(and(eq(donations.organizationId, organizationId), eq(donations.id, donation.id)))
-            .returning();
-          if (!donation) throw new Error("donation update returned nothing");
-          if (recurring && donation.nextChargeDate) {
-            await queueRenewal(tx, {
-              organizationId,
-              donationId: donation.id,
-              cycle: 1,
-              runDate: donation.nextChargeDate,
-            });
-          }
-          await setCertificationUrl(
-            tx,
-            organizationId,
-            supporter.id,
-            context.links.statementUrl(organizationId, supporter.id),
-          );
-        }
+      const supporter = await matchSupporter(tx, organizationId, fields, input.consents);
+      await step("supporter");
+      const methodRow = await insertPaymentMethod(tx, {
+        organizationId,
+        supporterId: supporter.id,
+        processor: processor.name,
+        label: method.label,
+        reference: method.reference,
+      });
+      await step("payment_method");
 
-        assertTransition("checkout", checkout.id, checkout.state, "CLOSED");
-        await tx
-          .update(checkouts)
+      // A checkout declined before declines stopped writing donations may hold a pending one: reuse it.
+      const device = deviceOf(request.userAgent);
+      let donation = checkout.donationId
+        ? (
+            await tx
+              .select()
+              .from(donations)
+              .where(and(eq(donations.organizationId, organizationId), eq(donations.id, checkout.donationId)))
+              .for("update")
+          )[0]
+        : undefined;
+      if (donation && donation.state === "pending") {
+        [donation] = await tx
+          .update(donations)
           .set({
             supporterId: supporter.id,
-            donationId: donation.id,
-            paymentId: payment.id,
             amount: input.amount,
             frequency: input.frequency,
-            costExampleQuantity: costExampleQuantity(campaign, input.amount),
-            state: "CLOSED",
-            completedDate: now,
+            device,
+            paymentMethodId: methodRow.id,
             updateDate: sql`now()`,
           })
-          .where(and(eq(checkouts.organizationId, organizationId), eq(checkouts.id, checkout.id)));
-        await step("checkout");
+          .where(and(eq(donations.organizationId, organizationId), eq(donations.id, donation.id)))
+          .returning();
+      } else {
+        const id = await nextId(tx, "donations");
+        [donation] = await tx
+          .insert(donations)
+          .values({
+            organizationId,
+            id,
+            code: donationCode(id),
+            supporterId: supporter.id,
+            campaignId: campaign.id,
+            state: "pending",
+            amount: input.amount,
+            currency: organization.currency,
+            frequency: input.frequency,
+            device,
+            paymentMethodId: methodRow.id,
+          })
+          .returning();
+      }
+      if (!donation) throw new Error("donation write returned nothing");
+      await step("donation");
 
-        return {
-          status: 200,
-          body: {
-            result: charge.state === "PAID" ? ("succeeded" as const) : ("pending" as const),
-            checkout_id: checkout.id,
-            donation: donationToWire(donation),
-            payment: paymentToWire(payment, methodRow),
-            receipt_url: donation.receiptUrl,
-          },
-        };
-      },
-    );
+      const now = new Date();
+      const [payment] = await tx
+        .insert(payments)
+        .values({
+          organizationId,
+          donationId: donation.id,
+          state: charge.state,
+          amount: input.amount,
+          currency: organization.currency,
+          paymentDate: charge.state === "PAID" ? now : null,
+          paymentMethodId: methodRow.id,
+          processorIntentId: charge.intentId,
+        })
+        .returning();
+      if (!payment) throw new Error("payment insert returned nothing");
+      await step("payment");
+
+      if (charge.state === "PAID") {
+        const next = recurring ? "active" : "done";
+        assertTransition("donation", donation.id, donation.state, next);
+        [donation] = await tx
+          .update(donations)
+          .set({
+            state: next,
+            completedDate: now,
+            receiptUrl: context.links.receiptUrl(organizationId, donation.id),
+            nextChargeDate: recurring ? cycleDueDate(now, input.frequency, 1) : null,
+            updateDate: sql`now()`,
+          })
+          .where(and(eq(donations.organizationId, organizationId), eq(donations.id, donation.id)))
+          .returning();
+        if (!donation) throw new Error("donation update returned nothing");
+        if (recurring && donation.nextChargeDate) {
+          await queueRenewal(tx, {
+            organizationId,
+            donationId: donation.id,
+            cycle: 1,
+            runDate: donation.nextChargeDate,
+          });
+        }
+        await setCertificationUrl(
+          tx,
+          organizationId,
+          supporter.id,
+          context.links.statementUrl(organizationId, supporter.id),
+        );
+      }
+
+      assertTransition("checkout", checkout.id, checkout.state, "CLOSED");
+      await tx
+        .update(checkouts)
+        .set({
+          supporterId: supporter.id,
+          donationId: donation.id,
+          paymentId: payment.id,
+          amount: input.amount,
+          frequency: input.frequency,
+          costExampleQuantity: costExampleQuantity(campaign, input.amount),
+          state: "CLOSED",
+          completedDate: now,
+          updateDate: sql`now()`,
+        })
+        .where(and(eq(checkouts.organizationId, organizationId), eq(checkouts.id, checkout.id)));
+      await step("checkout");
+
+      return {
+        status: 200,
+        body: {
+          result: charge.state === "PAID" ? ("succeeded" as const) : ("pending" as const),
+          checkout_id: checkout.id,
+          donation: donationToWire(donation),
+          payment: paymentToWire(payment, methodRow),
+          receipt_url: donation.receiptUrl,
+        },
+      };
+    });
   });
   if (outcome.status === 402 && !outcome.replayed) {
     await guard.recordDecline(context.db, owner.id, request.clientIp, cardNumber);

@@ -49,9 +49,8 @@ export function FormProtection() {
     <section className="form-protection" aria-labelledby="form-protection-title" data-testid="form-protection">
       {state.under_attack && (
         <p className="warning" role="alert" data-testid="under-attack">
-          <strong>Your donation form is under a card-testing attack.</strong>{" "}
-          {fmt.number(state.declines_last_hour)} declined payments in the last hour. The challenge is on until{" "}
-          {fmt.dateTime(state.challenge_until)}.
+          <strong>Your donation form is under a card-testing attack.</strong> {fmt.number(state.declines_last_hour)}{" "}
+          declined payments in the last hour. The challenge is on until {fmt.dateTime(state.challenge_until)}.
         </p>
       )}
       <div className="notice form-protection-row">
