@@ -215,6 +215,27 @@ describe("card testing: declines per IP and per card", () => {
   });
 });
 
+describe("card testing: concurrent attempts", () => {
+  let setup: Awaited<ReturnType<typeof givingServer>>;
+  beforeAll(async () => {
+    setup = await givingServer({ declinesPerIp: 3, declinesPerCard: 100, declineFloorMs: 0 });
+  });
+  afterAll(() => setup?.server.close());
+
+  it("lets 12 parallel declines from one IP through the processor only 3 times; successes never count", async () => {
+    const { start, complete, counts, attempt } = setup;
+    const checkouts = [];
+    for (let i = 0; i < 12; i++) checkouts.push((await start("127.0.0.91")).body);
+    const answers = await Promise.all(checkouts.map((checkout) => complete(checkout, CARDS.declined, "127.0.0.91")));
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([...Array(3).fill(402), ...Array(9).fill(429)]);
+    expect((await counts()).attempts).toBe(3);
+
+    for (let i = 0; i < 5; i++) expect((await attempt(CARDS.ok, "127.0.0.92")).response.status).toBe(200);
+    expect((await attempt(CARDS.declined, "127.0.0.92")).response.status).toBe(402);
+  });
+});
+
 describe("card testing: declined attempts", () => {
   let setup: Awaited<ReturnType<typeof givingServer>>;
   beforeAll(async () => {

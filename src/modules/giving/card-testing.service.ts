@@ -34,6 +34,12 @@ function tooMany(outcome: LimitOutcome, code: string, message: string): AppError
   );
 }
 
+/** Declines reserved for one attempt: each rule, key and the count it reached. */
+export interface DeclineReservation {
+  organizationId: number;
+  held: [LimitRule, string, LimitOutcome][];
+}
+
 export interface ProtectionState {
   challengeRequired: boolean;
   challengeForced: boolean;
@@ -99,30 +105,53 @@ export class CardTestingGuard {
     }
   }
 
-  /** Before charging: refuses a client or card that declined too often, and counts the checkout's attempt. */
-  async checkAttempt(organizationId: number, checkoutId: number, clientIp: string, cardNumber: string | undefined) {
-    const client = await this.limits.peek(this.rules.ipDeclines, this.fingerprint("client", clientIp));
-    if (!client.allowed) throw tooMany(client, "too_many_declines", "Too many declined payments from this network");
-    if (cardNumber !== undefined) {
-      const card = await this.limits.peek(this.rules.cardDeclines, this.cardFingerprint(cardNumber));
-      if (!card.allowed) throw tooMany(card, "too_many_declines", "This card was declined too often");
-    }
+  /**
+   * Before charging: counts the checkout's attempt, and reserves one decline of the client's and
+   * the card's allowance, so concurrent attempts cannot overshoot the caps. `settle` keeps the
+   * reservation when the card is declined and gives it back otherwise.
+   */
+  async reserveAttempt(
+    organizationId: number,
+    checkoutId: number,
+    clientIp: string,
+    cardNumber: string | undefined,
+  ): Promise<DeclineReservation> {
     const attempts = await this.limits.consume(this.rules.attempts, `${organizationId}:${checkoutId}`);
     if (!attempts.allowed) {
       throw tooMany(attempts, "too_many_attempts", "Too many payment attempts on this checkout; start a new one");
     }
+    const held: [LimitRule, string, LimitOutcome][] = [];
+    const claims: [LimitRule, string, string][] = [
+      [this.rules.ipDeclines, this.fingerprint("client", clientIp), "Too many declined payments from this network"],
+    ];
+    if (cardNumber !== undefined) {
+      claims.push([this.rules.cardDeclines, this.cardFingerprint(cardNumber), "This card was declined too often"]);
+    }
+    for (const [rule, key, message] of claims) {
+      const outcome = await this.limits.consume(rule, key);
+      held.push([rule, key, outcome]);
+      if (!outcome.allowed) {
+        await this.release(held);
+        throw tooMany(outcome, "too_many_declines", message);
+      }
+    }
+    return { organizationId, held };
+  }
+
+  /** A negative count gives points back (rate-limiter-flexible's reward). */
+  private async release(held: DeclineReservation["held"]) {
+    for (const [rule, key] of held) await this.limits.consume(rule, key, -1);
   }
 
   /**
-   * Counts a decline against the client and the card; a client or card that has just used its
+   * After the attempt: a decline keeps its reservation; a client or card that has just used its
    * last decline counts towards the organization's spike, and a spike turns the challenge on.
+   * Anything else (paid, pending, refused before charging, failed) gives the reservation back.
    */
-  async recordDecline(db: Db, organizationId: number, clientIp: string, cardNumber: string | undefined) {
-    const outcomes = [await this.limits.consume(this.rules.ipDeclines, this.fingerprint("client", clientIp))];
-    if (cardNumber !== undefined) {
-      outcomes.push(await this.limits.consume(this.rules.cardDeclines, this.cardFingerprint(cardNumber)));
-    }
-    const newlyBlocked = outcomes.filter((outcome) => outcome.allowed && outcome.remaining === 0).length;
+  async settle(db: Db, reservation: DeclineReservation, declined: boolean) {
+    if (!declined) return this.release(reservation.held);
+    const { organizationId } = reservation;
+    const newlyBlocked = reservation.held.filter(([, , outcome]) => outcome.remaining === 0).length;
     let spike = false;
     if (newlyBlocked > 0) {
       const blocked = await this.limits.consume(this.rules.spikeBlocked, String(organizationId), newlyBlocked);

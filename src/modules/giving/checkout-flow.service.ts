@@ -25,6 +25,7 @@ import {
   requiredFieldsOf,
   shownFieldsOf,
 } from "./campaign-rules.js";
+import type { DeclineReservation } from "./card-testing.service.js";
 import { deviceOf } from "./device.js";
 import type { GivingContext } from "./giving.context.js";
 import {
@@ -313,10 +314,7 @@ async function completeOnce(
   const fields = cleanSupporterInput(input.supporter);
   // Card checks happen before anything is written; nothing is stored of the card but its label.
   const method = processor.tokenize({ card: input.card });
-  const { afterStep, guard } = context;
-  const step = async (name: Parameters<NonNullable<typeof afterStep>>[0]) => {
-    if (afterStep) await afterStep(name);
-  };
+  const { guard } = context;
 
   const [owner] = await context.db
     .select({ id: organizations.id })
@@ -336,16 +334,52 @@ async function completeOnce(
   const cardNumber = input.card ? String(input.card.number) : undefined;
   const scope = `checkout:${checkoutId}:complete`;
   // A retry of a finished request (same key) replays its answer: no new attempt, no second challenge.
+  let reservation: DeclineReservation | undefined;
   if (!(await hasStoredOutcome(context.db, owner.id, scope, request.idempotencyKey))) {
     if (await guard.challengeRequired(context.db, owner.id)) await guard.redeemChallenge(owner.id, input.altcha);
-    await guard.checkAttempt(owner.id, checkoutId, request.clientIp, cardNumber);
+    reservation = await guard.reserveAttempt(owner.id, checkoutId, request.clientIp, cardNumber);
   }
+  let declined = false;
+  try {
+    const outcome = await chargeAndRecord(context, owner.id, checkoutId, input, request, {
+      scope,
+      method,
+      fields,
+      cardNumber,
+    });
+    declined = outcome.status === 402 && !outcome.replayed;
+    return outcome;
+  } finally {
+    if (reservation) await guard.settle(context.db, reservation, declined);
+  }
+}
 
-  const outcome = await context.db.transaction(async (tx) => {
+/** The completion's transaction: charge first, then (only for a gift that went through) every record. */
+async function chargeAndRecord(
+  context: GivingContext,
+  ownerId: number,
+  checkoutId: number,
+  input: CheckoutCompleteInput,
+  request: CompletionRequest,
+  prepared: {
+    scope: string;
+    method: ReturnType<ReturnType<typeof requireProcessor>["tokenize"]>;
+    fields: Record<string, string>;
+    cardNumber: string | undefined;
+  },
+): Promise<Outcome<CompletionBody> & { replayed: boolean }> {
+  const { scope, method, fields, cardNumber } = prepared;
+  const processor = requireProcessor(input.processor);
+  const recurring = input.frequency !== 0;
+  const { afterStep, guard } = context;
+  const step = async (name: Parameters<NonNullable<typeof afterStep>>[0]) => {
+    if (afterStep) await afterStep(name);
+  };
+  return context.db.transaction(async (tx) => {
     const [checkout] = await tx
       .select()
       .from(checkouts)
-      .where(and(eq(checkouts.organizationId, owner.id), eq(checkouts.id, checkoutId)))
+      .where(and(eq(checkouts.organizationId, ownerId), eq(checkouts.id, checkoutId)))
       .for("update");
     if (!checkout?.clientSecretHash || checkout.clientSecretHash !== hashSecret(input.client_secret)) {
       throw notFound("Checkout");
@@ -534,10 +568,6 @@ async function completeOnce(
       };
     });
   });
-  if (outcome.status === 402 && !outcome.replayed) {
-    await guard.recordDecline(context.db, owner.id, request.clientIp, cardNumber);
-  }
-  return outcome;
 }
 
 export function paymentFailedProblem(code: string, message: string, attemptId: number) {
