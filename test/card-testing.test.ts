@@ -482,3 +482,42 @@ describe("card testing: escalation to a proof-of-work challenge", () => {
     expect((await campaignOf(tenant.slug, slug)).body.challenge_required).toBe(false);
   });
 });
+
+describe("card testing: configuration", () => {
+  it("reads every default from its environment variable and refuses a bad value", () => {
+    const config = loadConfig({
+      CHECKOUT_ATTEMPTS_PER_CHECKOUT: "4",
+      CARD_DECLINES_PER_IP: "6",
+      CARD_DECLINES_PER_CARD: "2",
+      CHECKOUTS_PER_IP: "50",
+      CARD_DECLINE_FLOOR_MS: "1500",
+      CARD_TESTING_SPIKE_BLOCKED: "5",
+      CARD_TESTING_SPIKE_DECLINES: "40",
+      CARD_TESTING_SPIKE_WINDOW: "300",
+      CARD_TESTING_COOLDOWN: "7200",
+      ALTCHA_COST: "2000",
+      ALTCHA_MAX_NUMBER: "5000",
+      ALTCHA_TTL: "300",
+    });
+    expect(config.cardTesting).toEqual({
+      attemptsPerCheckout: 4,
+      declinesPerIp: 6,
+      declinesPerCard: 2,
+      checkoutsPerIp: 50,
+      declineFloorMs: 1500,
+      spikeBlocked: 5,
+      spikeDeclines: 40,
+      spikeWindowSeconds: 300,
+      cooldownSeconds: 7200,
+      challengeCost: 2000,
+      challengeMaxNumber: 5000,
+      challengeTtlSeconds: 300,
+    });
+    expect(() => loadConfig({ CARD_DECLINES_PER_IP: "0" })).toThrow(
+      'CARD_DECLINES_PER_IP must be an integer between 1 and 100000, got "0"',
+    );
+    expect(() => loadConfig({ CARD_DECLINE_FLOOR_MS: "fast" })).toThrow(
+      'CARD_DECLINE_FLOOR_MS must be an integer between 0 and 30000, got "fast"',
+    );
+  });
+});
