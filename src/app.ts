@@ -24,6 +24,7 @@ import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
 import { loadDocumentLinks } from "./modules/documents/document-links.js";
 import { documentRoutes } from "./modules/documents/documents.routes.js";
 import { donationRoutes } from "./modules/donations/donations.routes.js";
+import { loadCardTestingGuard } from "./modules/giving/card-testing.service.js";
 import { donatePageRoutes } from "./modules/giving/donate-page.routes.js";
 import type { GivingContext } from "./modules/giving/giving.context.js";
 import { givingRoutes } from "./modules/giving/giving.routes.js";
@@ -162,6 +163,7 @@ export async function buildApp({
     db,
     links: await loadDocumentLinks(db, config.baseUrl),
     checkoutTtlSeconds: config.checkoutTtlSeconds,
+    guard: await loadCardTestingGuard(db, limits, config.cardTesting),
     afterStep: testHooks?.afterCompletionStep,
   };
   publicCheckoutRoutes(app, giving);
@@ -171,7 +173,7 @@ export async function buildApp({
   const signInThrottle = { store: limits, rules: config.rateLimits };
   tokenRoutes(app, db, config);
   authorizeRoutes(app, db, config, signInThrottle);
-  graphqlRoutes(app, db, config, giving.links);
+  graphqlRoutes(app, db, config, giving.links, giving.guard);
   adminSessionRoutes(app, db, config, signInThrottle);
   adminExportRoutes(app, db);
   await adminPageRoutes(app, db, config.authUrl);

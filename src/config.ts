@@ -57,6 +57,33 @@ export interface Config {
    * separated); undefined: the client address is the socket's, and X-Forwarded-For is ignored.
    */
   readonly trustProxy: string | undefined;
+  /** Card-testing defences of the public checkout (docs/security.md). */
+  readonly cardTesting: CardTestingConfig;
+}
+
+export interface CardTestingConfig {
+  /** Completion attempts one checkout accepts in its lifetime (per hour window). */
+  readonly attemptsPerCheckout: number;
+  /** Declined cards per client IP per hour. */
+  readonly declinesPerIp: number;
+  /** Declines of one card (by keyed fingerprint) per hour. */
+  readonly declinesPerCard: number;
+  /** Checkouts one client IP may start per hour. */
+  readonly checkoutsPerIp: number;
+  /** A declined attempt never answers faster than this (milliseconds). */
+  readonly declineFloorMs: number;
+  /** So many IPs or cards blocked in one organization within the spike window turn the challenge on. */
+  readonly spikeBlocked: number;
+  /** So many declines in one organization within the spike window also turn it on. */
+  readonly spikeDeclines: number;
+  readonly spikeWindowSeconds: number;
+  /** How long an automatic challenge stays on after the last spike. */
+  readonly cooldownSeconds: number;
+  /** ALTCHA proof of work: PBKDF2 iterations per try, and the highest counter the solver may need. */
+  readonly challengeCost: number;
+  readonly challengeMaxNumber: number;
+  /** A challenge must be solved and used within this many seconds. */
+  readonly challengeTtlSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -134,6 +161,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       signInAddress: limitRule(env, "RATE_LIMIT_SIGN_IN_ADDRESS", "sign_in_address", "30/15m"),
     }),
     trustProxy: trustProxy(env),
+    cardTesting: Object.freeze({
+      attemptsPerCheckout: integer(env, "CHECKOUT_ATTEMPTS_PER_CHECKOUT", 10, 1, 1000),
+      declinesPerIp: integer(env, "CARD_DECLINES_PER_IP", 10, 1, 100000),
+      declinesPerCard: integer(env, "CARD_DECLINES_PER_CARD", 5, 1, 100000),
+      checkoutsPerIp: integer(env, "CHECKOUTS_PER_IP", 100, 1, 1000000),
+      declineFloorMs: integer(env, "CARD_DECLINE_FLOOR_MS", 1000, 0, 30000),
+      spikeBlocked: integer(env, "CARD_TESTING_SPIKE_BLOCKED", 3, 1, 100000),
+      spikeDeclines: integer(env, "CARD_TESTING_SPIKE_DECLINES", 30, 1, 1000000),
+      spikeWindowSeconds: integer(env, "CARD_TESTING_SPIKE_WINDOW", 600, 1, 86400),
+      cooldownSeconds: integer(env, "CARD_TESTING_COOLDOWN", 3600, 1, 30 * 86400),
+      challengeCost: integer(env, "ALTCHA_COST", 1000, 1, 1000000),
+      challengeMaxNumber: integer(env, "ALTCHA_MAX_NUMBER", 2000, 2, 10000000),
+      challengeTtlSeconds: integer(env, "ALTCHA_TTL", 600, 30, 86400),
+    }),
     ...overrides,
   });
 }

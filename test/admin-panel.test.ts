@@ -1,7 +1,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { eq } from "drizzle-orm";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkoutAttempts, checkoutProtection } from "../src/db/schema.js";
 import { createInstallationToken } from "../src/modules/applications/applications.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { launchChromium } from "./helpers/chromium.js";
@@ -189,6 +191,61 @@ describe("admin panel in a browser", () => {
     await page.goto(`${server.url}/admin/o/${tenant.slug}/apps`);
     await page.locator('[data-testid="install-not-allowed"]').waitFor();
     expect(await page.locator('[data-testid="install-form"]').count()).toBe(0);
+    await page.context().close();
+  });
+
+  it("shows the card-testing notice, and lets an owner (not a member) turn the form's challenge off", async () => {
+    const db = server.database.db;
+    const now = Date.now();
+    const open = await fakeCheckout(db, tenant.organizationId, { state: "OPEN", amount: 25 });
+    for (let i = 0; i < 3; i++) {
+      await db.insert(checkoutAttempts).values({
+        organizationId: tenant.organizationId,
+        checkoutId: open.id,
+        amount: 25,
+        processor: "sandbox",
+        failureCode: "card_declined",
+        cardLabel: "Visa •••• 0002",
+      });
+    }
+    await db.insert(checkoutProtection).values({
+      organizationId: tenant.organizationId,
+      challengeUntil: new Date(now + 3600_000),
+      lastSpikeDate: new Date(now),
+    });
+
+    const memberPage = await signIn(memberEmail);
+    await memberPage.locator('[data-testid="under-attack"]').waitFor();
+    expect(await memberPage.locator('[data-testid="toggle-challenge"]').count()).toBe(0);
+    await memberPage.context().close();
+
+    const page = await signIn(owner);
+    const notice = page.locator('[data-testid="under-attack"]');
+    await notice.waitFor();
+    await expect(notice.textContent()).resolves.toContain("Your donation form is under a card-testing attack.");
+    await expect(notice.textContent()).resolves.toContain("3 declined payments in the last hour");
+    await expect(page.getByRole("heading", { name: /Donation form protection/ }).textContent()).resolves.toBe(
+      "Donation form protection: challenge on",
+    );
+    await page.locator('[data-testid="toggle-challenge"]').click();
+    await page.getByRole("dialog").getByRole("button", { name: "Turn off" }).click();
+    await page.getByRole("heading", { name: "Donation form protection: challenge off" }).waitFor();
+    expect(await notice.count()).toBe(0);
+    await expect(page.locator('[data-testid="protection-status"]').textContent()).resolves.toContain(
+      `Last changed by ${owner}`,
+    );
+    const [row] = await db
+      .select()
+      .from(checkoutProtection)
+      .where(eq(checkoutProtection.organizationId, tenant.organizationId));
+    expect(row).toMatchObject({ challengeForced: false, challengeUntil: null, changedDate: expect.any(Date) });
+
+    await page.locator('[data-testid="toggle-challenge"]').click();
+    await page.getByRole("dialog").getByRole("button", { name: "Turn on" }).click();
+    await page.getByRole("heading", { name: "Donation form protection: challenge on" }).waitFor();
+    await page.locator('[data-testid="toggle-challenge"]').click();
+    await page.getByRole("dialog").getByRole("button", { name: "Turn off" }).click();
+    await page.getByRole("heading", { name: "Donation form protection: challenge off" }).waitFor();
     await page.context().close();
   });
 });

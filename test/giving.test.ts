@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { campaigns, checkouts, jobs } from "../src/db/schema.js";
+import { campaigns, checkoutAttempts, checkouts, jobs, payments } from "../src/db/schema.js";
 import type { CompletionStep } from "../src/modules/giving/giving.context.js";
 import { fakeCampaign, fakeSupporter, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
@@ -265,16 +265,23 @@ describe("giving: public checkout, processors, transitions", () => {
       expect(elsewhere.body.donation.supporter_id).not.toBe(first.body.donation.supporter_id);
     });
 
-    it("declined card: FAILED payment, checkout stays OPEN, a retry with a good card succeeds", async () => {
+    it("declined card: recorded as an attempt without supporter, donation or payment; checkout stays OPEN; a retry succeeds", async () => {
       const started = await start();
       const body = completion(started.body.client_secret, { card: card(CARDS.declined) });
+      const before = await counts();
       const declined = await complete(started.body.id, body);
       expect(declined.status).toBe(402);
       expect(declined.headers.get("content-type")).toContain("application/problem+json");
       expect(declined.body).toMatchObject({ status: 402, code: "payment_failed" });
+      expect(await counts()).toEqual(before);
       let checkout = (await server.get(`/api/v1/checkouts/${started.body.id}`, tenant.token)).body;
-      expect(checkout).toMatchObject({ state: "OPEN", completed_date: null, payment: { state: "FAILED" } });
-      expect(checkout.donation.state).toBe("pending");
+      expect(checkout).toMatchObject({
+        state: "OPEN",
+        completed_date: null,
+        supporter: null,
+        donation: null,
+        payment: null,
+      });
 
       const retried = await complete(started.body.id, { ...body, card: card() });
       expect(retried.status).toBe(200);
@@ -283,7 +290,7 @@ describe("giving: public checkout, processors, transitions", () => {
       const payments = (
         await server.get(`/api/v1/payments/?donation_id=${checkout.donation.id}&order=create_date`, tenant.token)
       ).body;
-      expect(payments.items.map((p: Json) => p.state)).toEqual(["FAILED", "PAID"]);
+      expect(payments.items.map((p: Json) => p.state)).toEqual(["PAID"]);
     });
 
     it("enforces every campaign rule, consent and card check on completion, writing nothing", async () => {
@@ -415,8 +422,18 @@ describe("giving: public checkout, processors, transitions", () => {
       const badKey = await complete(started.body.id, body, { "idempotency-key": "x".repeat(256) });
       expect(badKey.status).toBe(400);
       const checkout = (await server.get(`/api/v1/checkouts/${started.body.id}`, tenant.token)).body;
-      const payments = (await server.get(`/api/v1/payments/?donation_id=${checkout.donation.id}`, tenant.token)).body;
-      expect(payments.count).toBe(1);
+      expect(checkout).toMatchObject({ state: "OPEN", payment: null });
+      // The replay charged nothing: one declined attempt is recorded.
+      const attempts = await server.database.db
+        .select()
+        .from(checkoutAttempts)
+        .where(
+          and(
+            eq(checkoutAttempts.organizationId, tenant.organizationId),
+            eq(checkoutAttempts.checkoutId, started.body.id),
+          ),
+        );
+      expect(attempts).toHaveLength(1);
     });
   });
 
@@ -469,13 +486,21 @@ describe("giving: public checkout, processors, transitions", () => {
     });
 
     it("refuses refunds of FAILED and PENDING payments and mark-paid of card payments", async () => {
-      const started = await start();
-      const declined = await complete(
-        started.body.id,
-        completion(started.body.client_secret, { card: card(CARDS.declined) }),
-      );
-      const failedPayment = (await server.get(`/api/v1/checkouts/${started.body.id}`, tenant.token)).body.payment;
-      expect(declined.status).toBe(402);
+      // Declined checkouts write no payment any more; a failed renewal is what leaves a FAILED one.
+      const renewed = await give({ frequency: 12 });
+      const [failedPayment] = await server.database.db
+        .insert(payments)
+        .values({
+          organizationId: tenant.organizationId,
+          donationId: renewed.body.donation.id,
+          state: "FAILED",
+          amount: 25,
+          currency: "EUR",
+          paymentMethodId: renewed.body.payment.payment_method.id,
+          failureCode: "card_declined",
+        })
+        .returning();
+      if (!failedPayment) throw new Error("payment not inserted");
       expect((await postAs(tenant.token, `/api/v1/payments/${failedPayment.id}/refund`)).status).toBe(409);
       expect((await postAs(tenant.token, `/api/v1/payments/${failedPayment.id}/mark_paid`)).status).toBe(409);
 

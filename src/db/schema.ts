@@ -505,3 +505,47 @@ export const rateLimits = pgTable("rate_limits", {
   points: integer("points").notNull().default(0),
   expire: instant("expire"),
 });
+
+// Declined completions of public checkouts: what an admin needs to see a card-testing attack,
+// without a supporter, donation or payment written from attack traffic. Fingerprints are keyed
+// hashes (HMAC with a platform key): the card number and the client IP are never stored.
+export const checkoutAttempts = pgTable(
+  "checkout_attempts",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    createDate: createDate(),
+    checkoutId: ref("checkout_id").notNull(),
+    campaignId: ref("campaign_id"),
+    amount: money("amount").notNull(),
+    processor: text("processor").notNull(),
+    failureCode: text("failure_code").notNull(),
+    cardLabel: text("card_label"),
+    cardFingerprint: text("card_fingerprint"),
+    clientFingerprint: text("client_fingerprint"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: "checkout_attempts_checkout_fk",
+      columns: [t.organizationId, t.checkoutId],
+      foreignColumns: [checkouts.organizationId, checkouts.id],
+    }).onDelete("cascade"),
+    index("checkout_attempts_create_date_idx").on(t.organizationId, t.createDate, t.id),
+    index("checkout_attempts_checkout_idx").on(t.organizationId, t.checkoutId),
+  ],
+);
+
+// Whether the organization's donation form asks for a proof-of-work challenge: forced by an
+// admin, or on until `challengeUntil` after a spike of declines.
+export const checkoutProtection = pgTable("checkout_protection", {
+  organizationId: bigint("organization_id", { mode: "number" })
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  challengeForced: boolean("challenge_forced").notNull().default(false),
+  challengeUntil: instant("challenge_until"),
+  lastSpikeDate: instant("last_spike_date"),
+  changedByUserId: ref("changed_by_user_id").references(() => users.id, { onDelete: "set null" }),
+  changedDate: instant("changed_date"),
+  updateDate: updateDate(),
+});

@@ -7,6 +7,7 @@ import { AppError } from "../http/errors.js";
 import { campaignToWire } from "../modules/campaigns/campaigns.service.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
 import { donationToWire } from "../modules/donations/donations.service.js";
+import type { CardTestingGuard } from "../modules/giving/card-testing.service.js";
 import { paymentMethodToWire } from "../modules/payment-methods/payment-methods.repo.js";
 import { paymentToWire } from "../modules/payments/payments.service.js";
 import type { Scope } from "../modules/scope.js";
@@ -21,6 +22,7 @@ export interface GraphQLContext {
   db: Db;
   config: Config;
   links: DocumentLinks;
+  guard: CardTestingGuard;
   actor: Actor;
   scope: Scope & { organizationSlug: string };
   loaders: ReturnType<typeof createLoaders>;

@@ -13,6 +13,7 @@ import { readBearer } from "../http/auth.js";
 import { AppError } from "../http/errors.js";
 import { containsNul } from "../http/nul.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
+import type { CardTestingGuard } from "../modules/giving/card-testing.service.js";
 import { authenticateAccessToken } from "../oauth/tokens.service.js";
 import { loadSession, SESSION_COOKIE } from "../sessions/sessions.service.js";
 import { type Actor, createLoaders, type GraphQLContext } from "./context.js";
@@ -25,7 +26,7 @@ const MAX_QUERY_STRING = 16 * 1024;
 interface ServerContext {
   request: FastifyRequest;
   reply: FastifyReply;
-  context: Omit<GraphQLContext, "loaders" | "links"> | null;
+  context: Omit<GraphQLContext, "loaders" | "links" | "guard"> | null;
 }
 
 class Refusal extends Error {
@@ -144,7 +145,7 @@ function graphiqlPage() {
 async function authenticate(
   db: Db,
   request: FastifyRequest,
-): Promise<Omit<GraphQLContext, "loaders" | "config" | "links">> {
+): Promise<Omit<GraphQLContext, "loaders" | "config" | "links" | "guard">> {
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
     const token = readBearer(request);
@@ -214,7 +215,13 @@ async function authenticate(
   };
 }
 
-export function graphqlRoutes(app: FastifyInstance, db: Db, config: Config, links: DocumentLinks) {
+export function graphqlRoutes(
+  app: FastifyInstance,
+  db: Db,
+  config: Config,
+  links: DocumentLinks,
+  guard: CardTestingGuard,
+) {
   const graphiql = graphiqlPage();
   const yoga = createYoga<ServerContext>({
     schema,
@@ -228,7 +235,7 @@ export function graphqlRoutes(app: FastifyInstance, db: Db, config: Config, link
     plugins: [limitsPlugin(config)],
     context: ({ context }) => {
       if (!context) throw new Refusal(401, "invalid_token", "Not authenticated");
-      return { ...context, config, links, loaders: createLoaders(db, context.scope.organizationId) };
+      return { ...context, config, links, guard, loaders: createLoaders(db, context.scope.organizationId) };
     },
     maskedErrors: {
       maskError(error, message) {

@@ -9,6 +9,7 @@ import "../modules/organizations/organizations.graphql.js";
 import "../modules/supporters/supporter-export.graphql.js";
 import "../modules/applications/applications.graphql.js";
 import "../modules/giving/giving.graphql.js";
+import "../modules/giving/card-testing.graphql.js";
 import "../modules/dashboard/dashboard.graphql.js";
 import "../modules/members/members.graphql.js";
 

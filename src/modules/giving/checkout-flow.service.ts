@@ -1,6 +1,14 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
-import { campaigns, checkouts, donations, organizations, payments, supporters } from "../../db/schema.js";
+import {
+  campaigns,
+  checkoutAttempts,
+  checkouts,
+  donations,
+  organizations,
+  payments,
+  supporters,
+} from "../../db/schema.js";
 import { AppError, notFound } from "../../http/errors.js";
 import { parseId } from "../../http/ids.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
@@ -17,6 +25,7 @@ import {
   requiredFieldsOf,
   shownFieldsOf,
 } from "./campaign-rules.js";
+import type { DeclineReservation } from "./card-testing.service.js";
 import { deviceOf } from "./device.js";
 import type { GivingContext } from "./giving.context.js";
 import {
@@ -34,7 +43,7 @@ import type {
   PublicCampaignWire,
 } from "./giving.schemas.js";
 import { CONSENTS } from "./giving.schemas.js";
-import { idempotent, type Outcome } from "./idempotency.js";
+import { hasStoredOutcome, idempotent, type Outcome } from "./idempotency.js";
 import { PROCESSOR_NAMES, requireProcessor } from "./processors/index.js";
 import { cycleDueDate } from "./schedule.js";
 import { assertTransition } from "./transitions.js";
@@ -79,7 +88,7 @@ export function publicCampaignToWire(
   organization: OrganizationRow,
   campaign: CampaignRow,
   raised: number,
-): PublicCampaignWire {
+): Omit<PublicCampaignWire, "challenge_required" | "challenge_url"> {
   return {
     id: campaign.id,
     title: campaign.title,
@@ -120,7 +129,28 @@ export function publicCampaignToWire(
 
 export async function getPublicCampaign(context: GivingContext, organizationSlug: string, campaignSlug: string) {
   const { organization, campaign } = await findDonationTarget(context.db, organizationSlug, campaignSlug);
-  return publicCampaignToWire(organization, campaign, await raisedFor(context.db, organization.id, campaign.id));
+  return {
+    ...publicCampaignToWire(organization, campaign, await raisedFor(context.db, organization.id, campaign.id)),
+    ...(await challengeWire(context, organization.id, organization.slug)),
+  };
+}
+
+/** Whether completing needs a solved ALTCHA challenge now, and where to get one. */
+async function challengeWire(context: GivingContext, organizationId: number, organizationSlug: string) {
+  return {
+    challenge_required: await context.guard.challengeRequired(context.db, organizationId),
+    challenge_url: `/api/v1/public/organizations/${encodeURIComponent(organizationSlug)}/challenge`,
+  };
+}
+
+/** A fresh proof-of-work challenge for the organization's donation form (ALTCHA widget format). */
+export async function getChallenge(context: GivingContext, organizationSlug: string) {
+  const [owner] = await context.db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(eq(organizations.slug, organizationSlug));
+  if (!owner) throw notFound("Organization");
+  return context.guard.createChallenge(owner.id);
 }
 
 /** Opening the form and choosing an amount: an OPEN checkout the donor's browser can complete. */
@@ -129,10 +159,12 @@ export async function startCheckout(
   organizationSlug: string,
   campaignSlug: string,
   body: CheckoutStartBody,
+  clientIp: string,
 ) {
   const { organization, campaign } = await findDonationTarget(context.db, organizationSlug, campaignSlug);
   const amount = body.amount ?? null;
   checkGift(campaign, amount, body.frequency as Frequency | undefined);
+  await context.guard.countCheckoutStart(clientIp);
   const secret = generateSecret("dnt_cks");
   const [row] = await context.db
     .insert(checkouts)
@@ -155,6 +187,7 @@ export async function startCheckout(
     frequency: row.frequency as Frequency | null,
     cost_example_quantity: row.costExampleQuantity,
     expires_date: new Date(row.createDate.getTime() + context.checkoutTtlSeconds * 1000).toISOString(),
+    ...(await challengeWire(context, organization.id, organization.slug)),
   };
 }
 
@@ -231,14 +264,34 @@ type CompletionBody = CheckoutCompletedWire | ReturnType<typeof paymentFailedPro
 export interface CompletionRequest {
   userAgent: string | undefined;
   idempotencyKey: string | undefined;
+  clientIp: string;
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The donor submits the form: supporter, payment method, donation and payment, and the checkout
- * closed on success, all in one transaction. A declined card commits a FAILED payment and keeps the
- * checkout OPEN for another try (HTTP 402).
+ * closed on success, all in one transaction. A declined card writes none of these (attack traffic
+ * must not create supporters): it records a checkout attempt, keeps the checkout OPEN for another
+ * try (HTTP 402), and answers no faster than the decline floor.
  */
 export async function completeCheckout(
+  context: GivingContext,
+  organizationSlug: string,
+  rawId: string,
+  input: CheckoutCompleteInput,
+  request: CompletionRequest,
+): Promise<Outcome<CompletionBody> & { replayed: boolean }> {
+  const startedAt = Date.now();
+  const outcome = await completeOnce(context, organizationSlug, rawId, input, request);
+  if (outcome.status === 402) {
+    const wait = context.guard.config.declineFloorMs - (Date.now() - startedAt);
+    if (wait > 0) await sleep(wait);
+  }
+  return outcome;
+}
+
+async function completeOnce(
   context: GivingContext,
   organizationSlug: string,
   rawId: string,
@@ -261,10 +314,7 @@ export async function completeCheckout(
   const fields = cleanSupporterInput(input.supporter);
   // Card checks happen before anything is written; nothing is stored of the card but its label.
   const method = processor.tokenize({ card: input.card });
-  const { afterStep } = context;
-  const step = async (name: Parameters<NonNullable<typeof afterStep>>[0]) => {
-    if (afterStep) await afterStep(name);
-  };
+  const { guard } = context;
 
   const [owner] = await context.db
     .select({ id: organizations.id })
@@ -272,202 +322,261 @@ export async function completeCheckout(
     .where(eq(organizations.slug, organizationSlug));
   if (!owner) throw notFound("Checkout");
 
-  const outcome = await context.db.transaction(async (tx) => {
+  // Defences run before the processor is called, for the holder of the checkout's secret only:
+  // guessing ids must not burn a donor's attempts.
+  const [known] = await context.db
+    .select({ clientSecretHash: checkouts.clientSecretHash })
+    .from(checkouts)
+    .where(and(eq(checkouts.organizationId, owner.id), eq(checkouts.id, checkoutId)));
+  if (!known?.clientSecretHash || known.clientSecretHash !== hashSecret(input.client_secret)) {
+    throw notFound("Checkout");
+  }
+  const cardNumber = input.card ? String(input.card.number) : undefined;
+  const scope = `checkout:${checkoutId}:complete`;
+  // A retry of a finished request (same key) replays its answer: no new attempt, no second challenge.
+  let reservation: DeclineReservation | undefined;
+  if (!(await hasStoredOutcome(context.db, owner.id, scope, request.idempotencyKey))) {
+    if (await guard.challengeRequired(context.db, owner.id)) await guard.redeemChallenge(owner.id, input.altcha);
+    reservation = await guard.reserveAttempt(owner.id, checkoutId, request.clientIp, cardNumber);
+  }
+  let declined = false;
+  try {
+    const outcome = await chargeAndRecord(context, owner.id, checkoutId, input, request, {
+      scope,
+      method,
+      fields,
+      cardNumber,
+    });
+    declined = outcome.status === 402 && !outcome.replayed;
+    return outcome;
+  } finally {
+    if (reservation) await guard.settle(context.db, reservation, declined);
+  }
+}
+
+/** The completion's transaction: charge first, then (only for a gift that went through) every record. */
+async function chargeAndRecord(
+  context: GivingContext,
+  ownerId: number,
+  checkoutId: number,
+  input: CheckoutCompleteInput,
+  request: CompletionRequest,
+  prepared: {
+    scope: string;
+    method: ReturnType<ReturnType<typeof requireProcessor>["tokenize"]>;
+    fields: Record<string, string>;
+    cardNumber: string | undefined;
+  },
+): Promise<Outcome<CompletionBody> & { replayed: boolean }> {
+  const { scope, method, fields, cardNumber } = prepared;
+  const processor = requireProcessor(input.processor);
+  const recurring = input.frequency !== 0;
+  const { afterStep, guard } = context;
+  const step = async (name: Parameters<NonNullable<typeof afterStep>>[0]) => {
+    if (afterStep) await afterStep(name);
+  };
+  return context.db.transaction(async (tx) => {
     const [checkout] = await tx
       .select()
       .from(checkouts)
-      .where(and(eq(checkouts.organizationId, owner.id), eq(checkouts.id, checkoutId)))
+      .where(and(eq(checkouts.organizationId, ownerId), eq(checkouts.id, checkoutId)))
       .for("update");
     if (!checkout?.clientSecretHash || checkout.clientSecretHash !== hashSecret(input.client_secret)) {
       throw notFound("Checkout");
     }
     const organizationId = checkout.organizationId;
-    const { client_secret: _secret, card, ...rest } = input;
+    const { client_secret: _secret, altcha: _altcha, card, ...rest } = input;
     const fingerprintOf = { ...rest, card: card ? { ...card, number: hashSecret(card.number) } : null };
-    return idempotent<CompletionBody>(
-      tx,
-      organizationId,
-      `checkout:${checkoutId}:complete`,
-      request.idempotencyKey,
-      fingerprintOf,
-      async () => {
-        if (checkout.state !== "OPEN") throw checkoutClosed(checkoutId);
-        if (checkout.createDate.getTime() + context.checkoutTtlSeconds * 1000 <= Date.now()) {
-          throw new AppError("checkout_expired", 409, `The checkout ${checkoutId} has expired; start a new one`);
-        }
-        const [found] = await tx
-          .select({ campaign: campaigns, organization: organizations })
-          .from(campaigns)
-          .innerJoin(organizations, eq(organizations.id, campaigns.organizationId))
-          .where(and(eq(campaigns.organizationId, organizationId), eq(campaigns.id, checkout.campaignId ?? 0)));
-        if (!found) throw notFound("Campaign");
-        const { campaign, organization } = found;
-        if (campaign.archiveDate) throw campaignClosed();
-        checkGift(campaign, input.amount, input.frequency);
-        checkSupporterFields(campaign, input.supporter);
+    return idempotent<CompletionBody>(tx, organizationId, scope, request.idempotencyKey, fingerprintOf, async () => {
+      if (checkout.state !== "OPEN") throw checkoutClosed(checkoutId);
+      if (checkout.createDate.getTime() + context.checkoutTtlSeconds * 1000 <= Date.now()) {
+        throw new AppError("checkout_expired", 409, `The checkout ${checkoutId} has expired; start a new one`);
+      }
+      const [found] = await tx
+        .select({ campaign: campaigns, organization: organizations })
+        .from(campaigns)
+        .innerJoin(organizations, eq(organizations.id, campaigns.organizationId))
+        .where(and(eq(campaigns.organizationId, organizationId), eq(campaigns.id, checkout.campaignId ?? 0)));
+      if (!found) throw notFound("Campaign");
+      const { campaign, organization } = found;
+      if (campaign.archiveDate) throw campaignClosed();
+      checkGift(campaign, input.amount, input.frequency);
+      checkSupporterFields(campaign, input.supporter);
 
-        const supporter = await matchSupporter(tx, organizationId, fields, input.consents);
-        await step("supporter");
-        const methodRow = await insertPaymentMethod(tx, {
-          organizationId,
-          supporterId: supporter.id,
-          processor: processor.name,
-          label: method.label,
-          reference: method.reference,
-        });
-        await step("payment_method");
-
-        // A retry after a declined card reuses the pending donation of the earlier attempt.
-        const device = deviceOf(request.userAgent);
-        let donation = checkout.donationId
-          ? (
-              await tx
-                .select()
-                .from(donations)
-                .where(and(eq(donations.organizationId, organizationId), eq(donations.id, checkout.donationId)))
-                .for("update")
-            )[0]
-          : undefined;
-        if (donation && donation.state === "pending") {
-          [donation] = await tx
-            .update(donations)
-            .set({
-              supporterId: supporter.id,
-              amount: input.amount,
-              frequency: input.frequency,
-              device,
-              paymentMethodId: methodRow.id,
-              updateDate: sql`now()`,
-            })
-            .where(and(eq(donations.organizationId, organizationId), eq(donations.id, donation.id)))
-            .returning();
-        } else {
-          const id = await nextId(tx, "donations");
-          [donation] = await tx
-            .insert(donations)
-            .values({
-              organizationId,
-              id,
-              code: donationCode(id),
-              supporterId: supporter.id,
-              campaignId: campaign.id,
-              state: "pending",
-              amount: input.amount,
-              currency: organization.currency,
-              frequency: input.frequency,
-              device,
-              paymentMethodId: methodRow.id,
-            })
-            .returning();
-        }
-        if (!donation) throw new Error("donation write returned nothing");
-        await step("donation");
-
-        const attempts = await tx
-          .select({ n: sql<number>`count(*)::int` })
-          .from(payments)
-          .where(and(eq(payments.organizationId, organizationId), eq(payments.donationId, donation.id)));
-        const charge = await processor.charge({
-          amountCents: Math.round(input.amount * 100),
-          currency: organization.currency,
-          reference: method.reference,
-          kind: "initial",
-          idempotencyKey: `checkout:${checkoutId}:attempt:${attempts[0]?.n ?? 0}`,
-        });
-        const now = new Date();
-        const [payment] = await tx
-          .insert(payments)
+      // The charge comes first: a declined card writes no supporter, method, donation or payment.
+      const [tried] = await tx
+        .select({ n: sql<number>`count(*)::int` })
+        .from(checkoutAttempts)
+        .where(and(eq(checkoutAttempts.organizationId, organizationId), eq(checkoutAttempts.checkoutId, checkoutId)));
+      const charge = await processor.charge({
+        amountCents: Math.round(input.amount * 100),
+        currency: organization.currency,
+        reference: method.reference,
+        kind: "initial",
+        idempotencyKey: `checkout:${checkoutId}:attempt:${tried?.n ?? 0}`,
+      });
+      if (charge.state === "FAILED") {
+        const [attempt] = await tx
+          .insert(checkoutAttempts)
           .values({
             organizationId,
-            donationId: donation.id,
-            state: charge.state,
+            checkoutId,
+            campaignId: campaign.id,
             amount: input.amount,
-            currency: organization.currency,
-            paymentDate: charge.state === "PAID" ? now : null,
-            paymentMethodId: methodRow.id,
-            processorIntentId: charge.intentId,
-            failureCode: charge.state === "FAILED" ? charge.code : null,
-            failureMessage: charge.state === "FAILED" ? charge.message : null,
+            processor: processor.name,
+            failureCode: charge.code,
+            cardLabel: method.label,
+            cardFingerprint: cardNumber === undefined ? null : guard.cardFingerprint(cardNumber),
+            clientFingerprint: guard.fingerprint("client", request.clientIp),
           })
-          .returning();
-        if (!payment) throw new Error("payment insert returned nothing");
-        await step("payment");
+          .returning({ id: checkoutAttempts.id });
+        if (!attempt) throw new Error("attempt insert returned nothing");
+        return { status: 402, body: paymentFailedProblem(charge.code, charge.message, attempt.id) };
+      }
 
-        if (charge.state === "PAID") {
-          const next = recurring ? "active" : "done";
-          assertTransition("donation", donation.id, donation.state, next);
-          [donation] = await tx
-            .update(donations)
-            .set({
-              state: next,
-              completedDate: now,
-              receiptUrl: context.links.receiptUrl(organizationId, donation.id),
-              nextChargeDate: recurring ? cycleDueDate(now, input.frequency, 1) : null,
-              updateDate: sql`now()`,
-            })
-            .where(and(eq(donations.organizationId, organizationId), eq(donations.id, donation.id)))
-            .returning();
-          if (!donation) throw new Error("donation update returned nothing");
-          if (recurring && donation.nextChargeDate) {
-            await queueRenewal(tx, {
-              organizationId,
-              donationId: donation.id,
-              cycle: 1,
-              runDate: donation.nextChargeDate,
-            });
-          }
-          await setCertificationUrl(
-            tx,
-            organizationId,
-            supporter.id,
-            context.links.statementUrl(organizationId, supporter.id),
-          );
-        }
+      const supporter = await matchSupporter(tx, organizationId, fields, input.consents);
+      await step("supporter");
+      const methodRow = await insertPaymentMethod(tx, {
+        organizationId,
+        supporterId: supporter.id,
+        processor: processor.name,
+        label: method.label,
+        reference: method.reference,
+      });
+      await step("payment_method");
 
-        const closes = charge.state !== "FAILED";
-        if (closes) assertTransition("checkout", checkout.id, checkout.state, "CLOSED");
-        await tx
-          .update(checkouts)
+      // A checkout declined before declines stopped writing donations may hold a pending one: reuse it.
+      const device = deviceOf(request.userAgent);
+      let donation = checkout.donationId
+        ? (
+            await tx
+              .select()
+              .from(donations)
+              .where(and(eq(donations.organizationId, organizationId), eq(donations.id, checkout.donationId)))
+              .for("update")
+          )[0]
+        : undefined;
+      if (donation && donation.state === "pending") {
+        [donation] = await tx
+          .update(donations)
           .set({
             supporterId: supporter.id,
-            donationId: donation.id,
-            paymentId: payment.id,
             amount: input.amount,
             frequency: input.frequency,
-            costExampleQuantity: costExampleQuantity(campaign, input.amount),
-            ...(closes ? { state: "CLOSED", completedDate: now } : {}),
+            device,
+            paymentMethodId: methodRow.id,
             updateDate: sql`now()`,
           })
-          .where(and(eq(checkouts.organizationId, organizationId), eq(checkouts.id, checkout.id)));
-        await step("checkout");
+          .where(and(eq(donations.organizationId, organizationId), eq(donations.id, donation.id)))
+          .returning();
+      } else {
+        const id = await nextId(tx, "donations");
+        [donation] = await tx
+          .insert(donations)
+          .values({
+            organizationId,
+            id,
+            code: donationCode(id),
+            supporterId: supporter.id,
+            campaignId: campaign.id,
+            state: "pending",
+            amount: input.amount,
+            currency: organization.currency,
+            frequency: input.frequency,
+            device,
+            paymentMethodId: methodRow.id,
+          })
+          .returning();
+      }
+      if (!donation) throw new Error("donation write returned nothing");
+      await step("donation");
 
-        const paymentWire = paymentToWire(payment, methodRow);
-        if (charge.state === "FAILED") {
-          return { status: 402, body: paymentFailedProblem(charge.code, charge.message, paymentWire.id) };
+      const now = new Date();
+      const [payment] = await tx
+        .insert(payments)
+        .values({
+          organizationId,
+          donationId: donation.id,
+          state: charge.state,
+          amount: input.amount,
+          currency: organization.currency,
+          paymentDate: charge.state === "PAID" ? now : null,
+          paymentMethodId: methodRow.id,
+          processorIntentId: charge.intentId,
+        })
+        .returning();
+      if (!payment) throw new Error("payment insert returned nothing");
+      await step("payment");
+
+      if (charge.state === "PAID") {
+        const next = recurring ? "active" : "done";
+        assertTransition("donation", donation.id, donation.state, next);
+        [donation] = await tx
+          .update(donations)
+          .set({
+            state: next,
+            completedDate: now,
+            receiptUrl: context.links.receiptUrl(organizationId, donation.id),
+            nextChargeDate: recurring ? cycleDueDate(now, input.frequency, 1) : null,
+            updateDate: sql`now()`,
+          })
+          .where(and(eq(donations.organizationId, organizationId), eq(donations.id, donation.id)))
+          .returning();
+        if (!donation) throw new Error("donation update returned nothing");
+        if (recurring && donation.nextChargeDate) {
+          await queueRenewal(tx, {
+            organizationId,
+            donationId: donation.id,
+            cycle: 1,
+            runDate: donation.nextChargeDate,
+          });
         }
-        return {
-          status: 200,
-          body: {
-            result: charge.state === "PAID" ? ("succeeded" as const) : ("pending" as const),
-            checkout_id: checkout.id,
-            donation: donationToWire(donation),
-            payment: paymentWire,
-            receipt_url: donation.receiptUrl,
-          },
-        };
-      },
-    );
+        await setCertificationUrl(
+          tx,
+          organizationId,
+          supporter.id,
+          context.links.statementUrl(organizationId, supporter.id),
+        );
+      }
+
+      assertTransition("checkout", checkout.id, checkout.state, "CLOSED");
+      await tx
+        .update(checkouts)
+        .set({
+          supporterId: supporter.id,
+          donationId: donation.id,
+          paymentId: payment.id,
+          amount: input.amount,
+          frequency: input.frequency,
+          costExampleQuantity: costExampleQuantity(campaign, input.amount),
+          state: "CLOSED",
+          completedDate: now,
+          updateDate: sql`now()`,
+        })
+        .where(and(eq(checkouts.organizationId, organizationId), eq(checkouts.id, checkout.id)));
+      await step("checkout");
+
+      return {
+        status: 200,
+        body: {
+          result: charge.state === "PAID" ? ("succeeded" as const) : ("pending" as const),
+          checkout_id: checkout.id,
+          donation: donationToWire(donation),
+          payment: paymentToWire(payment, methodRow),
+          receipt_url: donation.receiptUrl,
+        },
+      };
+    });
   });
-  return outcome;
 }
 
-export function paymentFailedProblem(code: string, message: string, paymentId: number) {
+export function paymentFailedProblem(code: string, message: string, attemptId: number) {
   return {
     type: "urn:donata:problem:payment_failed",
     title: "Payment Required",
     status: 402,
     detail: `${message}. Nothing was charged; try another card or payment method.`,
     code: "payment_failed",
-    errors: [{ field: "card", message: `${code}: payment ${paymentId} failed` }],
+    errors: [{ field: "card", message: `${code}: attempt ${attemptId} was declined` }],
   };
 }

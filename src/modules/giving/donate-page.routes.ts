@@ -1,9 +1,12 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { Type } from "typebox";
 import { AppError } from "../../http/errors.js";
 import { getPublicCampaign } from "./checkout-flow.service.js";
-import { donateErrorPage, donatePage } from "./donate-page.js";
+import { CHALLENGE_ASSETS, donateErrorPage, donatePage } from "./donate-page.js";
 import type { GivingContext } from "./giving.context.js";
 
 const Slug = Type.String({ maxLength: 100 });
@@ -21,6 +24,8 @@ function sendPage(reply: FastifyReply, status: number, render: (nonce: string) =
         `script-src 'nonce-${nonce}'`,
         `style-src 'nonce-${nonce}'`,
         "connect-src 'self'",
+        // The ALTCHA widget solves its proof of work in a web worker served from this origin (no wasm).
+        "worker-src 'self'",
         "img-src 'self' data:",
         "form-action 'self'",
         "base-uri 'none'",
@@ -33,8 +38,33 @@ function sendPage(reply: FastifyReply, status: number, render: (nonce: string) =
     .send(render(nonce));
 }
 
+/** The ALTCHA widget's strict-CSP build (no inline style or worker), its stylesheet and its PBKDF2 worker. */
+function challengeAssets() {
+  const external = fileURLToPath(import.meta.resolve("altcha/external"));
+  const dist = path.dirname(path.dirname(external));
+  const read = (file: string) => readFileSync(path.join(dist, file));
+  return [
+    { url: CHALLENGE_ASSETS.script, type: "text/javascript; charset=utf-8", body: read("external/altcha.js") },
+    { url: CHALLENGE_ASSETS.style, type: "text/css; charset=utf-8", body: read("external/altcha.css") },
+    { url: CHALLENGE_ASSETS.worker, type: "text/javascript; charset=utf-8", body: read("workers/pbkdf2.js") },
+  ];
+}
+
 /** The hosted donation page; it completes gifts through the public checkout API. */
 export function donatePageRoutes(app: FastifyInstance, context: GivingContext) {
+  for (const asset of challengeAssets()) {
+    app.get(asset.url, { schema: { hide: true } }, (_request, reply) =>
+      reply
+        .headers({
+          "content-type": asset.type,
+          "cache-control": "public, max-age=86400",
+          "x-content-type-options": "nosniff",
+          "cross-origin-resource-policy": "same-origin",
+        })
+        .send(asset.body),
+    );
+  }
+
   app.get(
     "/donate/:organization/:campaign",
     {

@@ -322,6 +322,13 @@ function successSection(): string {
 }
 
 /** The donation page of a campaign; `nonce` must be the one in the response's CSP header. */
+/** Where the page loads the ALTCHA widget from: our own origin, out of node_modules (donate-page.routes.ts). */
+export const CHALLENGE_ASSETS = {
+  script: "/donate/assets/altcha.js",
+  style: "/donate/assets/altcha.css",
+  worker: "/donate/assets/altcha-pbkdf2.worker.js",
+} as const;
+
 export function donatePage(campaign: PublicCampaignWire, options: { nonce: string }): string {
   const { nonce } = options;
   const title = `${campaign.title} · ${campaign.organization.name}`;
@@ -350,6 +357,7 @@ export function donatePage(campaign: PublicCampaignWire, options: { nonce: strin
         ? { amount: campaign.cost_example_amount, label: campaign.cost_example_label }
         : null,
     processors: campaign.processors,
+    challenge: { required: campaign.challenge_required, url: campaign.challenge_url, ...CHALLENGE_ASSETS },
   };
   const body = `${header}
 <noscript><p class="notice">This donation form needs JavaScript to process your payment securely.</p></noscript>
@@ -360,6 +368,11 @@ ${amountSection(campaign, oneOff, recurring, initial)}
 ${supporterSection(campaign)}
 ${consentSection(campaign)}
 ${paymentSection(campaign, initial)}
+<div id="challenge" class="group challenge" data-field="altcha" hidden>
+  <p class="hint" id="challenge-hint">To stop automated card testing, your browser solves a short puzzle before the gift is sent. No data leaves this page for it.</p>
+  <div id="challenge-widget"></div>
+  <p class="field-error" id="e-altcha" hidden></p>
+</div>
 <button type="submit" id="submit" class="primary">Donate</button>
 </form>
 ${successSection()}`;
@@ -447,6 +460,7 @@ input:focus-visible, select:focus-visible, textarea:focus-visible, button:focus-
 .privacy-note { font-size: .95rem; margin-top: 0; }
 button.primary { display: block; width: 100%; font: inherit; font-size: 1.1rem; font-weight: 700; padding: .85rem 1rem; border-radius: 10px; border: 0; cursor: pointer; background: var(--accent); color: var(--accent-text); }
 button.primary[disabled] { opacity: .6; cursor: progress; }
+.challenge { border: 1px solid var(--line); border-radius: 12px; padding: 1rem; margin: 0 0 1rem; }
 .notice { padding: .75rem 1rem; border-radius: 10px; background: var(--soft); }
 .success { border: 1px solid var(--accent); border-radius: 12px; padding: 1.25rem; }
 .transfer dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: .5rem 0; }
@@ -482,6 +496,9 @@ const SCRIPT = String.raw`
 
   let checkout = null;
   let starting = null;
+  let challengeLoad = null;
+  let challengeWidget = null;
+  let challengePayload = null;
   let failedAttempt = null;
   let busy = false;
 
@@ -763,6 +780,12 @@ const SCRIPT = String.raw`
       if (started === undefined) return;
       if (!started) return showAlert("Please choose an amount.");
       const body = submission();
+      if (challengeLoad) {
+        byId("submit").textContent = "Checking your browser…";
+        const solved = await challengeSolution().catch(() => null);
+        if (!solved) return showAlert("The security check did not finish. Please reload the page and try again.");
+        body.altcha = solved;
+      }
       const text = JSON.stringify(body);
       const key = failedAttempt && failedAttempt.text === text ? failedAttempt.key : newKey();
       let response;
@@ -773,8 +796,13 @@ const SCRIPT = String.raw`
         return showAlert("We could not reach the server. Check your connection and try again: you will not be charged twice.");
       }
       failedAttempt = null;
+      if (body.altcha) renewChallenge();
       if (response.status === 200) return showSuccess(response.body, body);
       const problem = response.body || {};
+      if (response.status === 403 && /^challenge_/.test(problem.code || "")) {
+        loadChallenge().catch(() => {});
+        return showAlert("This form now asks your browser for a short security check. Please wait a moment, then press Donate again.");
+      }
       if (response.status === 402) {
         fieldError("card.number", "This card was declined. Try another card or payment method.");
         showAlert((problem.detail || "The payment was declined.") + "");
@@ -795,7 +823,64 @@ const SCRIPT = String.raw`
     }
   }
 
+  /**
+   * The proof-of-work challenge (ALTCHA), only while the organization's form is protected: the
+   * widget's script, style and worker come from this origin, under this page's nonce.
+   */
+  function loadChallenge() {
+    if (challengeLoad) return challengeLoad;
+    byId("challenge").hidden = false;
+    const nonce = byId("donate-config").nonce;
+    challengeLoad = new Promise((resolve, reject) => {
+      const style = document.createElement("link");
+      style.rel = "stylesheet";
+      style.href = config.challenge.style;
+      style.nonce = nonce;
+      document.head.appendChild(style);
+      const script = document.createElement("script");
+      script.type = "module";
+      script.src = config.challenge.script;
+      script.nonce = nonce;
+      script.onerror = () => reject(new Error("challenge script not loaded"));
+      script.onload = () => {
+        globalThis.$altcha.algorithms.set("PBKDF2/SHA-256", () => new Worker(config.challenge.worker));
+        const widget = document.createElement("altcha-widget");
+        widget.setAttribute("challenge", config.challenge.url);
+        widget.setAttribute("auto", "onload");
+        widget.setAttribute("name", "altcha");
+        widget.addEventListener("verified", (event) => {
+          challengePayload = event.detail && event.detail.payload;
+        });
+        widget.addEventListener("expired", () => {
+          challengePayload = null;
+        });
+        byId("challenge-widget").appendChild(widget);
+        challengeWidget = widget;
+        resolve(widget);
+      };
+      document.head.appendChild(script);
+    });
+    return challengeLoad;
+  }
+
+  /** The solved challenge's payload, waiting for the widget to finish (it solves by itself). */
+  async function challengeSolution() {
+    await loadChallenge();
+    const deadline = Date.now() + 120000;
+    while (!challengePayload && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    return challengePayload;
+  }
+
+  /** A solution is good once: solve a fresh one for the next attempt. */
+  function renewChallenge() {
+    challengePayload = null;
+    if (!challengeWidget) return;
+    challengeWidget.reset();
+    challengeWidget.verify();
+  }
+
   form.noValidate = true;
+  if (config.challenge.required) loadChallenge().catch(() => {});
   for (const radio of form.querySelectorAll("input[name=frequency]")) radio.addEventListener("change", applyFrequency);
   for (const radio of form.querySelectorAll("input[name=processor]")) radio.addEventListener("change", applyProcessor);
   for (const radio of form.querySelectorAll("[data-asks] input")) {

@@ -7,6 +7,14 @@ import { Payment } from "../payments/payments.schemas.js";
 const Amount = Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000_000, description: "At most 2 decimals" });
 const ShortText = (maxLength = 200) => Type.String({ maxLength });
 
+/** Card-testing defence: whether completing needs a solved ALTCHA challenge right now. */
+const challengeFields = {
+  challenge_required: Type.Boolean({
+    description: "true while the form is protected: completing needs `altcha`, a solved challenge from challenge_url",
+  }),
+  challenge_url: Type.String({ description: "GET it for a fresh proof-of-work challenge (ALTCHA)" }),
+};
+
 export const PublicCampaign = wireObject(
   {
     id: Id,
@@ -37,6 +45,7 @@ export const PublicCampaign = wireObject(
     processors: Type.Array(
       wireObject({ name: Type.String(), title: Type.String(), one_off: Type.Boolean(), recurring: Type.Boolean() }),
     ),
+    ...challengeFields,
   },
   "What a donation form needs to know about a campaign",
 );
@@ -60,6 +69,7 @@ export const CheckoutStarted = wireObject(
     frequency: nullable(Frequency),
     cost_example_quantity: Type.Integer(),
     expires_date: DateTime,
+    ...challengeFields,
   },
   "An open checkout, ready to be completed by the donor",
 );
@@ -106,6 +116,12 @@ export const CheckoutCompleteBody = Type.Object(
         additionalProperties: false,
       }),
     ),
+    altcha: Type.Optional(
+      Type.String({
+        maxLength: 8192,
+        description: "The ALTCHA widget's payload (a solved challenge); required while challenge_required",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -118,6 +134,7 @@ export interface CheckoutCompleteInput {
   card?: { number: string; exp_month: number; exp_year: number; cvc: string };
   supporter: Partial<Record<(typeof SUPPORTER_FORM_FIELDS)[number], string>>;
   consents?: Partial<Record<(typeof CONSENTS)[number], boolean>>;
+  altcha?: string;
 }
 
 export const CheckoutCompleted = wireObject(

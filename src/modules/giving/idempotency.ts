@@ -24,6 +24,22 @@ export function fingerprint(request: unknown): string {
   return createHash("sha256").update(JSON.stringify(request)).digest("hex");
 }
 
+/** Whether a finished outcome is stored for the key (its retry will be a replay, not new work). */
+export async function hasStoredOutcome(db: Executor, organizationId: number, scope: string, key: string | undefined) {
+  if (key === undefined) return false;
+  const [row] = await db
+    .select({ status: idempotencyKeys.status })
+    .from(idempotencyKeys)
+    .where(
+      and(
+        eq(idempotencyKeys.organizationId, organizationId),
+        eq(idempotencyKeys.scope, scope),
+        eq(idempotencyKeys.key, key),
+      ),
+    );
+  return row !== undefined && row.status !== 0;
+}
+
 /**
  * Runs `work` once per key, inside the caller's transaction: the key row is inserted first, so a
  * concurrent retry waits on it and then replays the stored outcome. Thrown errors roll back the key

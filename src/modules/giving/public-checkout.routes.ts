@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { Type } from "typebox";
 import { ProblemResponses } from "../../http/problem-schema.js";
-import { completeCheckout, getPublicCampaign, startCheckout } from "./checkout-flow.service.js";
+import { completeCheckout, getChallenge, getPublicCampaign, startCheckout } from "./checkout-flow.service.js";
 import type { GivingContext } from "./giving.context.js";
 import {
   CheckoutCompleteBody,
@@ -24,6 +24,9 @@ const GivingProblems = {
   409: problem("The checkout is closed or expired"),
   410: problem("The campaign has ended"),
   422: problem("A campaign rule, the card or the privacy consent refused the gift"),
+};
+const TooMany = {
+  429: problem("A card-testing cap was reached (see Retry-After); nothing was charged"),
 };
 
 /**
@@ -58,13 +61,44 @@ export function publicCheckoutRoutes(app: FastifyInstance, context: GivingContex
         summary: "Start a checkout (the donor opened the form and chose an amount)",
         params: Type.Object({ organization: Slug, campaign: Slug }),
         body: CheckoutStartBody,
-        response: { 201: CheckoutStarted, ...GivingProblems },
+        response: { 201: CheckoutStarted, ...GivingProblems, ...TooMany },
       },
     },
     async (request, reply) => {
       const { organization, campaign } = request.params as { organization: string; campaign: string };
-      const started = await startCheckout(context, organization, campaign, (request.body ?? {}) as CheckoutStartBody);
+      const body = (request.body ?? {}) as CheckoutStartBody;
+      const started = await startCheckout(context, organization, campaign, body, request.ip);
       return reply.code(201).send(started);
+    },
+  );
+
+  app.get(
+    "/api/v1/public/organizations/:organization/challenge",
+    {
+      schema: {
+        operationId: "create_challenge",
+        tags,
+        summary: "A proof-of-work challenge (ALTCHA) for the donation form, when challenge_required",
+        description:
+          "The `altcha` widget fetches it, solves it in a web worker and puts the payload in its hidden field; " +
+          "send that payload as `altcha` when completing. Each solution is accepted once.",
+        params: Type.Object({ organization: Slug }),
+        response: {
+          200: Type.Object(
+            {
+              parameters: Type.Object({}, { additionalProperties: true }),
+              signature: Type.Optional(Type.String()),
+            },
+            { additionalProperties: true },
+          ),
+          404: GivingProblems[404],
+        },
+      },
+    },
+    async (request, reply) => {
+      const { organization } = request.params as { organization: string };
+      reply.header("cache-control", "no-store");
+      return getChallenge(context, organization);
     },
   );
 
@@ -84,7 +118,9 @@ export function publicCheckoutRoutes(app: FastifyInstance, context: GivingContex
         response: {
           200: CheckoutCompleted,
           402: problem("The processor refused the payment; the checkout stays OPEN for another try"),
+          403: problem("challenge_required / challenge_invalid: the form is protected, send `altcha`"),
           ...GivingProblems,
+          ...TooMany,
         },
       },
     },
@@ -93,6 +129,7 @@ export function publicCheckoutRoutes(app: FastifyInstance, context: GivingContex
       const outcome = await completeCheckout(context, organization, id, request.body as CheckoutCompleteInput, {
         userAgent: request.headers["user-agent"],
         idempotencyKey: parseIdempotencyKey(request.headers["idempotency-key"]),
+        clientIp: request.ip,
       });
       if (outcome.replayed) reply.header("Idempotent-Replayed", "true");
       if (outcome.status !== 200) {

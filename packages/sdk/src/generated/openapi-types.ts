@@ -118,6 +118,8 @@ export interface Operations {
         postal_marketing?: boolean;
         profilation_marketing?: boolean;
       };
+      /** The ALTCHA widget's payload (a solved challenge); required while challenge_required */
+      altcha?: string;
     };
     responses: {
       /** The outcome of a completed checkout */
@@ -185,6 +187,8 @@ export interface Operations {
       400: Problem;
       /** The processor refused the payment; the checkout stays OPEN for another try */
       402: Problem;
+      /** challenge_required / challenge_invalid: the form is protected, send `altcha` */
+      403: Problem;
       /** No such organization, campaign or checkout */
       404: Problem;
       /** The checkout is closed or expired */
@@ -193,6 +197,28 @@ export interface Operations {
       410: Problem;
       /** A campaign rule, the card or the privacy consent refused the gift */
       422: Problem;
+      /** A card-testing cap was reached (see Retry-After); nothing was charged */
+      429: Problem;
+    };
+  };
+  /** GET /api/v1/public/organizations/{organization}/challenge: A proof-of-work challenge (ALTCHA) for the donation form, when challenge_required */
+  create_challenge: {
+    method: "GET";
+    path: "/api/v1/public/organizations/{organization}/challenge";
+    pathParams: {
+      organization: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: never;
+    responses: {
+      /** Default Response */
+      200: {
+        parameters: Record<string, unknown>;
+        signature?: string;
+      };
+      /** No such organization, campaign or checkout */
+      404: Problem;
     };
   };
   /** GET /api/v1/campaigns/: List campaigns */
@@ -1476,6 +1502,10 @@ export interface Operations {
           one_off: boolean;
           recurring: boolean;
         }>;
+        /** true while the form is protected: completing needs `altcha`, a solved challenge from challenge_url */
+        challenge_required: boolean;
+        /** GET it for a fresh proof-of-work challenge (ALTCHA) */
+        challenge_url: string;
       };
       /** Invalid parameters */
       400: Problem;
@@ -1626,6 +1656,10 @@ export interface Operations {
         cost_example_quantity: number;
         /** ISO 8601 UTC with milliseconds */
         expires_date: string;
+        /** true while the form is protected: completing needs `altcha`, a solved challenge from challenge_url */
+        challenge_required: boolean;
+        /** GET it for a fresh proof-of-work challenge (ALTCHA) */
+        challenge_url: string;
       };
       /** Invalid parameters */
       400: Problem;
@@ -1637,6 +1671,8 @@ export interface Operations {
       410: Problem;
       /** A campaign rule, the card or the privacy consent refused the gift */
       422: Problem;
+      /** A card-testing cap was reached (see Retry-After); nothing was charged */
+      429: Problem;
     };
   };
 }

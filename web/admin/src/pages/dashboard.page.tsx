@@ -4,6 +4,7 @@ import { type Formatters, useFormat } from "../app/format";
 import { useOrg } from "../app/org-context";
 import { useQuery } from "../app/use-query";
 import { DataTable } from "../components/data-table";
+import { FormProtection } from "../components/form-protection";
 import { PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, Empty, Loading } from "../components/states";
 import { CHECKOUT_ROW_SELECTION, type CheckoutRow, COLLECTIONS } from "./collections";
@@ -124,6 +125,8 @@ export function DashboardPage() {
           {org.name} · amounts in {org.currency} · times in {org.time_zone}
         </p>
       </PageHeader>
+
+      <FormProtection />
 
       <Async state={dashboard} loadingLabel="Loading figures…">
         {({ dashboard: data }) => {
