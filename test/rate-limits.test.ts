@@ -282,3 +282,28 @@ describe("rate limits shared by several processes", () => {
     }
   });
 });
+
+describe("an unreachable counter store", () => {
+  it("serves the API uncounted, and refuses sign-in with 503 + Retry-After rather than checking a password uncounted", async () => {
+    // Nothing listens on this port: every Redis command fails after one quick retry.
+    const server = await startTestServer({ redisUrl: "redis://127.0.0.1:1" });
+    try {
+      const slug = `org-${unique()}`;
+      const email = `${unique()}@example.org`;
+      await createOrganization(server.database.db, { slug, name: "Org" });
+      await createUser(server.database.db, { email, password: PASSWORD, organization: slug, role: "admin" });
+      const metadata = await send(`${server.url}/.well-known/oauth-authorization-server`);
+      expect(metadata.status).toBe(200);
+      const signIn = await send(`${server.url}/admin/api/session`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email, password: PASSWORD }),
+      });
+      expect(signIn.status).toBe(503);
+      expect(signIn.headers.get("retry-after")).toBe("5");
+      expect(signIn.body).toMatchObject({ code: "sign_in_unavailable", status: 503 });
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -59,7 +59,8 @@ export interface LimitStoreOptions {
 
 export function openLimitStore(options: LimitStoreOptions): LimitStore {
   const redis = options.redisUrl
-    ? new Redis(options.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2, lazyConnect: false })
+    ? // A Redis that is down must cost a request at most a second, not ioredis's retries (~10 s).
+      new Redis(options.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: 1000, connectTimeout: 2000 })
     : undefined;
   redis?.on("error", () => {
     // Reported by the failing command; ioredis reconnects by itself.
