@@ -307,3 +307,47 @@ describe("an unreachable counter store", () => {
     }
   });
 });
+
+describe("made-up credentials", () => {
+  it("counts 401s per client address, then refuses that address's credentialed requests before any lookup", async () => {
+    const server = await startTestServer({
+      rateLimits: loadConfig({ RATE_LIMIT_INVALID_CREDENTIALS: "3/1m" }).rateLimits,
+      trustProxy: "127.0.0.1",
+    });
+    try {
+      const tenant = await fakeTenant(server.database.db);
+      const attacker = { "x-forwarded-for": "198.51.100.7" };
+      const statuses: number[] = [];
+      // Each request a fresh made-up token: without the address count, each would get its own budget.
+      for (let i = 0; i < 8; i++) {
+        const answer = await send(`${server.url}/api/v1/campaigns/`, {
+          headers: { ...attacker, authorization: `Bearer dnt_at_${unique(32)}` },
+        });
+        statuses.push(answer.status);
+        if (answer.status === 429) {
+          expect(answer.headers.get("retry-after")).toMatch(/^\d+$/);
+          expect(answer.body).toMatchObject({ code: "rate_limited", status: 429 });
+        }
+      }
+      // The 4th 401 crosses the limit; every request after it is refused (one may race the count).
+      expect(statuses.slice(0, 4)).toEqual([401, 401, 401, 401]);
+      expect(statuses.slice(5)).toEqual([429, 429, 429]);
+      // A made-up session cookie counts the same way.
+      const withCookie = await send(`${server.url}/admin/graphql/`, {
+        method: "POST",
+        headers: { ...attacker, "content-type": "application/json", cookie: `donata_session=${unique(32)}` },
+        body: JSON.stringify({ query: "{ __typename }" }),
+      });
+      expect(withCookie.status).toBe(429);
+      // Other addresses, and anonymous requests of that address to public endpoints, are unaffected.
+      const other = await send(`${server.url}/api/v1/campaigns/`, {
+        headers: { "x-forwarded-for": "198.51.100.8", authorization: `Bearer ${tenant.token}` },
+      });
+      expect(other.status).toBe(200);
+      const metadata = await send(`${server.url}/.well-known/oauth-authorization-server`, { headers: attacker });
+      expect(metadata.status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});

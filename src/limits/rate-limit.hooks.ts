@@ -35,6 +35,8 @@ interface Subject {
   rule: LimitRule;
   key: string;
   what: string;
+  /** The request carries a token or session cookie (each made-up one would get a fresh counter). */
+  credentialed?: boolean;
 }
 
 function subjectOf(request: FastifyRequest, rules: RateLimitRules): Subject | undefined {
@@ -43,9 +45,11 @@ function subjectOf(request: FastifyRequest, rules: RateLimitRules): Subject | un
   const byAddress = { rule: rules.ip, key: clientAddressKey(request.ip), what: "this client address" };
   if (PUBLIC_PREFIXES.some((prefix) => path.startsWith(prefix))) return byAddress;
   const authorization = request.headers.authorization;
-  if (authorization) return { rule: rules.token, key: digest(authorization), what: "this access token" };
+  if (authorization) {
+    return { rule: rules.token, key: digest(authorization), what: "this access token", credentialed: true };
+  }
   const session = request.cookies?.[SESSION_COOKIE];
-  if (session) return { rule: rules.session, key: digest(session), what: "this session" };
+  if (session) return { rule: rules.session, key: digest(session), what: "this session", credentialed: true };
   return byAddress;
 }
 
@@ -57,10 +61,33 @@ function subjectOf(request: FastifyRequest, rules: RateLimitRules): Subject | un
  */
 export function registerRateLimits(app: FastifyInstance, limits: LimitStore, rules: RateLimitRules) {
   const outcomes = new WeakMap<FastifyRequest, LimitOutcome>();
+  // Made-up credentials each get a fresh counter of their own, so their 401s are also counted per
+  // client address (shared by all processes); an address past that limit is refused here, before
+  // any token lookup, until its window ends (each process learns it at its own next 401).
+  const refusedAddresses = new Map<string, number>();
+  const subjects = new WeakMap<FastifyRequest, Subject>();
 
   app.addHook("onRequest", async (request, reply) => {
     const subject = subjectOf(request, rules);
     if (!subject) return;
+    subjects.set(request, subject);
+    if (subject.credentialed) {
+      const address = clientAddressKey(request.ip);
+      const until = refusedAddresses.get(address);
+      if (until !== undefined && until > Date.now()) {
+        const retryAfter = Math.max(1, Math.ceil((until - Date.now()) / 1000));
+        reply.header("retry-after", String(retryAfter));
+        return sendProblem(
+          reply,
+          problemOf(
+            429,
+            "rate_limited",
+            `Too many requests with invalid credentials from this client address. Retry in ${retryAfter} seconds.`,
+          ),
+        );
+      }
+      if (until !== undefined) refusedAddresses.delete(address);
+    }
     let outcome: LimitOutcome;
     try {
       outcome = await limits.consume(subject.rule, subject.key);
@@ -81,6 +108,21 @@ export function registerRateLimits(app: FastifyInstance, limits: LimitStore, rul
           `Too many requests from ${subject.what}: at most ${points} per ${durationSeconds} seconds. Retry in ${outcome.resetSeconds} seconds.`,
         ),
       );
+    }
+  });
+
+  app.addHook("onResponse", async (request, reply) => {
+    if (reply.statusCode !== 401 || !subjects.get(request)?.credentialed) return;
+    const address = clientAddressKey(request.ip);
+    try {
+      const outcome = await limits.consume(rules.invalidCredentials, address);
+      if (outcome.allowed) return;
+      if (refusedAddresses.size >= 10_000) {
+        for (const [key, until] of refusedAddresses) if (until <= Date.now()) refusedAddresses.delete(key);
+      }
+      refusedAddresses.set(address, Date.now() + outcome.resetSeconds * 1000);
+    } catch (error) {
+      request.log.warn({ err: error }, "rate limit store unavailable");
     }
   });
 
