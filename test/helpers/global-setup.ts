@@ -17,7 +17,11 @@ declare module "vitest" {
  */
 export default async function setup(project: TestProject) {
   // The admin panel's pages and browser tests need its built assets, as `npm start` builds them.
-  execFileSync("npm", ["run", "--silent", "build:admin", "--", "--logLevel", "error"], { stdio: "inherit" });
+  // NODE_ENV=production: the same React build users get (vitest sets NODE_ENV=test for its workers).
+  execFileSync("npm", ["run", "--silent", "build:admin", "--", "--logLevel", "error"], {
+    stdio: "inherit",
+    env: { ...process.env, NODE_ENV: "production" },
+  });
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) {
     project.provide("databaseUrl", undefined);
