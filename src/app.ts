@@ -12,6 +12,7 @@ import { healthRoutes } from "./http/health.routes.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { problemOf, sendProblem, toProblem } from "./http/problem.js";
 import { ProblemSchema } from "./http/problem-schema.js";
+import { buildWireValidator, markFormBody } from "./http/wire-validator.js";
 import { type LimitStore, openLimitStore } from "./limits/rate-limiter.js";
 import { campaignRoutes } from "./modules/campaigns/campaigns.routes.js";
 import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
@@ -66,7 +67,8 @@ export async function buildApp({
     logger: { level: config.logLevel },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     bodyLimit: 1024 * 1024,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: true } },
+    // JSON bodies take JSON types; URL, header and form strings are numbers only in decimal form.
+    schemaController: { compilersFactory: { buildValidator: buildWireValidator } },
     return503OnClosing: true,
     // Router-level refusals (a malformed percent-encoding, an over-long path segment) as problem bodies too.
     frameworkErrors: (error, _request, reply) => {
@@ -106,6 +108,7 @@ export async function buildApp({
   app.addSchema(ProblemSchema);
   // PostgreSQL text cannot hold NUL; refuse it up front rather than fail in the database.
   app.addHook("preValidation", async (request) => {
+    markFormBody(request);
     if (containsNul(request.query) || containsNul(request.body) || containsNul(request.params)) {
       throw new AppError("invalid_request", 400, "The request contains a NUL character, which no field accepts");
     }
