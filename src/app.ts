@@ -16,6 +16,7 @@ import { buildWireValidator, markFormBody } from "./http/wire-validator.js";
 import { type LimitStore, openLimitStore } from "./limits/rate-limiter.js";
 import { campaignRoutes } from "./modules/campaigns/campaigns.routes.js";
 import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
+import { hideDocumentLinks } from "./modules/documents/document-access.js";
 import { loadDocumentLinks } from "./modules/documents/document-links.js";
 import { documentRoutes } from "./modules/documents/documents.routes.js";
 import { donationRoutes } from "./modules/donations/donations.routes.js";
@@ -113,6 +114,10 @@ export async function buildApp({
       throw new AppError("invalid_request", 400, "The request contains a NUL character, which no field accepts");
     }
   });
+  // Links to receipts and statements follow the permissions of the personal data they open.
+  app.addHook("preSerialization", async (request, _reply, payload) =>
+    request.auth ? hideDocumentLinks(payload, request.auth.permissions) : payload,
+  );
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   await app.register(cookie);
   await registerOpenApi(app, config);
