@@ -158,6 +158,35 @@ describe("wire input: strict integers and JSON types", () => {
     expect(id.body).toEqual({ data: { donation: null } });
   });
 
+  it("fuzz findings: a GraphQL literal nested thousands deep and a null non-null variable are request errors", async () => {
+    const graphql = async (body: string) => {
+      const response = await fetch(`${server.url}/admin/graphql/`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${tenant.token}` },
+        body,
+      });
+      return { status: response.status, body: await response.json() };
+    };
+    // It overflowed graphql-js's recursive parser: 200 with internal_error.
+    const deep = `{ donations(tag: ${"[".repeat(5000)}${"]".repeat(5000)}) { count } }`;
+    const nested = await graphql(JSON.stringify({ query: deep }));
+    // Answered like any other document that does not parse (graphql-yoga's status for a syntax error).
+    const syntax = await graphql(JSON.stringify({ query: "{ donations(" }));
+    expect(syntax.body.errors[0].extensions.code).toBe("GRAPHQL_PARSE_FAILED");
+    expect(nested.status).toBe(syntax.status);
+    expect(nested.body).toEqual({
+      errors: [{ message: "The document is nested too deeply", extensions: { code: "invalid_request" } }],
+    });
+    // graphql-js's variable errors had no extensions.code at all.
+    const missing = await graphql(
+      JSON.stringify({ query: "query ($id: ID!) { donation(id: $id) { id } }", variables: {} }),
+    );
+    expect(missing.status).toBe(400);
+    expect(missing.body.errors).toMatchObject([
+      { message: 'Variable "$id" of required type "ID!" was not provided.', extensions: { code: "invalid_request" } },
+    ]);
+  });
+
   it("takes only JSON numbers for amounts and integers of the allowed set for frequencies", async () => {
     const start = (body: unknown) =>
       postJson(`/api/v1/public/organizations/${tenant.slug}/campaigns/${campaign.slug}/checkouts/`, body);

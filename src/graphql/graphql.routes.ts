@@ -40,6 +40,19 @@ const limits: Plugin = {
     addValidationRule(depthLimitRule);
     addValidationRule(costLimitRule);
   },
+  // graphql-js parses recursively: a literal nested a few thousand levels deep overflows the stack.
+  onParse({ parseFn, setParseFn }) {
+    setParseFn((source, options) => {
+      try {
+        return parseFn(source, options);
+      } catch (error) {
+        if (!(error instanceof RangeError)) throw error;
+        throw new GraphQLError("The document is nested too deeply", {
+          extensions: { code: "invalid_request" },
+        });
+      }
+    });
+  },
 };
 
 /** Bearer token (an installed application) or session cookie (a member), and the organization. */
@@ -136,7 +149,14 @@ export function graphqlRoutes(app: FastifyInstance, db: Db, config: Config, link
             extensions: { code: original.code, ...(original.errors ? { errors: original.errors } : {}) },
           });
         }
-        if (error instanceof GraphQLError && !original) return error;
+        if (error instanceof GraphQLError && !original) {
+          // graphql-js's own request errors (a null for a non-null variable…) carry no code.
+          if (error.extensions?.code) return error;
+          return new GraphQLError(error.message, {
+            ...error,
+            extensions: { ...error.extensions, code: "invalid_request" },
+          });
+        }
         // Variable values the schema's types refuse (coercion) are the client's mistake, not ours.
         if (original instanceof GraphQLError) {
           return new GraphQLError(original.message, {
