@@ -69,7 +69,8 @@ export async function buildApp({
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     bodyLimit: 1024 * 1024,
     // JSON bodies take JSON types; URL, header and form strings are numbers only in decimal form.
-    schemaController: { compilersFactory: { buildValidator: buildWireValidator } },
+    // (Fastify's type for this factory describes Ajv's compile; at run time it gets the route's schema and part.)
+    schemaController: { compilersFactory: { buildValidator: buildWireValidator as never } },
     return503OnClosing: true,
     // Router-level refusals (a malformed percent-encoding, an over-long path segment) as problem bodies too.
     frameworkErrors: (error, _request, reply) => {
