@@ -9,6 +9,8 @@ export const DOCUMENT_LINK_PERMISSIONS: Readonly<Record<string, readonly string[
   certification_url: ["supporters:read", "donations:read"],
 };
 
+const LINK_PERMISSIONS = [...new Set(Object.values(DOCUMENT_LINK_PERMISSIONS).flat())];
+
 export const DOCUMENT_LINK_NOTE = "null unless the reader may also read supporters and donations";
 
 export function mayOpenLink(field: string, allows: (permission: string) => boolean): boolean {
@@ -22,6 +24,7 @@ const MAX_DEPTH = 8;
  * (a checkout's embedded donation and supporter included). Unchanged parts are shared, not copied.
  */
 export function hideDocumentLinks<T>(value: T, permissions: readonly string[], depth = 0): T {
+  if (depth === 0 && LINK_PERMISSIONS.every((permission) => permissions.includes(permission))) return value;
   if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return value;
   if (Array.isArray(value)) {
     let changed = false;
