@@ -39,6 +39,7 @@ export interface Operations {
         amount: number;
         /** ISO 4217 code */
         currency: string;
+        /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
         receipt_url: string | null;
         /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
         frequency: 0 | 12 | 1 | null;
@@ -136,6 +137,7 @@ export interface Operations {
           amount: number;
           /** ISO 4217 code */
           currency: string;
+          /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
           receipt_url: string | null;
           /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
           frequency: 0 | 12 | 1 | null;
@@ -459,6 +461,7 @@ export interface Operations {
             locality: string | null;
             country: string | null;
             postal_code: string | null;
+            /** The yearly statement of donations: null unless the reader may also read supporters and donations */
             certification_url: string | null;
             privacy: boolean | null;
             email_marketing: boolean | null;
@@ -482,6 +485,7 @@ export interface Operations {
             amount: number;
             /** ISO 4217 code */
             currency: string;
+            /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
             receipt_url: string | null;
             /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
             frequency: 0 | 12 | 1 | null;
@@ -625,6 +629,7 @@ export interface Operations {
           amount: number;
           /** ISO 4217 code */
           currency: string;
+          /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
           receipt_url: string | null;
           /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
           frequency: 0 | 12 | 1 | null;
@@ -858,6 +863,7 @@ export interface Operations {
           locality: string | null;
           country: string | null;
           postal_code: string | null;
+          /** The yearly statement of donations: null unless the reader may also read supporters and donations */
           certification_url: string | null;
           privacy: boolean | null;
           email_marketing: boolean | null;
@@ -970,6 +976,7 @@ export interface Operations {
           amount: number;
           /** ISO 4217 code */
           currency: string;
+          /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
           receipt_url: string | null;
           /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
           frequency: 0 | 12 | 1 | null;
@@ -1232,6 +1239,7 @@ export interface Operations {
           locality: string | null;
           country: string | null;
           postal_code: string | null;
+          /** The yearly statement of donations: null unless the reader may also read supporters and donations */
           certification_url: string | null;
           privacy: boolean | null;
           email_marketing: boolean | null;
@@ -1255,6 +1263,7 @@ export interface Operations {
           amount: number;
           /** ISO 4217 code */
           currency: string;
+          /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
           receipt_url: string | null;
           /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
           frequency: 0 | 12 | 1 | null;
@@ -1344,6 +1353,7 @@ export interface Operations {
         amount: number;
         /** ISO 4217 code */
         currency: string;
+        /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
         receipt_url: string | null;
         /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
         frequency: 0 | 12 | 1 | null;
@@ -1574,6 +1584,7 @@ export interface Operations {
         locality: string | null;
         country: string | null;
         postal_code: string | null;
+        /** The yearly statement of donations: null unless the reader may also read supporters and donations */
         certification_url: string | null;
         privacy: boolean | null;
         email_marketing: boolean | null;
