@@ -16,6 +16,7 @@ import {
   isObjectType,
 } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createUser } from "../src/modules/users/users.service.js";
 import { fakeAppToken, fakeCampaign, fakeCompletedCheckout, fakeTenant, type Tenant } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
@@ -65,7 +66,7 @@ interface FuzzRequest {
   label: string;
 }
 
-type Actor = "full" | "limited" | "none" | "bad";
+type Actor = "full" | "limited" | "none" | "bad" | "owner";
 
 // Strings that broke parsers somewhere: non-finite and non-decimal numbers, NUL, unicode, escapes.
 const NASTY_STRINGS = [
@@ -495,10 +496,9 @@ const gqlOddities = fc
   );
 
 /** node:http rather than fetch: a GET may carry a body too. */
-function send(url: string, request: FuzzRequest, token: string | undefined) {
+function send(url: string, request: FuzzRequest, credentials: Record<string, string>) {
   return new Promise<{ status: number; type: string; text: string }>((resolve, reject) => {
-    const headers: Record<string, string> = { ...request.headers };
-    if (token) headers.authorization = `Bearer ${token}`;
+    const headers: Record<string, string> = { ...request.headers, ...credentials };
     if (request.body !== undefined) headers["content-length"] = String(Buffer.byteLength(request.body));
     const outgoing = httpRequest(`${url}${request.path}`, { method: request.method, headers }, (incoming) => {
       const chunks: Buffer[] = [];
@@ -550,6 +550,7 @@ describe("fuzz: the OpenAPI operations and the GraphQL schema", () => {
   let server: TestServer;
   let tenant: Tenant;
   let limited: string;
+  let ownerCookie: string;
   let operations: Operation[];
   let ids: number[];
   let slugs: Record<string, string[]>;
@@ -565,6 +566,16 @@ describe("fuzz: the OpenAPI operations and the GraphQL schema", () => {
     });
     for (let i = 0; i < 3; i++) await fakeCompletedCheckout(db, tenant.organizationId);
     limited = await fakeAppToken(db, tenant, ["campaigns:read", "donations:read"]);
+    // A signed-in owner reaches the member-only GraphQL operations (members, applications).
+    const email = `owner-${tenant.slug}@example.test`;
+    await createUser(db, { email, password: "a long enough password", organization: tenant.slug, role: "owner" });
+    const signIn = await fetch(`${server.url}/admin/api/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: "a long enough password" }),
+    });
+    ownerCookie =
+      (signIn.headers.getSetCookie().find((line) => line.startsWith("donata_session=")) ?? "").split(";")[0] ?? "";
     ids = [1, 2, 3, 4, 5];
     slugs = {
       organization: [tenant.slug],
@@ -582,6 +593,10 @@ describe("fuzz: the OpenAPI operations and the GraphQL schema", () => {
       { weight: 12, arbitrary: fc.constant<Actor>("full") },
       { weight: 1, arbitrary: fc.constantFrom<Actor>("limited", "none", "bad") },
     );
+    const graphqlActor = fc.oneof(
+      { weight: 3, arbitrary: actor },
+      { weight: 1, arbitrary: fc.constant<Actor>("owner") },
+    );
     const rest = fc.oneof(...operations.map((operation) => restRequest(operation, { ids, slugs })));
     const queries = Object.values(gqlSchema.getQueryType()?.getFields() ?? {}).map((field) =>
       gqlRequest("query", field, ids),
@@ -597,21 +612,21 @@ describe("fuzz: the OpenAPI operations and the GraphQL schema", () => {
     const restRuns = Math.round(RUNS * REST_SHARE);
     const requests = [
       ...fc.sample(fc.tuple(rest, actor), { seed: SEED, numRuns: restRuns }),
-      ...fc.sample(fc.tuple(graphql, actor), { seed: SEED + 1, numRuns: RUNS - restRuns }),
+      ...fc.sample(fc.tuple(graphql, graphqlActor), { seed: SEED + 1, numRuns: RUNS - restRuns }),
     ];
-    const tokens: Record<Actor, string | undefined> = {
-      full: tenant.token,
-      limited,
-      none: undefined,
-      bad: "dnt_at_not-a-real-token-0000000000",
+    const credentials: Record<Actor, Record<string, string>> = {
+      full: { authorization: `Bearer ${tenant.token}` },
+      limited: { authorization: `Bearer ${limited}` },
+      none: {},
+      bad: { authorization: "Bearer dnt_at_not-a-real-token-0000000000" },
+      owner: { cookie: ownerCookie, "x-donata-organization": tenant.slug },
     };
 
     const failures: string[] = [];
     const seen = new Set<string>();
     const succeeded = new Set<string>();
     for (const [request, who] of requests) {
-      const token = tokens[who];
-      const response = await send(server.url, request, token);
+      const response = await send(server.url, request, credentials[who]);
       const text = response.text;
       let body: unknown = null;
       try {
