@@ -564,7 +564,12 @@ describe("fuzz: the OpenAPI operations and the GraphQL schema", () => {
       minAmount: 1,
       maxAmount: 10_000,
     });
-    for (let i = 0; i < 3; i++) await fakeCompletedCheckout(db, tenant.organizationId);
+    // Ids of this organization's records (sequences are shared with other test files on PostgreSQL).
+    const recordIds = new Set<number>([campaign.id]);
+    for (let i = 0; i < 3; i++) {
+      const gift = await fakeCompletedCheckout(db, tenant.organizationId);
+      for (const record of Object.values(gift)) recordIds.add(record.id);
+    }
     limited = await fakeAppToken(db, tenant, ["campaigns:read", "donations:read"]);
     // A signed-in owner reaches the member-only GraphQL operations (members, applications).
     const email = `owner-${tenant.slug}@example.test`;
@@ -576,7 +581,7 @@ describe("fuzz: the OpenAPI operations and the GraphQL schema", () => {
     });
     ownerCookie =
       (signIn.headers.getSetCookie().find((line) => line.startsWith("donata_session=")) ?? "").split(";")[0] ?? "";
-    ids = [1, 2, 3, 4, 5];
+    ids = [...recordIds];
     slugs = {
       organization: [tenant.slug],
       campaign: [campaign.slug as string],
