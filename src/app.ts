@@ -17,10 +17,12 @@ import { registerOpenApi } from "./http/openapi.js";
 import { problemOf, RETRY_AFTER_SECONDS, sendProblem, toProblem } from "./http/problem.js";
 import { ProblemSchema } from "./http/problem-schema.js";
 import { sameOriginGuard } from "./http/same-origin.js";
+import { buildWireValidator, markFormBody } from "./http/wire-validator.js";
 import { registerRateLimits } from "./limits/rate-limit.hooks.js";
 import { type LimitStore, openLimitStore } from "./limits/rate-limiter.js";
 import { campaignRoutes } from "./modules/campaigns/campaigns.routes.js";
 import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
+import { hideDocumentLinks } from "./modules/documents/document-access.js";
 import { loadDocumentLinks } from "./modules/documents/document-links.js";
 import { documentRoutes } from "./modules/documents/documents.routes.js";
 import { donationRoutes } from "./modules/donations/donations.routes.js";
@@ -64,7 +66,9 @@ export async function buildApp({
     logger: { level: config.logLevel },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     bodyLimit: 1024 * 1024,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: true } },
+    // JSON bodies take JSON types; URL, header and form strings are numbers only in decimal form.
+    // (Fastify's type for this factory describes Ajv's compile; at run time it gets the route's schema and part.)
+    schemaController: { compilersFactory: { buildValidator: buildWireValidator as never } },
     // Requests arriving while the server closes get a problem body (hook below), not Fastify's own JSON.
     return503OnClosing: false,
     // Slow clients (headers or body trickled) are answered 408 and cut off; Node checks every 500 ms.
@@ -139,6 +143,7 @@ export async function buildApp({
   // PostgreSQL text cannot hold NUL; refuse it up front rather than fail in the database.
   // GraphQL checks its own parameters, to answer in the GraphQL error shape.
   app.addHook("preValidation", async (request) => {
+    markFormBody(request);
     if (request.routeOptions.url === GRAPHQL_PATH) return;
     if (containsNul(request.query) || containsNul(request.body) || containsNul(request.params)) {
       throw new AppError("invalid_request", 400, "The request contains a NUL character, which no field accepts");
@@ -147,6 +152,10 @@ export async function buildApp({
   // No CORS for cookies; cookie routes refuse state changes from other origins; tokens get CORS for their app.
   app.addHook("onRequest", sameOriginGuard(config));
   registerCors(app, database.db);
+  // Links to receipts and statements follow the permissions of the personal data they open.
+  app.addHook("preSerialization", async (request, _reply, payload) =>
+    request.auth ? hideDocumentLinks(payload, request.auth.permissions) : payload,
+  );
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   await app.register(cookie);
   registerRateLimits(app, limits, config.rateLimits);

@@ -67,13 +67,16 @@ const READ_ROLES = ["owner", "admin", "member"];
 const WRITE_ROLES = ["owner", "admin"];
 
 /** Applications are limited by their permissions, members by their role. */
+export function can(context: GraphQLContext, permission: string): boolean {
+  const { actor } = context;
+  return actor.kind === "application"
+    ? actor.permissions.includes(permission)
+    : (permission.endsWith(":read") ? READ_ROLES : WRITE_ROLES).includes(actor.role);
+}
+
 export function authorize(context: GraphQLContext, permission: string) {
   const { actor } = context;
-  const allowed =
-    actor.kind === "application"
-      ? actor.permissions.includes(permission)
-      : (permission.endsWith(":read") ? READ_ROLES : WRITE_ROLES).includes(actor.role);
-  if (!allowed) {
+  if (!can(context, permission)) {
     throw new AppError(
       "insufficient_scope",
       403,

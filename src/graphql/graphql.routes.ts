@@ -62,6 +62,19 @@ function limitsPlugin(config: Config): Plugin {
     onValidate({ addValidationRule }) {
       for (const rule of rules) addValidationRule(rule);
     },
+    // graphql-js parses recursively: a literal nested a few thousand levels deep overflows the stack.
+    onParse({ parseFn, setParseFn }) {
+      setParseFn((source, options) => {
+        try {
+          return parseFn(source, options);
+        } catch (error) {
+          if (!(error instanceof RangeError)) throw error;
+          throw new GraphQLError("The document is nested too deeply", {
+            extensions: { code: "invalid_request" },
+          });
+        }
+      });
+    },
   };
 }
 
@@ -246,7 +259,14 @@ export function graphqlRoutes(
             extensions: { code: original.code, ...(original.errors ? { errors: original.errors } : {}) },
           });
         }
-        if (error instanceof GraphQLError && !original) return error;
+        if (error instanceof GraphQLError && !original) {
+          // graphql-js's own request errors (a null for a non-null variable…) carry no code.
+          if (error.extensions?.code) return error;
+          return new GraphQLError(error.message, {
+            ...error,
+            extensions: { ...error.extensions, code: "invalid_request" },
+          });
+        }
         // Variable values the schema's types refuse (coercion) are the client's mistake, not ours.
         if (original instanceof GraphQLError && error instanceof GraphQLError) {
           // The outer message names the variable; the inner one only the type.

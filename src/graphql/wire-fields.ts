@@ -1,4 +1,6 @@
 import type { TSchema } from "typebox";
+import { DOCUMENT_LINK_PERMISSIONS, mayOpenLink } from "../modules/documents/document-access.js";
+import { can, type GraphQLContext } from "./context.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: Pothos' field builder, whatever the parent shape
 type FieldBuilder = any;
@@ -36,7 +38,14 @@ export function exposeWireFields(t: FieldBuilder, schema: TSchema, skip: readonl
         fields[name] = expose.exposeBoolean(name, options);
         break;
       case "string":
-        fields[name] = expose.exposeString(name, options);
+        fields[name] =
+          name in DOCUMENT_LINK_PERMISSIONS
+            ? expose.string({
+                ...options,
+                resolve: (parent: Record<string, string | null>, _args: unknown, context: GraphQLContext) =>
+                  mayOpenLink(name, (permission) => can(context, permission)) ? parent[name] : null,
+              })
+            : expose.exposeString(name, options);
         break;
       case "array": {
         const itemType = property.items?.type;

@@ -218,3 +218,20 @@ export async function fakeCompletedCheckout(
   });
   return { campaign, supporter, method, donation, payment, checkout };
 }
+
+/** Another installed application of the tenant's organization, with only the given permissions, and its token. */
+export async function fakeAppToken(db: Db, tenant: Pick<Tenant, "organizationId" | "slug">, permissions: string[]) {
+  const application = await createApplication(db, {
+    name: `App ${unique(6)}`,
+    applicationUrl: "https://app.example.test/",
+    callbackUrls: ["https://app.example.test/callback"],
+    permissions,
+  });
+  await db.insert(installations).values({ organizationId: tenant.organizationId, applicationId: application.id });
+  const tokens = await issueTokenPair(
+    db,
+    { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 86400 },
+    { organizationId: tenant.organizationId, organizationSlug: tenant.slug, applicationId: application.id },
+  );
+  return tokens.access_token;
+}

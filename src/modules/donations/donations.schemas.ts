@@ -1,6 +1,7 @@
 import { type Static, Type } from "typebox";
 import { DateFilter, listQuerySchema, listResponseSchema } from "../../http/pagination.js";
 import { DateTime, Frequency, Id, Money, nullable, Tags, wireObject } from "../../http/schema-types.js";
+import { DOCUMENT_LINK_NOTE } from "../documents/document-access.js";
 
 export const DONATION_STATES = ["draft", "pending", "active", "past_due", "done", "revoked"] as const;
 
@@ -13,7 +14,12 @@ export const Donation = wireObject(
     state: Type.String({ enum: [...DONATION_STATES] }),
     amount: Money,
     currency: Type.String({ description: "ISO 4217 code" }),
-    receipt_url: nullable(Type.String({ format: "uri" })),
+    receipt_url: nullable(
+      Type.String({
+        format: "uri",
+        description: `The printable receipt (it shows the donor's name and address): ${DOCUMENT_LINK_NOTE}`,
+      }),
+    ),
     frequency: nullable(Frequency),
     note: nullable(Type.String()),
     completed_date: nullable(DateTime),

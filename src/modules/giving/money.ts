@@ -9,7 +9,9 @@ export function fromCents(cents: number): number {
 
 /** True when the number has at most two decimals (25, 25.5, 25.05), as decisions.md §3 requires. */
 export function hasCentPrecision(amount: number): boolean {
-  return Number.isFinite(amount) && Math.abs(amount * 100 - Math.round(amount * 100)) < 1e-6;
+  // Exact: the number is the double nearest to some whole number of cents (an absolute tolerance
+  // refused large amounts such as 281911833.65, whose product by 100 is off by 4e-6).
+  return Number.isFinite(amount) && Math.round(amount * 100) / 100 === amount;
 }
 
 export function formatMoney(amount: number, currency: string, locale = "en"): string {

@@ -1,6 +1,7 @@
 import { type Static, Type } from "typebox";
 import { DateFilter, listQuerySchema, listResponseSchema } from "../../http/pagination.js";
 import { CalendarDate, DateTime, Id, nullable, Tags, wireObject } from "../../http/schema-types.js";
+import { DOCUMENT_LINK_NOTE } from "../documents/document-access.js";
 
 const Text = () => nullable(Type.String());
 const Consent = () => nullable(Type.Boolean());
@@ -30,7 +31,9 @@ export const Supporter = wireObject(
     locality: Text(),
     country: Text(),
     postal_code: Text(),
-    certification_url: nullable(Type.String({ format: "uri" })),
+    certification_url: nullable(
+      Type.String({ format: "uri", description: `The yearly statement of donations: ${DOCUMENT_LINK_NOTE}` }),
+    ),
     privacy: Consent(),
     email_marketing: Consent(),
     phone_marketing: Consent(),

@@ -39,6 +39,7 @@ export interface Operations {
         amount: number;
         /** ISO 4217 code */
         currency: string;
+        /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
         receipt_url: string | null;
         /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
         frequency: 0 | 12 | 1 | null;
@@ -138,6 +139,7 @@ export interface Operations {
           amount: number;
           /** ISO 4217 code */
           currency: string;
+          /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
           receipt_url: string | null;
           /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
           frequency: 0 | 12 | 1 | null;
@@ -485,6 +487,7 @@ export interface Operations {
             locality: string | null;
             country: string | null;
             postal_code: string | null;
+            /** The yearly statement of donations: null unless the reader may also read supporters and donations */
             certification_url: string | null;
             privacy: boolean | null;
             email_marketing: boolean | null;
@@ -508,6 +511,7 @@ export interface Operations {
             amount: number;
             /** ISO 4217 code */
             currency: string;
+            /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
             receipt_url: string | null;
             /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
             frequency: 0 | 12 | 1 | null;
@@ -651,6 +655,7 @@ export interface Operations {
           amount: number;
           /** ISO 4217 code */
           currency: string;
+          /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
           receipt_url: string | null;
           /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
           frequency: 0 | 12 | 1 | null;
@@ -884,6 +889,7 @@ export interface Operations {
           locality: string | null;
           country: string | null;
           postal_code: string | null;
+          /** The yearly statement of donations: null unless the reader may also read supporters and donations */
           certification_url: string | null;
           privacy: boolean | null;
           email_marketing: boolean | null;
@@ -996,6 +1002,7 @@ export interface Operations {
           amount: number;
           /** ISO 4217 code */
           currency: string;
+          /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
           receipt_url: string | null;
           /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
           frequency: 0 | 12 | 1 | null;
@@ -1258,6 +1265,7 @@ export interface Operations {
           locality: string | null;
           country: string | null;
           postal_code: string | null;
+          /** The yearly statement of donations: null unless the reader may also read supporters and donations */
           certification_url: string | null;
           privacy: boolean | null;
           email_marketing: boolean | null;
@@ -1281,6 +1289,7 @@ export interface Operations {
           amount: number;
           /** ISO 4217 code */
           currency: string;
+          /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
           receipt_url: string | null;
           /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
           frequency: 0 | 12 | 1 | null;
@@ -1370,6 +1379,7 @@ export interface Operations {
         amount: number;
         /** ISO 4217 code */
         currency: string;
+        /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
         receipt_url: string | null;
         /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
         frequency: 0 | 12 | 1 | null;
@@ -1604,6 +1614,7 @@ export interface Operations {
         locality: string | null;
         country: string | null;
         postal_code: string | null;
+        /** The yearly statement of donations: null unless the reader may also read supporters and donations */
         certification_url: string | null;
         privacy: boolean | null;
         email_marketing: boolean | null;
