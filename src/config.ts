@@ -15,7 +15,7 @@ export interface RateLimitRules {
   readonly signInAccount: LimitRule;
   /** Failed sign-in attempts per client address, whatever the account. */
   readonly signInAddress: LimitRule;
-  /** Requests refused 401 (a made-up token or session) per client address; past it, credentialed requests from there get 429. */
+  /** Requests refused 401 (a made-up token or session) per client address; past it, such refusals become 429. */
   readonly invalidCredentials: LimitRule;
 }
 
@@ -161,7 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       ip: limitRule(env, "RATE_LIMIT_IP", "client_ip", "600/1m"),
       signInAccount: limitRule(env, "RATE_LIMIT_SIGN_IN_ACCOUNT", "sign_in_account", "5/15m"),
       signInAddress: limitRule(env, "RATE_LIMIT_SIGN_IN_ADDRESS", "sign_in_address", "30/15m"),
-      invalidCredentials: limitRule(env, "RATE_LIMIT_INVALID_CREDENTIALS", "invalid_credentials", "60/1m"),
+      invalidCredentials: limitRule(env, "RATE_LIMIT_INVALID_CREDENTIALS", "invalid_credentials", "300/1m"),
     }),
     trustProxy: trustProxy(env),
     cardTesting: Object.freeze({

@@ -61,33 +61,12 @@ function subjectOf(request: FastifyRequest, rules: RateLimitRules): Subject | un
  */
 export function registerRateLimits(app: FastifyInstance, limits: LimitStore, rules: RateLimitRules) {
   const outcomes = new WeakMap<FastifyRequest, LimitOutcome>();
-  // Made-up credentials each get a fresh counter of their own, so their 401s are also counted per
-  // client address (shared by all processes); an address past that limit is refused here, before
-  // any token lookup, until its window ends (each process learns it at its own next 401).
-  const refusedAddresses = new Map<string, number>();
   const subjects = new WeakMap<FastifyRequest, Subject>();
 
   app.addHook("onRequest", async (request, reply) => {
     const subject = subjectOf(request, rules);
     if (!subject) return;
     subjects.set(request, subject);
-    if (subject.credentialed) {
-      const address = clientAddressKey(request.ip);
-      const until = refusedAddresses.get(address);
-      if (until !== undefined && until > Date.now()) {
-        const retryAfter = Math.max(1, Math.ceil((until - Date.now()) / 1000));
-        reply.header("retry-after", String(retryAfter));
-        return sendProblem(
-          reply,
-          problemOf(
-            429,
-            "rate_limited",
-            `Too many requests with invalid credentials from this client address. Retry in ${retryAfter} seconds.`,
-          ),
-        );
-      }
-      if (until !== undefined) refusedAddresses.delete(address);
-    }
     let outcome: LimitOutcome;
     try {
       outcome = await limits.consume(subject.rule, subject.key);
@@ -111,22 +90,34 @@ export function registerRateLimits(app: FastifyInstance, limits: LimitStore, rul
     }
   });
 
-  app.addHook("onResponse", async (request, reply) => {
-    if (reply.statusCode !== 401 || !subjects.get(request)?.credentialed) return;
-    const address = clientAddressKey(request.ip);
-    try {
-      const outcome = await limits.consume(rules.invalidCredentials, address);
-      if (outcome.allowed) return;
-      if (refusedAddresses.size >= 10_000) {
-        for (const [key, until] of refusedAddresses) if (until <= Date.now()) refusedAddresses.delete(key);
-      }
-      refusedAddresses.set(address, Date.now() + outcome.resetSeconds * 1000);
-    } catch (error) {
-      request.log.warn({ err: error }, "rate limit store unavailable");
-    }
-  });
-
+  // Made-up credentials each get a fresh counter of their own, so their 401s are also counted per
+  // client address (shared by all processes); past that limit the address's 401s become 429s.
+  // Valid credentials from the same address (a shared network) keep working.
   app.addHook("onSend", async (request, reply, payload) => {
+    if (reply.statusCode === 401 && subjects.get(request)?.credentialed) {
+      let refused: LimitOutcome | undefined;
+      try {
+        const counted = await limits.consume(rules.invalidCredentials, clientAddressKey(request.ip));
+        if (!counted.allowed) refused = counted;
+      } catch (error) {
+        request.log.warn({ err: error }, "rate limit store unavailable");
+      }
+      if (refused) {
+        const { points, durationSeconds } = rules.invalidCredentials;
+        reply
+          .code(429)
+          .type("application/problem+json")
+          .removeHeader("www-authenticate")
+          .headers({ "retry-after": String(refused.resetSeconds), ...rateLimitHeaders(refused) });
+        return JSON.stringify(
+          problemOf(
+            429,
+            "rate_limited",
+            `Too many requests with invalid credentials from this client address: at most ${points} per ${durationSeconds} seconds. Retry in ${refused.resetSeconds} seconds.`,
+          ),
+        );
+      }
+    }
     const outcome = outcomes.get(request);
     // A refusal that names a tighter limit of its own (sign-in throttling) keeps its fields.
     if (outcome && !reply.hasHeader("ratelimit")) reply.headers(rateLimitHeaders(outcome));
