@@ -146,7 +146,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ...timeouts(env),
     // Longer than the 60 s idle timeout of common load balancers, so they never reuse a closed connection.
     keepAliveTimeoutSeconds: integer(env, "KEEP_ALIVE_TIMEOUT", 72, 1, 3600),
-    maxEventLoopDelayMs: integer(env, "MAX_EVENT_LOOP_DELAY", 1000, 0, 60_000),
+    // Off on the embedded database: PGlite runs every query on the event loop, so one long query
+    // (or the demo seed at start-up) would read as overload and shed the requests after it.
+    maxEventLoopDelayMs: integer(env, "MAX_EVENT_LOOP_DELAY", databaseUrl ? 1000 : 0, 0, 60_000),
     eventLoopSampleIntervalMs: integer(env, "EVENT_LOOP_SAMPLE_INTERVAL", 1000, 10, 60_000),
     graphqlLimits: Object.freeze({
       maxDepth: integer(env, "GRAPHQL_MAX_DEPTH", 8, 2, 64),
