@@ -7,6 +7,7 @@ import { buildApp } from "../src/app.js";
 import { type Config, loadConfig } from "../src/config.js";
 import { type Database, openDatabase } from "../src/db/client.js";
 import { checkouts, donations, jobs, paymentMethods } from "../src/db/schema.js";
+import { type DocumentLinks, loadDocumentLinks } from "../src/modules/documents/document-links.js";
 import { type BillingRunResult, runBilling } from "../src/modules/giving/billing.service.js";
 import { cycleDueDate, MAX_RENEWAL_FAILURES, monthsPerCycle, retryDate } from "../src/modules/giving/schedule.js";
 import { testDatabaseUrl } from "./helpers/database.js";
@@ -33,6 +34,7 @@ const NOTHING: BillingRunResult = {
   skipped: 0,
   errors: 0,
   expired_checkouts: 0,
+  reconciled: 0,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON bodies are asserted field by field
@@ -45,6 +47,7 @@ interface Response {
 
 interface BillingServer {
   url: string;
+  links: DocumentLinks;
   app: FastifyInstance;
   config: Config;
   database: Database;
@@ -88,6 +91,7 @@ async function startBillingServer(databaseUrl: string | undefined): Promise<Bill
   const url = await app.listen({ port: 0, host: "127.0.0.1" });
   return {
     url,
+    links: await loadDocumentLinks(database.db, config.baseUrl),
     app,
     config,
     database,
@@ -122,7 +126,13 @@ let campaignSlug: string;
 
 const db = () => server.database.db;
 const at = (date: Date | string, offsetMs = 0) => new Date(new Date(date).getTime() + offsetMs);
-const run = (now: Date) => runBilling(db(), { now, checkoutTtlSeconds: server.config.checkoutTtlSeconds });
+const billingOptions = (now: Date) => ({
+  now,
+  checkoutTtlSeconds: server.config.checkoutTtlSeconds,
+  pendingTimeoutSeconds: server.config.paymentPendingTimeoutSeconds,
+  links: server.links,
+});
+const run = (now: Date) => runBilling(db(), billingOptions(now));
 
 /** Opens a checkout on the public API: what the donation form does when the donor picks an amount. */
 async function startCheckout(amount: number, frequency: 0 | 1 | 12) {
@@ -403,7 +413,7 @@ describe("jobs the worker cannot run", () => {
     const broken = await give({ frequency: 12 });
     const healthy = await give({ frequency: 12 });
     const due = new Date(new Date(healthy.completed_date).getTime() + 40 * DAY);
-    // A corrupt payload: the renewal cannot compute its next date and throws after charging.
+    // A corrupt payload: the renewal has no cycle to record and throws before charging.
     await db()
       .update(jobs)
       .set({ payload: { cycle: "corrupt" } })
@@ -605,7 +615,7 @@ describe("concurrent workers", () => {
       ? await openDatabase({ databaseUrl: server.databaseUrl, dataDir: "", poolSize: 4 })
       : undefined;
     try {
-      const options = { now: clock, checkoutTtlSeconds: server.config.checkoutTtlSeconds };
+      const options = billingOptions(clock);
       const results = await Promise.all([
         runBilling(db(), options),
         runBilling(second?.db ?? db(), options),
