@@ -16,7 +16,8 @@ function parseNow(raw: unknown): Date {
 export const billingRunCommand: Command = {
   name: "billing run",
   usage: "donata billing run [--now <ISO date or date-time>]",
-  summary: "Charge due renewals, reconcile stale payments and close expired checkouts once (--now moves the clock, for testing)",
+  summary:
+    "Charge due renewals, reconcile stale payments and close expired checkouts once (--now moves the clock, for testing)",
   options: { now: { type: "string" } },
   async run(values, io) {
     const now = parseNow(values.now);

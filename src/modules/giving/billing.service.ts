@@ -135,9 +135,11 @@ export async function reconcilePending(
   options: { now: Date; timeoutSeconds: number; links: DocumentLinks; limit?: number },
 ): Promise<number> {
   const { now, links } = options;
-  const cutoff = new Date(now.getTime() - options.timeoutSeconds * 1000);
+  // Staleness is measured on the real clock: a run with a moved clock (billing run --now) must not
+  // take a charge still in flight for an abandoned one.
+  const cutoff = new Date(Math.min(now.getTime(), Date.now()) - options.timeoutSeconds * 1000);
   const limit = options.limit ?? 1000;
-  let reconciled = await reconcileCheckoutAttempts({ db, links }, options);
+  let reconciled = await reconcileCheckoutAttempts({ db, links }, { now, cutoff, limit });
   const charges = await db
     .select({ payment: payments, processor: paymentMethods.processor, reference: paymentMethods.processorReference })
     .from(payments)
@@ -273,7 +275,14 @@ export async function runBilling(db: Db, options: BillingRunOptions): Promise<Bi
       const charge = await processor.charge(renewal.charge);
       await options.afterStep?.("charge");
       const { settled } = await db.transaction(async (tx) => {
-        const outcome = await settlePayment(tx, options.links, renewal.organizationId, renewal.paymentId, charge, options.now);
+        const outcome = await settlePayment(
+          tx,
+          options.links,
+          renewal.organizationId,
+          renewal.paymentId,
+          charge,
+          options.now,
+        );
         await options.afterStep?.("settle");
         return outcome;
       });

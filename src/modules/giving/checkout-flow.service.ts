@@ -351,7 +351,11 @@ async function completeOnce(
   }
   let declined = false;
   try {
-    const outcome = await completeInSteps(context, owner.id, checkoutId, input, request, { method, fields, cardNumber });
+    const outcome = await completeInSteps(context, owner.id, checkoutId, input, request, {
+      method,
+      fields,
+      cardNumber,
+    });
     declined = outcome.status === 402 && !outcome.replayed;
     return outcome;
   } finally {
@@ -467,7 +471,10 @@ async function recordAttempt(
       const stored = await findStoredOutcome(tx, organizationId, completionScope(checkoutId), key);
       if (stored && stored.requestHash !== requestHash) throw idempotencyKeyReused();
       if (stored) {
-        return { kind: "replay", outcome: { status: stored.status, body: stored.body as CompletionBody, replayed: true } };
+        return {
+          kind: "replay",
+          outcome: { status: stored.status, body: stored.body as CompletionBody, replayed: true },
+        };
       }
     }
     const [pending] = await tx
@@ -595,7 +602,14 @@ export async function settleCheckoutAttempt(
     const attemptWhere = and(eq(checkoutAttempts.organizationId, organizationId), eq(checkoutAttempts.id, attempt.id));
     const finish = async (outcome: Outcome<CompletionBody>) => {
       if (attempt.requestKey !== null && attempt.requestHash !== null) {
-        await storeOutcome(tx, organizationId, completionScope(checkout.id), attempt.requestKey, attempt.requestHash, outcome);
+        await storeOutcome(
+          tx,
+          organizationId,
+          completionScope(checkout.id),
+          attempt.requestKey,
+          attempt.requestHash,
+          outcome,
+        );
       }
       return { ...outcome, replayed: false };
     };
@@ -741,7 +755,12 @@ async function settledOutcome(
   checkout: typeof checkouts.$inferSelect,
 ): Promise<Outcome<CompletionBody> & { replayed: boolean }> {
   if (attempt.requestKey !== null) {
-    const stored = await findStoredOutcome(tx, attempt.organizationId, completionScope(checkout.id), attempt.requestKey);
+    const stored = await findStoredOutcome(
+      tx,
+      attempt.organizationId,
+      completionScope(checkout.id),
+      attempt.requestKey,
+    );
     if (stored) return { status: stored.status, body: stored.body as CompletionBody, replayed: true };
   }
   if (attempt.state === "DECLINED") {
@@ -753,7 +772,11 @@ async function settledOutcome(
     return { status: 402, body, replayed: true };
   }
   if (attempt.state === "ABANDONED" || checkout.donationId === null || checkout.paymentId === null) {
-    throw new AppError("checkout_attempt_abandoned", 409, `The payment attempt ${attempt.id} was never charged; try again`);
+    throw new AppError(
+      "checkout_attempt_abandoned",
+      409,
+      `The payment attempt ${attempt.id} was never charged; try again`,
+    );
   }
   const [donation] = await tx
     .select()
@@ -798,18 +821,18 @@ export async function reconcileCheckoutAttempt(context: SettleContext, attempt: 
     );
 }
 
-/** Every checkout attempt PENDING for longer than the timeout, reconciled; returns how many. */
+/** Every checkout attempt PENDING since before the cutoff, reconciled; returns how many. */
 export async function reconcileCheckoutAttempts(
   context: Pick<GivingContext, "db" | "links">,
-  options: { now: Date; timeoutSeconds: number; limit?: number },
+  options: { now: Date; cutoff: Date; limit: number },
 ): Promise<number> {
-  const cutoff = new Date(options.now.getTime() - options.timeoutSeconds * 1000);
+  const { cutoff } = options;
   const stale = await context.db
     .select()
     .from(checkoutAttempts)
     .where(and(eq(checkoutAttempts.state, "PENDING"), lte(checkoutAttempts.updateDate, cutoff)))
     .orderBy(asc(checkoutAttempts.updateDate))
-    .limit(options.limit ?? 1000);
+    .limit(options.limit);
   for (const attempt of stale) await reconcileCheckoutAttempt(context, attempt, options.now);
   return stale.length;
 }
