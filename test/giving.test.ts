@@ -4,6 +4,7 @@ import { campaigns, checkoutAttempts, checkouts, jobs, payments, sandboxCharges 
 import { type DocumentLinks, loadDocumentLinks } from "../src/modules/documents/document-links.js";
 import { reconcilePending } from "../src/modules/giving/billing.service.js";
 import type { CompletionStep } from "../src/modules/giving/giving.context.js";
+import { settleChargeOutcome, settleRefundByIntent } from "../src/modules/giving/processor-events.service.js";
 import { fakeCampaign, fakeSupporter, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
@@ -617,6 +618,36 @@ describe("giving: public checkout, processors, transitions", () => {
       expect(retried.status).toBe(200);
       expect(retried.body.result).toBe("succeeded");
       await expectOneChargeRecorded(started.body.id);
+    });
+
+    it("an outcome the processor reports later (a webhook) enters through the same settle step, once", async () => {
+      const { started, before } = await failAtStep("charge");
+      const [attempt] = await attemptsOf(started.body.id);
+      const [charge] = await chargesOf(started.body.id);
+      const report = () =>
+        settleChargeOutcome({ db: server.database.db, links }, attempt?.idempotencyKey as string, {
+          state: "PAID",
+          intentId: charge?.intentId ?? null,
+        });
+      expect(await report()).toBe("checkout_attempt");
+      const checkout = await expectOneChargeRecorded(started.body.id);
+      // Reported again (webhooks are delivered at least once): nothing changes.
+      expect(await report()).toBe("payment");
+      expect(Number((await counts())?.payments)).toBe(Number(before?.payments) + 1);
+      expect((await server.get(`/api/v1/payments/${checkout.payment.id}`, tenant.token)).body).toMatchObject({
+        state: "PAID",
+        update_date: checkout.payment.update_date,
+      });
+      expect(
+        await settleChargeOutcome({ db: server.database.db, links }, "unknown-key", { state: "PAID", intentId: null }),
+      ).toBeNull();
+
+      // A refund made in the processor's dashboard, reported by the charge id: the payment is refunded, once.
+      const refunded = await settleRefundByIntent({ db: server.database.db }, checkout.payment.processor_intent_id);
+      expect(refunded?.state).toBe("REFUNDED");
+      const again = await settleRefundByIntent({ db: server.database.db }, checkout.payment.processor_intent_id);
+      expect(again?.updateDate.toISOString()).toBe(refunded?.updateDate.toISOString());
+      expect((await server.get(`/api/v1/donations/${checkout.donation.id}`, tenant.token)).body.state).toBe("active");
     });
 
     it("a declined attempt keeps no supporter data; a refund left by a crash is finished by the reconciler", async () => {

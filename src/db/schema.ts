@@ -362,6 +362,9 @@ export const payments = pgTable(
     index("payments_create_date_idx").on(t.organizationId, t.createDate, t.id),
     index("payments_donation_idx").on(t.organizationId, t.donationId),
     index("payments_state_idx").on(t.organizationId, t.state, t.createDate, t.id),
+    // Processor events (webhooks) find a payment by its key or the processor's charge id.
+    index("payments_idempotency_key_idx").on(t.idempotencyKey).where(sql`${t.idempotencyKey} is not null`),
+    index("payments_processor_intent_idx").on(t.processorIntentId).where(sql`${t.processorIntentId} is not null`),
     index("payments_unsettled_idx")
       .on(t.updateDate)
       .where(sql`(${t.state} = 'PENDING' and ${t.idempotencyKey} is not null) or ${t.refundRequestDate} is not null`),
@@ -556,6 +559,7 @@ export const checkoutAttempts = pgTable(
     }).onDelete("cascade"),
     index("checkout_attempts_create_date_idx").on(t.organizationId, t.createDate, t.id),
     index("checkout_attempts_checkout_idx").on(t.organizationId, t.checkoutId),
+    index("checkout_attempts_idempotency_key_idx").on(t.idempotencyKey).where(sql`${t.idempotencyKey} is not null`),
     index("checkout_attempts_pending_idx").on(t.updateDate).where(sql`${t.state} = 'PENDING'`),
     check("checkout_attempts_state_check", sql`${t.state} in ('PENDING', 'SUCCEEDED', 'DECLINED', 'ABANDONED')`),
   ],
