@@ -281,9 +281,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The donor submits the form: supporter, payment method, donation and payment, and the checkout
- * closed on success, all in one transaction. A declined card writes none of these (attack traffic
- * must not create supporters): it records a checkout attempt, keeps the checkout OPEN for another
- * try (HTTP 402), and answers no faster than the decline floor.
+ * closed on success, settled once the processor has answered (see completeInSteps). A declined
+ * card writes none of these (attack traffic must not create supporters): its checkout attempt is
+ * DECLINED, the checkout stays OPEN for another try (HTTP 402), answered no faster than the floor.
  */
 export async function completeCheckout(
   context: GivingContext,
