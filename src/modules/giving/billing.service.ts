@@ -2,7 +2,7 @@ import { and, asc, eq, isNotNull, lte, sql } from "drizzle-orm";
 import type { Db, Executor } from "../../db/client.js";
 import { checkouts, jobs, organizations, paymentMethods, payments } from "../../db/schema.js";
 import type { DocumentLinks } from "../documents/document-links.js";
-import { reconcileCheckoutAttempts } from "./checkout-flow.service.js";
+import { type ReconcileResult, reconcileCheckoutAttempts, reconcileOne } from "./checkout-flow.service.js";
 import { findMethod, insertPayment, lockDonation } from "./giving.repo.js";
 import { toCents } from "./money.js";
 import { askRefund } from "./payment-actions.service.js";
@@ -128,18 +128,19 @@ const asRenewalOutcome = (settled: Settled): RenewalOutcome | "pending" => {
  * A charge or refund left unsettled longer than the timeout (a crash between steps, a processor
  * timeout): the processor is asked what became of its key and the answer is settled through the
  * same step as ever. A renewal the processor never received is charged with the same key; a refund
- * is asked again with its key (neither happens twice).
+ * is asked again with its key (neither happens twice). One record that cannot be settled is counted
+ * as an error and tried again next run; it never stops the others.
  */
 export async function reconcilePending(
   db: Db,
   options: { now: Date; timeoutSeconds: number; links: DocumentLinks; limit?: number },
-): Promise<number> {
+): Promise<ReconcileResult> {
   const { now, links } = options;
   // Staleness is measured on the real clock: a run with a moved clock (billing run --now) must not
   // take a charge still in flight for an abandoned one.
   const cutoff = new Date(Math.min(now.getTime(), Date.now()) - options.timeoutSeconds * 1000);
   const limit = options.limit ?? 1000;
-  let reconciled = await reconcileCheckoutAttempts({ db, links }, { now, cutoff, limit });
+  const result = await reconcileCheckoutAttempts({ db, links }, { now, cutoff, limit });
   const charges = await db
     .select({ payment: payments, processor: paymentMethods.processor, reference: paymentMethods.processorReference })
     .from(payments)
@@ -151,28 +152,30 @@ export async function reconcilePending(
     .orderBy(asc(payments.updateDate))
     .limit(limit);
   for (const { payment, processor: name, reference } of charges) {
-    const processor = name ? connectProcessor(db, name) : undefined;
-    const key = payment.idempotencyKey as string;
-    let found = processor ? await processor.retrieve(key) : null;
-    // A renewal the processor never received is charged now, with the same key: the worker's own work.
-    if (!found && processor && reference && payment.billingCycle !== null) {
-      found = await processor.charge({
-        amountCents: toCents(payment.amount),
-        currency: payment.currency,
-        reference,
-        kind: "renewal",
-        idempotencyKey: key,
-      });
-    }
-    if (found?.state === "PENDING") continue;
-    const outcome = found ?? {
-      state: "FAILED" as const,
-      intentId: null,
-      code: "not_charged",
-      message: "The processor never received the charge",
-    };
-    await db.transaction((tx) => settlePayment(tx, links, payment.organizationId, payment.id, outcome, now));
-    reconciled += 1;
+    await reconcileOne(result, async () => {
+      const processor = name ? connectProcessor(db, name) : undefined;
+      const key = payment.idempotencyKey as string;
+      let found = processor ? await processor.retrieve(key) : null;
+      // A renewal the processor never received is charged now, with the same key: the worker's own work.
+      if (!found && processor && reference && payment.billingCycle !== null) {
+        found = await processor.charge({
+          amountCents: toCents(payment.amount),
+          currency: payment.currency,
+          reference,
+          kind: "renewal",
+          idempotencyKey: key,
+        });
+      }
+      if (found?.state === "PENDING") return false;
+      const outcome = found ?? {
+        state: "FAILED" as const,
+        intentId: null,
+        code: "not_charged",
+        message: "The processor never received the charge",
+      };
+      await db.transaction((tx) => settlePayment(tx, links, payment.organizationId, payment.id, outcome, now));
+      return true;
+    });
   }
   const refunds = await db
     .select({ payment: payments, processor: paymentMethods.processor })
@@ -185,11 +188,13 @@ export async function reconcilePending(
     .orderBy(asc(payments.refundRequestDate))
     .limit(limit);
   for (const { payment, processor } of refunds) {
-    if (payment.state === "PAID") await askRefund(db, processor ?? "manual", payment);
-    await db.transaction((tx) => settleRefund(tx, payment.organizationId, payment.id));
-    reconciled += 1;
+    await reconcileOne(result, async () => {
+      if (payment.state === "PAID") await askRefund(db, processor ?? "manual", payment);
+      await db.transaction((tx) => settleRefund(tx, payment.organizationId, payment.id));
+      return true;
+    });
   }
-  return reconciled;
+  return result;
 }
 
 /** Closes OPEN checkouts older than the expiry, without a payment (decisions.md §8). */
@@ -292,11 +297,13 @@ export async function runBilling(db: Db, options: BillingRunOptions): Promise<Bi
       result.errors += 1;
     }
   }
-  result.reconciled = await reconcilePending(db, {
+  const reconciled = await reconcilePending(db, {
     now: options.now,
     timeoutSeconds: options.pendingTimeoutSeconds,
     links: options.links,
   });
+  result.reconciled = reconciled.reconciled;
+  result.errors += reconciled.errors;
   result.expired_checkouts = await expireCheckouts(db, options.now, options.checkoutTtlSeconds);
   return result;
 }

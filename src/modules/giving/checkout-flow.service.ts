@@ -821,11 +821,26 @@ export async function reconcileCheckoutAttempt(context: SettleContext, attempt: 
     );
 }
 
-/** Every checkout attempt PENDING since before the cutoff, reconciled; returns how many. */
+export interface ReconcileResult {
+  reconciled: number;
+  /** Records that could not be settled this time (tried again next run). */
+  errors: number;
+}
+
+/** One record's reconciliation, counted; its failure never stops the others. */
+export async function reconcileOne(result: ReconcileResult, work: () => Promise<boolean>) {
+  try {
+    if (await work()) result.reconciled += 1;
+  } catch {
+    result.errors += 1;
+  }
+}
+
+/** Every checkout attempt PENDING since before the cutoff, reconciled. */
 export async function reconcileCheckoutAttempts(
   context: Pick<GivingContext, "db" | "links">,
   options: { now: Date; cutoff: Date; limit: number },
-): Promise<number> {
+): Promise<ReconcileResult> {
   const { cutoff } = options;
   const stale = await context.db
     .select()
@@ -833,8 +848,14 @@ export async function reconcileCheckoutAttempts(
     .where(and(eq(checkoutAttempts.state, "PENDING"), lte(checkoutAttempts.updateDate, cutoff)))
     .orderBy(asc(checkoutAttempts.updateDate))
     .limit(options.limit);
-  for (const attempt of stale) await reconcileCheckoutAttempt(context, attempt, options.now);
-  return stale.length;
+  const result: ReconcileResult = { reconciled: 0, errors: 0 };
+  for (const attempt of stale) {
+    await reconcileOne(result, async () => {
+      await reconcileCheckoutAttempt(context, attempt, options.now);
+      return true;
+    });
+  }
+  return result;
 }
 
 export function paymentFailedProblem(code: string, message: string, attemptId: number) {
