@@ -172,6 +172,7 @@ export async function buildApp({
     db,
     links: await loadDocumentLinks(db, config.baseUrl),
     checkoutTtlSeconds: config.checkoutTtlSeconds,
+    pendingTimeoutSeconds: config.paymentPendingTimeoutSeconds,
     guard: await loadCardTestingGuard(db, limits, config.cardTesting),
     afterStep: testHooks?.afterCompletionStep,
   };

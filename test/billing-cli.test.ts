@@ -196,13 +196,14 @@ describe("donata billing run", () => {
         skipped: 0,
         errors: 0,
         expired_checkouts: 1,
+        reconciled: 0,
       });
 
       // The same clock again: nothing is charged twice. Without --json: one line for a person.
       const again = await runBin(["billing", "run", "--now", NOW], target());
       expect(again.code, describeRun(again)).toBe(0);
       expect(again.stdout).toBe(
-        `Billing run at ${NOW}: 0 renewed, 0 failed, 0 revoked, 0 skipped, 0 errors, 0 expired checkouts closed\n`,
+        `Billing run at ${NOW}: 0 renewed, 0 failed, 0 revoked, 0 skipped, 0 errors, 0 expired checkouts closed, 0 reconciled\n`,
       );
 
       await withDatabase(async ({ db }) => {

@@ -1,12 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray, like } from "drizzle-orm";
 import type { FastifyInstance } from "fastify";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildApp } from "../src/app.js";
 import { type Config, loadConfig } from "../src/config.js";
 import { type Database, openDatabase } from "../src/db/client.js";
-import { checkouts, donations, jobs, paymentMethods } from "../src/db/schema.js";
+import { checkouts, donations, jobs, paymentMethods, payments, sandboxCharges } from "../src/db/schema.js";
+import { type DocumentLinks, loadDocumentLinks } from "../src/modules/documents/document-links.js";
 import { type BillingRunResult, runBilling } from "../src/modules/giving/billing.service.js";
 import { cycleDueDate, MAX_RENEWAL_FAILURES, monthsPerCycle, retryDate } from "../src/modules/giving/schedule.js";
 import { testDatabaseUrl } from "./helpers/database.js";
@@ -33,6 +34,7 @@ const NOTHING: BillingRunResult = {
   skipped: 0,
   errors: 0,
   expired_checkouts: 0,
+  reconciled: 0,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON bodies are asserted field by field
@@ -45,6 +47,7 @@ interface Response {
 
 interface BillingServer {
   url: string;
+  links: DocumentLinks;
   app: FastifyInstance;
   config: Config;
   database: Database;
@@ -88,6 +91,7 @@ async function startBillingServer(databaseUrl: string | undefined): Promise<Bill
   const url = await app.listen({ port: 0, host: "127.0.0.1" });
   return {
     url,
+    links: await loadDocumentLinks(database.db, config.baseUrl),
     app,
     config,
     database,
@@ -122,7 +126,13 @@ let campaignSlug: string;
 
 const db = () => server.database.db;
 const at = (date: Date | string, offsetMs = 0) => new Date(new Date(date).getTime() + offsetMs);
-const run = (now: Date) => runBilling(db(), { now, checkoutTtlSeconds: server.config.checkoutTtlSeconds });
+const billingOptions = (now: Date) => ({
+  now,
+  checkoutTtlSeconds: server.config.checkoutTtlSeconds,
+  pendingTimeoutSeconds: server.config.paymentPendingTimeoutSeconds,
+  links: server.links,
+});
+const run = (now: Date) => runBilling(db(), billingOptions(now));
 
 /** Opens a checkout on the public API: what the donation form does when the donor picks an amount. */
 async function startCheckout(amount: number, frequency: 0 | 1 | 12) {
@@ -403,7 +413,7 @@ describe("jobs the worker cannot run", () => {
     const broken = await give({ frequency: 12 });
     const healthy = await give({ frequency: 12 });
     const due = new Date(new Date(healthy.completed_date).getTime() + 40 * DAY);
-    // A corrupt payload: the renewal cannot compute its next date and throws after charging.
+    // A corrupt payload: the renewal has no cycle to record and throws before charging.
     await db()
       .update(jobs)
       .set({ payload: { cycle: "corrupt" } })
@@ -506,6 +516,105 @@ describe("failed renewals", () => {
   });
 });
 
+describe("renewals in steps: kill or fail between each pair of steps", () => {
+  const LONG = 10 * 365 * 86400;
+  /** What the sandbox processor charged for the donation's renewals: its own ledger, not ours. */
+  const renewalCharges = (donationId: number) =>
+    db()
+      .select()
+      .from(sandboxCharges)
+      .where(like(sandboxCharges.idempotencyKey, `renewal:${donationId}:%`));
+  /** As a crash would leave them: the donation's unsettled payments have waited longer than the timeout. */
+  const age = (donationId: number) =>
+    db()
+      .update(payments)
+      .set({ updateDate: new Date(Date.now() - (server.config.paymentPendingTimeoutSeconds + 60) * 1000) })
+      .where(and(eq(payments.donationId, donationId), eq(payments.state, "PENDING")));
+
+  it.each(["record", "charge", "settle"] as const)(
+    "a failure after %s leaves the cycle's payment PENDING; the reconciler ends with one charge, paid and scheduled",
+    async (step) => {
+      const donation = await give({ frequency: 12, amount: 9 });
+      const start = new Date(donation.completed_date);
+      const clock = at(cycleDueDate(start, 12, 1), MINUTE);
+      const failing = await runBilling(db(), {
+        ...billingOptions(clock),
+        pendingTimeoutSeconds: LONG,
+        afterStep: (at) => {
+          if (at === step) throw new Error(`injected failure after ${at}`);
+        },
+      });
+      expect(failing).toEqual({ ...NOTHING, errors: 1 });
+      const pending = await paymentsOf(donation.id);
+      expect(statesOf(pending)).toEqual(["PAID", "PENDING"]);
+      expect(await renewalCharges(donation.id)).toHaveLength(step === "record" ? 0 : 1);
+      // The job is done: no later run charges the cycle again, only the reconciler settles it.
+      expect(await queuedJob(donation.id)).toBeUndefined();
+      expect(await run(clock)).toEqual(NOTHING);
+
+      await age(donation.id);
+      expect(await run(clock)).toEqual({ ...NOTHING, reconciled: 1 });
+      const charges = await renewalCharges(donation.id);
+      expect(charges).toHaveLength(1);
+      expect(charges[0]).toMatchObject({
+        state: "PAID",
+        amountCents: 900,
+        idempotencyKey: `renewal:${donation.id}:1:0`,
+      });
+      const settled = await paymentsOf(donation.id);
+      expect(statesOf(settled)).toEqual(["PAID", "PAID"]);
+      expect(settled[1]).toMatchObject({
+        processor_intent_id: charges[0]?.intentId,
+        payment_date: clock.toISOString(),
+      });
+      expect((await getDonation(donation.id)).state).toBe("active");
+      await expectQueued(donation.id, 2, cycleDueDate(start, 12, 2));
+      expect(await run(clock)).toEqual(NOTHING);
+    },
+  );
+
+  it("a renewal whose processor times out is PENDING until the reconciler learns it was paid", async () => {
+    const donation = await give({ frequency: 12, amount: 7 });
+    const start = new Date(donation.completed_date);
+    // The donor's card now answers too late (the charge goes through, the answer is lost).
+    const row = await donationRow(donation.id);
+    await db()
+      .update(paymentMethods)
+      .set({ processorReference: `sbx_pm_timeout_${randomBytes(8).toString("hex")}` })
+      .where(eq(paymentMethods.id, row.paymentMethodId as number));
+    const clock = at(cycleDueDate(start, 12, 1), MINUTE);
+    expect(await run(clock)).toEqual({ ...NOTHING, errors: 1 });
+    expect(statesOf(await paymentsOf(donation.id))).toEqual(["PAID", "PENDING"]);
+    expect(await renewalCharges(donation.id)).toMatchObject([{ state: "PAID", amountCents: 700 }]);
+
+    await age(donation.id);
+    expect(await run(clock)).toEqual({ ...NOTHING, reconciled: 1 });
+    expect(await renewalCharges(donation.id)).toHaveLength(1);
+    expect(statesOf(await paymentsOf(donation.id))).toEqual(["PAID", "PAID"]);
+    await expectQueued(donation.id, 2, cycleDueDate(start, 12, 2));
+  });
+
+  it("a declined renewal settled by the reconciler fails as a decline does: past_due, retry queued", async () => {
+    const donation = await give({ frequency: 12, card: CARD_FAILS_ON_RENEWAL });
+    const clock = at(cycleDueDate(new Date(donation.completed_date), 12, 1), MINUTE);
+    const failing = await runBilling(db(), {
+      ...billingOptions(clock),
+      pendingTimeoutSeconds: LONG,
+      afterStep: (at) => {
+        if (at === "charge") throw new Error("injected failure after charge");
+      },
+    });
+    expect(failing).toEqual({ ...NOTHING, errors: 1 });
+    await age(donation.id);
+    expect(await run(clock)).toEqual({ ...NOTHING, reconciled: 1 });
+    const settled = await paymentsOf(donation.id);
+    expect(statesOf(settled)).toEqual(["PAID", "FAILED"]);
+    expect(await renewalCharges(donation.id)).toMatchObject([{ state: "FAILED", failureCode: "card_declined" }]);
+    expect((await getDonation(donation.id)).state).toBe("past_due");
+    await expectQueued(donation.id, 1, at(clock, 2 * DAY));
+  });
+});
+
 describe("cancelling", () => {
   const cancel = (id: number, token = tenant.token) =>
     server.request("POST", `/api/v1/donations/${id}/cancel`, { token });
@@ -605,7 +714,7 @@ describe("concurrent workers", () => {
       ? await openDatabase({ databaseUrl: server.databaseUrl, dataDir: "", poolSize: 4 })
       : undefined;
     try {
-      const options = { now: clock, checkoutTtlSeconds: server.config.checkoutTtlSeconds };
+      const options = billingOptions(clock);
       const results = await Promise.all([
         runBilling(db(), options),
         runBilling(second?.db ?? db(), options),

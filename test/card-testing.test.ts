@@ -112,7 +112,7 @@ async function givingServer(settings: Partial<CardTestingConfig>) {
         (select count(*) from payment_methods where organization_id = ${tenant.organizationId}) as methods,
         (select count(*) from donations where organization_id = ${tenant.organizationId}) as donations,
         (select count(*) from payments where organization_id = ${tenant.organizationId}) as payments,
-        (select count(*) from checkout_attempts where organization_id = ${tenant.organizationId}) as attempts`);
+        (select count(*) from checkout_attempts where organization_id = ${tenant.organizationId} and state = 'DECLINED') as attempts`);
     const row = (result as unknown as { rows: Record<string, string>[] }).rows[0] ?? {};
     const number = (key: string) => Number(row[key]);
     return {

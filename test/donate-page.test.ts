@@ -1,7 +1,8 @@
+import { like } from "drizzle-orm";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
-import { type campaigns, checkoutProtection } from "../src/db/schema.js";
+import { type campaigns, checkoutProtection, sandboxCharges } from "../src/db/schema.js";
 import { launchChromium } from "./helpers/chromium.js";
 import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
@@ -196,6 +197,29 @@ describe("hosted donation page", () => {
     const states = payments.body.items.map((payment: { state: string }) => payment.state).sort();
     // The decline wrote no payment (nor supporter): it is a checkout attempt only.
     expect(states).toEqual(["PAID"]);
+    await context.close();
+  });
+
+  it("after a processor timeout, pressing Donate again reuses the key and shows the gift, charged once", async () => {
+    const { context, page } = await openPage();
+    await fillDonor(page, { card: "4000 0000 0000 0119" });
+    const timedOut = await submit(page);
+    expect(timedOut.status).toBe(503);
+    expect(timedOut.body.code).toBe("processor_unavailable");
+    await expect(page.getByRole("alert").first().textContent()).resolves.toContain("Something went wrong");
+    const checkoutId = Number(/\/checkouts\/(\d+)\/complete$/.exec(timedOut.request.url())?.[1]);
+
+    const retried = await submit(page);
+    expect(retried.status).toBe(200);
+    expect(retried.request.headers()["idempotency-key"]).toBe(timedOut.request.headers()["idempotency-key"]);
+    expect(retried.body.checkout_id).toBe(checkoutId);
+    await page.locator("#success").waitFor({ state: "visible" });
+    const charges = await server.database.db
+      .select()
+      .from(sandboxCharges)
+      .where(like(sandboxCharges.idempotencyKey, `checkout:${checkoutId}:attempt:%`));
+    expect(charges.map((charge) => charge.state)).toEqual(["PAID"]);
+    expect(retried.body.payment.processor_intent_id).toBe(charges[0]?.intentId);
     await context.close();
   });
 

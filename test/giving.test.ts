@@ -1,11 +1,19 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, like, sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { campaigns, checkoutAttempts, checkouts, jobs, payments } from "../src/db/schema.js";
+import { campaigns, checkoutAttempts, checkouts, jobs, payments, sandboxCharges } from "../src/db/schema.js";
+import { type DocumentLinks, loadDocumentLinks } from "../src/modules/documents/document-links.js";
+import { reconcilePending } from "../src/modules/giving/billing.service.js";
 import type { CompletionStep } from "../src/modules/giving/giving.context.js";
+import { settleChargeOutcome, settleRefundByIntent } from "../src/modules/giving/processor-events.service.js";
 import { fakeCampaign, fakeSupporter, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
-const CARDS = { ok: "4242424242424242", declined: "4000000000000002", luhnBad: "4242424242424241" };
+const CARDS = {
+  ok: "4242424242424242",
+  declined: "4000000000000002",
+  timesOut: "4000000000000119",
+  luhnBad: "4242424242424241",
+};
 const card = (number: string = CARDS.ok) => ({ number, exp_month: 12, exp_year: 2035, cvc: "123" });
 
 type Json = Record<string, unknown>;
@@ -17,6 +25,7 @@ describe("giving: public checkout, processors, transitions", () => {
   let readOnly: Tenant;
   let campaign: { id: number; slug: string };
   let failAt: CompletionStep | null = null;
+  let links: DocumentLinks;
 
   const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(`${server.url}${path}`, {
@@ -96,6 +105,7 @@ describe("giving: public checkout, processors, transitions", () => {
       },
     );
     const db = server.database.db;
+    links = await loadDocumentLinks(db, server.config.baseUrl);
     tenant = await fakeTenant(db);
     other = await fakeTenant(db);
     readOnly = await fakeTenant(db, { permissions: ["donations:read", "payments:read"] });
@@ -437,27 +447,235 @@ describe("giving: public checkout, processors, transitions", () => {
     });
   });
 
-  describe("atomic completion", () => {
-    const steps: CompletionStep[] = ["supporter", "payment_method", "donation", "payment", "checkout"];
-    it.each(steps)("a failure after %s leaves nothing behind, and a retry succeeds once", async (step) => {
+  describe("money movement in steps: kill or fail between each pair of steps", () => {
+    // record → (processor call) → settle; the settle transaction's own steps follow "charge".
+    const steps: CompletionStep[] = [
+      "record",
+      "charge",
+      "supporter",
+      "payment_method",
+      "donation",
+      "payment",
+      "checkout",
+    ];
+    const reconcile = () =>
+      reconcilePending(server.database.db, {
+        now: new Date(),
+        timeoutSeconds: server.config.paymentPendingTimeoutSeconds,
+        links,
+      });
+    const attemptsOf = (checkoutId: number) =>
+      server.database.db
+        .select()
+        .from(checkoutAttempts)
+        .where(
+          and(eq(checkoutAttempts.organizationId, tenant.organizationId), eq(checkoutAttempts.checkoutId, checkoutId)),
+        )
+        .orderBy(checkoutAttempts.id);
+    /** What the sandbox processor charged for the checkout: its own ledger, not ours. */
+    const chargesOf = (checkoutId: number) =>
+      server.database.db
+        .select()
+        .from(sandboxCharges)
+        .where(like(sandboxCharges.idempotencyKey, `checkout:${checkoutId}:attempt:%`));
+    /** As a crash would leave it: the attempt has been PENDING for longer than the timeout. */
+    const age = (checkoutId: number) =>
+      server.database.db
+        .update(checkoutAttempts)
+        .set({ updateDate: new Date(Date.now() - (server.config.paymentPendingTimeoutSeconds + 60) * 1000) })
+        .where(
+          and(eq(checkoutAttempts.organizationId, tenant.organizationId), eq(checkoutAttempts.checkoutId, checkoutId)),
+        );
+    /** Exactly one charge at the processor, and exactly one PAID payment in our records, for it. */
+    const expectOneChargeRecorded = async (checkoutId: number) => {
+      const charges = await chargesOf(checkoutId);
+      expect(charges).toHaveLength(1);
+      expect(charges[0]).toMatchObject({ state: "PAID", amountCents: 1000, refundDate: null });
+      const checkout = (await server.get(`/api/v1/checkouts/${checkoutId}`, tenant.token)).body;
+      expect(checkout).toMatchObject({
+        state: "CLOSED",
+        donation: { state: "active", frequency: 12, amount: 10 },
+        payment: { state: "PAID", amount: 10, processor_intent_id: charges[0]?.intentId },
+      });
+      expect(checkout.donation.receipt_url).toMatch(/\/documents\/receipts\//);
+      expect(checkout.supporter.certification_url).toMatch(/\/documents\/statements\//);
+      const payments = (await server.get(`/api/v1/payments/?donation_id=${checkout.donation.id}`, tenant.token)).body;
+      expect(payments.count).toBe(1);
+      const queued = await server.database.db
+        .select()
+        .from(jobs)
+        .where(and(eq(jobs.organizationId, tenant.organizationId), eq(jobs.subjectId, checkout.donation.id)));
+      expect(queued.map((job) => [job.state, job.payload])).toEqual([["queued", { cycle: 1 }]]);
+      expect((await attemptsOf(checkoutId)).map((attempt) => [attempt.state, attempt.gift])).toContainEqual([
+        "SUCCEEDED",
+        null,
+      ]);
+      return checkout;
+    };
+
+    /** Fails the completion at `step`: a 500 that leaves a PENDING attempt and no gift records. */
+    const failAtStep = async (step: CompletionStep) => {
       const started = await start();
       const body = completion(started.body.client_secret, { frequency: 12, amount: 10 });
       const key = { "idempotency-key": `key-${unique()}` };
       const before = await counts();
       failAt = step;
-      const failed = await complete(started.body.id, body, key);
+      const failed = await complete(started.body.id, body, key).finally(() => {
+        failAt = null;
+      });
       expect(failed.status).toBe(500);
       expect(await counts()).toEqual(before);
       const row = (await server.get(`/api/v1/checkouts/${started.body.id}`, tenant.token)).body;
       expect(row).toMatchObject({ state: "OPEN", supporter: null, donation: null, payment: null });
+      const [attempt, ...others] = await attemptsOf(started.body.id);
+      expect(others).toEqual([]);
+      expect(attempt).toMatchObject({ state: "PENDING", amount: 10, frequency: 12, processor: "sandbox" });
+      expect(attempt?.idempotencyKey).toBe(`checkout:${started.body.id}:attempt:${attempt?.id}`);
+      expect(JSON.stringify(attempt?.gift)).not.toContain(CARDS.ok);
+      // Before the processor call nothing is charged; after it, the processor holds the one charge.
+      expect(await chargesOf(started.body.id)).toHaveLength(step === "record" ? 0 : 1);
+      return { started, body, key, before };
+    };
 
-      failAt = null;
+    it.each(steps)(
+      "a failure after %s leaves a PENDING attempt; a retry with the same key charges once",
+      async (step) => {
+        const { started, body, key, before } = await failAtStep(step);
+        const retried = await complete(started.body.id, body, key);
+        expect(retried.status).toBe(200);
+        expect(retried.body.result).toBe("succeeded");
+        await expectOneChargeRecorded(started.body.id);
+        const after = await counts();
+        expect(Number(after?.payments)).toBe(Number(before?.payments) + 1);
+        expect(Number(after?.donations)).toBe(Number(before?.donations) + 1);
+        expect(Number(after?.jobs)).toBe(Number(before?.jobs) + 1);
+        const replay = await complete(started.body.id, body, key);
+        expect(replay.body).toEqual(retried.body);
+        expect(replay.headers.get("idempotent-replayed")).toBe("true");
+        expect(await chargesOf(started.body.id)).toHaveLength(1);
+      },
+    );
+
+    it.each(steps)("a failure after %s is settled by the reconciler from the processor's record", async (step) => {
+      const { started, body, key, before } = await failAtStep(step);
+      // Not before the timeout: a charge may still be in flight.
+      await reconcile();
+      expect((await attemptsOf(started.body.id))[0]?.state).toBe("PENDING");
+      await age(started.body.id);
+      await reconcile();
+      if (step === "record") {
+        // The processor never received it: nothing was charged, nothing is recorded, the donor may try again.
+        const [attempt] = await attemptsOf(started.body.id);
+        expect(attempt).toMatchObject({ state: "ABANDONED", gift: null });
+        expect(await chargesOf(started.body.id)).toHaveLength(0);
+        expect(await counts()).toEqual(before);
+        const retried = await complete(started.body.id, body, key);
+        expect(retried.status).toBe(200);
+        await expectOneChargeRecorded(started.body.id);
+        return;
+      }
+      const checkout = await expectOneChargeRecorded(started.body.id);
+      expect(checkout.supporter).toMatchObject({ first_name: "Ada", last_name: "Lovelace" });
+      // The donor's retry learns the outcome the reconciler settled, and is not charged again.
       const retried = await complete(started.body.id, body, key);
       expect(retried.status).toBe(200);
-      const after = await counts();
-      expect(Number(after?.payments)).toBe(Number(before?.payments) + 1);
-      expect(Number(after?.donations)).toBe(Number(before?.donations) + 1);
-      expect(Number(after?.jobs)).toBe(Number(before?.jobs) + 1);
+      expect(retried.headers.get("idempotent-replayed")).toBe("true");
+      expect(retried.body).toMatchObject({ result: "succeeded", payment: { id: checkout.payment.id } });
+      expect(await chargesOf(started.body.id)).toHaveLength(1);
+      expect(await reconcile()).toEqual({ reconciled: 0, errors: 0 });
+    });
+
+    it("a processor timeout answers 503, leaves the charge PENDING, and the reconciler records the one charge", async () => {
+      const started = await start();
+      const body = completion(started.body.client_secret, { frequency: 12, amount: 10, card: card(CARDS.timesOut) });
+      const before = await counts();
+      const timedOut = await complete(started.body.id, body, { "idempotency-key": `key-${unique()}` });
+      expect(timedOut.status).toBe(503);
+      expect(timedOut.headers.get("retry-after")).toBe("5");
+      expect(timedOut.body).toMatchObject({
+        status: 503,
+        code: "processor_unavailable",
+        detail:
+          "The payment processor did not answer in time. The payment may still go through: retry with the same " +
+          "Idempotency-Key to learn its outcome (it is never charged twice)",
+      });
+      // The processor took the money; our records do not show it yet, but the attempt says it may have.
+      expect(await chargesOf(started.body.id)).toHaveLength(1);
+      expect(await counts()).toEqual(before);
+      expect((await attemptsOf(started.body.id)).map((attempt) => attempt.state)).toEqual(["PENDING"]);
+      await age(started.body.id);
+      expect((await reconcile()).reconciled).toBeGreaterThanOrEqual(1);
+      const checkout = await expectOneChargeRecorded(started.body.id);
+      expect(checkout.payment.payment_method.label).toBe("Visa •••• 0119");
+    });
+
+    it("after a processor timeout, a retry with the same key learns the outcome and charges once", async () => {
+      const started = await start();
+      const body = completion(started.body.client_secret, { frequency: 12, amount: 10, card: card(CARDS.timesOut) });
+      const key = { "idempotency-key": `key-${unique()}` };
+      expect((await complete(started.body.id, body, key)).status).toBe(503);
+      const retried = await complete(started.body.id, body, key);
+      expect(retried.status).toBe(200);
+      expect(retried.body.result).toBe("succeeded");
+      await expectOneChargeRecorded(started.body.id);
+    });
+
+    it("an outcome the processor reports later (a webhook) enters through the same settle step, once", async () => {
+      const { started, before } = await failAtStep("charge");
+      const [attempt] = await attemptsOf(started.body.id);
+      const [charge] = await chargesOf(started.body.id);
+      const report = () =>
+        settleChargeOutcome({ db: server.database.db, links }, attempt?.idempotencyKey as string, {
+          state: "PAID",
+          intentId: charge?.intentId ?? null,
+        });
+      expect(await report()).toBe("checkout_attempt");
+      const checkout = await expectOneChargeRecorded(started.body.id);
+      // Reported again (webhooks are delivered at least once): nothing changes.
+      expect(await report()).toBe("payment");
+      expect(Number((await counts())?.payments)).toBe(Number(before?.payments) + 1);
+      expect((await server.get(`/api/v1/payments/${checkout.payment.id}`, tenant.token)).body).toMatchObject({
+        state: "PAID",
+        update_date: checkout.payment.update_date,
+      });
+      expect(
+        await settleChargeOutcome({ db: server.database.db, links }, "unknown-key", { state: "PAID", intentId: null }),
+      ).toBeNull();
+
+      // A refund made in the processor's dashboard, reported by the charge id: the payment is refunded, once.
+      const refunded = await settleRefundByIntent({ db: server.database.db }, checkout.payment.processor_intent_id);
+      expect(refunded?.state).toBe("REFUNDED");
+      const again = await settleRefundByIntent({ db: server.database.db }, checkout.payment.processor_intent_id);
+      expect(again?.updateDate.toISOString()).toBe(refunded?.updateDate.toISOString());
+      expect((await server.get(`/api/v1/donations/${checkout.donation.id}`, tenant.token)).body.state).toBe("active");
+    });
+
+    it("a declined attempt keeps no supporter data; a refund left by a crash is finished by the reconciler", async () => {
+      const started = await start();
+      const declined = await complete(
+        started.body.id,
+        completion(started.body.client_secret, { card: card(CARDS.declined) }),
+      );
+      expect(declined.status).toBe(402);
+      const [attempt] = await attemptsOf(started.body.id);
+      expect(attempt).toMatchObject({ state: "DECLINED", failureCode: "card_declined", gift: null });
+      expect(JSON.stringify(attempt)).not.toContain("Lovelace");
+
+      // A refund whose request was recorded when the process died, before the processor was asked.
+      const gift = await give({ amount: 10 });
+      const [requested] = await server.database.db
+        .update(payments)
+        .set({ refundRequestDate: new Date(Date.now() - (server.config.paymentPendingTimeoutSeconds + 60) * 1000) })
+        .where(and(eq(payments.organizationId, tenant.organizationId), eq(payments.id, gift.body.payment.id)))
+        .returning();
+      expect(requested?.state).toBe("PAID");
+      await reconcile();
+      const payment = (await server.get(`/api/v1/payments/${gift.body.payment.id}`, tenant.token)).body;
+      expect(payment.state).toBe("REFUNDED");
+      const donation = (await server.get(`/api/v1/donations/${gift.body.donation.id}`, tenant.token)).body;
+      expect(donation.state).toBe("revoked");
+      const [charge] = await chargesOf(gift.checkoutId);
+      expect(charge?.refundDate).toEqual(expect.any(Date));
     });
   });
 

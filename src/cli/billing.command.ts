@@ -1,3 +1,4 @@
+import { loadDocumentLinks } from "../modules/documents/document-links.js";
 import { runBilling, startWorker } from "../modules/giving/billing.service.js";
 import { type Command, UsageError } from "./cli-kit.js";
 import { openMigratedDatabase, withDatabase } from "./database.js";
@@ -15,18 +16,25 @@ function parseNow(raw: unknown): Date {
 export const billingRunCommand: Command = {
   name: "billing run",
   usage: "donata billing run [--now <ISO date or date-time>]",
-  summary: "Charge due renewals and close expired checkouts once (--now moves the clock, for testing)",
+  summary:
+    "Charge due renewals, reconcile stale payments and close expired checkouts once (--now moves the clock, for testing)",
   options: { now: { type: "string" } },
   async run(values, io) {
     const now = parseNow(values.now);
-    const result = await withDatabase(io.env, ({ config, database }) =>
-      runBilling(database.db, { now, checkoutTtlSeconds: config.checkoutTtlSeconds }),
+    const result = await withDatabase(io.env, async ({ config, database }) =>
+      runBilling(database.db, {
+        now,
+        checkoutTtlSeconds: config.checkoutTtlSeconds,
+        pendingTimeoutSeconds: config.paymentPendingTimeoutSeconds,
+        links: await loadDocumentLinks(database.db, config.baseUrl),
+      }),
     );
     return {
       json: { now: now.toISOString(), ...result },
       text: [
         `Billing run at ${now.toISOString()}: ${result.renewed} renewed, ${result.failed} failed, ` +
-          `${result.revoked} revoked, ${result.skipped} skipped, ${result.errors} errors, ${result.expired_checkouts} expired checkouts closed`,
+          `${result.revoked} revoked, ${result.skipped} skipped, ${result.errors} errors, ${result.expired_checkouts} expired checkouts closed, ` +
+          `${result.reconciled} reconciled`,
       ],
     };
   },
@@ -35,7 +43,7 @@ export const billingRunCommand: Command = {
 export const workerCommand: Command = {
   name: "worker",
   usage: "donata worker",
-  summary: "Run the background worker (renewals, checkout expiry) until SIGINT/SIGTERM",
+  summary: "Run the background worker (renewals, reconciler, checkout expiry) until SIGINT/SIGTERM",
   options: {},
   async run(_values, io) {
     const { config, database } = await openMigratedDatabase(io.env);
@@ -44,6 +52,8 @@ export const workerCommand: Command = {
       const worker = startWorker(database.db, {
         intervalSeconds: config.workerIntervalSeconds,
         checkoutTtlSeconds: config.checkoutTtlSeconds,
+        pendingTimeoutSeconds: config.paymentPendingTimeoutSeconds,
+        links: await loadDocumentLinks(database.db, config.baseUrl),
         onError: (error) => io.stderr.write(`worker: ${error instanceof Error ? error.message : String(error)}\n`),
       });
       await new Promise<void>((resolve) => {

@@ -1,4 +1,5 @@
 import { buildApp } from "../app.js";
+import { loadDocumentLinks } from "../modules/documents/document-links.js";
 import { startWorker } from "../modules/giving/billing.service.js";
 import { bootstrapDemo } from "../seed/demo.js";
 import type { Command } from "./cli-kit.js";
@@ -26,6 +27,8 @@ export const serveCommand: Command = {
         : startWorker(database.db, {
             intervalSeconds: config.workerIntervalSeconds,
             checkoutTtlSeconds: config.checkoutTtlSeconds,
+            pendingTimeoutSeconds: config.paymentPendingTimeoutSeconds,
+            links: await loadDocumentLinks(database.db, config.baseUrl),
             onError: (error) => app.log.error({ err: error }, "worker run failed"),
           });
       say(`Donata (${database.kind}) listening on http://${config.host}:${port}  docs: ${config.baseUrl}/docs`);

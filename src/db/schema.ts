@@ -340,6 +340,12 @@ export const payments = pgTable(
     failureCode: text("failure_code"),
     failureMessage: text("failure_message"),
     refundDate: instant("refund_date"),
+    // The key the processor knows the charge by, while and after it is asked for the money.
+    idempotencyKey: text("idempotency_key"),
+    // The renewal's billing cycle (null for a first charge), so a late outcome settles the right cycle.
+    billingCycle: integer("billing_cycle"),
+    // A refund asked of the processor and not yet settled (the reconciler finishes it after a crash).
+    refundRequestDate: instant("refund_request_date"),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
@@ -356,6 +362,12 @@ export const payments = pgTable(
     index("payments_create_date_idx").on(t.organizationId, t.createDate, t.id),
     index("payments_donation_idx").on(t.organizationId, t.donationId),
     index("payments_state_idx").on(t.organizationId, t.state, t.createDate, t.id),
+    // Processor events (webhooks) find a payment by its key or the processor's charge id.
+    index("payments_idempotency_key_idx").on(t.idempotencyKey).where(sql`${t.idempotencyKey} is not null`),
+    index("payments_processor_intent_idx").on(t.processorIntentId).where(sql`${t.processorIntentId} is not null`),
+    index("payments_unsettled_idx")
+      .on(t.updateDate)
+      .where(sql`(${t.state} = 'PENDING' and ${t.idempotencyKey} is not null) or ${t.refundRequestDate} is not null`),
     check("payments_state_check", sql`${t.state} in ('PENDING', 'PAID', 'REFUNDED', 'FAILED')`),
     check("payments_amount_check", sql`${t.amount} > 0`),
   ],
@@ -519,10 +531,24 @@ export const checkoutAttempts = pgTable(
     campaignId: ref("campaign_id"),
     amount: money("amount").notNull(),
     processor: text("processor").notNull(),
-    failureCode: text("failure_code").notNull(),
+    // PENDING (recorded, the processor may be charging) → SUCCEEDED | DECLINED | ABANDONED (never charged).
+    state: text("state").notNull().default("DECLINED"),
+    failureCode: text("failure_code"),
+    failureMessage: text("failure_message"),
     cardLabel: text("card_label"),
     cardFingerprint: text("card_fingerprint"),
     clientFingerprint: text("client_fingerprint"),
+    frequency: smallint("frequency"),
+    // The key the processor knows the charge by, derived from the attempt.
+    idempotencyKey: text("idempotency_key"),
+    processorIntentId: text("processor_intent_id"),
+    // The client's Idempotency-Key and request fingerprint, so its retry resumes this attempt.
+    requestKey: text("request_key"),
+    requestHash: text("request_hash"),
+    // What settling needs (supporter fields, consents, method reference, device); never the card
+    // number, and cleared when the attempt is settled, so a declined row keeps no personal data.
+    gift: jsonb("gift"),
+    updateDate: updateDate(),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
@@ -533,8 +559,25 @@ export const checkoutAttempts = pgTable(
     }).onDelete("cascade"),
     index("checkout_attempts_create_date_idx").on(t.organizationId, t.createDate, t.id),
     index("checkout_attempts_checkout_idx").on(t.organizationId, t.checkoutId),
+    index("checkout_attempts_idempotency_key_idx").on(t.idempotencyKey).where(sql`${t.idempotencyKey} is not null`),
+    index("checkout_attempts_pending_idx").on(t.updateDate).where(sql`${t.state} = 'PENDING'`),
+    check("checkout_attempts_state_check", sql`${t.state} in ('PENDING', 'SUCCEEDED', 'DECLINED', 'ABANDONED')`),
   ],
 );
+
+// The sandbox processor's own ledger: what it charged and refunded, by idempotency key, so that a
+// retry or the reconciler in another process learns the real outcome (a real processor keeps this).
+export const sandboxCharges = pgTable("sandbox_charges", {
+  idempotencyKey: text("idempotency_key").primaryKey(),
+  intentId: text("intent_id").notNull().unique(),
+  state: text("state").notNull(),
+  amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
+  currency: text("currency").notNull(),
+  failureCode: text("failure_code"),
+  failureMessage: text("failure_message"),
+  refundDate: instant("refund_date"),
+  createDate: createDate(),
+});
 
 // Whether the organization's donation form asks for a proof-of-work challenge: forced by an
 // admin, or on until `challengeUntil` after a spike of declines.

@@ -216,7 +216,13 @@ export class CardTestingGuard {
     const [row] = await db
       .select({ n: count() })
       .from(checkoutAttempts)
-      .where(and(eq(checkoutAttempts.organizationId, organizationId), gte(checkoutAttempts.createDate, since)));
+      .where(
+        and(
+          eq(checkoutAttempts.organizationId, organizationId),
+          eq(checkoutAttempts.state, "DECLINED"),
+          gte(checkoutAttempts.createDate, since),
+        ),
+      );
     return Number(row?.n ?? 0);
   }
 

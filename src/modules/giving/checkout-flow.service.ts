@@ -1,4 +1,4 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, lte, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import {
   campaigns,
@@ -27,13 +27,14 @@ import {
 } from "./campaign-rules.js";
 import type { DeclineReservation } from "./card-testing.service.js";
 import { deviceOf } from "./device.js";
-import type { GivingContext } from "./giving.context.js";
+import type { CompletionStep, GivingContext } from "./giving.context.js";
 import {
   donationCode,
+  findMethod,
+  insertPayment,
   insertPaymentMethod,
+  lockPayment,
   nextId,
-  queueRenewal,
-  setCertificationUrl,
   supporterCode,
 } from "./giving.repo.js";
 import type {
@@ -43,9 +44,18 @@ import type {
   PublicCampaignWire,
 } from "./giving.schemas.js";
 import { CONSENTS } from "./giving.schemas.js";
-import { hasStoredOutcome, idempotent, type Outcome } from "./idempotency.js";
-import { PROCESSOR_NAMES, requireProcessor } from "./processors/index.js";
-import { cycleDueDate } from "./schedule.js";
+import {
+  findStoredOutcome,
+  fingerprint,
+  hasStoredOutcome,
+  idempotencyKeyReused,
+  type Outcome,
+  storeOutcome,
+} from "./idempotency.js";
+import { toCents } from "./money.js";
+import { connectProcessor, PROCESSOR_NAMES, ProcessorTimeoutError, requireProcessor } from "./processors/index.js";
+import type { ChargeResult } from "./processors/processor.js";
+import { settlePayment } from "./settlement.service.js";
 import { assertTransition } from "./transitions.js";
 
 type OrganizationRow = typeof organizations.$inferSelect;
@@ -271,9 +281,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The donor submits the form: supporter, payment method, donation and payment, and the checkout
- * closed on success, all in one transaction. A declined card writes none of these (attack traffic
- * must not create supporters): it records a checkout attempt, keeps the checkout OPEN for another
- * try (HTTP 402), and answers no faster than the decline floor.
+ * closed on success, settled once the processor has answered (see completeInSteps). A declined
+ * card writes none of these (attack traffic must not create supporters): its checkout attempt is
+ * DECLINED, the checkout stays OPEN for another try (HTTP 402), answered no faster than the floor.
  */
 export async function completeCheckout(
   context: GivingContext,
@@ -332,7 +342,7 @@ async function completeOnce(
     throw notFound("Checkout");
   }
   const cardNumber = input.card ? String(input.card.number) : undefined;
-  const scope = `checkout:${checkoutId}:complete`;
+  const scope = completionScope(checkoutId);
   // A retry of a finished request (same key) replays its answer: no new attempt, no second challenge.
   let reservation: DeclineReservation | undefined;
   if (!(await hasStoredOutcome(context.db, owner.id, scope, request.idempotencyKey))) {
@@ -341,8 +351,7 @@ async function completeOnce(
   }
   let declined = false;
   try {
-    const outcome = await chargeAndRecord(context, owner.id, checkoutId, input, request, {
-      scope,
+    const outcome = await completeInSteps(context, owner.id, checkoutId, input, request, {
       method,
       fields,
       cardNumber,
@@ -354,27 +363,97 @@ async function completeOnce(
   }
 }
 
-/** The completion's transaction: charge first, then (only for a gift that went through) every record. */
-async function chargeAndRecord(
+type AttemptRow = typeof checkoutAttempts.$inferSelect;
+
+/** What settling a checkout attempt needs, kept on the attempt until it is settled (never the card number). */
+interface AttemptGift {
+  supporter: Record<string, string>;
+  consents: CheckoutCompleteInput["consents"];
+  methodLabel: string;
+  methodReference: string;
+  device: ReturnType<typeof deviceOf>;
+}
+
+type Recorded =
+  | { kind: "replay"; outcome: Outcome<CompletionBody> & { replayed: boolean } }
+  | { kind: "busy"; attempt: AttemptRow }
+  | { kind: "attempt"; attempt: AttemptRow };
+
+/** What the settle step needs besides the transaction: the links it writes and the test hook. */
+export type SettleContext = Pick<GivingContext, "db" | "links" | "afterStep">;
+
+const completionScope = (checkoutId: number) => `checkout:${checkoutId}:complete`;
+const WAIT_FOR_ATTEMPT_MS = 50;
+const MAX_WAITS = 200;
+
+const processorUnavailable = () =>
+  new AppError(
+    "processor_unavailable",
+    503,
+    "The payment processor did not answer in time. The payment may still go through: retry with the same " +
+      "Idempotency-Key to learn its outcome (it is never charged twice)",
+    undefined,
+    { headers: { "retry-after": "5" } },
+  );
+
+/**
+ * Completing in named steps, each safe to retry: record the attempt (committed), charge it at the
+ * processor with a key derived from it (outside any transaction), settle the outcome (a second
+ * transaction). A crash or timeout between steps leaves a PENDING attempt: a retry with the same
+ * Idempotency-Key resumes it, and the reconciler settles it from the processor's own record.
+ */
+async function completeInSteps(
   context: GivingContext,
   ownerId: number,
   checkoutId: number,
   input: CheckoutCompleteInput,
   request: CompletionRequest,
   prepared: {
-    scope: string;
     method: ReturnType<ReturnType<typeof requireProcessor>["tokenize"]>;
     fields: Record<string, string>;
     cardNumber: string | undefined;
   },
 ): Promise<Outcome<CompletionBody> & { replayed: boolean }> {
-  const { scope, method, fields, cardNumber } = prepared;
-  const processor = requireProcessor(input.processor);
-  const recurring = input.frequency !== 0;
-  const { afterStep, guard } = context;
-  const step = async (name: Parameters<NonNullable<typeof afterStep>>[0]) => {
-    if (afterStep) await afterStep(name);
-  };
+  let recorded = await recordAttempt(context, ownerId, checkoutId, input, request, prepared);
+  // Another request is charging this checkout: wait for its outcome, so one checkout never has two
+  // charges in flight; an attempt abandoned by a crash is reconciled first.
+  for (let waits = 0; recorded.kind === "busy"; waits++) {
+    const stale = recorded.attempt.updateDate.getTime() <= Date.now() - context.pendingTimeoutSeconds * 1000;
+    if (stale) await reconcileCheckoutAttempt(context, recorded.attempt, new Date());
+    else if (waits >= MAX_WAITS) {
+      throw new AppError(
+        "payment_in_progress",
+        409,
+        `A payment on checkout ${checkoutId} is being confirmed; try again in a moment`,
+        undefined,
+        { headers: { "retry-after": "5" } },
+      );
+    } else await sleep(WAIT_FOR_ATTEMPT_MS);
+    recorded = await recordAttempt(context, ownerId, checkoutId, input, request, prepared);
+  }
+  if (recorded.kind === "replay") return recorded.outcome;
+  const { attempt } = recorded;
+  await context.afterStep?.("record");
+  const charge = await chargeAttempt(context, attempt);
+  await context.afterStep?.("charge");
+  return settleCheckoutAttempt(context, attempt.organizationId, attempt.id, charge, new Date());
+}
+
+/** Step 1: the attempt, PENDING with its processor key, committed before any money moves. */
+async function recordAttempt(
+  context: GivingContext,
+  ownerId: number,
+  checkoutId: number,
+  input: CheckoutCompleteInput,
+  request: CompletionRequest,
+  prepared: {
+    method: ReturnType<ReturnType<typeof requireProcessor>["tokenize"]>;
+    fields: Record<string, string>;
+    cardNumber: string | undefined;
+  },
+): Promise<Recorded> {
+  const { method, fields, cardNumber } = prepared;
+  const { guard } = context;
   return context.db.transaction(async (tx) => {
     const [checkout] = await tx
       .select()
@@ -386,188 +465,397 @@ async function chargeAndRecord(
     }
     const organizationId = checkout.organizationId;
     const { client_secret: _secret, altcha: _altcha, card, ...rest } = input;
-    const fingerprintOf = { ...rest, card: card ? { ...card, number: hashSecret(card.number) } : null };
-    return idempotent<CompletionBody>(tx, organizationId, scope, request.idempotencyKey, fingerprintOf, async () => {
-      if (checkout.state !== "OPEN") throw checkoutClosed(checkoutId);
-      if (checkout.createDate.getTime() + context.checkoutTtlSeconds * 1000 <= Date.now()) {
-        throw new AppError("checkout_expired", 409, `The checkout ${checkoutId} has expired; start a new one`);
+    const requestHash = fingerprint({ ...rest, card: card ? { ...card, number: hashSecret(card.number) } : null });
+    const key = request.idempotencyKey;
+    if (key !== undefined) {
+      const stored = await findStoredOutcome(tx, organizationId, completionScope(checkoutId), key);
+      if (stored && stored.requestHash !== requestHash) throw idempotencyKeyReused();
+      if (stored) {
+        return {
+          kind: "replay",
+          outcome: { status: stored.status, body: stored.body as CompletionBody, replayed: true },
+        };
       }
-      const [found] = await tx
-        .select({ campaign: campaigns, organization: organizations })
-        .from(campaigns)
-        .innerJoin(organizations, eq(organizations.id, campaigns.organizationId))
-        .where(and(eq(campaigns.organizationId, organizationId), eq(campaigns.id, checkout.campaignId ?? 0)));
-      if (!found) throw notFound("Campaign");
-      const { campaign, organization } = found;
-      if (campaign.archiveDate) throw campaignClosed();
-      checkGift(campaign, input.amount, input.frequency);
-      checkSupporterFields(campaign, input.supporter);
+    }
+    const [pending] = await tx
+      .select()
+      .from(checkoutAttempts)
+      .where(
+        and(
+          eq(checkoutAttempts.organizationId, organizationId),
+          eq(checkoutAttempts.checkoutId, checkoutId),
+          eq(checkoutAttempts.state, "PENDING"),
+        ),
+      )
+      .limit(1)
+      .for("update");
+    if (pending) {
+      if (key === undefined || pending.requestKey !== key) return { kind: "busy", attempt: pending };
+      if (pending.requestHash !== requestHash) throw idempotencyKeyReused();
+      return { kind: "attempt", attempt: pending };
+    }
 
-      // The charge comes first: a declined card writes no supporter, method, donation or payment.
-      const [tried] = await tx
-        .select({ n: sql<number>`count(*)::int` })
-        .from(checkoutAttempts)
-        .where(and(eq(checkoutAttempts.organizationId, organizationId), eq(checkoutAttempts.checkoutId, checkoutId)));
-      const charge = await processor.charge({
-        amountCents: Math.round(input.amount * 100),
-        currency: organization.currency,
-        reference: method.reference,
-        kind: "initial",
-        idempotencyKey: `checkout:${checkoutId}:attempt:${tried?.n ?? 0}`,
-      });
-      if (charge.state === "FAILED") {
-        const [attempt] = await tx
-          .insert(checkoutAttempts)
-          .values({
-            organizationId,
-            checkoutId,
-            campaignId: campaign.id,
-            amount: input.amount,
-            processor: processor.name,
-            failureCode: charge.code,
-            cardLabel: method.label,
-            cardFingerprint: cardNumber === undefined ? null : guard.cardFingerprint(cardNumber),
-            clientFingerprint: guard.fingerprint("client", request.clientIp),
-          })
-          .returning({ id: checkoutAttempts.id });
-        if (!attempt) throw new Error("attempt insert returned nothing");
-        return { status: 402, body: paymentFailedProblem(charge.code, charge.message, attempt.id) };
-      }
+    if (checkout.state !== "OPEN") throw checkoutClosed(checkoutId);
+    if (checkout.createDate.getTime() + context.checkoutTtlSeconds * 1000 <= Date.now()) {
+      throw new AppError("checkout_expired", 409, `The checkout ${checkoutId} has expired; start a new one`);
+    }
+    const [found] = await tx
+      .select({ campaign: campaigns })
+      .from(campaigns)
+      .where(and(eq(campaigns.organizationId, organizationId), eq(campaigns.id, checkout.campaignId ?? 0)));
+    if (!found) throw notFound("Campaign");
+    const { campaign } = found;
+    if (campaign.archiveDate) throw campaignClosed();
+    checkGift(campaign, input.amount, input.frequency);
+    checkSupporterFields(campaign, input.supporter);
 
-      const supporter = await matchSupporter(tx, organizationId, fields, input.consents);
-      await step("supporter");
-      const methodRow = await insertPaymentMethod(tx, {
+    const id = await nextId(tx, "checkout_attempts");
+    const gift: AttemptGift = {
+      supporter: fields,
+      consents: input.consents,
+      methodLabel: method.label,
+      methodReference: method.reference,
+      device: deviceOf(request.userAgent),
+    };
+    const [attempt] = await tx
+      .insert(checkoutAttempts)
+      .values({
         organizationId,
-        supporterId: supporter.id,
-        processor: processor.name,
-        label: method.label,
-        reference: method.reference,
-      });
-      await step("payment_method");
+        id,
+        checkoutId,
+        campaignId: campaign.id,
+        amount: input.amount,
+        frequency: input.frequency,
+        processor: input.processor,
+        state: "PENDING",
+        idempotencyKey: `checkout:${checkoutId}:attempt:${id}`,
+        requestKey: key ?? null,
+        requestHash,
+        cardLabel: method.label,
+        cardFingerprint: cardNumber === undefined ? null : guard.cardFingerprint(cardNumber),
+        clientFingerprint: guard.fingerprint("client", request.clientIp),
+        gift,
+      })
+      .returning();
+    if (!attempt) throw new Error("attempt insert returned nothing");
+    return { kind: "attempt", attempt };
+  });
+}
 
-      // A checkout declined before declines stopped writing donations may hold a pending one: reuse it.
-      const device = deviceOf(request.userAgent);
-      let donation = checkout.donationId
-        ? (
-            await tx
-              .select()
-              .from(donations)
-              .where(and(eq(donations.organizationId, organizationId), eq(donations.id, checkout.donationId)))
-              .for("update")
-          )[0]
-        : undefined;
-      if (donation && donation.state === "pending") {
-        [donation] = await tx
-          .update(donations)
-          .set({
-            supporterId: supporter.id,
-            amount: input.amount,
-            frequency: input.frequency,
-            device,
-            paymentMethodId: methodRow.id,
-            updateDate: sql`now()`,
-          })
-          .where(and(eq(donations.organizationId, organizationId), eq(donations.id, donation.id)))
-          .returning();
-      } else {
-        const id = await nextId(tx, "donations");
-        [donation] = await tx
-          .insert(donations)
-          .values({
-            organizationId,
-            id,
-            code: donationCode(id),
-            supporterId: supporter.id,
-            campaignId: campaign.id,
-            state: "pending",
-            amount: input.amount,
-            currency: organization.currency,
-            frequency: input.frequency,
-            device,
-            paymentMethodId: methodRow.id,
-          })
-          .returning();
-      }
-      if (!donation) throw new Error("donation write returned nothing");
-      await step("donation");
+/** Step 2: the processor call, outside any transaction; the same key never charges twice. */
+async function chargeAttempt(context: Pick<GivingContext, "db">, attempt: AttemptRow) {
+  const processor = connectProcessor(context.db, attempt.processor);
+  if (!processor) throw new Error(`no processor "${attempt.processor}" for attempt ${attempt.id}`);
+  const [organization] = await context.db
+    .select({ currency: organizations.currency })
+    .from(organizations)
+    .where(eq(organizations.id, attempt.organizationId));
+  try {
+    return await processor.charge({
+      amountCents: toCents(attempt.amount),
+      currency: organization?.currency ?? "EUR",
+      reference: (attempt.gift as AttemptGift).methodReference,
+      kind: "initial",
+      idempotencyKey: attempt.idempotencyKey as string,
+    });
+  } catch (error) {
+    if (error instanceof ProcessorTimeoutError) throw processorUnavailable();
+    throw error;
+  }
+}
 
-      const now = new Date();
-      const [payment] = await tx
-        .insert(payments)
-        .values({
-          organizationId,
-          donationId: donation.id,
-          state: charge.state,
-          amount: input.amount,
-          currency: organization.currency,
-          paymentDate: charge.state === "PAID" ? now : null,
-          paymentMethodId: methodRow.id,
-          processorIntentId: charge.intentId,
-        })
-        .returning();
-      if (!payment) throw new Error("payment insert returned nothing");
-      await step("payment");
-
-      if (charge.state === "PAID") {
-        const next = recurring ? "active" : "done";
-        assertTransition("donation", donation.id, donation.state, next);
-        [donation] = await tx
-          .update(donations)
-          .set({
-            state: next,
-            completedDate: now,
-            receiptUrl: context.links.receiptUrl(organizationId, donation.id),
-            nextChargeDate: recurring ? cycleDueDate(now, input.frequency, 1) : null,
-            updateDate: sql`now()`,
-          })
-          .where(and(eq(donations.organizationId, organizationId), eq(donations.id, donation.id)))
-          .returning();
-        if (!donation) throw new Error("donation update returned nothing");
-        if (recurring && donation.nextChargeDate) {
-          await queueRenewal(tx, {
-            organizationId,
-            donationId: donation.id,
-            cycle: 1,
-            runDate: donation.nextChargeDate,
-          });
-        }
-        await setCertificationUrl(
+/**
+ * Step 3, also the entry for outcomes learnt later (the reconciler; processor webhooks next): in one
+ * transaction, a decline marks the attempt DECLINED (and forgets the donor's details); a charge
+ * taken or pending writes the supporter, payment method, donation and payment, settles the payment
+ * and closes the checkout. An attempt settled already answers its recorded outcome.
+ */
+export async function settleCheckoutAttempt(
+  context: SettleContext,
+  organizationId: number,
+  attemptId: number,
+  charge: ChargeResult,
+  now: Date,
+): Promise<Outcome<CompletionBody> & { replayed: boolean }> {
+  const step = async (name: CompletionStep) => {
+    await context.afterStep?.(name);
+  };
+  return context.db.transaction(async (tx) => {
+    const [ref] = await tx
+      .select({ checkoutId: checkoutAttempts.checkoutId })
+      .from(checkoutAttempts)
+      .where(and(eq(checkoutAttempts.organizationId, organizationId), eq(checkoutAttempts.id, attemptId)));
+    if (!ref) throw notFound("Checkout attempt");
+    // The checkout before the attempt, in the order the record step locks them.
+    const [checkout] = await tx
+      .select()
+      .from(checkouts)
+      .where(and(eq(checkouts.organizationId, organizationId), eq(checkouts.id, ref.checkoutId)))
+      .for("update");
+    const [attempt] = await tx
+      .select()
+      .from(checkoutAttempts)
+      .where(and(eq(checkoutAttempts.organizationId, organizationId), eq(checkoutAttempts.id, attemptId)))
+      .for("update");
+    if (!checkout || !attempt) throw notFound("Checkout");
+    if (attempt.state !== "PENDING") return settledOutcome(tx, attempt, checkout);
+    const attemptWhere = and(eq(checkoutAttempts.organizationId, organizationId), eq(checkoutAttempts.id, attempt.id));
+    const finish = async (outcome: Outcome<CompletionBody>) => {
+      if (attempt.requestKey !== null && attempt.requestHash !== null) {
+        await storeOutcome(
           tx,
           organizationId,
-          supporter.id,
-          context.links.statementUrl(organizationId, supporter.id),
+          completionScope(checkout.id),
+          attempt.requestKey,
+          attempt.requestHash,
+          outcome,
         );
       }
+      return { ...outcome, replayed: false };
+    };
 
-      assertTransition("checkout", checkout.id, checkout.state, "CLOSED");
+    if (charge.state === "FAILED") {
       await tx
-        .update(checkouts)
+        .update(checkoutAttempts)
         .set({
-          supporterId: supporter.id,
-          donationId: donation.id,
-          paymentId: payment.id,
-          amount: input.amount,
-          frequency: input.frequency,
-          costExampleQuantity: costExampleQuantity(campaign, input.amount),
-          state: "CLOSED",
-          completedDate: now,
+          state: "DECLINED",
+          failureCode: charge.code,
+          failureMessage: charge.message,
+          processorIntentId: charge.intentId,
+          gift: null,
           updateDate: sql`now()`,
         })
-        .where(and(eq(checkouts.organizationId, organizationId), eq(checkouts.id, checkout.id)));
-      await step("checkout");
+        .where(attemptWhere);
+      return finish({ status: 402, body: paymentFailedProblem(charge.code, charge.message, attempt.id) });
+    }
 
-      return {
-        status: 200,
-        body: {
-          result: charge.state === "PAID" ? ("succeeded" as const) : ("pending" as const),
-          checkout_id: checkout.id,
-          donation: donationToWire(donation),
-          payment: paymentToWire(payment, methodRow),
-          receipt_url: donation.receiptUrl,
-        },
-      };
+    const gift = attempt.gift as AttemptGift | null;
+    if (!gift) throw new Error(`checkout attempt ${attempt.id} has no gift to settle`);
+    const [found] = await tx
+      .select({ campaign: campaigns, organization: organizations })
+      .from(campaigns)
+      .innerJoin(organizations, eq(organizations.id, campaigns.organizationId))
+      .where(and(eq(campaigns.organizationId, organizationId), eq(campaigns.id, attempt.campaignId ?? 0)));
+    if (!found) throw notFound("Campaign");
+    const { campaign, organization } = found;
+    const amount = attempt.amount;
+    const frequency = (attempt.frequency ?? 0) as Frequency;
+
+    const supporter = await matchSupporter(tx, organizationId, gift.supporter, gift.consents);
+    await step("supporter");
+    const methodRow = await insertPaymentMethod(tx, {
+      organizationId,
+      supporterId: supporter.id,
+      processor: attempt.processor,
+      label: gift.methodLabel,
+      reference: gift.methodReference,
+    });
+    await step("payment_method");
+
+    // A checkout declined before declines stopped writing donations may hold a pending one: reuse it.
+    let donation = checkout.donationId
+      ? (
+          await tx
+            .select()
+            .from(donations)
+            .where(and(eq(donations.organizationId, organizationId), eq(donations.id, checkout.donationId)))
+            .for("update")
+        )[0]
+      : undefined;
+    if (donation && donation.state === "pending") {
+      [donation] = await tx
+        .update(donations)
+        .set({
+          supporterId: supporter.id,
+          amount,
+          frequency,
+          device: gift.device,
+          paymentMethodId: methodRow.id,
+          updateDate: sql`now()`,
+        })
+        .where(and(eq(donations.organizationId, organizationId), eq(donations.id, donation.id)))
+        .returning();
+    } else {
+      const id = await nextId(tx, "donations");
+      [donation] = await tx
+        .insert(donations)
+        .values({
+          organizationId,
+          id,
+          code: donationCode(id),
+          supporterId: supporter.id,
+          campaignId: campaign.id,
+          state: "pending",
+          amount,
+          currency: organization.currency,
+          frequency,
+          device: gift.device,
+          paymentMethodId: methodRow.id,
+        })
+        .returning();
+    }
+    if (!donation) throw new Error("donation write returned nothing");
+    await step("donation");
+
+    const pending = await insertPayment(tx, {
+      organizationId,
+      donationId: donation.id,
+      state: "PENDING",
+      amount,
+      currency: organization.currency,
+      paymentMethodId: methodRow.id,
+      processorIntentId: charge.intentId,
+      // A transfer awaited by hand is not asked of a processor again.
+      idempotencyKey: charge.state === "PENDING" ? null : attempt.idempotencyKey,
+    });
+    const settled = await settlePayment(tx, context.links, organizationId, pending.id, charge, now);
+    const { payment } = settled;
+    donation = settled.donation;
+    await step("payment");
+
+    // The worker may have expired the checkout while the charge was in flight: the money is recorded all the same.
+    if (checkout.state === "OPEN") assertTransition("checkout", checkout.id, checkout.state, "CLOSED");
+    await tx
+      .update(checkouts)
+      .set({
+        supporterId: supporter.id,
+        donationId: donation.id,
+        paymentId: payment.id,
+        amount,
+        frequency,
+        costExampleQuantity: costExampleQuantity(campaign, amount),
+        state: "CLOSED",
+        completedDate: now,
+        updateDate: sql`now()`,
+      })
+      .where(and(eq(checkouts.organizationId, organizationId), eq(checkouts.id, checkout.id)));
+    await step("checkout");
+    await tx
+      .update(checkoutAttempts)
+      .set({ state: "SUCCEEDED", processorIntentId: charge.intentId, gift: null, updateDate: sql`now()` })
+      .where(attemptWhere);
+
+    return finish({
+      status: 200,
+      body: {
+        result: payment.state === "PAID" ? ("succeeded" as const) : ("pending" as const),
+        checkout_id: checkout.id,
+        donation: donationToWire(donation),
+        payment: paymentToWire(payment, methodRow),
+        receipt_url: donation.receiptUrl,
+      },
     });
   });
+}
+
+/** The answer of an attempt settled already (by a concurrent retry or the reconciler). */
+async function settledOutcome(
+  tx: Executor,
+  attempt: AttemptRow,
+  checkout: typeof checkouts.$inferSelect,
+): Promise<Outcome<CompletionBody> & { replayed: boolean }> {
+  if (attempt.requestKey !== null) {
+    const stored = await findStoredOutcome(
+      tx,
+      attempt.organizationId,
+      completionScope(checkout.id),
+      attempt.requestKey,
+    );
+    if (stored) return { status: stored.status, body: stored.body as CompletionBody, replayed: true };
+  }
+  if (attempt.state === "DECLINED") {
+    const body = paymentFailedProblem(
+      attempt.failureCode ?? "card_declined",
+      attempt.failureMessage ?? "The card was declined",
+      attempt.id,
+    );
+    return { status: 402, body, replayed: true };
+  }
+  if (attempt.state === "ABANDONED" || checkout.donationId === null || checkout.paymentId === null) {
+    throw new AppError(
+      "checkout_attempt_abandoned",
+      409,
+      `The payment attempt ${attempt.id} was never charged; try again`,
+    );
+  }
+  const [donation] = await tx
+    .select()
+    .from(donations)
+    .where(and(eq(donations.organizationId, attempt.organizationId), eq(donations.id, checkout.donationId)));
+  const payment = await lockPayment(tx, attempt.organizationId, checkout.paymentId);
+  if (!donation || !payment) throw notFound("Checkout");
+  return {
+    status: 200,
+    body: {
+      result: payment.state === "PAID" ? "succeeded" : "pending",
+      checkout_id: checkout.id,
+      donation: donationToWire(donation),
+      payment: paymentToWire(payment, await findMethod(tx, attempt.organizationId, payment.paymentMethodId)),
+      receipt_url: donation.receiptUrl,
+    },
+    replayed: true,
+  };
+}
+
+/**
+ * The reconciler's step for one attempt left PENDING (a crash, a timeout): asks the processor what
+ * became of its key and settles that; an attempt the processor never received is ABANDONED.
+ */
+export async function reconcileCheckoutAttempt(context: SettleContext, attempt: AttemptRow, now: Date) {
+  const processor = connectProcessor(context.db, attempt.processor);
+  if (!processor || attempt.idempotencyKey === null) throw new Error(`attempt ${attempt.id} cannot be reconciled`);
+  const charge = await processor.retrieve(attempt.idempotencyKey);
+  if (charge) {
+    await settleCheckoutAttempt(context, attempt.organizationId, attempt.id, charge, now);
+    return;
+  }
+  await context.db
+    .update(checkoutAttempts)
+    .set({ state: "ABANDONED", gift: null, updateDate: sql`now()` })
+    .where(
+      and(
+        eq(checkoutAttempts.organizationId, attempt.organizationId),
+        eq(checkoutAttempts.id, attempt.id),
+        eq(checkoutAttempts.state, "PENDING"),
+      ),
+    );
+}
+
+export interface ReconcileResult {
+  reconciled: number;
+  /** Records that could not be settled this time (tried again next run). */
+  errors: number;
+}
+
+/** One record's reconciliation, counted; its failure never stops the others. */
+export async function reconcileOne(result: ReconcileResult, work: () => Promise<boolean>) {
+  try {
+    if (await work()) result.reconciled += 1;
+  } catch {
+    result.errors += 1;
+  }
+}
+
+/** Every checkout attempt PENDING since before the cutoff, reconciled. */
+export async function reconcileCheckoutAttempts(
+  context: Pick<GivingContext, "db" | "links">,
+  options: { now: Date; cutoff: Date; limit: number },
+): Promise<ReconcileResult> {
+  const { cutoff } = options;
+  const stale = await context.db
+    .select()
+    .from(checkoutAttempts)
+    .where(and(eq(checkoutAttempts.state, "PENDING"), lte(checkoutAttempts.updateDate, cutoff)))
+    .orderBy(asc(checkoutAttempts.updateDate))
+    .limit(options.limit);
+  const result: ReconcileResult = { reconciled: 0, errors: 0 };
+  for (const attempt of stale) {
+    await reconcileOne(result, async () => {
+      await reconcileCheckoutAttempt(context, attempt, options.now);
+      return true;
+    });
+  }
+  return result;
 }
 
 export function paymentFailedProblem(code: string, message: string, attemptId: number) {

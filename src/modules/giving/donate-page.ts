@@ -472,8 +472,8 @@ a { color: var(--accent); font-weight: 600; }
 /*
  * The page's behaviour, kept small and framework-free. The first chosen amount opens a checkout
  * (its id and client secret stay in memory only); each submission completes it with a fresh
- * Idempotency-Key, except a retry of the very same submission after a network failure, which
- * reuses its key so the server can never charge twice.
+ * Idempotency-Key, except a retry of the very same submission after a network failure or a 5xx
+ * (a processor timeout), which reuses its key so the server can never charge twice.
  */
 const SCRIPT = String.raw`
 (() => {
@@ -795,7 +795,8 @@ const SCRIPT = String.raw`
         failedAttempt = { key, text };
         return showAlert("We could not reach the server. Check your connection and try again: you will not be charged twice.");
       }
-      failedAttempt = null;
+      // After a 5xx the payment may have gone through (a processor timeout): the same submission keeps its key.
+      failedAttempt = response.status >= 500 ? { key, text } : null;
       if (body.altcha) renewChallenge();
       if (response.status === 200) return showSuccess(response.body, body);
       const problem = response.body || {};
@@ -808,7 +809,7 @@ const SCRIPT = String.raw`
         showAlert((problem.detail || "The payment was declined.") + "");
         return;
       }
-      if (response.status === 404 || response.status === 409) {
+      if ((response.status === 404 || response.status === 409) && problem.code !== "payment_in_progress") {
         checkout = null;
         return showAlert((problem.detail ? problem.detail + ". " : "") + "Please press Donate again to start over.");
       }

@@ -3,7 +3,7 @@ import type { Executor } from "../../db/client.js";
 import { donations, jobs, paymentMethods, payments, supporters } from "../../db/schema.js";
 
 /** The next id of a table's identity sequence, so a code can be derived from it in the same insert. */
-export async function nextId(tx: Executor, table: "donations" | "supporters"): Promise<number> {
+export async function nextId(tx: Executor, table: "donations" | "supporters" | "checkout_attempts"): Promise<number> {
   const result = await tx.execute<{ id: string }>(sql`select nextval(pg_get_serial_sequence(${table}, 'id')) as id`);
   const rows = (result as unknown as { rows: { id: string }[] }).rows;
   return Number(rows[0]?.id);
@@ -100,4 +100,29 @@ export async function cancelRenewals(tx: Executor, organizationId: number, donat
         eq(jobs.state, "queued"),
       ),
     );
+}
+
+export type PaymentRow = typeof payments.$inferSelect;
+
+/** The one place a payment row is written: checkout, renewal, offline gift. */
+export async function insertPayment(
+  tx: Executor,
+  values: {
+    organizationId: number;
+    donationId: number;
+    state: "PENDING" | "PAID" | "FAILED";
+    amount: number;
+    currency: string;
+    paymentDate?: Date | null;
+    paymentMethodId: number | null;
+    processorIntentId?: string | null;
+    idempotencyKey?: string | null;
+    billingCycle?: number | null;
+    failureCode?: string | null;
+    failureMessage?: string | null;
+  },
+): Promise<PaymentRow> {
+  const [row] = await tx.insert(payments).values(values).returning();
+  if (!row) throw new Error("payment insert returned nothing");
+  return row;
 }

@@ -40,6 +40,42 @@ export async function hasStoredOutcome(db: Executor, organizationId: number, sco
   return row !== undefined && row.status !== 0;
 }
 
+export const idempotencyKeyReused = () =>
+  new AppError(
+    "idempotency_key_reused",
+    422,
+    "This Idempotency-Key was already used with a different request; use a new key for a new request",
+  );
+
+export async function findStoredOutcome(db: Executor, organizationId: number, scope: string, key: string) {
+  const [row] = await db
+    .select()
+    .from(idempotencyKeys)
+    .where(
+      and(
+        eq(idempotencyKeys.organizationId, organizationId),
+        eq(idempotencyKeys.scope, scope),
+        eq(idempotencyKeys.key, key),
+      ),
+    );
+  return row;
+}
+
+/** Keeps a finished outcome for the key (work done in several transactions stores it in its last one). */
+export async function storeOutcome(
+  tx: Executor,
+  organizationId: number,
+  scope: string,
+  key: string,
+  requestHash: string,
+  outcome: Outcome,
+) {
+  await tx
+    .insert(idempotencyKeys)
+    .values({ organizationId, scope, key, requestHash, status: outcome.status, body: outcome.body as object })
+    .onConflictDoNothing();
+}
+
 /**
  * Runs `work` once per key, inside the caller's transaction: the key row is inserted first, so a
  * concurrent retry waits on it and then replays the stored outcome. Thrown errors roll back the key
@@ -72,13 +108,7 @@ export async function idempotent<T>(
         ),
       );
     if (!stored) throw new Error("idempotency key vanished after a conflict");
-    if (stored.requestHash !== requestHash) {
-      throw new AppError(
-        "idempotency_key_reused",
-        422,
-        "This Idempotency-Key was already used with a different request; use a new key for a new request",
-      );
-    }
+    if (stored.requestHash !== requestHash) throw idempotencyKeyReused();
     return { status: stored.status, body: stored.body as T, replayed: true };
   }
   const outcome = await work();

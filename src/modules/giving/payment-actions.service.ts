@@ -1,5 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Executor } from "../../db/client.js";
+import type { Db, Executor } from "../../db/client.js";
 import { campaigns, donations, organizations, payments, supporters } from "../../db/schema.js";
 import { AppError, notFound } from "../../http/errors.js";
 import { parseId } from "../../http/ids.js";
@@ -11,18 +11,19 @@ import {
   cancelRenewals,
   donationCode,
   findMethod,
+  insertPayment,
   insertPaymentMethod,
   lockDonation,
   lockPayment,
   nextId,
-  queueRenewal,
+  type PaymentRow,
   setCertificationUrl,
 } from "./giving.repo.js";
 import type { OfflineDonationBody } from "./giving.schemas.js";
 import { idempotent } from "./idempotency.js";
-import { hasCentPrecision } from "./money.js";
-import { findProcessor } from "./processors/index.js";
-import { cycleDueDate } from "./schedule.js";
+import { hasCentPrecision, toCents } from "./money.js";
+import { connectProcessor, findProcessor } from "./processors/index.js";
+import { settlePayment, settleRefund } from "./settlement.service.js";
 import { assertTransition } from "./transitions.js";
 
 type GivingDb = Pick<GivingContext, "db" | "links">;
@@ -31,59 +32,53 @@ async function paymentWire(tx: Executor, organizationId: number, row: typeof pay
   return paymentToWire(row, await findMethod(tx, organizationId, row.paymentMethodId));
 }
 
-/** PAID → REFUNDED through the payment's processor; a one-off gift fully refunded is revoked. */
+/**
+ * PAID → REFUNDED through the payment's processor, in steps: the request is recorded and committed,
+ * the processor is asked (outside any transaction, with a key derived from the payment, so asking
+ * again never refunds twice), and the refund is settled. A crash in between leaves the request for
+ * the reconciler. A one-off gift fully refunded is revoked.
+ */
 export async function refundPayment(context: GivingDb, scope: Scope, rawId: string) {
   const id = parseId(rawId, "Payment");
-  return context.db.transaction(async (tx) => {
+  const requested = await context.db.transaction(async (tx) => {
     const payment = await lockPayment(tx, scope.organizationId, id);
     if (!payment) throw notFound("Payment");
     assertTransition("payment", payment.id, payment.state, "REFUNDED");
     const method = await findMethod(tx, scope.organizationId, payment.paymentMethodId);
-    const processor = findProcessor(method?.processor ?? "manual");
-    if (!processor?.capabilities.refunds) {
+    const processorName = method?.processor ?? "manual";
+    if (!findProcessor(processorName)?.capabilities.refunds) {
       throw new AppError(
         "refund_unsupported",
         409,
         `The processor "${method?.processor}" of payment ${payment.id} cannot refund`,
       );
     }
-    const donation = await lockDonation(tx, scope.organizationId, payment.donationId);
-    if (!donation) throw notFound("Donation");
-    await processor.refund({
-      intentId: payment.processorIntentId ?? "",
-      amountCents: Math.round(payment.amount * 100),
-      currency: payment.currency,
-    });
-    const [refunded] = await tx
+    const [row] = await tx
       .update(payments)
-      .set({ state: "REFUNDED", refundDate: sql`now()`, updateDate: sql`now()` })
+      .set({ refundRequestDate: sql`coalesce(${payments.refundRequestDate}, now())` })
       .where(and(eq(payments.organizationId, scope.organizationId), eq(payments.id, payment.id)))
       .returning();
-    if (!refunded) throw notFound("Payment");
-    if (donation.state === "done") {
-      const [stillPaid] = await tx
-        .select({ n: sql<number>`count(*)::int` })
-        .from(payments)
-        .where(
-          and(
-            eq(payments.organizationId, scope.organizationId),
-            eq(payments.donationId, donation.id),
-            eq(payments.state, "PAID"),
-          ),
-        );
-      if ((stillPaid?.n ?? 0) === 0) {
-        assertTransition("donation", donation.id, donation.state, "revoked");
-        await tx
-          .update(donations)
-          .set({ state: "revoked", updateDate: sql`now()` })
-          .where(and(eq(donations.organizationId, scope.organizationId), eq(donations.id, donation.id)));
-      }
-    }
-    return paymentToWire(refunded, method);
+    if (!row) throw notFound("Payment");
+    return { payment: row, method, processorName };
+  });
+  await askRefund(context.db, requested.processorName, requested.payment);
+  const refunded = await context.db.transaction((tx) => settleRefund(tx, scope.organizationId, id));
+  return paymentToWire(refunded, requested.method);
+}
+
+/** The processor call of a refund; the key makes a repeated call (a retry, the reconciler) refund once. */
+export async function askRefund(db: Db, processorName: string, payment: PaymentRow) {
+  const processor = connectProcessor(db, processorName);
+  if (!processor) throw new Error(`no processor "${processorName}" for payment ${payment.id}`);
+  await processor.refund({
+    intentId: payment.processorIntentId ?? "",
+    amountCents: toCents(payment.amount),
+    currency: payment.currency,
+    idempotencyKey: `refund:${payment.id}`,
   });
 }
 
-/** A manual payment (bank transfer, cash) arrived: PENDING → PAID, and its donation is done. */
+/** A manual payment (bank transfer, cash) arrived: PENDING → PAID, settled as any payment is. */
 export async function markPaymentPaid(context: GivingDb, scope: Scope, rawId: string) {
   const id = parseId(rawId, "Payment");
   return context.db.transaction(async (tx) => {
@@ -98,46 +93,15 @@ export async function markPaymentPaid(context: GivingDb, scope: Scope, rawId: st
         `Payment ${payment.id} is processed by "${method.processor}"; only manual payments are marked paid by hand`,
       );
     }
-    const donation = await lockDonation(tx, scope.organizationId, payment.donationId);
-    if (!donation) throw notFound("Donation");
-    const now = new Date();
-    const [paid] = await tx
-      .update(payments)
-      .set({ state: "PAID", paymentDate: now, updateDate: sql`now()` })
-      .where(and(eq(payments.organizationId, scope.organizationId), eq(payments.id, payment.id)))
-      .returning();
-    if (!paid) throw notFound("Payment");
-    if (donation.state === "pending") {
-      const recurring = donation.frequency === 1 || donation.frequency === 12;
-      const next = recurring ? "active" : "done";
-      assertTransition("donation", donation.id, donation.state, next);
-      const nextChargeDate = recurring ? cycleDueDate(now, donation.frequency as number, 1) : null;
-      await tx
-        .update(donations)
-        .set({
-          state: next,
-          completedDate: now,
-          nextChargeDate,
-          receiptUrl: context.links.receiptUrl(scope.organizationId, donation.id),
-          updateDate: sql`now()`,
-        })
-        .where(and(eq(donations.organizationId, scope.organizationId), eq(donations.id, donation.id)));
-      if (nextChargeDate) {
-        await queueRenewal(tx, {
-          organizationId: scope.organizationId,
-          donationId: donation.id,
-          cycle: 1,
-          runDate: nextChargeDate,
-        });
-      }
-      await setCertificationUrl(
-        tx,
-        scope.organizationId,
-        donation.supporterId,
-        context.links.statementUrl(scope.organizationId, donation.supporterId),
-      );
-    }
-    return paymentToWire(paid, method);
+    const settled = await settlePayment(
+      tx,
+      context.links,
+      scope.organizationId,
+      payment.id,
+      { state: "PAID", intentId: null },
+      new Date(),
+    );
+    return paymentToWire(settled.payment, method);
   });
 }
 
@@ -240,20 +204,16 @@ export async function recordOfflineDonation(
         })
         .returning();
       if (!donation) throw new Error("donation insert returned nothing");
-      const [payment] = await tx
-        .insert(payments)
-        .values({
-          organizationId: scope.organizationId,
-          donationId: donation.id,
-          state: "PAID",
-          amount: input.amount,
-          currency,
-          paymentDate,
-          paymentMethodId: method.id,
-          processorIntentId: null,
-        })
-        .returning();
-      if (!payment) throw new Error("payment insert returned nothing");
+      const payment = await insertPayment(tx, {
+        organizationId: scope.organizationId,
+        donationId: donation.id,
+        state: "PAID",
+        amount: input.amount,
+        currency,
+        paymentDate,
+        paymentMethodId: method.id,
+        processorIntentId: null,
+      });
       if (!supporter.eraseDate) {
         await setCertificationUrl(
           tx,

@@ -1,26 +1,40 @@
+import type { Executor } from "../../../db/client.js";
 import { AppError } from "../../../http/errors.js";
 import { manualProcessor } from "./manual.js";
-import type { Processor } from "./processor.js";
-import { sandboxProcessor } from "./sandbox.js";
+import type { Processor, ProcessorDescription } from "./processor.js";
+import { createSandboxProcessor, sandboxDescription } from "./sandbox.js";
 
-export type { Processor } from "./processor.js";
+export type { Processor, ProcessorDescription } from "./processor.js";
+export { ProcessorTimeoutError } from "./processor.js";
 
-const PROCESSORS: ReadonlyMap<string, Processor> = new Map(
-  [sandboxProcessor, manualProcessor].map((processor) => [processor.name, processor]),
+const DESCRIPTIONS: ReadonlyMap<string, ProcessorDescription> = new Map(
+  [sandboxDescription, manualProcessor].map((processor) => [processor.name, processor]),
 );
 
-export const PROCESSOR_NAMES = [...PROCESSORS.keys()];
+export const PROCESSOR_NAMES = [...DESCRIPTIONS.keys()];
 
-export function findProcessor(name: string): Processor | undefined {
-  return PROCESSORS.get(name);
+export function findProcessor(name: string): ProcessorDescription | undefined {
+  return DESCRIPTIONS.get(name);
 }
 
-export function requireProcessor(name: string): Processor {
-  const processor = PROCESSORS.get(name);
+export function requireProcessor(name: string): ProcessorDescription {
+  const processor = DESCRIPTIONS.get(name);
   if (!processor) {
     throw new AppError("invalid_request", 400, `Unknown payment processor "${name}"`, [
       { field: "processor", message: `must be one of ${PROCESSOR_NAMES.join(", ")}` },
     ]);
   }
   return processor;
+}
+
+const connected = new WeakMap<Executor, ReadonlyMap<string, Processor>>();
+
+/** The adapter that moves money, connected to what it keeps (the sandbox's ledger lives in the database). */
+export function connectProcessor(db: Executor, name: string): Processor | undefined {
+  let processors = connected.get(db);
+  if (!processors) {
+    processors = new Map([createSandboxProcessor(db), manualProcessor].map((processor) => [processor.name, processor]));
+    connected.set(db, processors);
+  }
+  return processors.get(name);
 }

@@ -1,5 +1,8 @@
 import { createHash } from "node:crypto";
-import type { MethodInput, Processor } from "./processor.js";
+import type { ChargeResult, MethodInput, Processor } from "./processor.js";
+
+const intentId = (idempotencyKey: string) =>
+  `man_pi_${createHash("sha256").update(idempotencyKey).digest("hex").slice(0, 24)}`;
 
 /**
  * Bank transfer, cash or cheque: nothing is charged online. The payment stays PENDING until an
@@ -14,11 +17,13 @@ export const manualProcessor: Processor = {
     return { label: "Bank transfer", reference: "manual" };
   },
 
-  async charge(request) {
-    return {
-      state: "PENDING",
-      intentId: `man_pi_${createHash("sha256").update(request.idempotencyKey).digest("hex").slice(0, 24)}`,
-    };
+  async charge(request): Promise<ChargeResult> {
+    return { state: "PENDING", intentId: intentId(request.idempotencyKey) };
+  },
+
+  // Nothing is remote: a transfer is awaited until an admin says it arrived.
+  async retrieve(idempotencyKey) {
+    return { state: "PENDING", intentId: intentId(idempotencyKey) };
   },
 
   async refund() {

@@ -42,12 +42,38 @@ export type ChargeResult =
   | { state: "PENDING"; intentId: string }
   | { state: "FAILED"; intentId: string; code: string; message: string };
 
-export interface Processor {
+export interface RefundRequest {
+  intentId: string;
+  amountCents: number;
+  currency: string;
+  /** Same key, same refund: asking again after a crash never refunds twice. */
+  idempotencyKey: string;
+}
+
+/** What an adapter is, without a connection: enough to describe it to a form and check a card. */
+export interface ProcessorDescription {
   readonly name: string;
   readonly title: string;
   readonly capabilities: ProcessorCapabilities;
   /** Validates what the donor entered and returns a method to charge; throws a 4xx AppError on bad input. */
   tokenize(input: MethodInput): TokenizedMethod;
+}
+
+/**
+ * Money movement. Every call may take seconds or time out (a ProcessorTimeoutError), so callers
+ * make it outside any database transaction, with a key recorded beforehand.
+ */
+export interface Processor extends ProcessorDescription {
   charge(request: ChargeRequest): Promise<ChargeResult>;
-  refund(request: { intentId: string; amountCents: number; currency: string }): Promise<void>;
+  /** The outcome of the charge made with this key, or null if the processor never received it. */
+  retrieve(idempotencyKey: string): Promise<ChargeResult | null>;
+  refund(request: RefundRequest): Promise<void>;
+}
+
+/** The processor did not answer in time: the charge may or may not have happened (ask with retrieve). */
+export class ProcessorTimeoutError extends Error {
+  constructor(readonly processor: string) {
+    super(`The payment processor "${processor}" did not answer in time`);
+    this.name = "ProcessorTimeoutError";
+  }
 }

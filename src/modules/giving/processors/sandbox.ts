@@ -1,6 +1,18 @@
 import { createHash } from "node:crypto";
+import { eq, sql } from "drizzle-orm";
+import type { Executor } from "../../../db/client.js";
+import { sandboxCharges } from "../../../db/schema.js";
 import { AppError } from "../../../http/errors.js";
-import type { CardDetails, ChargeRequest, ChargeResult, MethodInput, Processor } from "./processor.js";
+import {
+  type CardDetails,
+  type ChargeRequest,
+  type ChargeResult,
+  type MethodInput,
+  type Processor,
+  type ProcessorDescription,
+  ProcessorTimeoutError,
+  type RefundRequest,
+} from "./processor.js";
 
 /**
  * Test card numbers, as in card processors' test modes. Any other number that passes the Luhn
@@ -12,14 +24,17 @@ export const SANDBOX_CARDS = {
   insufficientFunds: "4000000000009995",
   /** The first charge succeeds; every renewal is declined. */
   failsOnRenewal: "4000000000000341",
+  /** Every charge is taken but its answer is lost (a timeout): only retrieve, or a retry with the same key, tells. */
+  timesOut: "4000000000000119",
 } as const;
 
-type Behaviour = "ok" | "declined" | "insufficient_funds" | "renewal_fails";
+type Behaviour = "ok" | "declined" | "insufficient_funds" | "renewal_fails" | "timeout";
 
 const BEHAVIOUR_BY_NUMBER: Record<string, Behaviour> = {
   [SANDBOX_CARDS.declined]: "declined",
   [SANDBOX_CARDS.insufficientFunds]: "insufficient_funds",
   [SANDBOX_CARDS.failsOnRenewal]: "renewal_fails",
+  [SANDBOX_CARDS.timesOut]: "timeout",
 };
 
 export function luhnValid(digits: string): boolean {
@@ -65,12 +80,40 @@ function intentId(idempotencyKey: string): string {
   return `sbx_pi_${createHash("sha256").update(idempotencyKey).digest("hex").slice(0, 24)}`;
 }
 
-/**
- * The sandbox processor: no network, deterministic outcomes from the test card numbers. The
- * method reference carries the card's behaviour (a real processor keeps that on its side), never
- * the card number.
- */
-export const sandboxProcessor: Processor = {
+/** What the sandbox decides for a charge (no network, deterministic from the method reference). */
+function decide(request: ChargeRequest): ChargeResult {
+  const behaviour = /^sbx_pm_([a-z_]+)_[0-9a-f]+$/.exec(request.reference)?.[1] as Behaviour | undefined;
+  const id = intentId(request.idempotencyKey);
+  if (behaviour === "declined") {
+    return { state: "FAILED", intentId: id, code: "card_declined", message: "The card was declined" };
+  }
+  if (behaviour === "insufficient_funds") {
+    return { state: "FAILED", intentId: id, code: "insufficient_funds", message: "The card has insufficient funds" };
+  }
+  if (behaviour === "renewal_fails" && request.kind === "renewal") {
+    return { state: "FAILED", intentId: id, code: "card_declined", message: "The card was declined" };
+  }
+  if (!behaviour) {
+    return { state: "FAILED", intentId: id, code: "unknown_method", message: "The payment method is not known" };
+  }
+  return { state: "PAID", intentId: id };
+}
+
+type ChargeRow = typeof sandboxCharges.$inferSelect;
+
+function resultOf(row: ChargeRow): ChargeResult {
+  if (row.state === "FAILED") {
+    return {
+      state: "FAILED",
+      intentId: row.intentId,
+      code: row.failureCode ?? "card_declined",
+      message: row.failureMessage ?? "The card was declined",
+    };
+  }
+  return { state: "PAID", intentId: row.intentId };
+}
+
+export const sandboxDescription: ProcessorDescription = {
   name: "sandbox",
   title: "Card (sandbox)",
   capabilities: { oneOff: true, recurring: true, refunds: true },
@@ -82,26 +125,55 @@ export const sandboxProcessor: Processor = {
     const random = createHash("sha256").update(`${digits}:${Date.now()}:${Math.random()}`).digest("hex").slice(0, 16);
     return { label: `${brandOf(digits)} •••• ${last4}`, reference: `sbx_pm_${behaviour}_${random}` };
   },
-
-  async charge(request: ChargeRequest): Promise<ChargeResult> {
-    const behaviour = /^sbx_pm_([a-z_]+)_[0-9a-f]+$/.exec(request.reference)?.[1] as Behaviour | undefined;
-    const id = intentId(request.idempotencyKey);
-    if (behaviour === "declined") {
-      return { state: "FAILED", intentId: id, code: "card_declined", message: "The card was declined" };
-    }
-    if (behaviour === "insufficient_funds") {
-      return { state: "FAILED", intentId: id, code: "insufficient_funds", message: "The card has insufficient funds" };
-    }
-    if (behaviour === "renewal_fails" && request.kind === "renewal") {
-      return { state: "FAILED", intentId: id, code: "card_declined", message: "The card was declined" };
-    }
-    if (!behaviour) {
-      return { state: "FAILED", intentId: id, code: "unknown_method", message: "The payment method is not known" };
-    }
-    return { state: "PAID", intentId: id };
-  },
-
-  async refund() {
-    // Sandbox refunds always succeed.
-  },
 };
+
+/**
+ * The sandbox processor: no network, deterministic outcomes from the test card numbers. The
+ * method reference carries the card's behaviour (a real processor keeps that on its side), never
+ * the card number. Like a real processor it keeps its charges (in its own table, so every process
+ * sees them): the same idempotency key never charges twice and `retrieve` answers after a timeout.
+ */
+export function createSandboxProcessor(db: Executor): Processor {
+  const find = async (idempotencyKey: string) =>
+    (await db.select().from(sandboxCharges).where(eq(sandboxCharges.idempotencyKey, idempotencyKey)))[0];
+  return {
+    ...sandboxDescription,
+
+    async charge(request: ChargeRequest): Promise<ChargeResult> {
+      const decided = decide(request);
+      const inserted = await db
+        .insert(sandboxCharges)
+        .values({
+          idempotencyKey: request.idempotencyKey,
+          intentId: decided.intentId,
+          state: decided.state,
+          amountCents: request.amountCents,
+          currency: request.currency,
+          failureCode: decided.state === "FAILED" ? decided.code : null,
+          failureMessage: decided.state === "FAILED" ? decided.message : null,
+        })
+        .onConflictDoNothing()
+        .returning({ key: sandboxCharges.idempotencyKey });
+      // A timing-out card: the money is taken, the first answer is lost; a retry with the key gets it.
+      if (inserted.length > 0 && request.reference.startsWith("sbx_pm_timeout_")) {
+        throw new ProcessorTimeoutError("sandbox");
+      }
+      const row = await find(request.idempotencyKey);
+      if (!row) throw new Error("sandbox charge vanished after its insert");
+      return resultOf(row);
+    },
+
+    async retrieve(idempotencyKey: string) {
+      const row = await find(idempotencyKey);
+      return row ? resultOf(row) : null;
+    },
+
+    async refund(request: RefundRequest) {
+      // Refunding twice (a retry after a crash) refunds once: the first refund date stays.
+      await db
+        .update(sandboxCharges)
+        .set({ refundDate: sql`coalesce(${sandboxCharges.refundDate}, now())` })
+        .where(eq(sandboxCharges.intentId, request.intentId));
+    },
+  };
+}

@@ -1,0 +1,215 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Executor } from "../../db/client.js";
+import { donations, payments } from "../../db/schema.js";
+import { notFound } from "../../http/errors.js";
+import type { DocumentLinks } from "../documents/document-links.js";
+import { lockDonation, lockPayment, type PaymentRow, queueRenewal, setCertificationUrl } from "./giving.repo.js";
+import { cycleDueDate, MAX_RENEWAL_FAILURES, retryDate } from "./schedule.js";
+import { assertTransition } from "./transitions.js";
+
+type DonationRow = typeof donations.$inferSelect;
+
+/** What the processor says became of a charge: now, later (a bank debit, a webhook) or to the reconciler. */
+export type PaymentOutcome =
+  | { state: "PAID"; intentId: string | null }
+  | { state: "PENDING"; intentId: string | null }
+  | { state: "FAILED"; intentId: string | null; code: string; message: string };
+
+/** How settling changed the gift: a first payment, a renewal paid or failed, or nothing (already settled). */
+export type Settled = "paid" | "renewed" | "failed" | "revoked" | "pending" | "unchanged";
+
+/**
+ * A donation's first payment arrived (card at checkout, or a transfer marked paid): done or active,
+ * its receipt link, its next charge date and queued first renewal, and the supporter's statement link.
+ */
+async function settleFirstPayment(tx: Executor, links: DocumentLinks, donation: DonationRow, now: Date) {
+  const recurring = donation.frequency === 1 || donation.frequency === 12;
+  const next = recurring ? "active" : "done";
+  assertTransition("donation", donation.id, donation.state, next);
+  const nextChargeDate = recurring ? cycleDueDate(now, donation.frequency as number, 1) : null;
+  const [row] = await tx
+    .update(donations)
+    .set({
+      state: next,
+      completedDate: now,
+      receiptUrl: links.receiptUrl(donation.organizationId, donation.id),
+      nextChargeDate,
+      updateDate: sql`now()`,
+    })
+    .where(and(eq(donations.organizationId, donation.organizationId), eq(donations.id, donation.id)))
+    .returning();
+  if (!row) throw new Error("donation update returned nothing");
+  if (nextChargeDate) {
+    await queueRenewal(tx, {
+      organizationId: donation.organizationId,
+      donationId: donation.id,
+      cycle: 1,
+      runDate: nextChargeDate,
+    });
+  }
+  await setCertificationUrl(
+    tx,
+    donation.organizationId,
+    donation.supporterId,
+    links.statementUrl(donation.organizationId, donation.supporterId),
+  );
+  return row;
+}
+
+/** A renewal was paid: active again, failures forgotten, the next cycle queued. */
+async function settleRenewalPaid(tx: Executor, donation: DonationRow, cycle: number, now: Date) {
+  const start = donation.completedDate;
+  const frequency = donation.frequency ?? 0;
+  if (!start || (frequency !== 1 && frequency !== 12)) return donation;
+  if (donation.state === "past_due") assertTransition("donation", donation.id, donation.state, "active");
+  // After an outage, one charge covers the overdue cycles: the schedule resumes at the first
+  // cycle still ahead instead of charging the donor once per missed period.
+  let nextCycle = cycle + 1;
+  while (cycleDueDate(start, frequency, nextCycle) <= now) nextCycle += 1;
+  const nextDue = cycleDueDate(start, frequency, nextCycle);
+  const [row] = await tx
+    .update(donations)
+    .set({ state: "active", failureCount: 0, nextChargeDate: nextDue, updateDate: sql`now()` })
+    .where(and(eq(donations.organizationId, donation.organizationId), eq(donations.id, donation.id)))
+    .returning();
+  await queueRenewal(tx, {
+    organizationId: donation.organizationId,
+    donationId: donation.id,
+    cycle: nextCycle,
+    runDate: nextDue,
+  });
+  return row ?? donation;
+}
+
+/** A renewal failed: past_due with a retry queued, or revoked at the last failure. */
+async function settleRenewalFailed(tx: Executor, donation: DonationRow, cycle: number, now: Date) {
+  const where = and(eq(donations.organizationId, donation.organizationId), eq(donations.id, donation.id));
+  const failures = donation.failureCount + 1;
+  if (failures >= MAX_RENEWAL_FAILURES) {
+    assertTransition("donation", donation.id, donation.state, "revoked");
+    const [row] = await tx
+      .update(donations)
+      .set({ state: "revoked", failureCount: failures, nextChargeDate: null, updateDate: sql`now()` })
+      .where(where)
+      .returning();
+    return { donation: row ?? donation, settled: "revoked" as const };
+  }
+  assertTransition("donation", donation.id, donation.state, "past_due");
+  const retry = retryDate(now, failures);
+  const [row] = await tx
+    .update(donations)
+    .set({ state: "past_due", failureCount: failures, nextChargeDate: retry, updateDate: sql`now()` })
+    .where(where)
+    .returning();
+  await queueRenewal(tx, { organizationId: donation.organizationId, donationId: donation.id, cycle, runDate: retry });
+  return { donation: row ?? donation, settled: "failed" as const };
+}
+
+/**
+ * The one settlement step: applies the processor's outcome to a PENDING payment and its donation
+ * (state, receipt link, next charge date, queued renewal, statement link), in the caller's
+ * transaction. Checkout completion, renewals, mark-paid, the reconciler and (next) processor
+ * webhooks all settle here. A payment already settled is left as it is, so an outcome delivered
+ * twice settles once.
+ */
+export async function settlePayment(
+  tx: Executor,
+  links: DocumentLinks,
+  organizationId: number,
+  paymentId: number,
+  outcome: PaymentOutcome,
+  now: Date,
+): Promise<{ payment: PaymentRow; donation: DonationRow; settled: Settled }> {
+  const payment = await lockPayment(tx, organizationId, paymentId);
+  if (!payment) throw notFound("Payment");
+  let donation = await lockDonation(tx, organizationId, payment.donationId);
+  if (!donation) throw notFound("Donation");
+  if (payment.state !== "PENDING") return { payment, donation, settled: "unchanged" };
+  const where = and(eq(payments.organizationId, organizationId), eq(payments.id, payment.id));
+  const intentId = outcome.intentId ?? payment.processorIntentId;
+  if (outcome.state === "PENDING") {
+    if (intentId === payment.processorIntentId) return { payment, donation, settled: "pending" };
+    const [row] = await tx
+      .update(payments)
+      .set({ processorIntentId: intentId, updateDate: sql`now()` })
+      .where(where)
+      .returning();
+    return { payment: row ?? payment, donation, settled: "pending" };
+  }
+  const renewal = payment.billingCycle !== null && (donation.state === "active" || donation.state === "past_due");
+  if (outcome.state === "PAID") {
+    assertTransition("payment", payment.id, payment.state, "PAID");
+    const [paid] = await tx
+      .update(payments)
+      .set({ state: "PAID", paymentDate: now, processorIntentId: intentId, updateDate: sql`now()` })
+      .where(where)
+      .returning();
+    if (!paid) throw notFound("Payment");
+    if (donation.state === "pending") {
+      donation = await settleFirstPayment(tx, links, donation, now);
+      return { payment: paid, donation, settled: "paid" };
+    }
+    if (renewal) {
+      donation = await settleRenewalPaid(tx, donation, payment.billingCycle as number, now);
+      return { payment: paid, donation, settled: "renewed" };
+    }
+    // The donation moved on meanwhile (cancelled while its renewal was charged): the money is recorded.
+    return { payment: paid, donation, settled: "paid" };
+  }
+  assertTransition("payment", payment.id, payment.state, "FAILED");
+  const [failed] = await tx
+    .update(payments)
+    .set({
+      state: "FAILED",
+      processorIntentId: intentId,
+      failureCode: outcome.code,
+      failureMessage: outcome.message,
+      updateDate: sql`now()`,
+    })
+    .where(where)
+    .returning();
+  if (!failed) throw notFound("Payment");
+  if (!renewal) return { payment: failed, donation, settled: "failed" };
+  const result = await settleRenewalFailed(tx, donation, payment.billingCycle as number, now);
+  return { payment: failed, ...result };
+}
+
+/**
+ * A refund the processor made (asked by us, or done in its dashboard): PAID → REFUNDED, and a
+ * one-off gift whose payments are all refunded is revoked. A payment already refunded is returned
+ * as it is.
+ */
+export async function settleRefund(tx: Executor, organizationId: number, paymentId: number): Promise<PaymentRow> {
+  const payment = await lockPayment(tx, organizationId, paymentId);
+  if (!payment) throw notFound("Payment");
+  if (payment.state === "REFUNDED") return payment;
+  assertTransition("payment", payment.id, payment.state, "REFUNDED");
+  const donation = await lockDonation(tx, organizationId, payment.donationId);
+  if (!donation) throw notFound("Donation");
+  const [refunded] = await tx
+    .update(payments)
+    .set({ state: "REFUNDED", refundDate: sql`now()`, refundRequestDate: null, updateDate: sql`now()` })
+    .where(and(eq(payments.organizationId, organizationId), eq(payments.id, payment.id)))
+    .returning();
+  if (!refunded) throw notFound("Payment");
+  if (donation.state === "done") {
+    const [stillPaid] = await tx
+      .select({ n: sql<number>`count(*)::int` })
+      .from(payments)
+      .where(
+        and(
+          eq(payments.organizationId, organizationId),
+          eq(payments.donationId, donation.id),
+          eq(payments.state, "PAID"),
+        ),
+      );
+    if ((stillPaid?.n ?? 0) === 0) {
+      assertTransition("donation", donation.id, donation.state, "revoked");
+      await tx
+        .update(donations)
+        .set({ state: "revoked", updateDate: sql`now()` })
+        .where(and(eq(donations.organizationId, organizationId), eq(donations.id, donation.id)));
+    }
+  }
+  return refunded;
+}
