@@ -1,13 +1,13 @@
 import { and, asc, eq, isNotNull, lte, sql } from "drizzle-orm";
 import type { Db, Executor } from "../../db/client.js";
 import { checkouts, jobs, organizations, paymentMethods, payments } from "../../db/schema.js";
+import { connectProcessor, findProcessor } from "../../payments/processors/index.js";
+import type { ChargeRequest } from "../../payments/processors/processor.js";
 import type { DocumentLinks } from "../documents/document-links.js";
 import { type ReconcileResult, reconcileCheckoutAttempts, reconcileOne } from "./checkout-flow.service.js";
 import { findMethod, insertPayment, lockDonation } from "./giving.repo.js";
 import { toCents } from "./money.js";
 import { askRefund } from "./payment-actions.service.js";
-import { connectProcessor, findProcessor } from "./processors/index.js";
-import type { ChargeRequest } from "./processors/processor.js";
 import { type Settled, settlePayment, settleRefund } from "./settlement.service.js";
 
 export interface BillingRunOptions {

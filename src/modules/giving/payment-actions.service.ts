@@ -3,6 +3,7 @@ import type { Db, Executor } from "../../db/client.js";
 import { campaigns, donations, organizations, payments, supporters } from "../../db/schema.js";
 import { AppError, notFound } from "../../http/errors.js";
 import { parseId } from "../../http/ids.js";
+import { connectProcessor, findProcessor } from "../../payments/processors/index.js";
 import { donationToWire } from "../donations/donations.service.js";
 import { paymentToWire } from "../payments/payments.service.js";
 import type { Scope } from "../scope.js";
@@ -22,7 +23,6 @@ import {
 import type { OfflineDonationBody } from "./giving.schemas.js";
 import { idempotent } from "./idempotency.js";
 import { hasCentPrecision, toCents } from "./money.js";
-import { connectProcessor, findProcessor } from "./processors/index.js";
 import { settlePayment, settleRefund } from "./settlement.service.js";
 import { assertTransition } from "./transitions.js";
 
