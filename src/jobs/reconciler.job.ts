@@ -8,8 +8,8 @@ import {
   reconcileOne,
 } from "../modules/giving/checkout-flow.service.js";
 import { toCents } from "../modules/giving/money.js";
-import { askRefund } from "../modules/giving/payment-actions.service.js";
 import { settlePayment, settleRefund } from "../modules/giving/settlement.service.js";
+import { askRefund } from "../modules/payments/payment-actions.service.js";
 import { connectProcessor } from "../payments/processors/index.js";
 
 /**
