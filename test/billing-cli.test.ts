@@ -12,7 +12,7 @@ import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { type Database, openDatabase } from "../src/db/client.js";
 import { checkouts, jobs, payments } from "../src/db/schema.js";
-import { cycleDueDate } from "../src/modules/giving/schedule.js";
+import { cycleDueDate } from "../src/payments/schedule.js";
 import { testDatabaseUrl } from "./helpers/database.js";
 import { fakeCampaign, fakeTenant, unique } from "./helpers/factories.js";
 

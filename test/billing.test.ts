@@ -9,7 +9,7 @@ import { type Database, openDatabase } from "../src/db/client.js";
 import { checkouts, donations, jobs, paymentMethods, payments, sandboxCharges } from "../src/db/schema.js";
 import { type BillingRunResult, runBilling } from "../src/jobs/runner.js";
 import { type DocumentLinks, loadDocumentLinks } from "../src/modules/documents/document-links.js";
-import { cycleDueDate, MAX_RENEWAL_FAILURES, monthsPerCycle, retryDate } from "../src/modules/giving/schedule.js";
+import { cycleDueDate, MAX_RENEWAL_FAILURES, monthsPerCycle, retryDate } from "../src/payments/schedule.js";
 import { testDatabaseUrl } from "./helpers/database.js";
 import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 

@@ -7,10 +7,10 @@ import {
   reconcileCheckoutAttempts,
   reconcileOne,
 } from "../modules/giving/checkout-flow.service.js";
-import { toCents } from "../modules/giving/money.js";
-import { settlePayment, settleRefund } from "../modules/giving/settlement.service.js";
 import { askRefund } from "../modules/payments/payment-actions.service.js";
+import { toCents } from "../payments/money.js";
 import { connectProcessor } from "../payments/processors/index.js";
+import { settlePayment, settleRefund } from "../payments/settlement.service.js";
 
 /**
  * A charge or refund left unsettled longer than the timeout (a crash between steps, a processor

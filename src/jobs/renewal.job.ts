@@ -2,10 +2,10 @@ import type { Db, Executor } from "../db/client.js";
 import type { jobs } from "../db/schema.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
 import { findMethod, insertPayment, lockDonation } from "../modules/giving/giving.repo.js";
-import { toCents } from "../modules/giving/money.js";
-import { type Settled, settlePayment } from "../modules/giving/settlement.service.js";
+import { toCents } from "../payments/money.js";
 import { connectProcessor, findProcessor } from "../payments/processors/index.js";
 import type { ChargeRequest } from "../payments/processors/processor.js";
+import { type Settled, settlePayment } from "../payments/settlement.service.js";
 
 type JobRow = typeof jobs.$inferSelect;
 

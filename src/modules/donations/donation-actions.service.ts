@@ -3,6 +3,8 @@ import type { Executor } from "../../db/client.js";
 import { campaigns, donations, organizations, type payments, supporters } from "../../db/schema.js";
 import { AppError, notFound } from "../../http/errors.js";
 import { parseId } from "../../http/ids.js";
+import { hasCentPrecision } from "../../payments/money.js";
+import { assertTransition } from "../../payments/transitions.js";
 import {
   cancelRenewals,
   donationCode,
@@ -14,8 +16,6 @@ import {
   setCertificationUrl,
 } from "../giving/giving.repo.js";
 import { idempotent } from "../giving/idempotency.js";
-import { hasCentPrecision } from "../giving/money.js";
-import { assertTransition } from "../giving/transitions.js";
 import type { GivingDb } from "../payments/payment-actions.service.js";
 import { paymentToWire } from "../payments/payments.service.js";
 import type { Scope } from "../scope.js";

@@ -3,12 +3,12 @@ import type { Db } from "../../db/client.js";
 import { payments } from "../../db/schema.js";
 import { AppError, notFound } from "../../http/errors.js";
 import { parseId } from "../../http/ids.js";
+import { toCents } from "../../payments/money.js";
 import { connectProcessor, findProcessor } from "../../payments/processors/index.js";
+import { settlePayment, settleRefund } from "../../payments/settlement.service.js";
+import { assertTransition } from "../../payments/transitions.js";
 import type { GivingContext } from "../giving/giving.context.js";
 import { findMethod, lockPayment, type PaymentRow } from "../giving/giving.repo.js";
-import { toCents } from "../giving/money.js";
-import { settlePayment, settleRefund } from "../giving/settlement.service.js";
-import { assertTransition } from "../giving/transitions.js";
 import type { Scope } from "../scope.js";
 import { paymentToWire } from "./payments.service.js";
 
