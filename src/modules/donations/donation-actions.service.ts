@@ -1,4 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
+import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import { campaigns, donations, organizations, type payments, supporters } from "../../db/schema.js";
 import { AppError, notFound } from "../../http/errors.js";
@@ -18,7 +19,6 @@ import {
 import { idempotent } from "../giving/idempotency.js";
 import type { GivingDb } from "../payments/payment-actions.service.js";
 import { paymentToWire } from "../payments/payments.service.js";
-import type { Scope } from "../scope.js";
 import type { OfflineDonationBody } from "./donation-actions.schemas.js";
 import { donationToWire } from "./donations.service.js";
 

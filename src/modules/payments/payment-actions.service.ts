@@ -1,4 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
+import type { Scope } from "../../auth/scope.js";
 import type { Db } from "../../db/client.js";
 import { payments } from "../../db/schema.js";
 import { AppError, notFound } from "../../http/errors.js";
@@ -9,7 +10,6 @@ import { settlePayment, settleRefund } from "../../payments/settlement.service.j
 import { assertTransition } from "../../payments/transitions.js";
 import type { GivingContext } from "../giving/giving.context.js";
 import { findMethod, lockPayment, type PaymentRow } from "../giving/giving.repo.js";
-import type { Scope } from "../scope.js";
 import { paymentToWire } from "./payments.service.js";
 
 export type GivingDb = Pick<GivingContext, "db" | "links">;
