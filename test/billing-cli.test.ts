@@ -12,13 +12,13 @@ import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { type Database, openDatabase } from "../src/db/client.js";
 import { checkouts, jobs, payments } from "../src/db/schema.js";
-import { cycleDueDate } from "../src/modules/giving/schedule.js";
+import { cycleDueDate } from "../src/payments/schedule.js";
 import { testDatabaseUrl } from "./helpers/database.js";
 import { fakeCampaign, fakeTenant, unique } from "./helpers/factories.js";
 
 /**
  * `donata billing run` as an operator runs it: the bin in a child process, against a database
- * holding due renewals made through the public checkout API. Like test/billing.test.ts, it uses
+ * holding due renewals made through the public checkout API. Like src/jobs/runner.test.ts, it uses
  * a database of its own (a PGlite directory, or a PostgreSQL database created for this file), so
  * that its clock in 2030 charges and expires nothing of the other test files.
  */

@@ -1,10 +1,10 @@
 import { and, eq, like, sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { campaigns, checkoutAttempts, checkouts, jobs, payments, sandboxCharges } from "../src/db/schema.js";
+import { reconcilePending } from "../src/jobs/reconciler.job.js";
 import { type DocumentLinks, loadDocumentLinks } from "../src/modules/documents/document-links.js";
-import { reconcilePending } from "../src/modules/giving/billing.service.js";
 import type { CompletionStep } from "../src/modules/giving/giving.context.js";
-import { settleChargeOutcome, settleRefundByIntent } from "../src/modules/giving/processor-events.service.js";
+import { settleChargeOutcome, settleRefundByIntent } from "../src/payments/processor-events.service.js";
 import { fakeCampaign, fakeSupporter, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 

@@ -2,6 +2,7 @@ import { Readable } from "node:stream";
 import { and, eq } from "drizzle-orm";
 import type { FastifyInstance } from "fastify";
 import { type TObject, type TSchema, Type } from "typebox";
+import type { Scope } from "../auth/scope.js";
 import type { Db } from "../db/client.js";
 import { memberships, organizations } from "../db/schema.js";
 import { AppError } from "../http/errors.js";
@@ -13,7 +14,6 @@ import { Donation, DonationListQuery } from "../modules/donations/donations.sche
 import { listDonations } from "../modules/donations/donations.service.js";
 import { Payment, PaymentListQuery } from "../modules/payments/payments.schemas.js";
 import { listPayments } from "../modules/payments/payments.service.js";
-import type { Scope } from "../modules/scope.js";
 import { Supporter, SupporterListQuery } from "../modules/supporters/supporters.schemas.js";
 import { listSupporters } from "../modules/supporters/supporters.service.js";
 import { sessionUser } from "./admin-session.routes.js";

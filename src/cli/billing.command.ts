@@ -1,5 +1,5 @@
+import { runBilling, startWorker } from "../jobs/runner.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
-import { runBilling, startWorker } from "../modules/giving/billing.service.js";
 import { type Command, UsageError } from "./cli-kit.js";
 import { openMigratedDatabase, withDatabase } from "./database.js";
 

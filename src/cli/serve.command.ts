@@ -1,6 +1,6 @@
 import { buildApp } from "../app.js";
+import { startWorker } from "../jobs/runner.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
-import { startWorker } from "../modules/giving/billing.service.js";
 import { bootstrapDemo } from "../seed/demo.js";
 import type { Command } from "./cli-kit.js";
 import { openMigratedDatabase } from "./database.js";

@@ -1,4 +1,5 @@
 import DataLoader from "dataloader";
+import type { Scope } from "../auth/scope.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { campaigns, donations, paymentMethods, payments, supporters } from "../db/schema.js";
@@ -10,7 +11,6 @@ import { donationToWire } from "../modules/donations/donations.service.js";
 import type { CardTestingGuard } from "../modules/giving/card-testing.service.js";
 import { paymentMethodToWire } from "../modules/payment-methods/payment-methods.repo.js";
 import { paymentToWire } from "../modules/payments/payments.service.js";
-import type { Scope } from "../modules/scope.js";
 import { supporterToWire } from "../modules/supporters/supporters.service.js";
 
 /** Who is asking: an installed application (by bearer token) or a member (by session). */

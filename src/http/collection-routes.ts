@@ -1,7 +1,7 @@
 import type { FastifyInstance, onSendHookHandler } from "fastify";
 import { type TSchema, Type } from "typebox";
+import type { Scope } from "../auth/scope.js";
 import type { Db } from "../db/client.js";
-import type { Scope } from "../modules/scope.js";
 import { requireToken } from "./auth.js";
 import { ProblemResponses } from "./problem-schema.js";
 

@@ -1,8 +1,8 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
+import { PERMISSION_DESCRIPTIONS } from "../auth/permissions.js";
 import type { Config } from "../config.js";
-import { PERMISSION_DESCRIPTIONS } from "../modules/applications/permissions.js";
 
 interface OpenApiLike {
   paths?: Record<

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fromCents, hasCentPrecision, toCents } from "../modules/giving/money.js";
+import { fromCents, hasCentPrecision, toCents } from "../payments/money.js";
 import { buildWireValidator } from "./wire-validator.js";
 
 const seed = 20261123;

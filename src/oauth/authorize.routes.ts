@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { PERMISSION_DESCRIPTIONS } from "../auth/permissions.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../http/errors.js";
-import { PERMISSION_DESCRIPTIONS } from "../modules/applications/permissions.js";
 import {
   cookieOptions,
   createSession,

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { PERMISSIONS } from "../auth/permissions.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import { PERMISSIONS } from "../modules/applications/permissions.js";
 import { authenticateClient } from "./client-auth.js";
 import { authorizationCodeGrant } from "./grants/authorization-code.grant.js";
 import { refreshTokenGrant } from "./grants/refresh-token.grant.js";

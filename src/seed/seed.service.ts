@@ -6,8 +6,8 @@ import type { Database, Executor } from "../db/client.js";
 import { campaigns, checkouts, donations, jobs, paymentMethods, payments, supporters } from "../db/schema.js";
 import { AppError } from "../http/errors.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
-import { cycleDueDate, MAX_RENEWAL_FAILURES, retryDate } from "../modules/giving/schedule.js";
 import { requireOrganization } from "../modules/organizations/organizations.service.js";
+import { cycleDueDate, MAX_RENEWAL_FAILURES, retryDate } from "../payments/schedule.js";
 
 export interface SeedOptions {
   organization: string;

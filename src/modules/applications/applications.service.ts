@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { and, eq } from "drizzle-orm";
+import { PERMISSIONS } from "../../auth/permissions.js";
 import type { Db, Executor } from "../../db/client.js";
 import { applications, installations } from "../../db/schema.js";
 import { AppError } from "../../http/errors.js";
@@ -7,8 +8,6 @@ import { generateSecret, hashSecret } from "../../oauth/secrets.js";
 import { revokeInstallationTokens } from "../../oauth/tokens.repo.js";
 import { issueTokenPair, type TokenLifetimes } from "../../oauth/tokens.service.js";
 import { requireOrganization } from "../organizations/organizations.service.js";
-
-import { PERMISSIONS } from "./permissions.js";
 
 export { PERMISSIONS };
 

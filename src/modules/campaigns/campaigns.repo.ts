@@ -1,4 +1,5 @@
 import { and, arrayContains, eq, ilike, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
+import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
   dateRangeConditions,
@@ -10,7 +11,6 @@ import {
 } from "../../db/list-query.js";
 import { campaigns } from "../../db/schema.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
-import type { Scope } from "../scope.js";
 import { CAMPAIGN_ORDER_FIELDS, type CampaignWire } from "./campaigns.schemas.js";
 
 export type CampaignRow = typeof campaigns.$inferSelect;

@@ -1,5 +1,6 @@
 import { type AnyColumn, and, count, eq, ilike, inArray, or, type SQL, sql } from "drizzle-orm";
 import type { PgSelect } from "drizzle-orm/pg-core";
+import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
   collectionCountSql,
@@ -19,7 +20,6 @@ import type { CampaignWire } from "../campaigns/campaigns.schemas.js";
 import type { DonationWire } from "../donations/donations.schemas.js";
 import type { PaymentMethodWire } from "../payment-methods/payment-methods.schemas.js";
 import type { PaymentWire } from "../payments/payments.schemas.js";
-import type { Scope } from "../scope.js";
 import { supporterTextMatch } from "../supporters/supporters.repo.js";
 import type { SupporterWire } from "../supporters/supporters.schemas.js";
 import type { CheckoutWire } from "./checkouts.schemas.js";

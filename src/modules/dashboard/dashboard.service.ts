@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
+import type { Scope } from "../../auth/scope.js";
 import type { Db } from "../../db/client.js";
-import type { Scope } from "../scope.js";
 
 export interface DashboardPoint {
   period: string;

@@ -3,7 +3,7 @@ import type { Executor } from "../../db/client.js";
 import { campaigns, donations, organizations, paymentMethods, payments, supporters } from "../../db/schema.js";
 import { AppError } from "../../http/errors.js";
 import { escapeHtml } from "../../oauth/pages.js";
-import { formatMoney, fromCents, toCents } from "../giving/money.js";
+import { formatMoney, fromCents, toCents } from "../../payments/money.js";
 import type { DocumentKind, DocumentLinks } from "./document-links.js";
 
 /** One answer for an unknown id, a bad signature and another organization's signature. */

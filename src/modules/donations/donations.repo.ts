@@ -1,4 +1,5 @@
 import { arrayContains, eq, ilike, type SQL } from "drizzle-orm";
+import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
   dateRangeConditions,
@@ -10,7 +11,6 @@ import {
 } from "../../db/list-query.js";
 import { donations } from "../../db/schema.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
-import type { Scope } from "../scope.js";
 import { DONATION_ORDER_FIELDS } from "./donations.schemas.js";
 
 export type DonationRow = typeof donations.$inferSelect;

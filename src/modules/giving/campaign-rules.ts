@@ -1,7 +1,7 @@
 import { AppError, type ValidationIssue } from "../../http/errors.js";
+import { hasCentPrecision, toCents } from "../../payments/money.js";
 import type { CampaignRow } from "../campaigns/campaigns.repo.js";
 import { SUPPORTER_FORM_FIELDS } from "../campaigns/campaigns.schemas.js";
-import { hasCentPrecision, toCents } from "./money.js";
 
 export type Frequency = 0 | 1 | 12;
 

@@ -12,6 +12,16 @@ import {
 import { AppError, notFound } from "../../http/errors.js";
 import { parseId } from "../../http/ids.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
+import { toCents } from "../../payments/money.js";
+import {
+  connectProcessor,
+  PROCESSOR_NAMES,
+  ProcessorTimeoutError,
+  requireProcessor,
+} from "../../payments/processors/index.js";
+import type { ChargeResult } from "../../payments/processors/processor.js";
+import { settlePayment } from "../../payments/settlement.service.js";
+import { assertTransition } from "../../payments/transitions.js";
 import type { CampaignRow } from "../campaigns/campaigns.repo.js";
 import { donationToWire } from "../donations/donations.service.js";
 import { paymentToWire } from "../payments/payments.service.js";
@@ -52,11 +62,6 @@ import {
   type Outcome,
   storeOutcome,
 } from "./idempotency.js";
-import { toCents } from "./money.js";
-import { connectProcessor, PROCESSOR_NAMES, ProcessorTimeoutError, requireProcessor } from "./processors/index.js";
-import type { ChargeResult } from "./processors/processor.js";
-import { settlePayment } from "./settlement.service.js";
-import { assertTransition } from "./transitions.js";
 
 type OrganizationRow = typeof organizations.$inferSelect;
 

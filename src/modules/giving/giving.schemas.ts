@@ -148,21 +148,3 @@ export const CheckoutCompleted = wireObject(
   "The outcome of a completed checkout",
 );
 export type CheckoutCompletedWire = Static<typeof CheckoutCompleted>;
-
-export const OfflineDonationBody = Type.Object(
-  {
-    supporter_id: Id,
-    campaign_id: Id,
-    amount: Amount,
-    payment_date: Type.Optional(DateTime),
-    label: Type.Optional(Type.String({ minLength: 1, maxLength: 60, description: 'e.g. "Cash", "Cheque"' })),
-    note: Type.Optional(ShortText(2000)),
-  },
-  { additionalProperties: false },
-);
-export type OfflineDonationBody = Static<typeof OfflineDonationBody>;
-
-export const DonationWithPayment = wireObject(
-  { donation: Donation, payment: Payment },
-  "A donation with the payment just recorded for it",
-);

@@ -1,4 +1,5 @@
 import { eq, type SQL } from "drizzle-orm";
+import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
   dateRangeConditions,
@@ -9,7 +10,6 @@ import {
 } from "../../db/list-query.js";
 import { payments } from "../../db/schema.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
-import type { Scope } from "../scope.js";
 import { PAYMENT_ORDER_FIELDS } from "./payments.schemas.js";
 
 export type PaymentRow = typeof payments.$inferSelect;

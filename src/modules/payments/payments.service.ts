@@ -1,3 +1,4 @@
+import type { Scope } from "../../auth/scope.js";
 import type { Db } from "../../db/client.js";
 import { notFound } from "../../http/errors.js";
 import { parseId } from "../../http/ids.js";
@@ -7,7 +8,6 @@ import {
   type PaymentMethodRow,
   paymentMethodToWire,
 } from "../payment-methods/payment-methods.repo.js";
-import type { Scope } from "../scope.js";
 import { findPaymentRow, listPaymentRows, type PaymentRow } from "./payments.repo.js";
 import type { PaymentListQuery, PaymentWire } from "./payments.schemas.js";
 

@@ -1,4 +1,5 @@
 import { arrayContains, eq, ilike, or, type SQL, sql } from "drizzle-orm";
+import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
   dateRangeConditions,
@@ -10,7 +11,6 @@ import {
 } from "../../db/list-query.js";
 import { supporters } from "../../db/schema.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
-import type { Scope } from "../scope.js";
 import { SUPPORTER_ORDER_FIELDS } from "./supporters.schemas.js";
 
 export type SupporterRow = typeof supporters.$inferSelect;

@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import type { Scope } from "../../auth/scope.js";
 import type { Db, Executor } from "../../db/client.js";
 import { donations, payments, supporters } from "../../db/schema.js";
 import { AppError, notFound } from "../../http/errors.js";
@@ -7,7 +8,6 @@ import { optionalDateBound, parseOrder } from "../../http/pagination.js";
 import { donationToWire } from "../donations/donations.service.js";
 import { findPaymentMethodsByIds } from "../payment-methods/payment-methods.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
-import type { Scope } from "../scope.js";
 import { findSupporterRow, listSupporterRows, type SupporterRow } from "./supporters.repo.js";
 import type { SupporterInput, SupporterListQuery, SupporterPatch, SupporterWire } from "./supporters.schemas.js";
 

@@ -1,2 +1,2 @@
 // One list of permissions for the server and the panel.
-export { PERMISSION_DESCRIPTIONS, PERMISSIONS } from "../../../../src/modules/applications/permissions";
+export { PERMISSION_DESCRIPTIONS, PERMISSIONS } from "../../../../src/auth/permissions";

@@ -1,9 +1,15 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Executor } from "../../db/client.js";
-import { donations, payments } from "../../db/schema.js";
-import { notFound } from "../../http/errors.js";
-import type { DocumentLinks } from "../documents/document-links.js";
-import { lockDonation, lockPayment, type PaymentRow, queueRenewal, setCertificationUrl } from "./giving.repo.js";
+import type { Executor } from "../db/client.js";
+import { donations, payments } from "../db/schema.js";
+import { notFound } from "../http/errors.js";
+import type { DocumentLinks } from "../modules/documents/document-links.js";
+import {
+  lockDonation,
+  lockPayment,
+  type PaymentRow,
+  queueRenewal,
+  setCertificationUrl,
+} from "../modules/giving/giving.repo.js";
 import { cycleDueDate, MAX_RENEWAL_FAILURES, retryDate } from "./schedule.js";
 import { assertTransition } from "./transitions.js";
 

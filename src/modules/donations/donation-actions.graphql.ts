@@ -2,12 +2,12 @@ import { builder } from "../../graphql/builder.js";
 import { authorize } from "../../graphql/context.js";
 import { describe, inputFieldsFrom } from "../../graphql/wire-fields.js";
 import { validateAgainst } from "../../http/validate.js";
-import { DonationType } from "../donations/donations.graphql.js";
-import type { DonationWire } from "../donations/donations.schemas.js";
 import { PaymentType } from "../payments/payments.graphql.js";
 import type { PaymentWire } from "../payments/payments.schemas.js";
-import { OfflineDonationBody } from "./giving.schemas.js";
-import { cancelDonation, markPaymentPaid, recordOfflineDonation, refundPayment } from "./payment-actions.service.js";
+import { OfflineDonationBody } from "./donation-actions.schemas.js";
+import { cancelDonation, recordOfflineDonation } from "./donation-actions.service.js";
+import { DonationType } from "./donations.graphql.js";
+import type { DonationWire } from "./donations.schemas.js";
 
 const DonationWithPaymentType = builder
   .objectRef<{ donation: DonationWire; payment: PaymentWire }>("DonationWithPayment")
@@ -25,24 +25,6 @@ const OfflineDonationInputType = builder.inputType("OfflineDonationInput", {
 });
 
 builder.mutationFields((t) => ({
-  refundPayment: t.field({
-    type: PaymentType,
-    description: "Refunds a PAID payment; a one-off donation fully refunded becomes revoked",
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, { id }, context) => {
-      authorize(context, "payments:write");
-      return refundPayment(context, context.scope, String(id));
-    },
-  }),
-  markPaymentPaid: t.field({
-    type: PaymentType,
-    description: "Marks a PENDING manual payment (bank transfer, cash) as PAID",
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, { id }, context) => {
-      authorize(context, "payments:write");
-      return markPaymentPaid(context, context.scope, String(id));
-    },
-  }),
   cancelDonation: t.field({
     type: DonationType,
     description: "Cancels a recurring donation (active or past_due → revoked)",

@@ -1,12 +1,11 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Db, Executor } from "../../db/client.js";
-import { campaigns, donations, organizations, payments, supporters } from "../../db/schema.js";
+import type { Scope } from "../../auth/scope.js";
+import type { Executor } from "../../db/client.js";
+import { campaigns, donations, organizations, type payments, supporters } from "../../db/schema.js";
 import { AppError, notFound } from "../../http/errors.js";
 import { parseId } from "../../http/ids.js";
-import { donationToWire } from "../donations/donations.service.js";
-import { paymentToWire } from "../payments/payments.service.js";
-import type { Scope } from "../scope.js";
-import type { GivingContext } from "./giving.context.js";
+import { hasCentPrecision } from "../../payments/money.js";
+import { assertTransition } from "../../payments/transitions.js";
 import {
   cancelRenewals,
   donationCode,
@@ -14,95 +13,17 @@ import {
   insertPayment,
   insertPaymentMethod,
   lockDonation,
-  lockPayment,
   nextId,
-  type PaymentRow,
   setCertificationUrl,
-} from "./giving.repo.js";
-import type { OfflineDonationBody } from "./giving.schemas.js";
-import { idempotent } from "./idempotency.js";
-import { hasCentPrecision, toCents } from "./money.js";
-import { connectProcessor, findProcessor } from "./processors/index.js";
-import { settlePayment, settleRefund } from "./settlement.service.js";
-import { assertTransition } from "./transitions.js";
-
-type GivingDb = Pick<GivingContext, "db" | "links">;
+} from "../giving/giving.repo.js";
+import { idempotent } from "../giving/idempotency.js";
+import type { GivingDb } from "../payments/payment-actions.service.js";
+import { paymentToWire } from "../payments/payments.service.js";
+import type { OfflineDonationBody } from "./donation-actions.schemas.js";
+import { donationToWire } from "./donations.service.js";
 
 async function paymentWire(tx: Executor, organizationId: number, row: typeof payments.$inferSelect) {
   return paymentToWire(row, await findMethod(tx, organizationId, row.paymentMethodId));
-}
-
-/**
- * PAID → REFUNDED through the payment's processor, in steps: the request is recorded and committed,
- * the processor is asked (outside any transaction, with a key derived from the payment, so asking
- * again never refunds twice), and the refund is settled. A crash in between leaves the request for
- * the reconciler. A one-off gift fully refunded is revoked.
- */
-export async function refundPayment(context: GivingDb, scope: Scope, rawId: string) {
-  const id = parseId(rawId, "Payment");
-  const requested = await context.db.transaction(async (tx) => {
-    const payment = await lockPayment(tx, scope.organizationId, id);
-    if (!payment) throw notFound("Payment");
-    assertTransition("payment", payment.id, payment.state, "REFUNDED");
-    const method = await findMethod(tx, scope.organizationId, payment.paymentMethodId);
-    const processorName = method?.processor ?? "manual";
-    if (!findProcessor(processorName)?.capabilities.refunds) {
-      throw new AppError(
-        "refund_unsupported",
-        409,
-        `The processor "${method?.processor}" of payment ${payment.id} cannot refund`,
-      );
-    }
-    const [row] = await tx
-      .update(payments)
-      .set({ refundRequestDate: sql`coalesce(${payments.refundRequestDate}, now())` })
-      .where(and(eq(payments.organizationId, scope.organizationId), eq(payments.id, payment.id)))
-      .returning();
-    if (!row) throw notFound("Payment");
-    return { payment: row, method, processorName };
-  });
-  await askRefund(context.db, requested.processorName, requested.payment);
-  const refunded = await context.db.transaction((tx) => settleRefund(tx, scope.organizationId, id));
-  return paymentToWire(refunded, requested.method);
-}
-
-/** The processor call of a refund; the key makes a repeated call (a retry, the reconciler) refund once. */
-export async function askRefund(db: Db, processorName: string, payment: PaymentRow) {
-  const processor = connectProcessor(db, processorName);
-  if (!processor) throw new Error(`no processor "${processorName}" for payment ${payment.id}`);
-  await processor.refund({
-    intentId: payment.processorIntentId ?? "",
-    amountCents: toCents(payment.amount),
-    currency: payment.currency,
-    idempotencyKey: `refund:${payment.id}`,
-  });
-}
-
-/** A manual payment (bank transfer, cash) arrived: PENDING → PAID, settled as any payment is. */
-export async function markPaymentPaid(context: GivingDb, scope: Scope, rawId: string) {
-  const id = parseId(rawId, "Payment");
-  return context.db.transaction(async (tx) => {
-    const payment = await lockPayment(tx, scope.organizationId, id);
-    if (!payment) throw notFound("Payment");
-    assertTransition("payment", payment.id, payment.state, "PAID");
-    const method = await findMethod(tx, scope.organizationId, payment.paymentMethodId);
-    if (method && method.processor !== "manual") {
-      throw new AppError(
-        "not_manual_payment",
-        409,
-        `Payment ${payment.id} is processed by "${method.processor}"; only manual payments are marked paid by hand`,
-      );
-    }
-    const settled = await settlePayment(
-      tx,
-      context.links,
-      scope.organizationId,
-      payment.id,
-      { state: "PAID", intentId: null },
-      new Date(),
-    );
-    return paymentToWire(settled.payment, method);
-  });
 }
 
 /** Stops a recurring donation: active or past_due → revoked; no renewal is charged afterwards. */

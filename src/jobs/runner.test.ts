@@ -3,15 +3,15 @@ import { and, asc, eq, inArray, like } from "drizzle-orm";
 import type { FastifyInstance } from "fastify";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { buildApp } from "../src/app.js";
-import { type Config, loadConfig } from "../src/config.js";
-import { type Database, openDatabase } from "../src/db/client.js";
-import { checkouts, donations, jobs, paymentMethods, payments, sandboxCharges } from "../src/db/schema.js";
-import { type DocumentLinks, loadDocumentLinks } from "../src/modules/documents/document-links.js";
-import { type BillingRunResult, runBilling } from "../src/modules/giving/billing.service.js";
-import { cycleDueDate, MAX_RENEWAL_FAILURES, monthsPerCycle, retryDate } from "../src/modules/giving/schedule.js";
-import { testDatabaseUrl } from "./helpers/database.js";
-import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
+import { testDatabaseUrl } from "../../test/helpers/database.js";
+import { fakeCampaign, fakeTenant, type Tenant, unique } from "../../test/helpers/factories.js";
+import { buildApp } from "../app.js";
+import { type Config, loadConfig } from "../config.js";
+import { type Database, openDatabase } from "../db/client.js";
+import { checkouts, donations, jobs, paymentMethods, payments, sandboxCharges } from "../db/schema.js";
+import { type DocumentLinks, loadDocumentLinks } from "../modules/documents/document-links.js";
+import { cycleDueDate, MAX_RENEWAL_FAILURES, monthsPerCycle, retryDate } from "../payments/schedule.js";
+import { type BillingRunResult, runBilling } from "./runner.js";
 
 /**
  * The renewal worker end to end: recurring donations made through the public checkout API, then

@@ -3,10 +3,10 @@ import { solveChallenge } from "altcha-lib";
 import { deriveKey } from "altcha-lib/algorithms/pbkdf2";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CardTestingConfig, loadConfig } from "../src/config.js";
-import { createUser } from "../src/modules/users/users.service.js";
-import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
-import { startTestServer } from "./helpers/server.js";
+import { fakeCampaign, fakeTenant, type Tenant, unique } from "../../../test/helpers/factories.js";
+import { startTestServer } from "../../../test/helpers/server.js";
+import { type CardTestingConfig, loadConfig } from "../../config.js";
+import { createUser } from "../users/users.service.js";
 
 const CARDS = { ok: "4242424242424242", declined: "4000000000000002", insufficient: "4000000000009995" };
 const card = (number: string = CARDS.ok) => ({ number, exp_month: 12, exp_year: 2035, cvc: "123" });

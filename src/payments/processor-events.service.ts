@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
-import { checkoutAttempts, payments } from "../../db/schema.js";
-import { type SettleContext, settleCheckoutAttempt } from "./checkout-flow.service.js";
+import { checkoutAttempts, payments } from "../db/schema.js";
+import { type SettleContext, settleCheckoutAttempt } from "../modules/giving/checkout-flow.service.js";
 import { type PaymentOutcome, settlePayment, settleRefund } from "./settlement.service.js";
 
 /**

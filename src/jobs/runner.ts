@@ -1,0 +1,161 @@
+import { and, asc, eq, lte, sql } from "drizzle-orm";
+import type { Db, Executor } from "../db/client.js";
+import { jobs } from "../db/schema.js";
+import type { DocumentLinks } from "../modules/documents/document-links.js";
+import { runCheckoutExpiry } from "./checkout-expiry.job.js";
+import { reconcilePending } from "./reconciler.job.js";
+import { chargeRenewal, type RecordedRenewal, type RenewalOutcome, recordRenewal } from "./renewal.job.js";
+
+export interface BillingRunOptions {
+  /** The clock: renewals due at or before it are charged (tests and `billing run --now` move it). */
+  now: Date;
+  checkoutTtlSeconds: number;
+  /** Charges, refunds and checkout attempts PENDING longer than this are reconciled. */
+  pendingTimeoutSeconds: number;
+  /** Receipt and statement links, written when a reconciled checkout or payment settles. */
+  links: DocumentLinks;
+  /** Stop after this many jobs (one run never loops forever). */
+  maxJobs?: number;
+  /** Test hook: called between a renewal's steps; a throw leaves its payment PENDING for the reconciler. */
+  afterStep?: (step: "record" | "charge" | "settle") => void | Promise<void>;
+}
+
+export interface BillingRunResult {
+  renewed: number;
+  failed: number;
+  revoked: number;
+  skipped: number;
+  /** Jobs that threw: rolled back, put back an hour later, failed for good after 10 attempts. */
+  errors: number;
+  expired_checkouts: number;
+  /** Charges, refunds and checkout attempts left PENDING by a crash or timeout, settled from the processor. */
+  reconciled: number;
+}
+
+type JobRow = typeof jobs.$inferSelect;
+
+const MAX_JOB_ATTEMPTS = 10;
+const JOB_RETRY_DELAY_MS = 3_600_000;
+
+/** Claims one due job; a job another worker holds is skipped, never waited for or run twice. */
+async function claimDueJob(tx: Executor, now: Date): Promise<JobRow | undefined> {
+  const [job] = await tx
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.state, "queued"), lte(jobs.runDate, now)))
+    .orderBy(asc(jobs.runDate), asc(jobs.id))
+    .limit(1)
+    .for("update", { skipLocked: true });
+  return job;
+}
+
+/**
+ * One pass of the worker: every due renewal, each in steps (record the PENDING payment with the
+ * job's claim, charge outside any transaction, settle), claimed with FOR UPDATE SKIP LOCKED so that
+ * concurrent workers share the queue and never charge twice; then the reconciler and checkout expiry.
+ */
+export async function runBilling(db: Db, options: BillingRunOptions): Promise<BillingRunResult> {
+  const result: BillingRunResult = {
+    renewed: 0,
+    failed: 0,
+    revoked: 0,
+    skipped: 0,
+    errors: 0,
+    expired_checkouts: 0,
+    reconciled: 0,
+  };
+  const maxJobs = options.maxJobs ?? 10_000;
+  for (let done = 0; done < maxJobs; done++) {
+    let claimed: JobRow | undefined;
+    let recorded: RecordedRenewal | RenewalOutcome | null;
+    try {
+      recorded = await db.transaction(async (tx) => {
+        const job = await claimDueJob(tx, options.now);
+        if (!job) return null;
+        claimed = job;
+        // The claimed job leaves the queue before the renewal queues the next cycle or the retry: while
+        // it is still queued, jobs_queued_subject_key would make that insert a silent no-op.
+        await tx
+          .update(jobs)
+          .set({ state: "done", attempts: job.attempts + 1, updateDate: sql`now()` })
+          .where(eq(jobs.id, job.id));
+        const renewal = job.kind === "renewal" ? await recordRenewal(tx, options.links, job, options.now) : "skipped";
+        if (renewal === "skipped") await tx.update(jobs).set({ state: "cancelled" }).where(eq(jobs.id, job.id));
+        return renewal;
+      });
+    } catch (error) {
+      // Everything the job did is rolled back; it is put back later so one bad job never blocks the queue.
+      if (!claimed) throw error;
+      result.errors += 1;
+      const attempts = claimed.attempts + 1;
+      await db
+        .update(jobs)
+        .set({
+          attempts,
+          lastError: error instanceof Error ? error.message.slice(0, 2000) : String(error),
+          state: attempts >= MAX_JOB_ATTEMPTS ? "failed" : "queued",
+          runDate: new Date(options.now.getTime() + JOB_RETRY_DELAY_MS),
+          updateDate: sql`now()`,
+        })
+        .where(eq(jobs.id, claimed.id));
+      continue;
+    }
+    if (recorded === null) break;
+    if (typeof recorded === "string") {
+      result[recorded] += 1;
+      continue;
+    }
+    // Past the record step a failure leaves a PENDING payment: the reconciler settles it from the
+    // processor's record, so it is never charged again nor lost.
+    try {
+      await options.afterStep?.("record");
+      const outcome = await chargeRenewal(db, recorded, options);
+      if (outcome !== "pending") result[outcome] += 1;
+    } catch {
+      result.errors += 1;
+    }
+  }
+  const reconciled = await reconcilePending(db, {
+    now: options.now,
+    timeoutSeconds: options.pendingTimeoutSeconds,
+    links: options.links,
+  });
+  result.reconciled = reconciled.reconciled;
+  result.errors += reconciled.errors;
+  result.expired_checkouts = await runCheckoutExpiry(db, options.now, options.checkoutTtlSeconds);
+  return result;
+}
+
+/** Runs the worker every `intervalSeconds` until stopped; errors are reported and the loop goes on. */
+export function startWorker(
+  db: Db,
+  options: Omit<BillingRunOptions, "now" | "maxJobs" | "afterStep"> & {
+    intervalSeconds: number;
+    onError(error: unknown): void;
+  },
+) {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  let stopped = false;
+  const tick = () => {
+    running = runBilling(db, {
+      now: new Date(),
+      checkoutTtlSeconds: options.checkoutTtlSeconds,
+      pendingTimeoutSeconds: options.pendingTimeoutSeconds,
+      links: options.links,
+    })
+      .catch(options.onError)
+      .finally(() => {
+        running = undefined;
+        if (!stopped) timer = setTimeout(tick, options.intervalSeconds * 1000);
+      });
+  };
+  timer = setTimeout(tick, 0);
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}
