@@ -401,6 +401,13 @@ const processorUnavailable = () =>
     { headers: { "retry-after": "5" } },
   );
 
+/** What the donor submitted, checked and tokenized before any step runs (never the card number itself). */
+interface PreparedGift {
+  method: ReturnType<ReturnType<typeof requireProcessor>["tokenize"]>;
+  fields: Record<string, string>;
+  cardNumber: string | undefined;
+}
+
 /**
  * Completing in named steps, each safe to retry: record the attempt (committed), charge it at the
  * processor with a key derived from it (outside any transaction), settle the outcome (a second
@@ -413,11 +420,7 @@ async function completeInSteps(
   checkoutId: number,
   input: CheckoutCompleteInput,
   request: CompletionRequest,
-  prepared: {
-    method: ReturnType<ReturnType<typeof requireProcessor>["tokenize"]>;
-    fields: Record<string, string>;
-    cardNumber: string | undefined;
-  },
+  prepared: PreparedGift,
 ): Promise<Outcome<CompletionBody> & { replayed: boolean }> {
   let recorded = await recordAttempt(context, ownerId, checkoutId, input, request, prepared);
   // Another request is charging this checkout: wait for its outcome, so one checkout never has two
@@ -451,11 +454,7 @@ async function recordAttempt(
   checkoutId: number,
   input: CheckoutCompleteInput,
   request: CompletionRequest,
-  prepared: {
-    method: ReturnType<ReturnType<typeof requireProcessor>["tokenize"]>;
-    fields: Record<string, string>;
-    cardNumber: string | undefined;
-  },
+  prepared: PreparedGift,
 ): Promise<Recorded> {
   const { method, fields, cardNumber } = prepared;
   const { guard } = context;

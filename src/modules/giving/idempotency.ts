@@ -20,6 +20,14 @@ export function parseIdempotencyKey(raw: unknown): string | undefined {
   return raw;
 }
 
+/** The one row of an idempotency key: keys are scoped to an organization and an operation. */
+const keyIs = (organizationId: number, scope: string, key: string) =>
+  and(
+    eq(idempotencyKeys.organizationId, organizationId),
+    eq(idempotencyKeys.scope, scope),
+    eq(idempotencyKeys.key, key),
+  );
+
 export function fingerprint(request: unknown): string {
   return createHash("sha256").update(JSON.stringify(request)).digest("hex");
 }
@@ -30,13 +38,7 @@ export async function hasStoredOutcome(db: Executor, organizationId: number, sco
   const [row] = await db
     .select({ status: idempotencyKeys.status })
     .from(idempotencyKeys)
-    .where(
-      and(
-        eq(idempotencyKeys.organizationId, organizationId),
-        eq(idempotencyKeys.scope, scope),
-        eq(idempotencyKeys.key, key),
-      ),
-    );
+    .where(keyIs(organizationId, scope, key));
   return row !== undefined && row.status !== 0;
 }
 
@@ -51,13 +53,7 @@ export async function findStoredOutcome(db: Executor, organizationId: number, sc
   const [row] = await db
     .select()
     .from(idempotencyKeys)
-    .where(
-      and(
-        eq(idempotencyKeys.organizationId, organizationId),
-        eq(idempotencyKeys.scope, scope),
-        eq(idempotencyKeys.key, key),
-      ),
-    );
+    .where(keyIs(organizationId, scope, key));
   return row;
 }
 
@@ -100,13 +96,7 @@ export async function idempotent<T>(
     const [stored] = await tx
       .select()
       .from(idempotencyKeys)
-      .where(
-        and(
-          eq(idempotencyKeys.organizationId, organizationId),
-          eq(idempotencyKeys.scope, scope),
-          eq(idempotencyKeys.key, key),
-        ),
-      );
+      .where(keyIs(organizationId, scope, key));
     if (!stored) throw new Error("idempotency key vanished after a conflict");
     if (stored.requestHash !== requestHash) throw idempotencyKeyReused();
     return { status: stored.status, body: stored.body as T, replayed: true };
@@ -115,12 +105,6 @@ export async function idempotent<T>(
   await tx
     .update(idempotencyKeys)
     .set({ status: outcome.status, body: outcome.body as object })
-    .where(
-      and(
-        eq(idempotencyKeys.organizationId, organizationId),
-        eq(idempotencyKeys.scope, scope),
-        eq(idempotencyKeys.key, key),
-      ),
-    );
+    .where(keyIs(organizationId, scope, key));
   return { ...outcome, replayed: false };
 }
