@@ -5,7 +5,7 @@ import { type TObject, type TSchema, Type } from "typebox";
 import type { Scope } from "../auth/scope.js";
 import type { Db } from "../db/client.js";
 import { memberships, organizations } from "../db/schema.js";
-import { AppError } from "../http/errors.js";
+import { AppError } from "../errors/app-error.js";
 import { Campaign, CampaignListQuery } from "../modules/campaigns/campaigns.schemas.js";
 import { listCampaigns } from "../modules/campaigns/campaigns.service.js";
 import { Checkout, CheckoutListQuery } from "../modules/checkouts/checkouts.schemas.js";

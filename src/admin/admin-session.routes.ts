@@ -4,7 +4,7 @@ import { Type } from "typebox";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { memberships, organizations, users } from "../db/schema.js";
-import { AppError } from "../http/errors.js";
+import { AppError } from "../errors/app-error.js";
 import {
   cookieOptions,
   createSession,

@@ -1,6 +1,6 @@
 import { ConfigError } from "../config.js";
 import { DatabaseUnavailableError } from "../db/client.js";
-import { AppError } from "../http/errors.js";
+import { AppError } from "../errors/app-error.js";
 import { appCreateCommand, appInstallCommand, appUninstallCommand } from "./app.command.js";
 import { billingRunCommand, workerCommand } from "./billing.command.js";
 import { type CliIo, type Command, parseCommandArgs, UsageError } from "./cli-kit.js";

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { AppError } from "../http/errors.js";
+import { AppError } from "../errors/app-error.js";
 
 interface Budget {
   readonly max: number;

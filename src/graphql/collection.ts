@@ -2,7 +2,7 @@ import type { ObjectRef } from "@pothos/core";
 import type { TSchema } from "typebox";
 import type { Scope } from "../auth/scope.js";
 import type { Db } from "../db/client.js";
-import { AppError } from "../http/errors.js";
+import { AppError } from "../errors/app-error.js";
 import { builder } from "./builder.js";
 import { authorize } from "./context.js";
 import { parseListArgs } from "./list-args.js";

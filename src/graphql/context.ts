@@ -4,7 +4,7 @@ import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { campaigns, donations, paymentMethods, payments, supporters } from "../db/schema.js";
 import { selectTenantRowsByIds } from "../db/tenant-rows.js";
-import { AppError } from "../http/errors.js";
+import { AppError } from "../errors/app-error.js";
 import { campaignToWire } from "../modules/campaigns/campaigns.service.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
 import { donationToWire } from "../modules/donations/donations.service.js";

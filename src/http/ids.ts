@@ -1,4 +1,4 @@
-import { notFound } from "./errors.js";
+import { notFound } from "../errors/app-error.js";
 
 /** Path ids: anything but a positive integer names no record, so it is a 404 (decisions §4). */
 export function parseId(raw: string, what: string): number {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { AppError } from "./errors.js";
+import { AppError } from "../errors/app-error.js";
 import { parseDateBound } from "./pagination.js";
 
 describe("parseDateBound", () => {

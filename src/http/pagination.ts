@@ -1,5 +1,5 @@
 import { type TProperties, type TSchema, Type } from "typebox";
-import { invalidParameter } from "./errors.js";
+import { invalidParameter } from "../errors/app-error.js";
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;

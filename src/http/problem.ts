@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { isDatabaseUnavailable } from "../db/database-unavailable.js";
-import { AppError, type ValidationIssue } from "./errors.js";
+import { AppError, type ValidationIssue } from "../errors/app-error.js";
 
 export interface Problem {
   type: string;

@@ -1,6 +1,6 @@
 import type { FastifyRequest, onRequestAsyncHookHandler } from "fastify";
 import type { Config } from "../config.js";
-import { AppError } from "./errors.js";
+import { AppError } from "../errors/app-error.js";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 /**

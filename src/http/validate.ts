@@ -1,7 +1,7 @@
 import { Ajv, type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import type { TSchema } from "typebox";
-import { AppError, type ValidationIssue } from "./errors.js";
+import { AppError, type ValidationIssue } from "../errors/app-error.js";
 import { describeIssue } from "./problem.js";
 
 // The same validator settings as the REST routes, so every entry point accepts and refuses the same input.

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { PERMISSION_DESCRIPTIONS } from "../auth/permissions.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import { AppError } from "../http/errors.js";
+import { AppError } from "../errors/app-error.js";
 import {
   cookieOptions,
   createSession,

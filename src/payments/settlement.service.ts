@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Executor } from "../db/client.js";
 import { donations, payments } from "../db/schema.js";
-import { notFound } from "../http/errors.js";
+import { notFound } from "../errors/app-error.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
 import {
   lockDonation,

@@ -1,4 +1,4 @@
-import { AppError } from "../http/errors.js";
+import { AppError } from "../errors/app-error.js";
 
 /** decisions.md §8: every allowed transition; anything else is a 409 and changes nothing. */
 const TRANSITIONS = {

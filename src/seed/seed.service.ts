@@ -4,7 +4,7 @@ import { getTableColumns, getTableName, sql } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import type { Database, Executor } from "../db/client.js";
 import { campaigns, checkouts, donations, jobs, paymentMethods, payments, supporters } from "../db/schema.js";
-import { AppError } from "../http/errors.js";
+import { AppError } from "../errors/app-error.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
 import { requireOrganization } from "../modules/organizations/organizations.service.js";
 import { cycleDueDate, MAX_RENEWAL_FAILURES, retryDate } from "../payments/schedule.js";

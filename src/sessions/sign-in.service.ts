@@ -1,6 +1,6 @@
 import type { RateLimitRules } from "../config.js";
 import type { Db } from "../db/client.js";
-import { AppError } from "../http/errors.js";
+import { AppError } from "../errors/app-error.js";
 import { clientAddressKey } from "../limits/rate-limit.hooks.js";
 import { type LimitStore, rateLimitHeaders } from "../limits/rate-limiter.js";
 import { findUserByEmail, hashPassword, normalizeEmail, verifyPassword } from "../modules/users/users.service.js";

@@ -3,7 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { PERMISSIONS } from "../../auth/permissions.js";
 import type { Db, Executor } from "../../db/client.js";
 import { applications, installations } from "../../db/schema.js";
-import { AppError } from "../../http/errors.js";
+import { AppError } from "../../errors/app-error.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
 import { revokeInstallationTokens } from "../../oauth/tokens.repo.js";
 import { issueTokenPair, type TokenLifetimes } from "../../oauth/tokens.service.js";

@@ -1,6 +1,6 @@
 import type { Scope } from "../../auth/scope.js";
 import type { Db } from "../../db/client.js";
-import { AppError, notFound, type ValidationIssue } from "../../http/errors.js";
+import { AppError, notFound, type ValidationIssue } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
 import { optionalDateBound, parseOrder } from "../../http/pagination.js";
 import {

@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { organizations } from "../../db/schema.js";
+import { AppError } from "../../errors/app-error.js";
 import { builder } from "../../graphql/builder.js";
 import { authorize } from "../../graphql/context.js";
-import { AppError } from "../../http/errors.js";
 import { CampaignType } from "../campaigns/campaigns.graphql.js";
 import {
   type CampaignTotal,

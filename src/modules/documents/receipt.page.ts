@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import { campaigns, donations, organizations, paymentMethods, payments, supporters } from "../../db/schema.js";
-import { AppError } from "../../http/errors.js";
+import { AppError } from "../../errors/app-error.js";
 import { escapeHtml } from "../../oauth/pages.js";
 import { formatMoney, fromCents, toCents } from "../../payments/money.js";
 import type { DocumentKind, DocumentLinks } from "./document-links.js";

@@ -2,7 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import { campaigns, donations, organizations, type payments, supporters } from "../../db/schema.js";
-import { AppError, notFound } from "../../http/errors.js";
+import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
 import { hasCentPrecision } from "../../payments/money.js";
 import { assertTransition } from "../../payments/transitions.js";

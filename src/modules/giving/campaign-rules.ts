@@ -1,4 +1,4 @@
-import { AppError, type ValidationIssue } from "../../http/errors.js";
+import { AppError, type ValidationIssue } from "../../errors/app-error.js";
 import { hasCentPrecision, toCents } from "../../payments/money.js";
 import type { CampaignRow } from "../campaigns/campaigns.repo.js";
 import { SUPPORTER_FORM_FIELDS } from "../campaigns/campaigns.schemas.js";

@@ -1,6 +1,6 @@
+import { AppError } from "../../errors/app-error.js";
 import { builder } from "../../graphql/builder.js";
 import { authorize, type GraphQLContext } from "../../graphql/context.js";
-import { AppError } from "../../http/errors.js";
 import type { ProtectionState } from "./card-testing.service.js";
 
 interface ProtectionWire {

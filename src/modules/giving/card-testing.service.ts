@@ -5,7 +5,7 @@ import { and, count, eq, gte, sql } from "drizzle-orm";
 import type { CardTestingConfig } from "../../config.js";
 import type { Db, Executor } from "../../db/client.js";
 import { checkoutAttempts, checkoutProtection, platformKeys, users } from "../../db/schema.js";
-import { AppError } from "../../http/errors.js";
+import { AppError } from "../../errors/app-error.js";
 import type { LimitOutcome, LimitRule, LimitStore } from "../../limits/rate-limiter.js";
 
 const HOUR = 3600;

@@ -9,7 +9,7 @@ import {
   payments,
   supporters,
 } from "../../db/schema.js";
-import { AppError, notFound } from "../../http/errors.js";
+import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
 import { toCents } from "../../payments/money.js";

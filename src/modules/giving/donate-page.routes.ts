@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { Type } from "typebox";
-import { AppError } from "../../http/errors.js";
+import { AppError } from "../../errors/app-error.js";
 import { getPublicCampaign } from "./checkout-flow.service.js";
 import { CHALLENGE_ASSETS, donateErrorPage, donatePage } from "./donate-page.js";
 import type { GivingContext } from "./giving.context.js";

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import { idempotencyKeys } from "../../db/schema.js";
-import { AppError } from "../../http/errors.js";
+import { AppError } from "../../errors/app-error.js";
 
 export interface Outcome<T = unknown> {
   status: number;

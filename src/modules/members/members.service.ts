@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db, Executor } from "../../db/client.js";
 import { memberships, users } from "../../db/schema.js";
-import { AppError } from "../../http/errors.js";
+import { AppError } from "../../errors/app-error.js";
 import {
   findUserByEmail,
   hashPassword,

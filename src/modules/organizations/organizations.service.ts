@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db, Executor } from "../../db/client.js";
 import { organizations } from "../../db/schema.js";
-import { AppError } from "../../http/errors.js";
+import { AppError } from "../../errors/app-error.js";
 
 export type OrganizationRow = typeof organizations.$inferSelect;
 

@@ -2,7 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Db } from "../../db/client.js";
 import { payments } from "../../db/schema.js";
-import { AppError, notFound } from "../../http/errors.js";
+import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
 import { toCents } from "../../payments/money.js";
 import { connectProcessor, findProcessor } from "../../payments/processors/index.js";

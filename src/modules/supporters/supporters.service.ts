@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Db, Executor } from "../../db/client.js";
 import { donations, payments, supporters } from "../../db/schema.js";
-import { AppError, notFound } from "../../http/errors.js";
+import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
 import { optionalDateBound, parseOrder } from "../../http/pagination.js";
 import { donationToWire } from "../donations/donations.service.js";

@@ -2,7 +2,7 @@ import argon2 from "argon2";
 import { and, eq, sql } from "drizzle-orm";
 import type { Db, Executor } from "../../db/client.js";
 import { memberships, users } from "../../db/schema.js";
-import { AppError } from "../../http/errors.js";
+import { AppError } from "../../errors/app-error.js";
 import { requireOrganization } from "../organizations/organizations.service.js";
 
 export const ROLES = ["owner", "admin", "member"] as const;

@@ -1,5 +1,5 @@
 import type { Executor } from "../../db/client.js";
-import { AppError } from "../../http/errors.js";
+import { AppError } from "../../errors/app-error.js";
 import { manualProcessor } from "./manual.js";
 import type { Processor, ProcessorDescription } from "./processor.js";
 import { createSandboxProcessor, sandboxDescription } from "./sandbox.js";

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import { sandboxCharges } from "../../db/schema.js";
-import { AppError } from "../../http/errors.js";
+import { AppError } from "../../errors/app-error.js";
 import {
   type CardDetails,
   type ChargeRequest,
