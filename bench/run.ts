@@ -67,8 +67,12 @@ async function runAppChild() {
       RATE_LIMIT_IP: unlimited,
       RATE_LIMIT_SIGN_IN_ACCOUNT: unlimited,
       RATE_LIMIT_SIGN_IN_ADDRESS: unlimited,
-      // Every completion comes from one address: the card-testing budget per address is raised with them.
+      // Every completion comes from one address with one card, ten at a time: the card-testing budgets
+      // (checkouts per address, declines reserved per address and per card while a charge is in flight)
+      // are raised with them.
       CHECKOUTS_PER_IP: "1000000",
+      CARD_DECLINES_PER_IP: "100000",
+      CARD_DECLINES_PER_CARD: "100000",
     },
     { databaseUrl, host: "127.0.0.1", port: 0 },
   );
@@ -933,7 +937,7 @@ on every request, so each request also runs the token lookup.
 
 ## Method
 
-- **Application**: \`buildApp\` from src/app.ts with \`loadConfig({ LOG_LEVEL: "silent", RATE_LIMIT_*: "999999999/1s", CHECKOUTS_PER_IP: "1000000" }, …)\` (rate limits
+- **Application**: \`buildApp\` from src/app.ts with \`loadConfig({ LOG_LEVEL: "silent", RATE_LIMIT_*: "999999999/1s", CHECKOUTS_PER_IP, CARD_DECLINES_PER_IP, CARD_DECLINES_PER_CARD raised }, …)\` (rate limits
   far above the load, which comes from one token and one address; each request still updates its counter) and a PostgreSQL pool of
   ${app.poolSize} connections (the default \`DATABASE_POOL_SIZE\`), listening on an ephemeral port of 127.0.0.1 in a
   **child process** (bench/run.ts started with \`BENCH_ROLE=app\`).
