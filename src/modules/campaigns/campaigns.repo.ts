@@ -2,15 +2,17 @@ import { and, arrayContains, eq, ilike, isNotNull, isNull, or, type SQL, sql } f
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
+  type DateBound,
   dateRangeConditions,
   escapeLike,
   listTenantPage,
+  type Order,
   orderColumnsOf,
   orderTerms,
+  type Page,
   selectTenantRow,
 } from "../../db/list-query.js";
 import { campaigns } from "../../db/schema.js";
-import type { DateBound, Order, Page } from "../../http/pagination.js";
 import { CAMPAIGN_ORDER_FIELDS, type CampaignWire } from "./campaigns.schemas.js";
 
 export type CampaignRow = typeof campaigns.$inferSelect;

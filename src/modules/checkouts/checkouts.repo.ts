@@ -6,16 +6,18 @@ import {
   collectionCountSql,
   constantSql,
   countAll,
+  type DateBound,
   dateRangeConditions,
   escapeLike,
   isoInstantSql,
+  type Order,
   type OrderColumns,
   orderTerms,
+  type Page,
   prepared,
   wireRowOf,
 } from "../../db/list-query.js";
 import { campaigns, checkouts, donations, paymentMethods, payments, supporters } from "../../db/schema.js";
-import type { DateBound, Order, Page } from "../../http/pagination.js";
 import type { CampaignWire } from "../campaigns/campaigns.schemas.js";
 import type { DonationWire } from "../donations/donations.schemas.js";
 import type { PaymentMethodWire } from "../payment-methods/payment-methods.schemas.js";

@@ -2,15 +2,17 @@ import { arrayContains, eq, ilike, type SQL } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
+  type DateBound,
   dateRangeConditions,
   escapeLike,
   listTenantPage,
+  type Order,
   orderColumnsOf,
   orderTerms,
+  type Page,
   selectTenantRow,
 } from "../../db/list-query.js";
 import { donations } from "../../db/schema.js";
-import type { DateBound, Order, Page } from "../../http/pagination.js";
 import { DONATION_ORDER_FIELDS } from "./donations.schemas.js";
 
 export type DonationRow = typeof donations.$inferSelect;

@@ -2,14 +2,16 @@ import { eq, type SQL } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
+  type DateBound,
   dateRangeConditions,
   listTenantPage,
+  type Order,
   orderColumnsOf,
   orderTerms,
+  type Page,
   selectTenantRow,
 } from "../../db/list-query.js";
 import { payments } from "../../db/schema.js";
-import type { DateBound, Order, Page } from "../../http/pagination.js";
 import { PAYMENT_ORDER_FIELDS } from "./payments.schemas.js";
 
 export type PaymentRow = typeof payments.$inferSelect;

@@ -2,15 +2,17 @@ import { arrayContains, eq, ilike, or, type SQL, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
+  type DateBound,
   dateRangeConditions,
   escapeLike,
   listTenantPage,
+  type Order,
   orderColumnsOf,
   orderTerms,
+  type Page,
   selectTenantRow,
 } from "../../db/list-query.js";
 import { supporters } from "../../db/schema.js";
-import type { DateBound, Order, Page } from "../../http/pagination.js";
 import { SUPPORTER_ORDER_FIELDS } from "./supporters.schemas.js";
 
 export type SupporterRow = typeof supporters.$inferSelect;

@@ -1,10 +1,10 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Db, Executor } from "../../db/client.js";
+import { optionalDateBound, parseOrder } from "../../db/list-query.js";
 import { donations, payments, supporters } from "../../db/schema.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
-import { optionalDateBound, parseOrder } from "../../http/pagination.js";
 import { donationToWire } from "../donations/donations.service.js";
 import { findPaymentMethodsByIds } from "../payment-methods/payment-methods.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
