@@ -1,4 +1,4 @@
-import { escapeHtml } from "../../oauth/pages.js";
+import { escapeHtml, htmlDocument } from "../../http/html-page.js";
 import type { PublicCampaignWire } from "./giving.schemas.js";
 
 /**
@@ -100,23 +100,13 @@ function amountRules(campaign: PublicCampaignWire, recurring: boolean): AmountRu
 }
 
 function pageShell(options: { title: string; nonce: string; body: string; script?: string }): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<link rel="icon" href="data:,">
-<title>${escapeHtml(options.title)}</title>
-<style nonce="${options.nonce}">${STYLE}</style>
-</head>
-<body>
-<main id="main">
-${options.body}
-</main>
-${options.script ?? ""}</body>
-</html>
-`;
+  return htmlDocument({
+    ...options,
+    style: STYLE,
+    head: '<link rel="icon" href="data:,">\n',
+    body: `<main id="main">\n${options.body}\n</main>`,
+    scripts: options.script,
+  });
 }
 
 function goalSection(campaign: PublicCampaignWire): string {
