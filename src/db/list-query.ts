@@ -289,19 +289,52 @@ const WIRE_IDENTITY = new Set([
 ]);
 const WIRE_ARRAY_ITEM = new Set(["PgText", "PgVarchar", "PgChar", "PgNumeric", "PgNumericNumber"]);
 
-/** A wire field: a column, an SQL expression of the wire value (see isoInstantSql), or a constant null. */
-export type WireField = AnyColumn | SQL | null;
+/** A timestamptz column whose wire form is its instant in `Date#toISOString()` form. */
+export interface InstantField {
+  readonly instant: AnyColumn;
+}
+
+export const instant = (column: AnyColumn): InstantField => ({ instant: column });
+
+/** A wire field: a column, an instant, an SQL expression of the wire value, or a constant null. */
+export type WireField = AnyColumn | InstantField | SQL | null;
 
 export interface WireRow<T> {
   /** Constant SQL: json_build_array() of every field's wire value, in the order `decode` reads them. */
   readonly sql: SQL<unknown[]>;
   /** The wire object; its fields are still checked and serialized by the route's response schema. */
   decode(values: unknown[]): T;
+  /** The same wire object from a row Drizzle selected (the fields must be columns or instants). */
+  fromRow(row: object): T;
+}
+
+const isInstant = (field: WireField): field is InstantField =>
+  field !== null && typeof field === "object" && "instant" in field && !is(field, SQL);
+
+/** How one field's wire value is read from a Drizzle row: the property, converted as PostgreSQL's to_json does. */
+function rowReader(key: string, field: WireField): (row: Record<string, unknown>) => unknown {
+  if (field === null) return () => null;
+  if (is(field, SQL)) {
+    return () => {
+      throw new Error(`wireRowOf: ${key} is an SQL expression, which has no row form`);
+    };
+  }
+  const column = (isInstant(field) ? field.instant : field) as PgColumn;
+  const property = Object.entries(getTableColumns(column.table)).find(([, candidate]) => candidate === column)?.[0];
+  if (property === undefined) throw new Error(`wireRowOf: ${key} names no column of its table`);
+  if (isInstant(field)) return (row) => (row[property] as Date | null)?.toISOString() ?? null;
+  const base = (column as unknown as { baseColumn?: PgColumn }).baseColumn;
+  // numeric[] arrives as strings; to_json() gives numbers.
+  if (column.columnType === "PgArray" && base?.columnType === "PgNumeric") {
+    return (row) => (row[property] as string[] | null)?.map(Number) ?? null;
+  }
+  return (row) => row[property];
 }
 
 function wireExpression(key: string, field: WireField): SQL {
   if (field === null) return sql`null`;
   if (is(field, SQL)) return field;
+  if (isInstant(field)) return isoInstantSql(field.instant);
   const column = field as PgColumn;
   const kind = column.columnType;
   const base = (column as unknown as { baseColumn?: PgColumn }).baseColumn;
@@ -323,12 +356,19 @@ export function wireRowOf<T extends Record<string, unknown>>(fields: { [K in key
     throw new Error(`json_build_array takes at most ${MAX_JSON_ARGUMENTS} values`);
   const keys = entries.map(([key]) => key);
   const expressions = entries.map(([key, field]) => wireExpression(key, field));
+  let readers: [string, (row: Record<string, unknown>) => unknown][] | undefined;
   return {
     sql: constantSql<unknown[]>(sql`json_build_array(${sql.join(expressions, sql`, `)})`),
     decode(values) {
       const row: Record<string, unknown> = {};
       for (let index = 0; index < keys.length; index++) row[keys[index] as string] = values[index] ?? null;
       return row as T;
+    },
+    fromRow(row) {
+      readers ??= entries.map(([key, field]) => [key, rowReader(key, field)]);
+      const wire: Record<string, unknown> = {};
+      for (const [key, read] of readers) wire[key] = read(row as Record<string, unknown>);
+      return wire as T;
     },
   };
 }
