@@ -20,6 +20,7 @@ import { sameOriginGuard } from "./http/same-origin.js";
 import { buildWireValidator, markFormBody } from "./http/wire-validator.js";
 import { registerRateLimits } from "./limits/rate-limit.hooks.js";
 import { type LimitStore, openLimitStore } from "./limits/rate-limiter.js";
+import { isDeclaredOrigin } from "./modules/applications/application-origins.js";
 import { campaignRoutes } from "./modules/campaigns/campaigns.routes.js";
 import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
 import { hideDocumentLinks } from "./modules/documents/document-access.js";
@@ -152,7 +153,7 @@ export async function buildApp({
   });
   // No CORS for cookies; cookie routes refuse state changes from other origins; tokens get CORS for their app.
   app.addHook("onRequest", sameOriginGuard(config));
-  registerCors(app, database.db);
+  registerCors(app, (origin, applicationId) => isDeclaredOrigin(database.db, origin, applicationId));
   // Links to receipts and statements follow the permissions of the personal data they open.
   app.addHook("preSerialization", async (request, _reply, payload) =>
     request.auth ? hideDocumentLinks(payload, request.auth.permissions) : payload,

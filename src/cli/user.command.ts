@@ -1,4 +1,5 @@
-import { createUser, ROLES, type Role } from "../modules/users/users.service.js";
+import { ROLES, type Role } from "../auth/actor.js";
+import { createUser } from "../modules/users/users.service.js";
 import { type Command, requiredString, UsageError } from "./cli-kit.js";
 import { withDatabase } from "./database.js";
 

@@ -14,9 +14,70 @@ import {
   sql,
 } from "drizzle-orm";
 import { type PgColumn, PgDialect, type PgTableWithColumns } from "drizzle-orm/pg-core";
-import type { DateBound, Order, Page } from "../http/pagination.js";
+import { invalidParameter } from "../errors/app-error.js";
 import type { Executor } from "./client.js";
 import { collectionCounts } from "./schema.js";
+
+/** A page of a list: how many items, after how many. */
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+/** A list's order: one field, ties broken by id in the same direction. */
+export interface Order {
+  field: string;
+  descending: boolean;
+}
+
+export function parseOrder(order: string | undefined): Order {
+  const value = order ?? "-create_date";
+  return value.startsWith("-") ? { field: value.slice(1), descending: true } : { field: value, descending: false };
+}
+
+export type DateBound = { kind: "day"; day: string } | { kind: "instant"; instant: string };
+
+const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(?:Z|[+-](\d{2}):(\d{2}))$/i;
+
+function isCalendarDay(year: number, month: number, day: number): boolean {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day); // Date.UTC would read years below 100 as 19xx
+  return year >= 1 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+// Instants must keep a four-digit year once converted to UTC.
+const EARLIEST = Date.parse("0001-01-01T00:00:00.000Z");
+const LATEST = Date.parse("9999-12-31T23:59:59.999Z");
+
+/** Parses a date filter: a calendar day or an exact date-time with an offset. */
+export function parseDateBound(parameter: string, value: string): DateBound {
+  const day = DAY.exec(value);
+  if (day) {
+    if (!isCalendarDay(Number(day[1]), Number(day[2]), Number(day[3]))) {
+      throw invalidParameter(parameter, `"${value}" is not a calendar date`);
+    }
+    return { kind: "day", day: value };
+  }
+  const instant = INSTANT.exec(value);
+  if (instant) {
+    const [, y, mo, d, h, mi, s, oh, om] = instant;
+    const valid =
+      isCalendarDay(Number(y), Number(mo), Number(d)) &&
+      Number(h) < 24 &&
+      Number(mi) < 60 &&
+      Number(s ?? 0) < 60 &&
+      Number(oh ?? 0) < 24 &&
+      Number(om ?? 0) < 60;
+    const time = new Date(value).getTime();
+    if (valid && time >= EARLIEST && time <= LATEST) return { kind: "instant", instant: new Date(time).toISOString() };
+  }
+  throw invalidParameter(parameter, "must be a date (YYYY-MM-DD) or an ISO 8601 date-time with a time zone");
+}
+
+export function optionalDateBound(parameter: string, value: string | undefined): DateBound | undefined {
+  return value === undefined ? undefined : parseDateBound(parameter, value);
+}
 
 export type OrderColumns = Record<string, AnyColumn | SQL>;
 
@@ -228,19 +289,52 @@ const WIRE_IDENTITY = new Set([
 ]);
 const WIRE_ARRAY_ITEM = new Set(["PgText", "PgVarchar", "PgChar", "PgNumeric", "PgNumericNumber"]);
 
-/** A wire field: a column, an SQL expression of the wire value (see isoInstantSql), or a constant null. */
-export type WireField = AnyColumn | SQL | null;
+/** A timestamptz column whose wire form is its instant in `Date#toISOString()` form. */
+export interface InstantField {
+  readonly instant: AnyColumn;
+}
+
+export const instant = (column: AnyColumn): InstantField => ({ instant: column });
+
+/** A wire field: a column, an instant, an SQL expression of the wire value, or a constant null. */
+export type WireField = AnyColumn | InstantField | SQL | null;
 
 export interface WireRow<T> {
   /** Constant SQL: json_build_array() of every field's wire value, in the order `decode` reads them. */
   readonly sql: SQL<unknown[]>;
   /** The wire object; its fields are still checked and serialized by the route's response schema. */
   decode(values: unknown[]): T;
+  /** The same wire object from a row Drizzle selected (the fields must be columns or instants). */
+  fromRow(row: object): T;
+}
+
+const isInstant = (field: WireField): field is InstantField =>
+  field !== null && typeof field === "object" && "instant" in field && !is(field, SQL);
+
+/** How one field's wire value is read from a Drizzle row: the property, converted as PostgreSQL's to_json does. */
+function rowReader(key: string, field: WireField): (row: Record<string, unknown>) => unknown {
+  if (field === null) return () => null;
+  if (is(field, SQL)) {
+    return () => {
+      throw new Error(`wireRowOf: ${key} is an SQL expression, which has no row form`);
+    };
+  }
+  const column = (isInstant(field) ? field.instant : field) as PgColumn;
+  const property = Object.entries(getTableColumns(column.table)).find(([, candidate]) => candidate === column)?.[0];
+  if (property === undefined) throw new Error(`wireRowOf: ${key} names no column of its table`);
+  if (isInstant(field)) return (row) => (row[property] as Date | null)?.toISOString() ?? null;
+  const base = (column as unknown as { baseColumn?: PgColumn }).baseColumn;
+  // numeric[] arrives as strings; to_json() gives numbers.
+  if (column.columnType === "PgArray" && base?.columnType === "PgNumeric") {
+    return (row) => (row[property] as string[] | null)?.map(Number) ?? null;
+  }
+  return (row) => row[property];
 }
 
 function wireExpression(key: string, field: WireField): SQL {
   if (field === null) return sql`null`;
   if (is(field, SQL)) return field;
+  if (isInstant(field)) return isoInstantSql(field.instant);
   const column = field as PgColumn;
   const kind = column.columnType;
   const base = (column as unknown as { baseColumn?: PgColumn }).baseColumn;
@@ -262,12 +356,19 @@ export function wireRowOf<T extends Record<string, unknown>>(fields: { [K in key
     throw new Error(`json_build_array takes at most ${MAX_JSON_ARGUMENTS} values`);
   const keys = entries.map(([key]) => key);
   const expressions = entries.map(([key, field]) => wireExpression(key, field));
+  let readers: [string, (row: Record<string, unknown>) => unknown][] | undefined;
   return {
     sql: constantSql<unknown[]>(sql`json_build_array(${sql.join(expressions, sql`, `)})`),
     decode(values) {
       const row: Record<string, unknown> = {};
       for (let index = 0; index < keys.length; index++) row[keys[index] as string] = values[index] ?? null;
       return row as T;
+    },
+    fromRow(row) {
+      readers ??= entries.map(([key, field]) => [key, rowReader(key, field)]);
+      const wire: Record<string, unknown> = {};
+      for (const [key, read] of readers) wire[key] = read(row as Record<string, unknown>);
+      return wire as T;
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { ObjectRef } from "@pothos/core";
 import type { TSchema } from "typebox";
+import type { Permission } from "../auth/permissions.js";
 import type { Scope } from "../auth/scope.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
@@ -21,7 +22,7 @@ export interface CollectionDefinition<Wire, Query> {
   singular: string;
   type: ObjectRef<GraphQLTypes, Wire>;
   listQuery: TSchema;
-  permission: string;
+  permission: Permission;
   list(db: Db, scope: Scope, query: Query): Promise<{ items: Wire[]; count: number }>;
   retrieve(db: Db, scope: Scope, id: string): Promise<Wire>;
 }

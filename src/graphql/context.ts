@@ -1,10 +1,11 @@
 import DataLoader from "dataloader";
+import { type Actor, type MemberPermission, requirePermission } from "../auth/actor.js";
+import type { Permission } from "../auth/permissions.js";
 import type { Scope } from "../auth/scope.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { campaigns, donations, paymentMethods, payments, supporters } from "../db/schema.js";
 import { selectTenantRowsByIds } from "../db/tenant-rows.js";
-import { AppError } from "../errors/app-error.js";
 import { campaignToWire } from "../modules/campaigns/campaigns.service.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
 import { donationToWire } from "../modules/donations/donations.service.js";
@@ -12,11 +13,6 @@ import type { CardTestingGuard } from "../modules/giving/card-testing.service.js
 import { paymentMethodToWire } from "../modules/payment-methods/payment-methods.repo.js";
 import { paymentToWire } from "../modules/payments/payments.service.js";
 import { supporterToWire } from "../modules/supporters/supporters.service.js";
-
-/** Who is asking: an installed application (by bearer token) or a member (by session). */
-export type Actor =
-  | { kind: "application"; applicationId: number; permissions: string[] }
-  | { kind: "member"; userId: number; email: string; role: "owner" | "admin" | "member" };
 
 export interface GraphQLContext {
   db: Db;
@@ -63,26 +59,7 @@ export function createLoaders(db: Db, organizationId: number) {
   };
 }
 
-const READ_ROLES = ["owner", "admin", "member"];
-const WRITE_ROLES = ["owner", "admin"];
-
-/** Applications are limited by their permissions, members by their role. */
-export function can(context: GraphQLContext, permission: string): boolean {
-  const { actor } = context;
-  return actor.kind === "application"
-    ? actor.permissions.includes(permission)
-    : (permission.endsWith(":read") ? READ_ROLES : WRITE_ROLES).includes(actor.role);
-}
-
-export function authorize(context: GraphQLContext, permission: string) {
-  const { actor } = context;
-  if (!can(context, permission)) {
-    throw new AppError(
-      "insufficient_scope",
-      403,
-      actor.kind === "application"
-        ? `This application was not granted the "${permission}" permission`
-        : `Your role (${actor.role}) does not allow "${permission}"`,
-    );
-  }
+/** Refuses (403 insufficient_scope) unless the caller may; the rule is src/auth's, as for REST. */
+export function authorize(context: GraphQLContext, permission: Permission | MemberPermission) {
+  requirePermission(context.actor, permission);
 }

@@ -4,6 +4,7 @@ import { and, eq } from "drizzle-orm";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type ASTVisitor, GraphQLError, type ValidationContext } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
+import { type Actor, applicationActor, type Role } from "../auth/actor.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { isDatabaseUnavailable } from "../db/database-unavailable.js";
@@ -16,7 +17,7 @@ import type { DocumentLinks } from "../modules/documents/document-links.js";
 import type { CardTestingGuard } from "../modules/giving/card-testing.service.js";
 import { authenticateAccessToken } from "../oauth/tokens.service.js";
 import { loadSession, SESSION_COOKIE } from "../sessions/sessions.service.js";
-import { type Actor, createLoaders, type GraphQLContext } from "./context.js";
+import { createLoaders, type GraphQLContext } from "./context.js";
 import { limitRules } from "./limits.js";
 import { schema } from "./schema.js";
 
@@ -172,7 +173,7 @@ async function authenticate(
     request.auth = context;
     return {
       db,
-      actor: { kind: "application", applicationId: context.applicationId, permissions: context.permissions },
+      actor: applicationActor(context),
       scope: {
         organizationId: context.organizationId,
         timeZone: context.timeZone,
@@ -219,7 +220,7 @@ async function authenticate(
     kind: "member",
     userId: session.userId,
     email: session.email,
-    role: membership.role as "owner" | "admin" | "member",
+    role: membership.role as Role,
   };
   return {
     db,

@@ -1,6 +1,7 @@
 import type { TSchema } from "typebox";
+import { can } from "../auth/actor.js";
 import { DOCUMENT_LINK_PERMISSIONS, mayOpenLink } from "../modules/documents/document-access.js";
-import { can, type GraphQLContext } from "./context.js";
+import type { GraphQLContext } from "./context.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: Pothos' field builder, whatever the parent shape
 type FieldBuilder = any;
@@ -43,7 +44,7 @@ export function exposeWireFields(t: FieldBuilder, schema: TSchema, skip: readonl
             ? expose.string({
                 ...options,
                 resolve: (parent: Record<string, string | null>, _args: unknown, context: GraphQLContext) =>
-                  mayOpenLink(name, (permission) => can(context, permission)) ? parent[name] : null,
+                  mayOpenLink(name, (permission) => can(context.actor, permission)) ? parent[name] : null,
               })
             : expose.exposeString(name, options);
         break;

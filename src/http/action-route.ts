@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { type TSchema, Type } from "typebox";
+import type { Permission } from "../auth/permissions.js";
 import type { Db } from "../db/client.js";
 import { requireToken } from "./auth.js";
 import { ProblemResponses } from "./problem-schema.js";
@@ -18,7 +19,7 @@ export function actionRoute(
   db: Db,
   action: {
     path: string;
-    permission: string;
+    permission: Permission;
     operationId: string;
     summary: string;
     response: TSchema;

@@ -1,15 +1,15 @@
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from "fastify";
+import type { FastifyRequest, preHandlerAsyncHookHandler } from "fastify";
+import { applicationActor, requirePermission } from "../auth/actor.js";
+import type { Permission } from "../auth/permissions.js";
 import type { Db } from "../db/client.js";
+import { AppError } from "../errors/app-error.js";
 import { authenticateAccessToken, type TokenContext } from "../oauth/tokens.service.js";
-import { problemOf, sendProblem } from "./problem.js";
 
 declare module "fastify" {
   interface FastifyRequest {
     auth: TokenContext;
   }
 }
-
-const REALM = 'Bearer realm="api"';
 
 /** The token of an RFC 6750 `Authorization: Bearer <token>` header; shared by REST and GraphQL. */
 export function readBearer(request: FastifyRequest): string | undefined {
@@ -19,30 +19,22 @@ export function readBearer(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-function unauthorized(reply: FastifyReply, detail: string) {
-  reply.header("WWW-Authenticate", `${REALM}, error="invalid_token", error_description="${detail}"`);
-  return sendProblem(reply, problemOf(401, "invalid_token", detail));
+function invalidToken(detail: string) {
+  return new AppError("invalid_token", 401, detail, undefined, {
+    headers: { "www-authenticate": `Bearer realm="api", error="invalid_token", error_description="${detail}"` },
+  });
 }
 
 /** RFC 6750 bearer authentication; the token fixes the organization of the whole request. */
-export function requireToken(db: Db, permission: string): preHandlerAsyncHookHandler {
-  return async (request, reply) => {
+export function requireToken(db: Db, permission: Permission): preHandlerAsyncHookHandler {
+  return async (request) => {
     const token = readBearer(request);
     if (!token) {
-      return unauthorized(
-        reply,
-        request.headers.authorization ? "Malformed Authorization header" : "Missing bearer token",
-      );
+      throw invalidToken(request.headers.authorization ? "Malformed Authorization header" : "Missing bearer token");
     }
     const context = await authenticateAccessToken(db, token);
-    if (!context) return unauthorized(reply, "The access token is invalid, expired or revoked");
-    if (!context.permissions.includes(permission)) {
-      reply.header("WWW-Authenticate", `${REALM}, error="insufficient_scope", scope="${permission}"`);
-      return sendProblem(
-        reply,
-        problemOf(403, "insufficient_scope", `This application was not granted the "${permission}" permission`),
-      );
-    }
+    if (!context) throw invalidToken("The access token is invalid, expired or revoked");
+    requirePermission(applicationActor(context), permission);
     request.auth = context;
   };
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, onSendHookHandler } from "fastify";
 import { type TSchema, Type } from "typebox";
+import type { Permission } from "../auth/permissions.js";
 import type { Scope } from "../auth/scope.js";
 import type { Db } from "../db/client.js";
 import { requireToken } from "./auth.js";
@@ -9,7 +10,7 @@ export interface CollectionRoutes<Q> {
   /** Path segment under /api/v1/, e.g. "checkouts". */
   collection: string;
   singular: string;
-  permission: string;
+  permission: Permission;
   item: TSchema;
   listQuery: TSchema;
   listResponse: TSchema;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
-import type { Db } from "../db/client.js";
-import { isDeclaredOrigin } from "../modules/applications/application-origins.js";
+
+/** Whether the given application (or, without one, any registered application) declares the origin. */
+export type OriginCheck = (origin: string, applicationId?: number) => Promise<boolean>;
 
 /** Bearer-token surfaces; the public giving API and the cookie routes get no CORS at all. */
 const CORS_ROUTES = /^\/(api\/v1\/(?!public\/)|admin\/graphql\/?$)/;
@@ -14,7 +15,7 @@ const PREFLIGHT_MAX_AGE_SECONDS = "600";
  * declares; the response itself names the origin only when it belongs to the token's application
  * (or, for a refusal (401, 403) that names no application, when any application declares it).
  */
-export function registerCors(app: FastifyInstance, db: Db) {
+export function registerCors(app: FastifyInstance, isDeclaredOrigin: OriginCheck) {
   app.addHook("onRequest", async (request, reply) => {
     const path = request.url.split("?")[0] ?? "";
     if (!CORS_ROUTES.test(path)) return;
@@ -22,7 +23,7 @@ export function registerCors(app: FastifyInstance, db: Db) {
     const origin = request.headers.origin;
     const isPreflight = request.method === "OPTIONS" && request.headers["access-control-request-method"] !== undefined;
     if (!isPreflight) return;
-    if (origin !== undefined && (await isDeclaredOrigin(db, origin))) {
+    if (origin !== undefined && (await isDeclaredOrigin(origin))) {
       reply.headers({
         "access-control-allow-origin": origin,
         "access-control-allow-methods": ALLOWED_METHODS,
@@ -42,7 +43,7 @@ export function registerCors(app: FastifyInstance, db: Db) {
     // A refused token (401, 403) names no application; the refusal may reach any declared origin (it shows nothing).
     const applicationId = request.auth?.applicationId;
     if (applicationId === undefined && reply.statusCode !== 401 && reply.statusCode !== 403) return payload;
-    if (await isDeclaredOrigin(db, origin, applicationId)) {
+    if (await isDeclaredOrigin(origin, applicationId)) {
       reply.header("access-control-allow-origin", origin);
       reply.header("access-control-expose-headers", "www-authenticate, retry-after, ratelimit, ratelimit-policy");
     }

@@ -4,6 +4,7 @@ import { PERMISSION_DESCRIPTIONS } from "../auth/permissions.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
+import { escapeHtml, type PageSecurity, type RenderPage, sendHtmlPage } from "../http/html-page.js";
 import {
   cookieOptions,
   createSession,
@@ -20,7 +21,7 @@ import {
   type AuthorizeParameters,
   authorize,
 } from "./authorize.service.js";
-import { consentPage, errorPage, escapeHtml, type Hidden, loginPage, organizationChoicePage, page } from "./pages.js";
+import { consentPage, errorPage, type Hidden, loginPage, organizationChoicePage, page } from "./pages.js";
 
 const LOGIN_CSRF_COOKIE = "donata_login_csrf";
 const AUTHORIZE_PATH = "/oauth/authorize/";
@@ -47,18 +48,9 @@ const field = (source: Source, name: string) =>
 export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, throttle: CredentialThrottle) {
   const adminOrigin = new URL(config.baseUrl).origin;
 
-  function sendPage(reply: FastifyReply, status: number, html: string) {
-    return reply
-      .code(status)
-      .headers({
-        "content-type": "text/html; charset=utf-8",
-        "cache-control": "no-store",
-        "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors ${adminOrigin}`,
-        "x-content-type-options": "nosniff",
-        "referrer-policy": "no-referrer",
-      })
-      .send(html);
-  }
+  const pageSecurity: PageSecurity = { frameAncestors: adminOrigin };
+  const sendPage = (reply: FastifyReply, status: number, render: RenderPage) =>
+    sendHtmlPage(reply, status, pageSecurity, render);
 
   function renderLogin(
     reply: FastifyReply,

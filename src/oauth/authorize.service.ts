@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import { type Actor, can, type Role } from "../auth/actor.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { applications, installations, memberships, organizations } from "../db/schema.js";
@@ -140,7 +141,13 @@ export async function authorize(
   if (!organization) return fail("access_denied", "No organization was chosen");
 
   if (!(await isInstalled(db, organization.id, application.id))) {
-    if (organization.role !== "owner" && organization.role !== "admin") {
+    const member: Actor = {
+      kind: "member",
+      userId: session.userId,
+      email: session.email,
+      role: organization.role as Role,
+    };
+    if (!can(member, "applications:manage")) {
       return { kind: "ask_admin", application, organization };
     }
     if (decision.decision === "deny") return fail("access_denied", "The installation was denied");

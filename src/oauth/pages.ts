@@ -1,8 +1,4 @@
-const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => ESCAPES[char] as string);
-}
+import { escapeHtml, htmlDocument, type RenderPage } from "../http/html-page.js";
 
 export type Hidden = Record<string, string | undefined>;
 
@@ -37,26 +33,18 @@ const STYLE = `
   .row { display: flex; gap: .75rem; } .row button { flex: 1; }
 `;
 
-export function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-  <meta charset="utf-8">
-  <meta name="viewport" content="width=device-width, initial-scale=1">
-  <meta name="referrer" content="no-referrer">
-  <title>${escapeHtml(title)} · Donata</title>
-  <style>${STYLE}</style>
-</head>
-<body>
-  <main>
-    <div class="brand">Donata</div>
-    ${body}
-  </main>
-</body>
-</html>`;
+/** The authorization server's pages: one look, rendered around the response's nonce. */
+export function page(title: string, body: string): RenderPage {
+  return (nonce) =>
+    htmlDocument({
+      title: `${title} · Donata`,
+      nonce,
+      style: STYLE,
+      body: `<main>\n  <div class="brand">Donata</div>\n  ${body}\n</main>`,
+    });
 }
 
-export function errorPage(title: string, message: string): string {
+export function errorPage(title: string, message: string): RenderPage {
   return page(title, `<h1>${escapeHtml(title)}</h1>\n    <p>${escapeHtml(message)}</p>`);
 }
 

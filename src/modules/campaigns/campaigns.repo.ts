@@ -2,18 +2,54 @@ import { and, arrayContains, eq, ilike, isNotNull, isNull, or, type SQL, sql } f
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
+  type DateBound,
   dateRangeConditions,
   escapeLike,
+  instant,
   listTenantPage,
+  type Order,
   orderColumnsOf,
   orderTerms,
+  type Page,
   selectTenantRow,
+  wireRowOf,
 } from "../../db/list-query.js";
 import { campaigns } from "../../db/schema.js";
-import type { DateBound, Order, Page } from "../../http/pagination.js";
 import { CAMPAIGN_ORDER_FIELDS, type CampaignWire } from "./campaigns.schemas.js";
 
 export type CampaignRow = typeof campaigns.$inferSelect;
+
+/** The one wire mapping of campaigns: the SQL that builds it (checkouts embed it) and *ToWire alike. */
+export const campaignWireRow = wireRowOf<CampaignWire>({
+  id: campaigns.id,
+  create_date: instant(campaigns.createDate),
+  update_date: instant(campaigns.updateDate),
+  title: campaigns.title,
+  slug: campaigns.slug,
+  code: campaigns.code,
+  type: campaigns.type,
+  goal: campaigns.goal,
+  is_goal_enabled: campaigns.isGoalEnabled,
+  has_one_off: campaigns.hasOneOff,
+  has_subscription: campaigns.hasSubscription,
+  allow_custom_amount: campaigns.allowCustomAmount,
+  allow_custom_subscription_amount: campaigns.allowCustomSubscriptionAmount,
+  default_amount: campaigns.defaultAmount,
+  default_subscription_amount: campaigns.defaultSubscriptionAmount,
+  min_amount: campaigns.minAmount,
+  max_amount: campaigns.maxAmount,
+  min_subscription_amount: campaigns.minSubscriptionAmount,
+  max_subscription_amount: campaigns.maxSubscriptionAmount,
+  asks: campaigns.asks,
+  asks_subscription: campaigns.asksSubscription,
+  shown_fields: campaigns.shownFields,
+  required_fields: campaigns.requiredFields,
+  privacy_note: campaigns.privacyNote,
+  tags: campaigns.tags,
+  cost_example_amount: campaigns.costExampleAmount,
+  cost_example_label: campaigns.costExampleLabel,
+  archive_date: instant(campaigns.archiveDate),
+});
 
 export interface CampaignFilters {
   q?: string;

@@ -1,10 +1,11 @@
 import type { Scope } from "../../auth/scope.js";
 import type { Db } from "../../db/client.js";
+import { optionalDateBound, parseOrder } from "../../db/list-query.js";
 import { AppError, notFound, type ValidationIssue } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
-import { optionalDateBound, parseOrder } from "../../http/pagination.js";
 import {
   type CampaignRow,
+  campaignWireRow,
   findCampaignRow,
   insertCampaignRow,
   listCampaignRows,
@@ -12,39 +13,8 @@ import {
 } from "./campaigns.repo.js";
 import type { CampaignInput, CampaignListQuery, CampaignPatch, CampaignWire } from "./campaigns.schemas.js";
 
-const numbers = (values: string[] | null) => (values === null ? null : values.map(Number));
-
 export function campaignToWire(row: CampaignRow): CampaignWire {
-  return {
-    id: row.id,
-    create_date: row.createDate.toISOString(),
-    update_date: row.updateDate.toISOString(),
-    title: row.title,
-    slug: row.slug,
-    code: row.code,
-    type: row.type,
-    goal: row.goal,
-    is_goal_enabled: row.isGoalEnabled,
-    has_one_off: row.hasOneOff,
-    has_subscription: row.hasSubscription,
-    allow_custom_amount: row.allowCustomAmount,
-    allow_custom_subscription_amount: row.allowCustomSubscriptionAmount,
-    default_amount: row.defaultAmount,
-    default_subscription_amount: row.defaultSubscriptionAmount,
-    min_amount: row.minAmount,
-    max_amount: row.maxAmount,
-    min_subscription_amount: row.minSubscriptionAmount,
-    max_subscription_amount: row.maxSubscriptionAmount,
-    asks: numbers(row.asks),
-    asks_subscription: numbers(row.asksSubscription),
-    shown_fields: row.shownFields,
-    required_fields: row.requiredFields,
-    privacy_note: row.privacyNote,
-    tags: row.tags,
-    cost_example_amount: row.costExampleAmount,
-    cost_example_label: row.costExampleLabel,
-    archive_date: row.archiveDate?.toISOString() ?? null,
-  };
+  return campaignWireRow.fromRow(row);
 }
 
 export async function listCampaigns(db: Db, scope: Scope, query: CampaignListQuery) {

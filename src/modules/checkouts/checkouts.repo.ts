@@ -6,22 +6,24 @@ import {
   collectionCountSql,
   constantSql,
   countAll,
+  type DateBound,
   dateRangeConditions,
   escapeLike,
-  isoInstantSql,
+  instant,
+  type Order,
   type OrderColumns,
   orderTerms,
+  type Page,
   prepared,
   wireRowOf,
 } from "../../db/list-query.js";
 import { campaigns, checkouts, donations, paymentMethods, payments, supporters } from "../../db/schema.js";
-import type { DateBound, Order, Page } from "../../http/pagination.js";
+import { campaignWireRow } from "../campaigns/campaigns.repo.js";
 import type { CampaignWire } from "../campaigns/campaigns.schemas.js";
-import type { DonationWire } from "../donations/donations.schemas.js";
-import type { PaymentMethodWire } from "../payment-methods/payment-methods.schemas.js";
-import type { PaymentWire } from "../payments/payments.schemas.js";
-import { supporterTextMatch } from "../supporters/supporters.repo.js";
-import type { SupporterWire } from "../supporters/supporters.schemas.js";
+import { donationWireRow } from "../donations/donations.repo.js";
+import { paymentMethodWireRow } from "../payment-methods/payment-methods.repo.js";
+import { paymentWireRow } from "../payments/payments.repo.js";
+import { supporterTextMatch, supporterWireRow } from "../supporters/supporters.repo.js";
 import type { CheckoutWire } from "./checkouts.schemas.js";
 
 export interface CheckoutFilters {
@@ -112,121 +114,16 @@ function conditionsFor(tx: Executor, scope: Scope, filters: CheckoutFilters): (S
   ];
 }
 
-const iso = isoInstantSql;
-
-// Each related record in its wire form, as the module's own *ToWire gives it (campaignToWire,
-// supporterToWire, donationToWire, paymentToWire, paymentMethodToWire); checkouts.test.ts holds
-// every embedded record equal to the module's own single read.
-const campaignWire = wireRowOf<CampaignWire>({
-  id: campaigns.id,
-  create_date: iso(campaigns.createDate),
-  update_date: iso(campaigns.updateDate),
-  title: campaigns.title,
-  slug: campaigns.slug,
-  code: campaigns.code,
-  type: campaigns.type,
-  goal: campaigns.goal,
-  is_goal_enabled: campaigns.isGoalEnabled,
-  has_one_off: campaigns.hasOneOff,
-  has_subscription: campaigns.hasSubscription,
-  allow_custom_amount: campaigns.allowCustomAmount,
-  allow_custom_subscription_amount: campaigns.allowCustomSubscriptionAmount,
-  default_amount: campaigns.defaultAmount,
-  default_subscription_amount: campaigns.defaultSubscriptionAmount,
-  min_amount: campaigns.minAmount,
-  max_amount: campaigns.maxAmount,
-  min_subscription_amount: campaigns.minSubscriptionAmount,
-  max_subscription_amount: campaigns.maxSubscriptionAmount,
-  asks: campaigns.asks,
-  asks_subscription: campaigns.asksSubscription,
-  shown_fields: campaigns.shownFields,
-  required_fields: campaigns.requiredFields,
-  privacy_note: campaigns.privacyNote,
-  tags: campaigns.tags,
-  cost_example_amount: campaigns.costExampleAmount,
-  cost_example_label: campaigns.costExampleLabel,
-  archive_date: iso(campaigns.archiveDate),
-});
-const supporterWire = wireRowOf<SupporterWire>({
-  id: supporters.id,
-  create_date: iso(supporters.createDate),
-  update_date: iso(supporters.updateDate),
-  image: supporters.image,
-  code: supporters.code,
-  business_name: supporters.businessName,
-  first_name: supporters.firstName,
-  last_name: supporters.lastName,
-  email: supporters.email,
-  phone: supporters.phone,
-  mobile: supporters.mobile,
-  job: supporters.job,
-  sex: supporters.sex,
-  date_of_birth: supporters.dateOfBirth,
-  place_of_birth: supporters.placeOfBirth,
-  ssn: supporters.ssn,
-  vat: supporters.vat,
-  address: supporters.address,
-  address2: supporters.address2,
-  city: supporters.city,
-  locality: supporters.locality,
-  country: supporters.country,
-  postal_code: supporters.postalCode,
-  certification_url: supporters.certificationUrl,
-  privacy: supporters.privacy,
-  email_marketing: supporters.emailMarketing,
-  phone_marketing: supporters.phoneMarketing,
-  sms_marketing: supporters.smsMarketing,
-  postal_marketing: supporters.postalMarketing,
-  profilation_marketing: supporters.profilationMarketing,
-  tags: supporters.tags,
-  note: supporters.note,
-  erase_date: iso(supporters.eraseDate),
-});
-const donationWire = wireRowOf<DonationWire>({
-  id: donations.id,
-  supporter_id: donations.supporterId,
-  campaign_id: donations.campaignId,
-  code: donations.code,
-  state: donations.state,
-  amount: donations.amount,
-  currency: donations.currency,
-  receipt_url: donations.receiptUrl,
-  frequency: donations.frequency,
-  note: donations.note,
-  completed_date: iso(donations.completedDate),
-  create_date: iso(donations.createDate),
-  update_date: iso(donations.updateDate),
-  device: donations.device,
-  tags: donations.tags,
-});
-/** payment_method is filled in from paymentMethodWire. */
-const paymentWire = wireRowOf<PaymentWire>({
-  id: payments.id,
-  donation_id: payments.donationId,
-  state: payments.state,
-  amount: payments.amount,
-  currency: payments.currency,
-  payment_date: iso(payments.paymentDate),
-  payment_method: null,
-  processor_intent_id: payments.processorIntentId,
-  create_date: iso(payments.createDate),
-  update_date: iso(payments.updateDate),
-});
-const paymentMethodWire = wireRowOf<PaymentMethodWire>({
-  id: paymentMethods.id,
-  create_date: iso(paymentMethods.createDate),
-  update_date: iso(paymentMethods.updateDate),
-  processor: paymentMethods.processor,
-  label: paymentMethods.label,
-});
+// Each embedded record in its module's one wire mapping (campaignWireRow…), built here in SQL;
+// the payment's payment_method is filled in from paymentMethodWireRow.
 /** The checkout's own fields; the embedded records and the payment method mirror are set by toWire. */
 const checkoutWire = wireRowOf<Omit<CheckoutWire, "campaign" | "supporter" | "donation" | "payment">>({
   id: checkouts.id,
-  create_date: iso(checkouts.createDate),
-  update_date: iso(checkouts.updateDate),
+  create_date: instant(checkouts.createDate),
+  update_date: instant(checkouts.updateDate),
   state: checkouts.state,
   amount: checkouts.amount,
-  completed_date: iso(checkouts.completedDate),
+  completed_date: instant(checkouts.completedDate),
   frequency: checkouts.frequency,
   cost_example_quantity: checkouts.costExampleQuantity,
   payment_method_processor: null,
@@ -250,13 +147,13 @@ const recordSelection = {
   checkout: checkoutWire.sql,
   campaignId: checkouts.campaignId,
   campaign: constantSql<unknown[] | null>(
-    sql`case when row_number() over (partition by ${checkouts.campaignId}) = 1 then ${relatedJson(campaigns, campaignWire.sql, checkouts.campaignId)} end`,
+    sql`case when row_number() over (partition by ${checkouts.campaignId}) = 1 then ${relatedJson(campaigns, campaignWireRow.sql, checkouts.campaignId)} end`,
   ),
-  supporter: constantSql<unknown[] | null>(relatedJson(supporters, supporterWire.sql, checkouts.supporterId)),
-  donation: constantSql<unknown[] | null>(relatedJson(donations, donationWire.sql, checkouts.donationId)),
+  supporter: constantSql<unknown[] | null>(relatedJson(supporters, supporterWireRow.sql, checkouts.supporterId)),
+  donation: constantSql<unknown[] | null>(relatedJson(donations, donationWireRow.sql, checkouts.donationId)),
   /** [payment, its method or null], or null without a payment. */
   payment: constantSql<[unknown[], unknown[] | null] | null>(
-    sql`(select json_build_array(${paymentWire.sql}, case when ${paymentMethods.id} is null then null else ${paymentMethodWire.sql} end)
+    sql`(select json_build_array(${paymentWireRow.sql}, case when ${paymentMethods.id} is null then null else ${paymentMethodWireRow.sql} end)
       from ${payments} left join ${paymentMethods}
         on ${paymentMethods.organizationId} = ${payments.organizationId} and ${paymentMethods.id} = ${payments.paymentMethodId}
       where ${payments.organizationId} = ${checkouts.organizationId} and ${payments.id} = ${checkouts.paymentId})`,
@@ -273,12 +170,13 @@ type RecordRow = Awaited<ReturnType<typeof selectWithRelations>>[number];
 function toWire(rows: RecordRow[]): CheckoutWire[] {
   const campaignsById = new Map<number, CampaignWire>();
   for (const row of rows) {
-    if (row.campaign && row.campaignId !== null) campaignsById.set(row.campaignId, campaignWire.decode(row.campaign));
+    if (row.campaign && row.campaignId !== null)
+      campaignsById.set(row.campaignId, campaignWireRow.decode(row.campaign));
   }
   return rows.map((row) => {
     const checkout = checkoutWire.decode(row.checkout) as CheckoutWire;
-    const payment = row.payment ? paymentWire.decode(row.payment[0]) : null;
-    const method = row.payment?.[1] ? paymentMethodWire.decode(row.payment[1]) : null;
+    const payment = row.payment ? paymentWireRow.decode(row.payment[0]) : null;
+    const method = row.payment?.[1] ? paymentMethodWireRow.decode(row.payment[1]) : null;
     if (payment) payment.payment_method = method;
     if (method) {
       checkout.payment_method_processor = method.processor;
@@ -286,8 +184,8 @@ function toWire(rows: RecordRow[]): CheckoutWire[] {
       checkout.payment_method_id = method.id;
     }
     checkout.campaign = row.campaignId === null ? null : (campaignsById.get(row.campaignId) ?? null);
-    checkout.supporter = row.supporter ? supporterWire.decode(row.supporter) : null;
-    checkout.donation = row.donation ? donationWire.decode(row.donation) : null;
+    checkout.supporter = row.supporter ? supporterWireRow.decode(row.supporter) : null;
+    checkout.donation = row.donation ? donationWireRow.decode(row.donation) : null;
     checkout.payment = payment;
     return checkout;
   });

@@ -1,8 +1,8 @@
 import type { Scope } from "../../auth/scope.js";
 import type { Db } from "../../db/client.js";
+import { optionalDateBound, parseOrder } from "../../db/list-query.js";
 import { notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
-import { optionalDateBound, parseOrder } from "../../http/pagination.js";
 import { findCheckoutWire, listCheckoutRecords } from "./checkouts.repo.js";
 import type { CheckoutListQuery } from "./checkouts.schemas.js";
 

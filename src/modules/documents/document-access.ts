@@ -1,10 +1,12 @@
+import type { Permission } from "../../auth/permissions.js";
+
 /**
  * A link to a document is data too: it opens whatever the document shows. A receipt shows the
  * donation and the donor's name and address; a yearly statement shows the supporter and their
  * donations. So a link is visible only to a reader allowed to read all of that, and null otherwise
  * (the field stays on the wire, as decisions §3 wants one shape).
  */
-export const DOCUMENT_LINK_PERMISSIONS: Readonly<Record<string, readonly string[]>> = {
+export const DOCUMENT_LINK_PERMISSIONS: Readonly<Record<string, readonly Permission[]>> = {
   receipt_url: ["donations:read", "supporters:read"],
   certification_url: ["supporters:read", "donations:read"],
 };
@@ -13,7 +15,7 @@ const LINK_PERMISSIONS = [...new Set(Object.values(DOCUMENT_LINK_PERMISSIONS).fl
 
 export const DOCUMENT_LINK_NOTE = "null unless the reader may also read supporters and donations";
 
-export function mayOpenLink(field: string, allows: (permission: string) => boolean): boolean {
+export function mayOpenLink(field: string, allows: (permission: Permission) => boolean): boolean {
   return (DOCUMENT_LINK_PERMISSIONS[field] ?? []).every(allows);
 }
 

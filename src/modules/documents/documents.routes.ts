@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { Type } from "typebox";
+import { type PageSecurity, sendHtmlPage } from "../../http/html-page.js";
 import { toProblem } from "../../http/problem.js";
 import type { GivingContext } from "../giving/giving.context.js";
 import { errorDocument, loadReceipt, receiptPage } from "./receipt.page.js";
@@ -13,24 +13,13 @@ const DocumentParams = Type.Object({
 });
 const DocumentErrors = { 404: html("No such document, or the signature does not match") };
 
-/** Sends a page built around a fresh nonce: its own inline style and script run, nothing else does. */
-function sendDocument(reply: FastifyReply, status: number, render: (nonce: string) => string) {
-  const nonce = randomBytes(16).toString("base64");
-  return reply
-    .code(status)
-    .headers({
-      "content-type": "text/html; charset=utf-8",
-      // A receipt names a donor and an amount: never kept by a shared cache or indexed.
-      "cache-control": "private, no-store",
-      "x-robots-tag": "noindex",
-      "referrer-policy": "no-referrer",
-      "x-content-type-options": "nosniff",
-      "content-security-policy":
-        `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; ` +
-        "base-uri 'none'; form-action 'none'; frame-ancestors 'self'",
-    })
-    .send(render(nonce));
-}
+const PAGE_SECURITY: PageSecurity = {
+  frameAncestors: "'self'",
+  allow: ["form-action 'none'"],
+  // A receipt names a donor and an amount: never kept by a shared cache or indexed.
+  cacheControl: "private, no-store",
+  headers: { "x-robots-tag": "noindex" },
+};
 
 /**
  * Donation receipts and yearly statements behind the signed links stored in `receipt_url` and
@@ -41,7 +30,9 @@ export function documentRoutes(app: FastifyInstance, context: GivingContext) {
   app.register(async (documents) => {
     documents.setErrorHandler((error, request, reply) => {
       const problem = toProblem(error, request);
-      return sendDocument(reply, problem.status, (nonce) => errorDocument(problem.status, problem.detail, nonce));
+      return sendHtmlPage(reply, problem.status, PAGE_SECURITY, (nonce) =>
+        errorDocument(problem.status, problem.detail, nonce),
+      );
     });
 
     documents.get(
@@ -58,7 +49,7 @@ export function documentRoutes(app: FastifyInstance, context: GivingContext) {
       async (request, reply) => {
         const { id, signature } = request.params as { id: string; signature: string };
         const receipt = await loadReceipt(context.db, context.links, id, signature);
-        return sendDocument(reply, 200, (nonce) => receiptPage(receipt, nonce));
+        return sendHtmlPage(reply, 200, PAGE_SECURITY, (nonce) => receiptPage(receipt, nonce));
       },
     );
 
@@ -86,7 +77,7 @@ export function documentRoutes(app: FastifyInstance, context: GivingContext) {
         const { id, signature } = request.params as { id: string; signature: string };
         const year = parseStatementYear((request.query as { year?: string }).year);
         const statement = await loadStatement(context.db, context.links, id, signature, year);
-        return sendDocument(reply, 200, (nonce) => statementPage(statement, nonce));
+        return sendHtmlPage(reply, 200, PAGE_SECURITY, (nonce) => statementPage(statement, nonce));
       },
     );
   });

@@ -2,7 +2,7 @@ import { and, asc, eq, inArray } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import { campaigns, donations, organizations, paymentMethods, payments, supporters } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
-import { escapeHtml } from "../../oauth/pages.js";
+import { escapeHtml, htmlDocument } from "../../http/html-page.js";
 import { formatMoney, fromCents, toCents } from "../../payments/money.js";
 import type { DocumentKind, DocumentLinks } from "./document-links.js";
 
@@ -114,24 +114,17 @@ export function documentLayout(options: { title: string; nonce: string; body: st
     ? `<div class="toolbar no-print"><button type="button" id="print" hidden>Print / Save as PDF</button></div>`
     : "";
   const script = options.printable ? `<script nonce="${options.nonce}">${PRINT_SCRIPT}</script>` : "";
-  return `<!doctype html>
-<html lang="en">
-<head>
-  <meta charset="utf-8">
-  <meta name="viewport" content="width=device-width, initial-scale=1">
-  <meta name="referrer" content="no-referrer">
-  <meta name="robots" content="noindex">
-  <title>${escapeHtml(options.title)}</title>
-  <style nonce="${options.nonce}">${STYLE}</style>
-</head>
-<body>
-  ${toolbar}
-  <main class="sheet${options.printable ? "" : " message"}">
-    ${options.body}
-  </main>
-  ${script}
-</body>
-</html>`;
+  return htmlDocument({
+    title: options.title,
+    nonce: options.nonce,
+    style: STYLE,
+    head: '<meta name="robots" content="noindex">\n',
+    body: `${toolbar}
+<main class="sheet${options.printable ? "" : " message"}">
+${options.body}
+</main>`,
+    scripts: script,
+  });
 }
 
 export function errorDocument(status: number, message: string, nonce: string): string {

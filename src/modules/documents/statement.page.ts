@@ -2,7 +2,7 @@ import { and, asc, eq, gte, isNotNull, lt, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import { campaigns, donations, organizations, payments, supporters } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
-import { escapeHtml } from "../../oauth/pages.js";
+import { escapeHtml } from "../../http/html-page.js";
 import type { DocumentLinks } from "./document-links.js";
 import {
   documentFormat,

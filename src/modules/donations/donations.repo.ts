@@ -2,18 +2,42 @@ import { arrayContains, eq, ilike, type SQL } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
+  type DateBound,
   dateRangeConditions,
   escapeLike,
+  instant,
   listTenantPage,
+  type Order,
   orderColumnsOf,
   orderTerms,
+  type Page,
   selectTenantRow,
+  wireRowOf,
 } from "../../db/list-query.js";
 import { donations } from "../../db/schema.js";
-import type { DateBound, Order, Page } from "../../http/pagination.js";
+import type { DonationWire } from "./donations.schemas.js";
 import { DONATION_ORDER_FIELDS } from "./donations.schemas.js";
 
 export type DonationRow = typeof donations.$inferSelect;
+
+/** The one wire mapping of donations: the SQL that builds it (checkouts embed it) and *ToWire alike. */
+export const donationWireRow = wireRowOf<DonationWire>({
+  id: donations.id,
+  supporter_id: donations.supporterId,
+  campaign_id: donations.campaignId,
+  code: donations.code,
+  state: donations.state,
+  amount: donations.amount,
+  currency: donations.currency,
+  receipt_url: donations.receiptUrl,
+  frequency: donations.frequency,
+  note: donations.note,
+  completed_date: instant(donations.completedDate),
+  create_date: instant(donations.createDate),
+  update_date: instant(donations.updateDate),
+  device: donations.device,
+  tags: donations.tags,
+});
 
 export interface DonationFilters {
   q?: string;

@@ -1,29 +1,13 @@
 import type { Scope } from "../../auth/scope.js";
 import type { Db } from "../../db/client.js";
+import { optionalDateBound, parseOrder } from "../../db/list-query.js";
 import { notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
-import { optionalDateBound, parseOrder } from "../../http/pagination.js";
-import { type DonationRow, findDonationRow, listDonationRows } from "./donations.repo.js";
+import { type DonationRow, donationWireRow, findDonationRow, listDonationRows } from "./donations.repo.js";
 import type { DonationListQuery, DonationWire } from "./donations.schemas.js";
 
 export function donationToWire(row: DonationRow): DonationWire {
-  return {
-    id: row.id,
-    supporter_id: row.supporterId,
-    campaign_id: row.campaignId,
-    code: row.code,
-    state: row.state as DonationWire["state"],
-    amount: row.amount,
-    currency: row.currency,
-    receipt_url: row.receiptUrl,
-    frequency: row.frequency as DonationWire["frequency"],
-    note: row.note,
-    completed_date: row.completedDate?.toISOString() ?? null,
-    create_date: row.createDate.toISOString(),
-    update_date: row.updateDate.toISOString(),
-    device: row.device as DonationWire["device"],
-    tags: row.tags,
-  };
+  return donationWireRow.fromRow(row);
 }
 
 export async function listDonations(db: Db, scope: Scope, query: DonationListQuery) {

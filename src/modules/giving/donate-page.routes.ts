@@ -1,42 +1,26 @@
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { Type } from "typebox";
 import { AppError } from "../../errors/app-error.js";
+import { type PageSecurity, sendHtmlPage } from "../../http/html-page.js";
 import { getPublicCampaign } from "./checkout-flow.service.js";
 import { CHALLENGE_ASSETS, donateErrorPage, donatePage } from "./donate-page.js";
 import type { GivingContext } from "./giving.context.js";
 
 const Slug = Type.String({ maxLength: 100 });
 
-/** A nonce per response: only this page's own inline style and script may run. */
-function sendPage(reply: FastifyReply, status: number, render: (nonce: string) => string) {
-  const nonce = randomBytes(16).toString("base64");
-  return reply
-    .code(status)
-    .headers({
-      "content-type": "text/html; charset=utf-8",
-      "cache-control": "no-store",
-      "content-security-policy": [
-        "default-src 'none'",
-        `script-src 'nonce-${nonce}'`,
-        `style-src 'nonce-${nonce}'`,
-        "connect-src 'self'",
-        // The ALTCHA widget solves its proof of work in a web worker served from this origin (no wasm).
-        "worker-src 'self'",
-        "img-src 'self' data:",
-        "form-action 'self'",
-        "base-uri 'none'",
-        "frame-ancestors 'none'",
-      ].join("; "),
-      "x-content-type-options": "nosniff",
-      "x-frame-options": "DENY",
-      "referrer-policy": "no-referrer",
-    })
-    .send(render(nonce));
-}
+const PAGE_SECURITY: PageSecurity = {
+  frameAncestors: "'none'",
+  allow: [
+    "connect-src 'self'",
+    // The ALTCHA widget solves its proof of work in a web worker served from this origin (no wasm).
+    "worker-src 'self'",
+    "img-src 'self' data:",
+    "form-action 'self'",
+  ],
+};
 
 /** The ALTCHA widget's strict-CSP build (no inline style or worker), its stylesheet and its PBKDF2 worker. */
 function challengeAssets() {
@@ -81,13 +65,13 @@ export function donatePageRoutes(app: FastifyInstance, context: GivingContext) {
         const refused = clientStatus !== undefined && clientStatus >= 400 && clientStatus < 500;
         const status = clientStatus === 410 ? 410 : invalidSlug || refused ? 404 : 500;
         if (status === 500) request.log.error({ err: error }, "donation page failed");
-        return sendPage(reply, status, (nonce) => donateErrorPage(status, { nonce }));
+        return sendHtmlPage(reply, status, PAGE_SECURITY, (nonce) => donateErrorPage(status, { nonce }));
       },
     },
     async (request, reply) => {
       const { organization, campaign } = request.params as { organization: string; campaign: string };
       const publicCampaign = await getPublicCampaign(context, organization, campaign);
-      return sendPage(reply, 200, (nonce) => donatePage(publicCampaign, { nonce }));
+      return sendHtmlPage(reply, 200, PAGE_SECURITY, (nonce) => donatePage(publicCampaign, { nonce }));
     },
   );
 }

@@ -1,16 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { and, asc, eq, sql } from "drizzle-orm";
+import { ROLES, type Role } from "../../auth/actor.js";
 import type { Db, Executor } from "../../db/client.js";
 import { memberships, users } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
-import {
-  findUserByEmail,
-  hashPassword,
-  MIN_PASSWORD_LENGTH,
-  normalizeEmail,
-  ROLES,
-  type Role,
-} from "../users/users.service.js";
+import { findUserByEmail, hashPassword, MIN_PASSWORD_LENGTH, normalizeEmail } from "../users/users.service.js";
 
 export interface MemberWire {
   user_id: number;

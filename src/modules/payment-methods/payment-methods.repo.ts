@@ -1,18 +1,22 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
+import { instant, wireRowOf } from "../../db/list-query.js";
 import { paymentMethods } from "../../db/schema.js";
 import type { PaymentMethodWire } from "./payment-methods.schemas.js";
 
 export type PaymentMethodRow = typeof paymentMethods.$inferSelect;
 
+/** The one wire mapping of payment methods: the SQL that builds it (checkouts embed it) and *ToWire alike. */
+export const paymentMethodWireRow = wireRowOf<PaymentMethodWire>({
+  id: paymentMethods.id,
+  create_date: instant(paymentMethods.createDate),
+  update_date: instant(paymentMethods.updateDate),
+  processor: paymentMethods.processor,
+  label: paymentMethods.label,
+});
+
 export function paymentMethodToWire(row: PaymentMethodRow): PaymentMethodWire {
-  return {
-    id: row.id,
-    create_date: row.createDate.toISOString(),
-    update_date: row.updateDate.toISOString(),
-    processor: row.processor,
-    label: row.label,
-  };
+  return paymentMethodWireRow.fromRow(row);
 }
 
 /** One query for all the payment methods of a page, keyed by id. */

@@ -2,17 +2,36 @@ import { eq, type SQL } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
+  type DateBound,
   dateRangeConditions,
+  instant,
   listTenantPage,
+  type Order,
   orderColumnsOf,
   orderTerms,
+  type Page,
   selectTenantRow,
+  wireRowOf,
 } from "../../db/list-query.js";
 import { payments } from "../../db/schema.js";
-import type { DateBound, Order, Page } from "../../http/pagination.js";
+import type { PaymentWire } from "./payments.schemas.js";
 import { PAYMENT_ORDER_FIELDS } from "./payments.schemas.js";
 
 export type PaymentRow = typeof payments.$inferSelect;
+
+/** The one wire mapping of payments: the SQL that builds it (checkouts embed it) and *ToWire alike. */
+export const paymentWireRow = wireRowOf<PaymentWire>({
+  id: payments.id,
+  donation_id: payments.donationId,
+  state: payments.state,
+  amount: payments.amount,
+  currency: payments.currency,
+  payment_date: instant(payments.paymentDate),
+  payment_method: null,
+  processor_intent_id: payments.processorIntentId,
+  create_date: instant(payments.createDate),
+  update_date: instant(payments.updateDate),
+});
 
 export interface PaymentFilters {
   state?: string;

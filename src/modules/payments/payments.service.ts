@@ -1,29 +1,18 @@
 import type { Scope } from "../../auth/scope.js";
 import type { Db } from "../../db/client.js";
+import { optionalDateBound, parseOrder } from "../../db/list-query.js";
 import { notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
-import { optionalDateBound, parseOrder } from "../../http/pagination.js";
 import {
   findPaymentMethodsByIds,
   type PaymentMethodRow,
   paymentMethodToWire,
 } from "../payment-methods/payment-methods.repo.js";
-import { findPaymentRow, listPaymentRows, type PaymentRow } from "./payments.repo.js";
+import { findPaymentRow, listPaymentRows, type PaymentRow, paymentWireRow } from "./payments.repo.js";
 import type { PaymentListQuery, PaymentWire } from "./payments.schemas.js";
 
 export function paymentToWire(row: PaymentRow, method: PaymentMethodRow | null | undefined): PaymentWire {
-  return {
-    id: row.id,
-    donation_id: row.donationId,
-    state: row.state as PaymentWire["state"],
-    amount: row.amount,
-    currency: row.currency,
-    payment_date: row.paymentDate?.toISOString() ?? null,
-    payment_method: method ? paymentMethodToWire(method) : null,
-    processor_intent_id: row.processorIntentId,
-    create_date: row.createDate.toISOString(),
-    update_date: row.updateDate.toISOString(),
-  };
+  return { ...paymentWireRow.fromRow(row), payment_method: method ? paymentMethodToWire(method) : null };
 }
 
 export async function listPayments(db: Db, scope: Scope, query: PaymentListQuery) {

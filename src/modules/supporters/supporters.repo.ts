@@ -2,18 +2,60 @@ import { arrayContains, eq, ilike, or, type SQL, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
+  type DateBound,
   dateRangeConditions,
   escapeLike,
+  instant,
   listTenantPage,
+  type Order,
   orderColumnsOf,
   orderTerms,
+  type Page,
   selectTenantRow,
+  wireRowOf,
 } from "../../db/list-query.js";
 import { supporters } from "../../db/schema.js";
-import type { DateBound, Order, Page } from "../../http/pagination.js";
+import type { SupporterWire } from "./supporters.schemas.js";
 import { SUPPORTER_ORDER_FIELDS } from "./supporters.schemas.js";
 
 export type SupporterRow = typeof supporters.$inferSelect;
+
+/** The one wire mapping of supporters: the SQL that builds it (checkouts embed it) and *ToWire alike. */
+export const supporterWireRow = wireRowOf<SupporterWire>({
+  id: supporters.id,
+  create_date: instant(supporters.createDate),
+  update_date: instant(supporters.updateDate),
+  image: supporters.image,
+  code: supporters.code,
+  business_name: supporters.businessName,
+  first_name: supporters.firstName,
+  last_name: supporters.lastName,
+  email: supporters.email,
+  phone: supporters.phone,
+  mobile: supporters.mobile,
+  job: supporters.job,
+  sex: supporters.sex,
+  date_of_birth: supporters.dateOfBirth,
+  place_of_birth: supporters.placeOfBirth,
+  ssn: supporters.ssn,
+  vat: supporters.vat,
+  address: supporters.address,
+  address2: supporters.address2,
+  city: supporters.city,
+  locality: supporters.locality,
+  country: supporters.country,
+  postal_code: supporters.postalCode,
+  certification_url: supporters.certificationUrl,
+  privacy: supporters.privacy,
+  email_marketing: supporters.emailMarketing,
+  phone_marketing: supporters.phoneMarketing,
+  sms_marketing: supporters.smsMarketing,
+  postal_marketing: supporters.postalMarketing,
+  profilation_marketing: supporters.profilationMarketing,
+  tags: supporters.tags,
+  note: supporters.note,
+  erase_date: instant(supporters.eraseDate),
+});
 
 export interface SupporterFilters {
   q?: string;

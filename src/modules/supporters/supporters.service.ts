@@ -1,52 +1,18 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Db, Executor } from "../../db/client.js";
+import { optionalDateBound, parseOrder } from "../../db/list-query.js";
 import { donations, payments, supporters } from "../../db/schema.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
-import { optionalDateBound, parseOrder } from "../../http/pagination.js";
 import { donationToWire } from "../donations/donations.service.js";
 import { findPaymentMethodsByIds } from "../payment-methods/payment-methods.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
-import { findSupporterRow, listSupporterRows, type SupporterRow } from "./supporters.repo.js";
+import { findSupporterRow, listSupporterRows, type SupporterRow, supporterWireRow } from "./supporters.repo.js";
 import type { SupporterInput, SupporterListQuery, SupporterPatch, SupporterWire } from "./supporters.schemas.js";
 
 export function supporterToWire(row: SupporterRow): SupporterWire {
-  return {
-    id: row.id,
-    create_date: row.createDate.toISOString(),
-    update_date: row.updateDate.toISOString(),
-    image: row.image,
-    code: row.code,
-    business_name: row.businessName,
-    first_name: row.firstName,
-    last_name: row.lastName,
-    email: row.email,
-    phone: row.phone,
-    mobile: row.mobile,
-    job: row.job,
-    sex: row.sex as SupporterWire["sex"],
-    date_of_birth: row.dateOfBirth,
-    place_of_birth: row.placeOfBirth,
-    ssn: row.ssn,
-    vat: row.vat,
-    address: row.address,
-    address2: row.address2,
-    city: row.city,
-    locality: row.locality,
-    country: row.country,
-    postal_code: row.postalCode,
-    certification_url: row.certificationUrl,
-    privacy: row.privacy,
-    email_marketing: row.emailMarketing,
-    phone_marketing: row.phoneMarketing,
-    sms_marketing: row.smsMarketing,
-    postal_marketing: row.postalMarketing,
-    profilation_marketing: row.profilationMarketing,
-    tags: row.tags,
-    note: row.note,
-    erase_date: row.eraseDate?.toISOString() ?? null,
-  };
+  return supporterWireRow.fromRow(row);
 }
 
 export async function listSupporters(db: Db, scope: Scope, query: SupporterListQuery) {

@@ -1,12 +1,10 @@
 import argon2 from "argon2";
 import { and, eq, sql } from "drizzle-orm";
+import type { Role } from "../../auth/actor.js";
 import type { Db, Executor } from "../../db/client.js";
 import { memberships, users } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
 import { requireOrganization } from "../organizations/organizations.service.js";
-
-export const ROLES = ["owner", "admin", "member"] as const;
-export type Role = (typeof ROLES)[number];
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MIN_PASSWORD_LENGTH = 10;

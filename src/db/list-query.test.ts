@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AppError } from "../errors/app-error.js";
-import { parseDateBound } from "./pagination.js";
+import { parseDateBound } from "./list-query.js";
 
 describe("parseDateBound", () => {
   it("accepts every calendar day as a whole-day bound", () => {

@@ -1,0 +1,75 @@
+import { randomBytes } from "node:crypto";
+import type { FastifyReply } from "fastify";
+
+const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => ESCAPES[char] as string);
+}
+
+/** A page rendered around the response's CSP nonce, which its inline style and scripts must carry. */
+export type RenderPage = (nonce: string) => string;
+
+/** The standalone HTML document every server-rendered page shares; only nonce'd inline code runs in it. */
+export function htmlDocument(options: {
+  title: string;
+  nonce: string;
+  style: string;
+  body: string;
+  /** Extra head elements (a robots meta, an icon). */
+  head?: string;
+  /** Inline scripts after the body; each must carry the nonce. */
+  scripts?: string;
+}): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+${options.head ?? ""}<title>${escapeHtml(options.title)}</title>
+<style nonce="${options.nonce}">${options.style}</style>
+</head>
+<body>
+${options.body}
+${options.scripts ?? ""}</body>
+</html>
+`;
+}
+
+export interface PageSecurity {
+  /** Who may frame the page: 'none', 'self' or an origin (the admin panel frames the OAuth pages). */
+  frameAncestors: string;
+  /** CSP directives beyond default-src 'none' and the nonce'd script and style (connect-src, form-action…). */
+  allow?: readonly string[];
+  cacheControl?: string;
+  headers?: Record<string, string>;
+}
+
+const FRAME_OPTIONS: Record<string, string> = { "'none'": "DENY", "'self'": "SAMEORIGIN" };
+
+/** Sends a page with a fresh nonce: its own inline style and script run, nothing else is loaded or framed. */
+export function sendHtmlPage(reply: FastifyReply, status: number, security: PageSecurity, render: RenderPage) {
+  const nonce = randomBytes(16).toString("base64");
+  const csp = [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}'`,
+    `style-src 'nonce-${nonce}'`,
+    ...(security.allow ?? []),
+    "base-uri 'none'",
+    `frame-ancestors ${security.frameAncestors}`,
+  ];
+  const frameOptions = FRAME_OPTIONS[security.frameAncestors];
+  return reply
+    .code(status)
+    .headers({
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": security.cacheControl ?? "no-store",
+      "content-security-policy": csp.join("; "),
+      "x-content-type-options": "nosniff",
+      ...(frameOptions ? { "x-frame-options": frameOptions } : {}),
+      "referrer-policy": "no-referrer",
+      ...security.headers,
+    })
+    .send(render(nonce));
+}

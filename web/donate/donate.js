@@ -1,0 +1,467 @@
+/*
+ * The page's behaviour, kept small and framework-free. The first chosen amount opens a checkout
+ * (its id and client secret stay in memory only); each submission completes it with a fresh
+ * Idempotency-Key, except a retry of the very same submission after a network failure or a 5xx
+ * (a processor timeout), which reuses its key so the server can never charge twice.
+ */
+(() => {
+  const config = JSON.parse(document.getElementById("donate-config").textContent);
+  const form = /** @type {HTMLFormElement} */ (document.getElementById("donate-form"));
+  // The page's own controls; every one the script names is rendered with it (donate-page.ts).
+  const byId = (/** @type {string} */ id) => /** @type {HTMLInputElement} */ (document.getElementById(id));
+  const one = (/** @type {ParentNode} */ root, /** @type {string} */ selector) =>
+    /** @type {HTMLInputElement | null} */ (root.querySelector(selector));
+  const all = (/** @type {ParentNode} */ root, /** @type {string} */ selector) =>
+    /** @type {NodeListOf<HTMLInputElement>} */ (root.querySelectorAll(selector));
+  const api = `/api/v1/public/organizations/${encodeURIComponent(config.organization.slug)}`;
+  const formatters = {};
+  const money = (amount) => {
+    const key = Number.isInteger(amount) ? "whole" : "cents";
+    if (!formatters[key]) {
+      const digits = key === "whole" ? { minimumFractionDigits: 0, maximumFractionDigits: 0 } : {};
+      formatters[key] = new Intl.NumberFormat("en", { style: "currency", currency: config.currency, ...digits });
+    }
+    return formatters[key].format(amount);
+  };
+  const cents = (amount) => Math.round(amount * 100);
+  const FREQUENCY_WORDS = { 0: "", 12: " monthly", 1: " yearly" };
+
+  let checkout = null;
+  let starting = null;
+  let challengeLoad = null;
+  let challengeWidget = null;
+  let challengePayload = null;
+  let failedAttempt = null;
+  let busy = false;
+
+  const frequency = () => {
+    const checked = one(form, "input[name=frequency]:checked");
+    return checked ? Number(checked.value) : 0;
+  };
+  const rules = () => config.amounts[frequency() === 0 ? "one_off" : "recurring"];
+  const asksGroup = () => one(form, `[data-asks=${frequency() === 0 ? "one_off" : "recurring"}]`);
+  const customInput = byId("custom-amount");
+  const processor = () => {
+    const checked = one(form, "input[name=processor]:checked");
+    return checked ? checked.value : null;
+  };
+
+  function amount() {
+    const ask = one(asksGroup(), "input:checked");
+    if (ask) return Number(ask.value);
+    if (rules().custom && customInput.value.trim() !== "") {
+      const value = Number(customInput.value);
+      return Number.isFinite(value) ? value : NaN;
+    }
+    return null;
+  }
+
+  function amountProblem(value) {
+    const r = rules();
+    if (value === null) return "Choose an amount";
+    if (!Number.isFinite(value) || value <= 0) return "Enter an amount, for example 25";
+    if (Math.abs(value * 100 - Math.round(value * 100)) > 1e-6) return "Use at most 2 decimals";
+    if (r.min !== null && cents(value) < cents(r.min)) return `The smallest gift is ${money(r.min)}`;
+    if (r.max !== null && cents(value) > cents(r.max)) return `The largest gift is ${money(r.max)}`;
+    return null;
+  }
+
+  function refresh() {
+    const value = amount();
+    const valid = value !== null && amountProblem(value) === null;
+    const button = byId("submit");
+    if (!busy) button.textContent = valid ? `Donate ${money(value)}${FREQUENCY_WORDS[frequency()]}` : "Donate";
+    const example = byId("cost-example");
+    if (example && config.cost_example) {
+      const unit = config.cost_example.amount;
+      const label = config.cost_example.label;
+      const quantity = valid ? Math.floor(cents(value) / cents(unit)) : 0;
+      // "€10 = one school kit", and for more than one "€25 = 2 × school kit".
+      example.textContent =
+        quantity >= 2
+          ? `${money(value)} = ${quantity} × ${label.replace(/^(one|a|an) /i, "")}`
+          : `${money(quantity === 1 ? value : unit)} = ${label}`;
+    }
+  }
+
+  function applyFrequency() {
+    const recurring = frequency() !== 0;
+    const r = rules();
+    for (const group of all(form, "[data-asks]")) {
+      group.hidden = group.getAttribute("data-asks") !== (recurring ? "recurring" : "one_off");
+    }
+    byId("custom-wrap").hidden = !r.custom;
+    if (!r.custom) customInput.value = "";
+    else if (customInput.value.trim() !== "") for (const ask of all(asksGroup(), "input")) ask.checked = false;
+    customInput.min = r.min === null ? "0.01" : String(r.min);
+    if (r.max === null) customInput.removeAttribute("max");
+    else customInput.max = String(r.max);
+    const range = [r.min !== null ? `from ${money(r.min)}` : "", r.max !== null ? `up to ${money(r.max)}` : ""];
+    byId("custom-hint").textContent = range.filter(Boolean).join(" ");
+    for (const p of config.processors) {
+      const radio = byId(`processor-${p.name}`);
+      if (!radio) continue;
+      radio.disabled = recurring ? !p.recurring : !p.one_off;
+      if (radio.disabled && radio.checked) {
+        radio.checked = false;
+        const other = one(form, "input[name=processor]:not(:disabled)");
+        if (other) other.checked = true;
+      }
+    }
+    byId("manual-one-off").hidden = !(recurring && byId("processor-manual"));
+    applyProcessor();
+    refresh();
+  }
+
+  function applyProcessor() {
+    const card = processor() === "sandbox";
+    byId("card-fields").hidden = !card;
+    for (const input of all(byId("card-fields"), "input")) input.disabled = !card;
+    byId("manual-note").hidden = processor() !== "manual";
+  }
+
+  function clearErrors() {
+    byId("form-error").hidden = true;
+    byId("form-error").textContent = "";
+    for (const p of all(form, ".field-error")) {
+      p.hidden = true;
+      p.textContent = "";
+    }
+    for (const input of all(form, "[aria-invalid]")) input.removeAttribute("aria-invalid");
+  }
+
+  /** Shows a message under the input (or group) of an API field name such as "supporter.email". */
+  function fieldError(field, message) {
+    const name = field && field.indexOf("card") === 0 && !one(form, `[data-field="${field}"]`) ? "card.number" : field;
+    const holder = name && one(form, `[data-field="${name}"]`);
+    if (!holder) return null;
+    const slot = one(holder, ".field-error");
+    slot.textContent = message;
+    slot.hidden = false;
+    const control = one(holder, "input:not([type=radio]), select, textarea") || one(holder, "input:not(:disabled)");
+    if (control) control.setAttribute("aria-invalid", "true");
+    return control;
+  }
+
+  function showAlert(message) {
+    const box = byId("form-error");
+    box.textContent = message;
+    box.hidden = false;
+    box.focus();
+  }
+
+  function showProblem(problem, fallback) {
+    let first = null;
+    for (const issue of problem?.errors || []) {
+      const control = fieldError(issue.field || issue.parameter, sentence(issue.message));
+      first = first || control;
+    }
+    showAlert(problem?.detail || fallback);
+    if (first) first.focus();
+  }
+
+  const sentence = (text) => (text ? text.charAt(0).toUpperCase() + text.slice(1) : "");
+
+  async function post(url, body, headers) {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: Object.assign({ "content-type": "application/json", accept: "application/json" }, headers || {}),
+      body: JSON.stringify(body),
+      credentials: "omit",
+    });
+    let json = null;
+    try {
+      json = await response.json();
+    } catch (_) {}
+    return { status: response.status, body: json };
+  }
+
+  function startCheckout() {
+    if (checkout) return Promise.resolve(checkout);
+    const value = amount();
+    if (starting || value === null || amountProblem(value) !== null) return starting || Promise.resolve(null);
+    const url = `${api}/campaigns/${encodeURIComponent(config.campaign)}/checkouts/`;
+    starting = post(url, { amount: value, frequency: frequency() })
+      .then((response) => {
+        if (response.status === 201) {
+          checkout = { id: response.body.id, secret: response.body.client_secret };
+          return checkout;
+        }
+        throw Object.assign(new Error("checkout not started"), { problem: response.body });
+      })
+      .finally(() => {
+        starting = null;
+      });
+    return starting;
+  }
+
+  function amountChosen() {
+    clearAmountError();
+    refresh();
+    startCheckout().catch((error) => {
+      if (error.problem) showProblem(error.problem, "This amount cannot be chosen.");
+    });
+  }
+
+  function clearAmountError() {
+    const slot = byId("e-amount");
+    slot.hidden = true;
+    slot.textContent = "";
+    customInput.removeAttribute("aria-invalid");
+  }
+
+  function newKey() {
+    if (crypto.randomUUID) return crypto.randomUUID();
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  }
+
+  function validate() {
+    let first = null;
+    const problem = amountProblem(amount());
+    if (problem) first = fieldError("amount", problem) || customInput;
+    for (const control of all(form, "input, select, textarea")) {
+      if (control.disabled || control.type === "radio" || control === customInput || control.checkValidity()) continue;
+      const holder = control.closest("[data-field]");
+      const message = control.validity.valueMissing
+        ? control.type === "checkbox"
+          ? "Please tick this box to continue"
+          : "Please fill in this field"
+        : control.validationMessage;
+      if (holder) fieldError(holder.getAttribute("data-field"), message);
+      first = first || control;
+    }
+    if (!processor()) first = first || fieldError("processor", "Choose how to pay");
+    return first;
+  }
+
+  function submission() {
+    const supporter = {};
+    for (const control of all(form, "[data-supporter]")) {
+      const value = control.value.trim();
+      if (value !== "") supporter[control.getAttribute("data-supporter")] = value;
+    }
+    const consents = {};
+    for (const box of all(form, "[data-consent]")) consents[box.getAttribute("data-consent")] = box.checked;
+    const body = {
+      client_secret: checkout.secret,
+      amount: amount(),
+      frequency: frequency(),
+      processor: processor(),
+      supporter,
+      consents,
+    };
+    if (processor() === "sandbox") {
+      const year = byId("f-card-exp-year").value.trim();
+      body.card = {
+        number: byId("f-card-number").value.replace(/[\s-]/g, ""),
+        exp_month: Number(byId("f-card-exp-month").value),
+        exp_year: Number(year.length === 2 ? `20${year}` : year),
+        cvc: byId("f-card-cvc").value.trim(),
+      };
+    }
+    return body;
+  }
+
+  function setBusy(value) {
+    busy = value;
+    const button = byId("submit");
+    button.disabled = value;
+    form.setAttribute("aria-busy", String(value));
+    if (value) button.textContent = "Processing…";
+    else refresh();
+  }
+
+  function showSuccess(result, body) {
+    form.hidden = true;
+    const donation = result.donation;
+    const pending = result.result === "pending";
+    const name = body.supporter.first_name;
+    byId("success-title").textContent = pending
+      ? `Almost done${name ? `, ${name}` : ""}!`
+      : `Thank you${name ? `, ${name}` : ""}!`;
+    byId("success-summary").textContent = pending
+      ? "Your" +
+        FREQUENCY_WORDS[donation.frequency || 0] +
+        " gift of " +
+        money(donation.amount) +
+        " to " +
+        config.organization.name +
+        " is registered and waiting for your bank transfer."
+      : "Your" +
+        FREQUENCY_WORDS[donation.frequency || 0] +
+        " gift of " +
+        money(donation.amount) +
+        " to " +
+        config.organization.name +
+        " was received.";
+    if (pending) {
+      byId("transfer").hidden = false;
+      byId("transfer-text").textContent =
+        "Please transfer the amount below to " +
+        config.organization.name +
+        ", quoting the reference so your gift can be matched. It is confirmed when the money arrives.";
+      byId("transfer-amount").textContent = money(donation.amount);
+      byId("transfer-payee").textContent = config.organization.name;
+      byId("transfer-reference").textContent = donation.code;
+    }
+    if (typeof result.receipt_url === "string" && /^https?:\/\//.test(result.receipt_url)) {
+      /** @type {HTMLAnchorElement} */ (document.getElementById("receipt-link")).href = result.receipt_url;
+      byId("receipt").hidden = false;
+    }
+    const success = byId("success");
+    success.hidden = false;
+    success.focus();
+  }
+
+  async function submit(event) {
+    event.preventDefault();
+    if (busy) return;
+    clearErrors();
+    const invalid = validate();
+    if (invalid) {
+      showAlert("Please check the highlighted fields.");
+      invalid.focus();
+      return;
+    }
+    setBusy(true);
+    try {
+      const started = await startCheckout().catch((error) => {
+        showProblem(error.problem, "The donation could not be started. Please try again.");
+        return undefined;
+      });
+      if (started === undefined) return;
+      if (!started) return showAlert("Please choose an amount.");
+      const body = submission();
+      if (challengeLoad) {
+        byId("submit").textContent = "Checking your browser…";
+        const solved = await challengeSolution().catch(() => null);
+        if (!solved) return showAlert("The security check did not finish. Please reload the page and try again.");
+        body.altcha = solved;
+      }
+      const text = JSON.stringify(body);
+      const key = failedAttempt && failedAttempt.text === text ? failedAttempt.key : newKey();
+      let response;
+      try {
+        response = await post(`${api}/checkouts/${encodeURIComponent(checkout.id)}/complete`, body, {
+          "Idempotency-Key": key,
+        });
+      } catch (_) {
+        failedAttempt = { key, text };
+        return showAlert(
+          "We could not reach the server. Check your connection and try again: you will not be charged twice.",
+        );
+      }
+      // After a 5xx the payment may have gone through (a processor timeout): the same submission keeps its key.
+      failedAttempt = response.status >= 500 ? { key, text } : null;
+      if (body.altcha) renewChallenge();
+      if (response.status === 200) return showSuccess(response.body, body);
+      const problem = response.body || {};
+      if (response.status === 403 && /^challenge_/.test(problem.code || "")) {
+        loadChallenge().catch(() => {});
+        return showAlert(
+          "This form now asks your browser for a short security check. Please wait a moment, then press Donate again.",
+        );
+      }
+      if (response.status === 402) {
+        fieldError("card.number", "This card was declined. Try another card or payment method.");
+        showAlert(`${problem.detail || "The payment was declined."}`);
+        return;
+      }
+      if ((response.status === 404 || response.status === 409) && problem.code !== "payment_in_progress") {
+        checkout = null;
+        return showAlert(`${problem.detail ? `${problem.detail}. ` : ""}Please press Donate again to start over.`);
+      }
+      if (response.status === 410) {
+        byId("submit").hidden = true;
+        return showAlert(problem.detail || "This campaign has ended.");
+      }
+      if (response.status >= 500) return showAlert("Something went wrong on our side. Please try again in a moment.");
+      showProblem(problem, "Please check the highlighted fields.");
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  /**
+   * The proof-of-work challenge (ALTCHA), only while the organization's form is protected: the
+   * widget's script, style and worker come from this origin, under this page's nonce.
+   */
+  function loadChallenge() {
+    if (challengeLoad) return challengeLoad;
+    byId("challenge").hidden = false;
+    const nonce = byId("donate-config").nonce;
+    challengeLoad = new Promise((resolve, reject) => {
+      const style = document.createElement("link");
+      style.rel = "stylesheet";
+      style.href = config.challenge.style;
+      style.nonce = nonce;
+      document.head.appendChild(style);
+      const script = document.createElement("script");
+      script.type = "module";
+      script.src = config.challenge.script;
+      script.nonce = nonce;
+      script.onerror = () => reject(new Error("challenge script not loaded"));
+      script.onload = () => {
+        globalThis.$altcha.algorithms.set("PBKDF2/SHA-256", () => new Worker(config.challenge.worker));
+        const widget = document.createElement("altcha-widget");
+        widget.setAttribute("challenge", config.challenge.url);
+        widget.setAttribute("auto", "onload");
+        widget.setAttribute("name", "altcha");
+        widget.addEventListener("verified", (event) => {
+          const { detail } = /** @type {CustomEvent} */ (event);
+          challengePayload = detail?.payload;
+        });
+        widget.addEventListener("expired", () => {
+          challengePayload = null;
+        });
+        byId("challenge-widget").appendChild(widget);
+        challengeWidget = widget;
+        resolve(widget);
+      };
+      document.head.appendChild(script);
+    });
+    return challengeLoad;
+  }
+
+  /** The solved challenge's payload, waiting for the widget to finish (it solves by itself). */
+  async function challengeSolution() {
+    await loadChallenge();
+    const deadline = Date.now() + 120000;
+    while (!challengePayload && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    return challengePayload;
+  }
+
+  /** A solution is good once: solve a fresh one for the next attempt. */
+  function renewChallenge() {
+    challengePayload = null;
+    if (!challengeWidget) return;
+    challengeWidget.reset();
+    challengeWidget.verify();
+  }
+
+  form.noValidate = true;
+  if (config.challenge.required) loadChallenge().catch(() => {});
+  for (const radio of all(form, "input[name=frequency]")) radio.addEventListener("change", applyFrequency);
+  for (const radio of all(form, "input[name=processor]")) radio.addEventListener("change", applyProcessor);
+  for (const radio of all(form, "[data-asks] input")) {
+    radio.addEventListener("change", () => {
+      customInput.value = "";
+      amountChosen();
+    });
+  }
+  customInput.addEventListener("input", () => {
+    if (customInput.value.trim() !== "") for (const ask of all(asksGroup(), "input")) ask.checked = false;
+    refresh();
+  });
+  customInput.addEventListener("change", () => {
+    const problem = amountProblem(amount());
+    if (problem) fieldError("amount", problem);
+    else amountChosen();
+  });
+  form.addEventListener("submit", submit);
+  applyFrequency();
+})();
