@@ -79,7 +79,6 @@ export function authorize(context: GraphQLContext, permission: string) {
   if (!can(context, permission)) {
     throw new AppError(
       "insufficient_scope",
-      403,
       actor.kind === "application"
         ? `This application was not granted the "${permission}" permission`
         : `Your role (${actor.role}) does not allow "${permission}"`,

@@ -156,7 +156,8 @@ function campaignRuleViolations(campaign: CampaignFields): ValidationIssue[] {
 function assertCampaignRules(campaign: CampaignFields) {
   const issues = campaignRuleViolations(campaign);
   const first = issues[0];
-  if (first) throw new AppError("invalid_request", 400, `Invalid field "${first.field}": ${first.message}`, issues);
+  if (first)
+    throw new AppError("invalid_request", `Invalid field "${first.field}": ${first.message}`, { errors: issues });
 }
 
 function fieldsOf(row: CampaignRow): CampaignFields {
@@ -174,9 +175,9 @@ async function saving<T>(work: Promise<T>, slug: string | null): Promise<T> {
     return await work;
   } catch (error) {
     if (isSlugConflict(error)) {
-      throw new AppError("slug_taken", 409, `Another campaign of this organization has the slug "${slug}"`, [
-        { field: "slug", message: "is already used by another campaign" },
-      ]);
+      throw new AppError("slug_taken", `Another campaign of this organization has the slug "${slug}"`, {
+        errors: [{ field: "slug", message: "is already used by another campaign" }],
+      });
     }
     throw error;
   }
