@@ -33,6 +33,14 @@ interface ServerContext {
 /** How GraphQL renders an AppError: its code (and validation issues) in extensions. */
 const extensionsOf = (error: AppError) => ({ code: error.code, ...(error.errors ? { errors: error.errors } : {}) });
 
+/** A request refused before execution: the GraphQL error shape, with the refusal's own status and headers. */
+const sendRefusal = (reply: FastifyReply, error: AppError) =>
+  reply
+    .code(error.status)
+    .headers(error.headers ?? {})
+    .type("application/json; charset=utf-8")
+    .send({ errors: [{ message: error.message, extensions: extensionsOf(error) }] });
+
 /** A NUL in a string literal of the document would reach PostgreSQL, which cannot store it. */
 function nulLiteralRule(context: ValidationContext): ASTVisitor {
   return {
@@ -286,22 +294,15 @@ export function graphqlRoutes(
       const wantsPage = request.method === "GET" && !(request.query as Record<string, unknown>).query;
       let context: ServerContext["context"] = null;
       if ((request.url.split("?")[1]?.length ?? 0) > MAX_QUERY_STRING) {
-        return reply
-          .code(413)
-          .send({ errors: [{ message: "The query string is too long", extensions: { code: "request_too_large" } }] });
+        return sendRefusal(reply, new AppError("request_too_large", "The query string is too long"));
       }
       if (!wantsPage && request.method !== "OPTIONS") {
         try {
           checkParameters(request);
           context = { ...(await authenticate(db, request)), config } as ServerContext["context"];
         } catch (error) {
-          // Refused before execution: the GraphQL error shape, with the refusal's own status and headers.
           if (!(error instanceof AppError)) throw error;
-          return reply
-            .code(error.status)
-            .headers(error.headers ?? {})
-            .type("application/json; charset=utf-8")
-            .send({ errors: [{ message: error.message, extensions: extensionsOf(error) }] });
+          return sendRefusal(reply, error);
         }
       }
       const response = await withStatementBudget(config.graphqlLimits.maxStatements, async () =>

@@ -3,6 +3,7 @@ import type { Db } from "../../db/client.js";
 import { AppError, notFound, type ValidationIssue } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
 import { optionalDateBound, parseOrder } from "../../http/pagination.js";
+import { hasCentPrecision } from "../../payments/money.js";
 import {
   type CampaignRow,
   findCampaignRow,
@@ -112,18 +113,17 @@ const MONEY_FIELDS = [
   "cost_example_amount",
 ] as const;
 
-const hasCents = (value: number) => /^\d+(\.\d{1,2})?$/.test(String(value));
-
 /** Rules that span fields; the schema has already checked each field alone. */
 function campaignRuleViolations(campaign: CampaignFields): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const issue = (field: string, message: string) => issues.push({ field, message });
   for (const field of MONEY_FIELDS) {
     const value = campaign[field];
-    if (value !== null && !hasCents(value)) issue(field, "must have at most 2 decimals");
+    if (value !== null && !hasCentPrecision(value)) issue(field, "must have at most 2 decimals");
   }
   for (const field of ["asks", "asks_subscription"] as const) {
-    if (campaign[field]?.some((value) => !hasCents(value))) issue(field, "amounts must have at most 2 decimals");
+    if (campaign[field]?.some((value) => !hasCentPrecision(value)))
+      issue(field, "amounts must have at most 2 decimals");
   }
   if (!campaign.has_one_off && !campaign.has_subscription) {
     issue("has_subscription", "a campaign must offer one-off or recurring gifts, or both");
