@@ -80,14 +80,14 @@ export function adminExportRoutes(app: FastifyInstance, db: Db) {
       },
       async (request, reply) => {
         const session = await sessionUser(db, request);
-        if (!session) throw new AppError("not_signed_in", 401, "Sign in to the admin panel first");
+        if (!session) throw new AppError("not_signed_in", "Sign in to the admin panel first");
         const { organization: slug, ...params } = request.query as Record<string, unknown>;
         const [membership] = await db
           .select({ organizationId: organizations.id, timeZone: organizations.timeZone })
           .from(memberships)
           .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
           .where(and(eq(memberships.userId, session.userId), eq(organizations.slug, String(slug))));
-        if (!membership) throw new AppError("not_a_member", 403, "You are not a member of that organization");
+        if (!membership) throw new AppError("not_a_member", "You are not a member of that organization");
         const scope: Scope = { organizationId: membership.organizationId, timeZone: membership.timeZone };
         // The first page runs before the answer starts, so bad parameters are still a clean 400.
         const first = await list(db, scope, { ...params, limit: PAGE, offset: 0 } as never);

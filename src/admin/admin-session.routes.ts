@@ -65,7 +65,7 @@ export async function sessionUser(db: Db, request: FastifyRequest) {
 function requireJson(request: FastifyRequest) {
   // A form from another site cannot send JSON without a CORS preflight, which this server never grants.
   if (!/^application\/json/i.test(request.headers["content-type"] ?? "")) {
-    throw new AppError("unsupported_media_type", 415, "Send the credentials as application/json");
+    throw new AppError("unsupported_media_type", "Send the credentials as application/json");
   }
 }
 
@@ -112,7 +112,7 @@ export function adminSessionRoutes(app: FastifyInstance, db: Db, config: Config,
       reply.header("cache-control", "no-store");
       const body = await sessionBody(db, user.id);
       // Only if the account was deleted between the password check and here.
-      if (!body) throw new AppError("invalid_credentials", 401, INVALID_CREDENTIALS);
+      if (!body) throw new AppError("invalid_credentials", INVALID_CREDENTIALS);
       return body;
     },
   );

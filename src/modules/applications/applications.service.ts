@@ -12,7 +12,7 @@ import { requireOrganization } from "../organizations/organizations.service.js";
 export { PERMISSIONS };
 
 const invalid = (field: string, message: string) =>
-  new AppError("invalid_request", 400, `Invalid ${field}: ${message}`, [{ field, message }]);
+  new AppError("invalid_request", `Invalid ${field}: ${message}`, { errors: [{ field, message }] });
 
 /** Absolute http(s) URL without a fragment (RFC 6749 §3.1.2). */
 export function checkApplicationUrl(field: string, raw: string): string {
@@ -74,7 +74,7 @@ export async function createApplication(db: Db, input: NewApplication) {
 
 export async function requireApplication(tx: Executor, clientId: string) {
   const [row] = await tx.select().from(applications).where(eq(applications.clientId, clientId));
-  if (!row) throw new AppError("application_not_found", 404, `No application with client_id "${clientId}"`);
+  if (!row) throw new AppError("application_not_found", `No application with client_id "${clientId}"`);
   return row;
 }
 
@@ -101,7 +101,7 @@ export async function uninstallApplication(db: Db, clientId: string, organizatio
       .where(and(eq(installations.organizationId, organization.id), eq(installations.applicationId, application.id)))
       .returning();
     if (removed.length === 0) {
-      throw new AppError("not_installed", 404, `The application is not installed in "${organization.slug}"`);
+      throw new AppError("not_installed", `The application is not installed in "${organization.slug}"`);
     }
     const revokedTokens = await revokeInstallationTokens(tx, organization.id, application.id);
     return { client_id: application.clientId, organization: organization.slug, revoked_tokens: revokedTokens };
@@ -123,7 +123,7 @@ export async function createInstallationToken(
       .from(installations)
       .where(and(eq(installations.organizationId, organization.id), eq(installations.applicationId, application.id)));
     if (!installation) {
-      throw new AppError("not_installed", 404, `The application is not installed in "${organization.slug}"`);
+      throw new AppError("not_installed", `The application is not installed in "${organization.slug}"`);
     }
     const { id: _id, ...tokens } = await issueTokenPair(tx, lifetimes, {
       organizationId: organization.id,
@@ -179,7 +179,6 @@ async function requireOwnedApplication(tx: Executor, organizationId: number, cli
   if (application.ownerOrganizationId !== organizationId) {
     throw new AppError(
       "application_not_found",
-      404,
       `No application with client_id "${clientId}" is registered by this organization`,
     );
   }

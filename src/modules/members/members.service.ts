@@ -23,7 +23,7 @@ export interface MemberActor {
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 const invalid = (field: string, message: string) =>
-  new AppError("invalid_request", 400, `Invalid field "${field}": ${message}`, [{ field, message }]);
+  new AppError("invalid_request", `Invalid field "${field}": ${message}`, { errors: [{ field, message }] });
 
 function checkRole(role: string): Role {
   if (!(ROLES as readonly string[]).includes(role)) throw invalid("role", `must be one of ${ROLES.join(", ")}`);
@@ -32,12 +32,12 @@ function checkRole(role: string): Role {
 
 function requireManager(actor: MemberActor) {
   if (actor.role === "member") {
-    throw new AppError("insufficient_role", 403, "Only owners and admins manage the members");
+    throw new AppError("insufficient_role", "Only owners and admins manage the members");
   }
 }
 
 function requireOwnerFor(actor: MemberActor, what: string) {
-  if (actor.role !== "owner") throw new AppError("insufficient_role", 403, `Only owners can ${what}`);
+  if (actor.role !== "owner") throw new AppError("insufficient_role", `Only owners can ${what}`);
 }
 
 async function memberRows(tx: Executor, organizationId: number, userId?: number) {
@@ -69,7 +69,7 @@ export async function listMembers(db: Db, organizationId: number): Promise<Membe
 
 async function requireMember(tx: Executor, organizationId: number, userId: number) {
   const [row] = await memberRows(tx, organizationId, userId);
-  if (!row) throw new AppError("not_found", 404, "Member not found");
+  if (!row) throw new AppError("not_found", "Member not found");
   return row;
 }
 
@@ -117,9 +117,9 @@ export async function addMember(
       .onConflictDoNothing()
       .returning({ userId: memberships.userId });
     if (added.length === 0) {
-      throw new AppError("already_member", 409, `${user.email} is already a member of this organization`, [
-        { field: "email", message: "is already a member" },
-      ]);
+      throw new AppError("already_member", `${user.email} is already a member of this organization`, {
+        errors: [{ field: "email", message: "is already a member" }],
+      });
     }
     return { member: toWire(await requireMember(tx, organizationId, user.id)), temporary_password: temporaryPassword };
   });
@@ -138,7 +138,7 @@ export async function changeMemberRole(
     const target = await requireMember(tx, organizationId, userId);
     if (target.role === "owner" || role === "owner") requireOwnerFor(actor, "grant or take away the owner role");
     if (target.role === "owner" && role !== "owner" && (await ownerCount(tx, organizationId)) <= 1) {
-      throw new AppError("last_owner", 409, "The organization needs at least one owner; make someone else owner first");
+      throw new AppError("last_owner", "The organization needs at least one owner; make someone else owner first");
     }
     await tx
       .update(memberships)
@@ -155,7 +155,7 @@ export async function removeMember(db: Db, organizationId: number, actor: Member
     if (target.role === "owner") {
       requireOwnerFor(actor, "remove an owner");
       if ((await ownerCount(tx, organizationId)) <= 1) {
-        throw new AppError("last_owner", 409, "The organization needs at least one owner; it cannot lose its last one");
+        throw new AppError("last_owner", "The organization needs at least one owner; it cannot lose its last one");
       }
     }
     await tx

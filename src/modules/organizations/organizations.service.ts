@@ -18,7 +18,7 @@ export function isTimeZone(value: string): boolean {
 }
 
 const invalid = (field: string, message: string) =>
-  new AppError("invalid_request", 400, `Invalid ${field}: ${message}`, [{ field, message }]);
+  new AppError("invalid_request", `Invalid ${field}: ${message}`, { errors: [{ field, message }] });
 
 export interface NewOrganization {
   slug: string;
@@ -52,7 +52,7 @@ export async function createOrganization(db: Db, input: NewOrganization) {
     .values({ slug: input.slug, name: input.name.trim(), currency, timeZone })
     .onConflictDoNothing({ target: organizations.slug })
     .returning();
-  if (!row) throw new AppError("slug_taken", 409, `An organization with slug "${input.slug}" already exists`);
+  if (!row) throw new AppError("slug_taken", `An organization with slug "${input.slug}" already exists`);
   return row;
 }
 
@@ -63,7 +63,7 @@ export async function findOrganizationBySlug(tx: Executor, slug: string) {
 
 export async function requireOrganization(tx: Executor, slug: string) {
   const row = await findOrganizationBySlug(tx, slug);
-  if (!row) throw new AppError("organization_not_found", 404, `No organization with slug "${slug}"`);
+  if (!row) throw new AppError("organization_not_found", `No organization with slug "${slug}"`);
   return row;
 }
 

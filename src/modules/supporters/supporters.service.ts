@@ -86,9 +86,9 @@ const identifies = (row: Pick<SupporterWire, "first_name" | "last_name" | "busin
 
 export async function createSupporter(db: Db, scope: Scope, input: SupporterInput) {
   if (!identifies({ first_name: null, last_name: null, business_name: null, email: null, ...input })) {
-    throw new AppError("invalid_request", 400, "A supporter needs a name, a business name or an email", [
-      { field: "email", message: "a name, a business name or an email is required" },
-    ]);
+    throw new AppError("invalid_request", "A supporter needs a name, a business name or an email", {
+      errors: [{ field: "email", message: "a name, a business name or an email is required" }],
+    });
   }
   const [row] = await db
     .insert(supporters)
@@ -108,13 +108,13 @@ export async function updateSupporter(db: Db, scope: Scope, rawId: string, patch
   return db.transaction(async (tx) => {
     const existing = await requireLiveSupporter(tx, scope, rawId);
     if (existing.eraseDate) {
-      throw new AppError("supporter_erased", 409, "This supporter's personal data was erased; it cannot be edited");
+      throw new AppError("supporter_erased", "This supporter's personal data was erased; it cannot be edited");
     }
     const merged = { ...supporterToWire(existing), ...patch };
     if (!identifies(merged)) {
-      throw new AppError("invalid_request", 400, "A supporter needs a name, a business name or an email", [
-        { field: "email", message: "a name, a business name or an email is required" },
-      ]);
+      throw new AppError("invalid_request", "A supporter needs a name, a business name or an email", {
+        errors: [{ field: "email", message: "a name, a business name or an email is required" }],
+      });
     }
     const [row] = await tx
       .update(supporters)

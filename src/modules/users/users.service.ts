@@ -10,7 +10,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MIN_PASSWORD_LENGTH = 10;
 
 const invalid = (field: string, message: string) =>
-  new AppError("invalid_request", 400, `Invalid ${field}: ${message}`, [{ field, message }]);
+  new AppError("invalid_request", `Invalid ${field}: ${message}`, { errors: [{ field, message }] });
 
 export function hashPassword(password: string): Promise<string> {
   return argon2.hash(password, { type: argon2.argon2id });
