@@ -1,4 +1,4 @@
-import { eq, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
@@ -9,6 +9,7 @@ import {
   selectTenantRow,
 } from "../../db/list-query.js";
 import { payments } from "../../db/schema.js";
+import { selectTenantRowsByIds } from "../../db/tenant-rows.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
 import { PAYMENT_ORDER_FIELDS } from "./payments.schemas.js";
 
@@ -54,4 +55,17 @@ export async function listPaymentRows(tx: Executor, scope: Scope, filters: Payme
 
 export function findPaymentRow(tx: Executor, scope: Scope, id: number) {
   return selectTenantRow(tx, payments, scope.organizationId, id);
+}
+
+/** The payments of some donations, oldest first. */
+export function listDonationPaymentRows(tx: Executor, scope: Scope, donationIds: number[]) {
+  return tx
+    .select()
+    .from(payments)
+    .where(and(eq(payments.organizationId, scope.organizationId), inArray(payments.donationId, donationIds)))
+    .orderBy(asc(payments.createDate), asc(payments.id));
+}
+
+export function findPaymentRowsByIds(tx: Executor, organizationId: number, ids: readonly number[]) {
+  return selectTenantRowsByIds(tx, payments, organizationId, ids);
 }
