@@ -13,8 +13,7 @@ export async function findMembership(tx: Executor, organizationId: number, userI
   return row;
 }
 
-/** The organizations a user belongs to, with their role, by name. */
-export function listMembershipsOfUser(tx: Executor, userId: number) {
+function organizationsOfUser(tx: Executor, userId: number, slug?: string) {
   return tx
     .select({
       id: organizations.id,
@@ -26,24 +25,17 @@ export function listMembershipsOfUser(tx: Executor, userId: number) {
     })
     .from(memberships)
     .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
-    .where(eq(memberships.userId, userId))
-    .orderBy(asc(organizations.name), asc(organizations.slug));
+    .where(and(eq(memberships.userId, userId), slug === undefined ? undefined : eq(organizations.slug, slug)));
+}
+
+/** The organizations a user belongs to, with their role, by name. */
+export function listMembershipsOfUser(tx: Executor, userId: number) {
+  return organizationsOfUser(tx, userId).orderBy(asc(organizations.name), asc(organizations.slug));
 }
 
 /** The user's membership in the organization of that slug, or without one, in the first by slug. */
 export async function findMembershipOfUser(tx: Executor, userId: number, slug?: string) {
-  const [row] = await tx
-    .select({
-      id: organizations.id,
-      slug: organizations.slug,
-      timeZone: organizations.timeZone,
-      role: memberships.role,
-    })
-    .from(memberships)
-    .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
-    .where(and(eq(memberships.userId, userId), slug === undefined ? undefined : eq(organizations.slug, slug)))
-    .orderBy(organizations.slug)
-    .limit(1);
+  const [row] = await organizationsOfUser(tx, userId, slug).orderBy(organizations.slug).limit(1);
   return row;
 }
 
