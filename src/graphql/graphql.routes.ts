@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
-import { and, eq } from "drizzle-orm";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type ASTVisitor, GraphQLError, type ValidationContext } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
@@ -8,13 +7,13 @@ import { type Actor, applicationActor, type Role } from "../auth/actor.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { isDatabaseUnavailable } from "../db/database-unavailable.js";
-import { memberships, organizations } from "../db/schema.js";
 import { withStatementBudget } from "../db/statement-budget.js";
 import { AppError } from "../errors/app-error.js";
 import { readBearer } from "../http/auth.js";
 import { containsNul } from "../http/nul.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
 import type { CardTestingGuard } from "../modules/giving/card-testing.service.js";
+import { findMembershipOfUser } from "../modules/members/members.service.js";
 import { authenticateAccessToken } from "../oauth/tokens.service.js";
 import { loadSession, SESSION_COOKIE } from "../sessions/sessions.service.js";
 import { createLoaders, type GraphQLContext } from "./context.js";
@@ -190,24 +189,7 @@ async function authenticate(
     throw new AppError("csrf_refused", "Requests with the session cookie must send Content-Type: application/json");
   }
   const wanted = request.headers["x-donata-organization"];
-  const rows = await db
-    .select({
-      id: organizations.id,
-      slug: organizations.slug,
-      timeZone: organizations.timeZone,
-      role: memberships.role,
-    })
-    .from(memberships)
-    .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
-    .where(
-      and(
-        eq(memberships.userId, session.userId),
-        typeof wanted === "string" ? eq(organizations.slug, wanted) : undefined,
-      ),
-    )
-    .orderBy(organizations.slug)
-    .limit(1);
-  const membership = rows[0];
+  const membership = await findMembershipOfUser(db, session.userId, typeof wanted === "string" ? wanted : undefined);
   if (!membership) {
     throw new AppError("not_a_member", "You are not a member of that organization");
   }

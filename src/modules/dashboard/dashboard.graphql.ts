@@ -1,5 +1,3 @@
-import { eq } from "drizzle-orm";
-import { organizations } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
 import { builder } from "../../graphql/builder.js";
 import { authorize } from "../../graphql/context.js";
@@ -88,11 +86,7 @@ builder.queryFields((t) => ({
           errors: [{ parameter: "months", message: "must be 1 to 36" }],
         });
       }
-      const [organization] = await context.db
-        .select({ currency: organizations.currency })
-        .from(organizations)
-        .where(eq(organizations.id, context.scope.organizationId));
-      return dashboard(context.db, { ...context.scope, currency: organization?.currency ?? "EUR" }, span);
+      return dashboard(context.db, context.scope, span);
     },
   }),
 }));
