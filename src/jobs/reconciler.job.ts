@@ -1,6 +1,4 @@
-import { and, asc, eq, isNotNull, lte } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { paymentMethods, payments } from "../db/schema.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
 import {
   type ReconcileResult,
@@ -8,6 +6,7 @@ import {
   reconcileOne,
 } from "../modules/giving/checkout-flow.service.js";
 import { askRefund } from "../modules/payments/payment-actions.service.js";
+import { listStalePendingCharges, listStaleRefundRequests } from "../modules/payments/payments.repo.js";
 import { toCents } from "../payments/money.js";
 import { connectProcessor } from "../payments/processors/index.js";
 import { settlePayment, settleRefund } from "../payments/settlement.service.js";
@@ -29,16 +28,7 @@ export async function reconcilePending(
   const cutoff = new Date(Math.min(now.getTime(), Date.now()) - options.timeoutSeconds * 1000);
   const limit = options.limit ?? 1000;
   const result = await reconcileCheckoutAttempts({ db, links }, { now, cutoff, limit });
-  const charges = await db
-    .select({ payment: payments, processor: paymentMethods.processor, reference: paymentMethods.processorReference })
-    .from(payments)
-    .leftJoin(
-      paymentMethods,
-      and(eq(paymentMethods.organizationId, payments.organizationId), eq(paymentMethods.id, payments.paymentMethodId)),
-    )
-    .where(and(eq(payments.state, "PENDING"), isNotNull(payments.idempotencyKey), lte(payments.updateDate, cutoff)))
-    .orderBy(asc(payments.updateDate))
-    .limit(limit);
+  const charges = await listStalePendingCharges(db, cutoff, limit);
   for (const { payment, processor: name, reference } of charges) {
     await reconcileOne(result, async () => {
       const processor = name ? connectProcessor(db, name) : undefined;
@@ -65,16 +55,7 @@ export async function reconcilePending(
       return true;
     });
   }
-  const refunds = await db
-    .select({ payment: payments, processor: paymentMethods.processor })
-    .from(payments)
-    .leftJoin(
-      paymentMethods,
-      and(eq(paymentMethods.organizationId, payments.organizationId), eq(paymentMethods.id, payments.paymentMethodId)),
-    )
-    .where(and(isNotNull(payments.refundRequestDate), lte(payments.refundRequestDate, cutoff)))
-    .orderBy(asc(payments.refundRequestDate))
-    .limit(limit);
+  const refunds = await listStaleRefundRequests(db, cutoff, limit);
   for (const { payment, processor } of refunds) {
     await reconcileOne(result, async () => {
       if (payment.state === "PAID") await askRefund(db, processor ?? "manual", payment);

@@ -1,13 +1,13 @@
 import type { Db, Executor } from "../db/client.js";
-import type { jobs } from "../db/schema.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
-import { findMethod, insertPayment, lockDonation } from "../modules/giving/giving.repo.js";
+import { lockDonation } from "../modules/donations/donations.repo.js";
+import { findPaymentMethod } from "../modules/payment-methods/payment-methods.repo.js";
+import { insertPayment } from "../modules/payments/payments.repo.js";
 import { toCents } from "../payments/money.js";
 import { connectProcessor, findProcessor } from "../payments/processors/index.js";
 import type { ChargeRequest } from "../payments/processors/processor.js";
 import { type Settled, settlePayment } from "../payments/settlement.service.js";
-
-type JobRow = typeof jobs.$inferSelect;
+import type { JobRow } from "./jobs.repo.js";
 
 export type RenewalOutcome = "renewed" | "failed" | "revoked" | "skipped";
 
@@ -37,7 +37,7 @@ export async function recordRenewal(
   if ((frequency !== 1 && frequency !== 12) || !donation.completedDate) return "skipped";
   const cycle = Number((job.payload as { cycle?: number }).cycle ?? 1);
   if (!Number.isInteger(cycle) || cycle < 1) throw new Error(`renewal job ${job.id} has no valid cycle`);
-  const method = await findMethod(tx, organizationId, donation.paymentMethodId);
+  const method = await findPaymentMethod(tx, organizationId, donation.paymentMethodId);
   const processor = method ? findProcessor(method.processor) : undefined;
   const idempotencyKey = `renewal:${donation.id}:${cycle}:${donation.failureCount}`;
   const payment = await insertPayment(tx, {

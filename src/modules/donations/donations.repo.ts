@@ -1,4 +1,4 @@
-import { arrayContains, eq, ilike, type SQL } from "drizzle-orm";
+import { and, arrayContains, eq, ilike, type SQL, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
@@ -9,6 +9,7 @@ import {
   orderTerms,
   selectTenantRow,
 } from "../../db/list-query.js";
+import { nextId } from "../../db/next-id.js";
 import { donations } from "../../db/schema.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
 import { DONATION_ORDER_FIELDS } from "./donations.schemas.js";
@@ -59,4 +60,61 @@ export async function listDonationRows(tx: Executor, scope: Scope, filters: Dona
 
 export function findDonationRow(tx: Executor, scope: Scope, id: number) {
   return selectTenantRow(tx, donations, scope.organizationId, id);
+}
+
+export const donationCode = (id: number) => `DON-${String(id).padStart(8, "0")}`;
+
+export const nextDonationId = (tx: Executor) => nextId(tx, "donations");
+
+export async function lockDonation(tx: Executor, organizationId: number, id: number) {
+  const [row] = await tx
+    .select()
+    .from(donations)
+    .where(and(eq(donations.organizationId, organizationId), eq(donations.id, id)))
+    .for("update");
+  return row;
+}
+
+export async function findDonation(tx: Executor, organizationId: number, id: number) {
+  const [row] = await tx
+    .select()
+    .from(donations)
+    .where(and(eq(donations.organizationId, organizationId), eq(donations.id, id)));
+  return row;
+}
+
+/** A new donation under an id taken with nextDonationId; its code is derived from that id. */
+export async function insertDonation(
+  tx: Executor,
+  id: number,
+  values: Omit<typeof donations.$inferInsert, "id" | "code">,
+): Promise<DonationRow> {
+  const [row] = await tx
+    .insert(donations)
+    .values({ ...values, id, code: donationCode(id) })
+    .returning();
+  if (!row) throw new Error("donation insert returned nothing");
+  return row;
+}
+
+/** Changes a donation's columns (state, schedule, links, gift details); its update date is now. */
+export async function updateDonation(
+  tx: Executor,
+  organizationId: number,
+  id: number,
+  values: Partial<Omit<typeof donations.$inferInsert, "id" | "organizationId" | "code">>,
+) {
+  const [row] = await tx
+    .update(donations)
+    .set({ ...values, updateDate: sql`now()` })
+    .where(and(eq(donations.organizationId, organizationId), eq(donations.id, id)))
+    .returning();
+  return row;
+}
+
+export async function revokeDonation(tx: Executor, organizationId: number, id: number) {
+  await tx
+    .update(donations)
+    .set({ state: "revoked", updateDate: sql`now()` })
+    .where(and(eq(donations.organizationId, organizationId), eq(donations.id, id)));
 }

@@ -29,3 +29,30 @@ export async function findPaymentMethodsByIds(
     .where(and(eq(paymentMethods.organizationId, organizationId), inArray(paymentMethods.id, wanted)));
   return new Map(rows.map((row) => [row.id, row]));
 }
+
+export async function findPaymentMethod(tx: Executor, organizationId: number, id: number | null) {
+  if (id === null) return undefined;
+  const [row] = await tx
+    .select()
+    .from(paymentMethods)
+    .where(and(eq(paymentMethods.organizationId, organizationId), eq(paymentMethods.id, id)));
+  return row;
+}
+
+export async function insertPaymentMethod(
+  tx: Executor,
+  values: { organizationId: number; supporterId: number; processor: string; label: string; reference: string },
+) {
+  const [row] = await tx
+    .insert(paymentMethods)
+    .values({
+      organizationId: values.organizationId,
+      supporterId: values.supporterId,
+      processor: values.processor,
+      label: values.label,
+      processorReference: values.reference,
+    })
+    .returning();
+  if (!row) throw new Error("payment method insert returned nothing");
+  return row;
+}

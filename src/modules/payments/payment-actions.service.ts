@@ -1,7 +1,5 @@
-import { and, eq, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Db } from "../../db/client.js";
-import { payments } from "../../db/schema.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
 import { toCents } from "../../payments/money.js";
@@ -9,7 +7,8 @@ import { connectProcessor, findProcessor } from "../../payments/processors/index
 import { settlePayment, settleRefund } from "../../payments/settlement.service.js";
 import { assertTransition } from "../../payments/transitions.js";
 import type { GivingContext } from "../giving/giving.context.js";
-import { findMethod, lockPayment, type PaymentRow } from "../giving/giving.repo.js";
+import { findPaymentMethod } from "../payment-methods/payment-methods.repo.js";
+import { lockPayment, markRefundRequested, type PaymentRow } from "./payments.repo.js";
 import { paymentToWire } from "./payments.service.js";
 
 export type GivingDb = Pick<GivingContext, "db" | "links">;
@@ -26,7 +25,7 @@ export async function refundPayment(context: GivingDb, scope: Scope, rawId: stri
     const payment = await lockPayment(tx, scope.organizationId, id);
     if (!payment) throw notFound("Payment");
     assertTransition("payment", payment.id, payment.state, "REFUNDED");
-    const method = await findMethod(tx, scope.organizationId, payment.paymentMethodId);
+    const method = await findPaymentMethod(tx, scope.organizationId, payment.paymentMethodId);
     const processorName = method?.processor ?? "manual";
     if (!findProcessor(processorName)?.capabilities.refunds) {
       throw new AppError(
@@ -35,11 +34,7 @@ export async function refundPayment(context: GivingDb, scope: Scope, rawId: stri
         `The processor "${method?.processor}" of payment ${payment.id} cannot refund`,
       );
     }
-    const [row] = await tx
-      .update(payments)
-      .set({ refundRequestDate: sql`coalesce(${payments.refundRequestDate}, now())` })
-      .where(and(eq(payments.organizationId, scope.organizationId), eq(payments.id, payment.id)))
-      .returning();
+    const row = await markRefundRequested(tx, scope.organizationId, payment.id);
     if (!row) throw notFound("Payment");
     return { payment: row, method, processorName };
   });
@@ -67,7 +62,7 @@ export async function markPaymentPaid(context: GivingDb, scope: Scope, rawId: st
     const payment = await lockPayment(tx, scope.organizationId, id);
     if (!payment) throw notFound("Payment");
     assertTransition("payment", payment.id, payment.state, "PAID");
-    const method = await findMethod(tx, scope.organizationId, payment.paymentMethodId);
+    const method = await findPaymentMethod(tx, scope.organizationId, payment.paymentMethodId);
     if (method && method.processor !== "manual") {
       throw new AppError(
         "not_manual_payment",
