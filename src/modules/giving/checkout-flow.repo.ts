@@ -4,6 +4,7 @@ import { nextId } from "../../db/next-id.js";
 import { campaigns, checkoutAttempts, organizations } from "../../db/schema.js";
 
 export type AttemptRow = typeof checkoutAttempts.$inferSelect;
+export type OrganizationRow = typeof organizations.$inferSelect;
 
 /** The organization and campaign behind a public donation page or API call, by their slugs. */
 export async function findCampaignBySlugs(db: Executor, organizationSlug: string, campaignSlug: string) {

@@ -1,5 +1,4 @@
 import type { Executor } from "../../db/client.js";
-import type { organizations } from "../../db/schema.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
@@ -58,6 +57,7 @@ import {
   lockAttempt,
   lockPendingAttempt,
   nextAttemptId,
+  type OrganizationRow,
   updateAttempt,
 } from "./checkout-flow.repo.js";
 import { deviceOf } from "./device.js";
@@ -77,8 +77,6 @@ import {
   type Outcome,
   storeOutcome,
 } from "./idempotency.js";
-
-type OrganizationRow = typeof organizations.$inferSelect;
 
 const campaignClosed = () =>
   new AppError("campaign_closed", 410, "This campaign has ended and no longer accepts donations");
