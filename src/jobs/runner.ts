@@ -1,9 +1,10 @@
 import type { Db } from "../db/client.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
+import { chargeRenewal, type RecordedRenewal, type RenewalOutcome } from "../payments/renewal.service.js";
 import { runCheckoutExpiry } from "./checkout-expiry.job.js";
 import { cancelJob, claimDueJob, type JobRow, markJobDone, recordJobFailure } from "./jobs.repo.js";
 import { reconcilePending } from "./reconciler.job.js";
-import { chargeRenewal, type RecordedRenewal, type RenewalOutcome, recordRenewal } from "./renewal.job.js";
+import { recordRenewalJob } from "./renewal.job.js";
 
 export interface BillingRunOptions {
   /** The clock: renewals due at or before it are charged (tests and `billing run --now` move it). */
@@ -61,7 +62,8 @@ export async function runBilling(db: Db, options: BillingRunOptions): Promise<Bi
         // The claimed job leaves the queue before the renewal queues the next cycle or the retry: while
         // it is still queued, jobs_queued_subject_key would make that insert a silent no-op.
         await markJobDone(tx, job);
-        const renewal = job.kind === "renewal" ? await recordRenewal(tx, options.links, job, options.now) : "skipped";
+        const renewal =
+          job.kind === "renewal" ? await recordRenewalJob(tx, options.links, job, options.now) : "skipped";
         if (renewal === "skipped") await cancelJob(tx, job.id);
         return renewal;
       });

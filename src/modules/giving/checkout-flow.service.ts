@@ -10,6 +10,7 @@ import {
   requireProcessor,
 } from "../../payments/processors/index.js";
 import type { ChargeResult } from "../../payments/processors/processor.js";
+import { type ReconcileResult, reconcileOne } from "../../payments/reconciliation.service.js";
 import { settlePayment } from "../../payments/settlement.service.js";
 import { assertTransition } from "../../payments/transitions.js";
 import type { CampaignRow } from "../campaigns/campaigns.repo.js";
@@ -694,21 +695,6 @@ export async function reconcileCheckoutAttempt(context: SettleContext, attempt: 
     return;
   }
   await abandonPendingAttempt(context.db, attempt.organizationId, attempt.id);
-}
-
-export interface ReconcileResult {
-  reconciled: number;
-  /** Records that could not be settled this time (tried again next run). */
-  errors: number;
-}
-
-/** One record's reconciliation, counted; its failure never stops the others. */
-export async function reconcileOne(result: ReconcileResult, work: () => Promise<boolean>) {
-  try {
-    if (await work()) result.reconciled += 1;
-  } catch {
-    result.errors += 1;
-  }
 }
 
 /** Every checkout attempt PENDING since before the cutoff, reconciled. */

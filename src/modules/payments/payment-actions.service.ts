@@ -1,14 +1,13 @@
 import type { Scope } from "../../auth/scope.js";
-import type { Db } from "../../db/client.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
-import { toCents } from "../../payments/money.js";
-import { connectProcessor, findProcessor } from "../../payments/processors/index.js";
+import { findProcessor } from "../../payments/processors/index.js";
+import { askRefund } from "../../payments/refund.service.js";
 import { settlePayment, settleRefund } from "../../payments/settlement.service.js";
 import { assertTransition } from "../../payments/transitions.js";
 import type { GivingContext } from "../giving/giving.context.js";
 import { findPaymentMethod } from "../payment-methods/payment-methods.repo.js";
-import { lockPayment, markRefundRequested, type PaymentRow } from "./payments.repo.js";
+import { lockPayment, markRefundRequested } from "./payments.repo.js";
 import { paymentToWire } from "./payments.service.js";
 
 export type GivingDb = Pick<GivingContext, "db" | "links">;
@@ -41,18 +40,6 @@ export async function refundPayment(context: GivingDb, scope: Scope, rawId: stri
   await askRefund(context.db, requested.processorName, requested.payment);
   const refunded = await context.db.transaction((tx) => settleRefund(tx, scope.organizationId, id));
   return paymentToWire(refunded, requested.method);
-}
-
-/** The processor call of a refund; the key makes a repeated call (a retry, the reconciler) refund once. */
-export async function askRefund(db: Db, processorName: string, payment: PaymentRow) {
-  const processor = connectProcessor(db, processorName);
-  if (!processor) throw new Error(`no processor "${processorName}" for payment ${payment.id}`);
-  await processor.refund({
-    intentId: payment.processorIntentId ?? "",
-    amountCents: toCents(payment.amount),
-    currency: payment.currency,
-    idempotencyKey: `refund:${payment.id}`,
-  });
 }
 
 /** A manual payment (bank transfer, cash) arrived: PENDING → PAID, settled as any payment is. */
