@@ -23,6 +23,7 @@ import {
   payments,
   supporters,
 } from "../../db/schema.js";
+import { lockTenantRow, updateTenantRow } from "../../db/tenant-rows.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
 import type { CampaignWire } from "../campaigns/campaigns.schemas.js";
 import type { DonationWire } from "../donations/donations.schemas.js";
@@ -449,27 +450,16 @@ export async function findCheckoutSecretHash(db: Executor, organizationId: numbe
   return row;
 }
 
-export async function lockCheckout(tx: Executor, organizationId: number, id: number) {
-  const [row] = await tx
-    .select()
-    .from(checkouts)
-    .where(and(eq(checkouts.organizationId, organizationId), eq(checkouts.id, id)))
-    .for("update");
-  return row;
-}
+export const lockCheckout = (tx: Executor, organizationId: number, id: number) =>
+  lockTenantRow(tx, checkouts, organizationId, id);
 
 /** Changes a checkout's columns (closing it with its gift); its update date is now. */
-export async function updateCheckout(
+export const updateCheckout = (
   tx: Executor,
   organizationId: number,
   id: number,
   values: Partial<Omit<typeof checkouts.$inferInsert, "id" | "organizationId">>,
-) {
-  await tx
-    .update(checkouts)
-    .set({ ...values, updateDate: sql`now()` })
-    .where(and(eq(checkouts.organizationId, organizationId), eq(checkouts.id, id)));
-}
+) => updateTenantRow(tx, checkouts, organizationId, id, values);
 
 /** Closes every organization's OPEN checkouts created at or before the cutoff; returns how many. */
 export async function closeOpenCheckoutsBefore(db: Executor, cutoff: Date): Promise<number> {

@@ -1,6 +1,7 @@
 import { and, asc, eq, gte, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import { campaigns, donations, organizations, paymentMethods, payments, supporters } from "../../db/schema.js";
+import { methodOfPayment } from "../payments/payments.repo.js";
 import type { DocumentKind } from "./document-links.js";
 
 /** The organization of a document's record, found by id alone (ids are unique platform-wide). */
@@ -53,10 +54,7 @@ export function listReceiptPayments(db: Executor, organizationId: number, donati
       methodLabel: paymentMethods.label,
     })
     .from(payments)
-    .leftJoin(
-      paymentMethods,
-      and(eq(paymentMethods.organizationId, payments.organizationId), eq(paymentMethods.id, payments.paymentMethodId)),
-    )
+    .leftJoin(paymentMethods, methodOfPayment)
     .where(
       and(
         eq(payments.organizationId, organizationId),

@@ -11,6 +11,7 @@ import {
 } from "../../db/list-query.js";
 import { nextId } from "../../db/next-id.js";
 import { donations } from "../../db/schema.js";
+import { lockTenantRow, updateTenantRow } from "../../db/tenant-rows.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
 import { DONATION_ORDER_FIELDS } from "./donations.schemas.js";
 
@@ -66,22 +67,11 @@ export const donationCode = (id: number) => `DON-${String(id).padStart(8, "0")}`
 
 export const nextDonationId = (tx: Executor) => nextId(tx, "donations");
 
-export async function lockDonation(tx: Executor, organizationId: number, id: number) {
-  const [row] = await tx
-    .select()
-    .from(donations)
-    .where(and(eq(donations.organizationId, organizationId), eq(donations.id, id)))
-    .for("update");
-  return row;
-}
+export const lockDonation = (tx: Executor, organizationId: number, id: number) =>
+  lockTenantRow(tx, donations, organizationId, id);
 
-export async function findDonation(tx: Executor, organizationId: number, id: number) {
-  const [row] = await tx
-    .select()
-    .from(donations)
-    .where(and(eq(donations.organizationId, organizationId), eq(donations.id, id)));
-  return row;
-}
+export const findDonation = (tx: Executor, organizationId: number, id: number) =>
+  selectTenantRow(tx, donations, organizationId, id);
 
 /** A new donation under an id taken with nextDonationId; its code is derived from that id. */
 export async function insertDonation(
@@ -98,19 +88,12 @@ export async function insertDonation(
 }
 
 /** Changes a donation's columns (state, schedule, links, gift details); its update date is now. */
-export async function updateDonation(
+export const updateDonation = (
   tx: Executor,
   organizationId: number,
   id: number,
   values: Partial<Omit<typeof donations.$inferInsert, "id" | "organizationId" | "code">>,
-) {
-  const [row] = await tx
-    .update(donations)
-    .set({ ...values, updateDate: sql`now()` })
-    .where(and(eq(donations.organizationId, organizationId), eq(donations.id, id)))
-    .returning();
-  return row;
-}
+) => updateTenantRow(tx, donations, organizationId, id, values);
 
 export async function revokeDonation(tx: Executor, organizationId: number, id: number) {
   await tx

@@ -1,7 +1,9 @@
 import { and, asc, eq, lte, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
+import { selectTenantRow } from "../../db/list-query.js";
 import { nextId } from "../../db/next-id.js";
 import { campaigns, checkoutAttempts, organizations } from "../../db/schema.js";
+import { lockTenantRow, updateTenantRow } from "../../db/tenant-rows.js";
 
 export type AttemptRow = typeof checkoutAttempts.$inferSelect;
 export type OrganizationRow = typeof organizations.$inferSelect;
@@ -32,13 +34,8 @@ export async function findOrganizationCurrency(db: Executor, organizationId: num
   return row;
 }
 
-export async function findCampaign(tx: Executor, organizationId: number, campaignId: number) {
-  const [row] = await tx
-    .select()
-    .from(campaigns)
-    .where(and(eq(campaigns.organizationId, organizationId), eq(campaigns.id, campaignId)));
-  return row;
-}
+export const findCampaign = (tx: Executor, organizationId: number, campaignId: number) =>
+  selectTenantRow(tx, campaigns, organizationId, campaignId);
 
 export async function findCampaignWithOrganization(tx: Executor, organizationId: number, campaignId: number) {
   const [row] = await tx
@@ -86,23 +83,16 @@ export async function findAttemptCheckoutId(tx: Executor, organizationId: number
   return row;
 }
 
-export async function lockAttempt(tx: Executor, organizationId: number, attemptId: number) {
-  const [row] = await tx.select().from(checkoutAttempts).where(attemptIs(organizationId, attemptId)).for("update");
-  return row;
-}
+export const lockAttempt = (tx: Executor, organizationId: number, attemptId: number) =>
+  lockTenantRow(tx, checkoutAttempts, organizationId, attemptId);
 
 /** Settles an attempt (DECLINED or SUCCEEDED, the donor's details forgotten); its update date is now. */
-export async function updateAttempt(
+export const updateAttempt = (
   tx: Executor,
   organizationId: number,
   attemptId: number,
   values: Partial<Pick<AttemptRow, "state" | "failureCode" | "failureMessage" | "processorIntentId" | "gift">>,
-) {
-  await tx
-    .update(checkoutAttempts)
-    .set({ ...values, updateDate: sql`now()` })
-    .where(attemptIs(organizationId, attemptId));
-}
+) => updateTenantRow(tx, checkoutAttempts, organizationId, attemptId, values);
 
 /** An attempt the processor never received: ABANDONED, unless it was settled meanwhile. */
 export async function abandonPendingAttempt(db: Executor, organizationId: number, attemptId: number) {

@@ -1,5 +1,6 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
+import { selectTenantRow } from "../../db/list-query.js";
 import { paymentMethods } from "../../db/schema.js";
 import type { PaymentMethodWire } from "./payment-methods.schemas.js";
 
@@ -32,11 +33,7 @@ export async function findPaymentMethodsByIds(
 
 export async function findPaymentMethod(tx: Executor, organizationId: number, id: number | null) {
   if (id === null) return undefined;
-  const [row] = await tx
-    .select()
-    .from(paymentMethods)
-    .where(and(eq(paymentMethods.organizationId, organizationId), eq(paymentMethods.id, id)));
-  return row;
+  return selectTenantRow(tx, paymentMethods, organizationId, id);
 }
 
 export async function insertPaymentMethod(

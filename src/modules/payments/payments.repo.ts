@@ -9,6 +9,7 @@ import {
   selectTenantRow,
 } from "../../db/list-query.js";
 import { donations, paymentMethods, payments } from "../../db/schema.js";
+import { lockTenantRow, updateTenantRow } from "../../db/tenant-rows.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
 import { PAYMENT_ORDER_FIELDS } from "./payments.schemas.js";
 
@@ -56,14 +57,8 @@ export function findPaymentRow(tx: Executor, scope: Scope, id: number) {
   return selectTenantRow(tx, payments, scope.organizationId, id);
 }
 
-export async function lockPayment(tx: Executor, organizationId: number, id: number) {
-  const [row] = await tx
-    .select()
-    .from(payments)
-    .where(and(eq(payments.organizationId, organizationId), eq(payments.id, id)))
-    .for("update");
-  return row;
-}
+export const lockPayment = (tx: Executor, organizationId: number, id: number) =>
+  lockTenantRow(tx, payments, organizationId, id);
 
 /** The one place a payment row is written: checkout, renewal, offline gift. */
 export async function insertPayment(
@@ -89,29 +84,20 @@ export async function insertPayment(
 }
 
 /** Changes a payment's columns (state, intent, failure, refund dates); its update date is now. */
-export async function updatePayment(
+export const updatePayment = (
   tx: Executor,
   organizationId: number,
   id: number,
   values: Partial<Pick<PaymentRow, "state" | "paymentDate" | "processorIntentId" | "failureCode" | "failureMessage">>,
-) {
-  const [row] = await tx
-    .update(payments)
-    .set({ ...values, updateDate: sql`now()` })
-    .where(and(eq(payments.organizationId, organizationId), eq(payments.id, id)))
-    .returning();
-  return row;
-}
+) => updateTenantRow(tx, payments, organizationId, id, values);
 
 /** PAID → REFUNDED: the refund date is now and the pending request is done. */
-export async function markPaymentRefunded(tx: Executor, organizationId: number, id: number) {
-  const [row] = await tx
-    .update(payments)
-    .set({ state: "REFUNDED", refundDate: sql`now()`, refundRequestDate: null, updateDate: sql`now()` })
-    .where(and(eq(payments.organizationId, organizationId), eq(payments.id, id)))
-    .returning();
-  return row;
-}
+export const markPaymentRefunded = (tx: Executor, organizationId: number, id: number) =>
+  updateTenantRow(tx, payments, organizationId, id, {
+    state: "REFUNDED",
+    refundDate: sql`now()`,
+    refundRequestDate: null,
+  });
 
 /** Records that a refund was asked (the first request's date stays), before the processor is called. */
 export async function markRefundRequested(tx: Executor, organizationId: number, id: number) {
@@ -168,7 +154,8 @@ export async function findPaymentByIntentId(db: Executor, intentId: string) {
   return row;
 }
 
-const methodOfPayment = and(
+/** Joins a payment's method (same organization). */
+export const methodOfPayment = and(
   eq(paymentMethods.organizationId, payments.organizationId),
   eq(paymentMethods.id, payments.paymentMethodId),
 );

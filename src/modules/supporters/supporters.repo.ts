@@ -11,6 +11,7 @@ import {
 } from "../../db/list-query.js";
 import { nextId } from "../../db/next-id.js";
 import { supporters } from "../../db/schema.js";
+import { updateTenantRow } from "../../db/tenant-rows.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
 import { SUPPORTER_ORDER_FIELDS } from "./supporters.schemas.js";
 
@@ -72,13 +73,8 @@ export function findSupporterRow(tx: Executor, scope: Scope, id: number) {
 
 export const supporterCode = (id: number) => `SUP-${String(id).padStart(7, "0")}`;
 
-export async function findSupporter(tx: Executor, organizationId: number, id: number) {
-  const [row] = await tx
-    .select()
-    .from(supporters)
-    .where(and(eq(supporters.organizationId, organizationId), eq(supporters.id, id)));
-  return row;
-}
+export const findSupporter = (tx: Executor, organizationId: number, id: number) =>
+  selectTenantRow(tx, supporters, organizationId, id);
 
 /** The organization's oldest live supporter with this email (case-insensitive), locked for update. */
 export async function lockSupporterByEmail(tx: Executor, organizationId: number, email: string) {
@@ -120,11 +116,7 @@ export async function updateSupporterColumns(
   id: number,
   values: Record<string, unknown>,
 ): Promise<SupporterRow> {
-  const [row] = await tx
-    .update(supporters)
-    .set({ ...values, updateDate: sql`now()` })
-    .where(and(eq(supporters.organizationId, organizationId), eq(supporters.id, id)))
-    .returning();
+  const row = await updateTenantRow(tx, supporters, organizationId, id, values);
   if (!row) throw new Error("supporter update returned nothing");
   return row;
 }
