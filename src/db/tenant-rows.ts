@@ -20,9 +20,11 @@ export async function selectTenantRowsByIds<T extends TenantTable>(
     .where(and(eq(table.organizationId, organizationId), inArray(table.id, [...ids])))) as T["$inferSelect"][];
 }
 
-/** One row of an organization, locked FOR UPDATE until the transaction ends. */
-export const lockTenantRow = <T extends TenantTable>(tx: Executor, table: T, organizationId: number, id: number) =>
-  selectTenantRow(tx, table, organizationId, id, "update");
+/** Locks one row of the table's organization FOR UPDATE until the transaction ends. */
+export const tenantRowLocker =
+  <T extends TenantTable>(table: T) =>
+  (tx: Executor, organizationId: number, id: number) =>
+    selectTenantRow(tx, table, organizationId, id, "update");
 
 /** Changes the given columns of one row of an organization; its update date is now. */
 export async function updateTenantRow<T extends TenantTable & { updateDate: PgColumn }>(
@@ -39,3 +41,14 @@ export async function updateTenantRow<T extends TenantTable & { updateDate: PgCo
     .returning();
   return rows[0] as T["$inferSelect"] | undefined;
 }
+
+/** Changes the given columns of one row of the table's organization; its update date is now. */
+export const tenantRowUpdater =
+  <T extends TenantTable & { updateDate: PgColumn }>(table: T) =>
+  (
+    tx: Executor,
+    organizationId: number,
+    id: number,
+    values: { [K in keyof T["$inferInsert"]]?: T["$inferInsert"][K] | SQL },
+  ) =>
+    updateTenantRow(tx, table, organizationId, id, values);

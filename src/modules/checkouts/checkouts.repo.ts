@@ -23,7 +23,7 @@ import {
   payments,
   supporters,
 } from "../../db/schema.js";
-import { lockTenantRow, updateTenantRow } from "../../db/tenant-rows.js";
+import { tenantRowLocker, tenantRowUpdater } from "../../db/tenant-rows.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
 import type { CampaignWire } from "../campaigns/campaigns.schemas.js";
 import type { DonationWire } from "../donations/donations.schemas.js";
@@ -450,16 +450,10 @@ export async function findCheckoutSecretHash(db: Executor, organizationId: numbe
   return row;
 }
 
-export const lockCheckout = (tx: Executor, organizationId: number, id: number) =>
-  lockTenantRow(tx, checkouts, organizationId, id);
+export const lockCheckout = tenantRowLocker(checkouts);
 
 /** Changes a checkout's columns (closing it with its gift); its update date is now. */
-export const updateCheckout = (
-  tx: Executor,
-  organizationId: number,
-  id: number,
-  values: Partial<Omit<typeof checkouts.$inferInsert, "id" | "organizationId">>,
-) => updateTenantRow(tx, checkouts, organizationId, id, values);
+export const updateCheckout = tenantRowUpdater(checkouts);
 
 /** Closes every organization's OPEN checkouts created at or before the cutoff; returns how many. */
 export async function closeOpenCheckoutsBefore(db: Executor, cutoff: Date): Promise<number> {

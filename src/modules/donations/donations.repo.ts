@@ -11,7 +11,7 @@ import {
 } from "../../db/list-query.js";
 import { nextId } from "../../db/next-id.js";
 import { donations } from "../../db/schema.js";
-import { lockTenantRow, updateTenantRow } from "../../db/tenant-rows.js";
+import { tenantRowLocker, tenantRowUpdater } from "../../db/tenant-rows.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
 import { DONATION_ORDER_FIELDS } from "./donations.schemas.js";
 
@@ -67,8 +67,7 @@ export const donationCode = (id: number) => `DON-${String(id).padStart(8, "0")}`
 
 export const nextDonationId = (tx: Executor) => nextId(tx, "donations");
 
-export const lockDonation = (tx: Executor, organizationId: number, id: number) =>
-  lockTenantRow(tx, donations, organizationId, id);
+export const lockDonation = tenantRowLocker(donations);
 
 export const findDonation = (tx: Executor, organizationId: number, id: number) =>
   selectTenantRow(tx, donations, organizationId, id);
@@ -88,12 +87,7 @@ export async function insertDonation(
 }
 
 /** Changes a donation's columns (state, schedule, links, gift details); its update date is now. */
-export const updateDonation = (
-  tx: Executor,
-  organizationId: number,
-  id: number,
-  values: Partial<Omit<typeof donations.$inferInsert, "id" | "organizationId" | "code">>,
-) => updateTenantRow(tx, donations, organizationId, id, values);
+export const updateDonation = tenantRowUpdater(donations);
 
 export async function revokeDonation(tx: Executor, organizationId: number, id: number) {
   await tx

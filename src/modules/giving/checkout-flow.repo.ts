@@ -3,7 +3,7 @@ import type { Executor } from "../../db/client.js";
 import { selectTenantRow } from "../../db/list-query.js";
 import { nextId } from "../../db/next-id.js";
 import { campaigns, checkoutAttempts, organizations } from "../../db/schema.js";
-import { lockTenantRow, updateTenantRow } from "../../db/tenant-rows.js";
+import { tenantRowLocker, tenantRowUpdater } from "../../db/tenant-rows.js";
 
 export type AttemptRow = typeof checkoutAttempts.$inferSelect;
 export type OrganizationRow = typeof organizations.$inferSelect;
@@ -83,16 +83,10 @@ export async function findAttemptCheckoutId(tx: Executor, organizationId: number
   return row;
 }
 
-export const lockAttempt = (tx: Executor, organizationId: number, attemptId: number) =>
-  lockTenantRow(tx, checkoutAttempts, organizationId, attemptId);
+export const lockAttempt = tenantRowLocker(checkoutAttempts);
 
 /** Settles an attempt (DECLINED or SUCCEEDED, the donor's details forgotten); its update date is now. */
-export const updateAttempt = (
-  tx: Executor,
-  organizationId: number,
-  attemptId: number,
-  values: Partial<Pick<AttemptRow, "state" | "failureCode" | "failureMessage" | "processorIntentId" | "gift">>,
-) => updateTenantRow(tx, checkoutAttempts, organizationId, attemptId, values);
+export const updateAttempt = tenantRowUpdater(checkoutAttempts);
 
 /** An attempt the processor never received: ABANDONED, unless it was settled meanwhile. */
 export async function abandonPendingAttempt(db: Executor, organizationId: number, attemptId: number) {

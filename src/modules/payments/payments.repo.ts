@@ -9,7 +9,7 @@ import {
   selectTenantRow,
 } from "../../db/list-query.js";
 import { donations, paymentMethods, payments } from "../../db/schema.js";
-import { lockTenantRow, updateTenantRow } from "../../db/tenant-rows.js";
+import { tenantRowLocker, tenantRowUpdater } from "../../db/tenant-rows.js";
 import type { DateBound, Order, Page } from "../../http/pagination.js";
 import { PAYMENT_ORDER_FIELDS } from "./payments.schemas.js";
 
@@ -57,8 +57,7 @@ export function findPaymentRow(tx: Executor, scope: Scope, id: number) {
   return selectTenantRow(tx, payments, scope.organizationId, id);
 }
 
-export const lockPayment = (tx: Executor, organizationId: number, id: number) =>
-  lockTenantRow(tx, payments, organizationId, id);
+export const lockPayment = tenantRowLocker(payments);
 
 /** The one place a payment row is written: checkout, renewal, offline gift. */
 export async function insertPayment(
@@ -84,16 +83,11 @@ export async function insertPayment(
 }
 
 /** Changes a payment's columns (state, intent, failure, refund dates); its update date is now. */
-export const updatePayment = (
-  tx: Executor,
-  organizationId: number,
-  id: number,
-  values: Partial<Pick<PaymentRow, "state" | "paymentDate" | "processorIntentId" | "failureCode" | "failureMessage">>,
-) => updateTenantRow(tx, payments, organizationId, id, values);
+export const updatePayment = tenantRowUpdater(payments);
 
 /** PAID → REFUNDED: the refund date is now and the pending request is done. */
 export const markPaymentRefunded = (tx: Executor, organizationId: number, id: number) =>
-  updateTenantRow(tx, payments, organizationId, id, {
+  updatePayment(tx, organizationId, id, {
     state: "REFUNDED",
     refundDate: sql`now()`,
     refundRequestDate: null,
@@ -138,19 +132,12 @@ export async function sumPaidForCampaign(db: Executor, organizationId: number, c
   return Number(row?.cents ?? 0) / 100;
 }
 
-export async function findPaymentByIdempotencyKey(db: Executor, idempotencyKey: string) {
+/** A payment by its processor key or the processor's charge id (every organization). */
+export async function findPaymentBy(db: Executor, field: "idempotencyKey" | "processorIntentId", value: string) {
   const [row] = await db
     .select({ organizationId: payments.organizationId, id: payments.id })
     .from(payments)
-    .where(eq(payments.idempotencyKey, idempotencyKey));
-  return row;
-}
-
-export async function findPaymentByIntentId(db: Executor, intentId: string) {
-  const [row] = await db
-    .select({ organizationId: payments.organizationId, id: payments.id })
-    .from(payments)
-    .where(eq(payments.processorIntentId, intentId));
+    .where(eq(payments[field], value));
   return row;
 }
 

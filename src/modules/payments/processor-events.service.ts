@@ -1,7 +1,7 @@
 import { type PaymentOutcome, settlePayment, settleRefund } from "../../payments/settlement.service.js";
 import { findAttemptByIdempotencyKey } from "../giving/checkout-flow.repo.js";
 import { type SettleContext, settleCheckoutAttempt } from "../giving/checkout-flow.service.js";
-import { findPaymentByIdempotencyKey, findPaymentByIntentId } from "./payments.repo.js";
+import { findPaymentBy } from "./payments.repo.js";
 
 /**
  * Outcomes a processor reports on its own (a bank debit that settles days later, a refund made in
@@ -15,7 +15,7 @@ export async function settleChargeOutcome(
   outcome: PaymentOutcome,
   now = new Date(),
 ): Promise<"payment" | "checkout_attempt" | null> {
-  const payment = await findPaymentByIdempotencyKey(context.db, idempotencyKey);
+  const payment = await findPaymentBy(context.db, "idempotencyKey", idempotencyKey);
   if (payment) {
     await context.db.transaction((tx) =>
       settlePayment(tx, context.links, payment.organizationId, payment.id, outcome, now),
@@ -35,7 +35,7 @@ export async function settleChargeOutcome(
 
 /** A refund the processor made (from its dashboard, or one we asked for), by its charge id. */
 export async function settleRefundByIntent(context: Pick<SettleContext, "db">, intentId: string) {
-  const payment = await findPaymentByIntentId(context.db, intentId);
+  const payment = await findPaymentBy(context.db, "processorIntentId", intentId);
   if (!payment) return null;
   return context.db.transaction((tx) => settleRefund(tx, payment.organizationId, payment.id));
 }
