@@ -4,7 +4,7 @@ import { campaigns, checkoutAttempts, checkouts, jobs, payments, sandboxCharges 
 import { reconcilePending } from "../src/jobs/reconciler.job.js";
 import { type DocumentLinks, loadDocumentLinks } from "../src/modules/documents/document-links.js";
 import type { CompletionStep } from "../src/modules/giving/giving.context.js";
-import { settleChargeOutcome, settleRefundByIntent } from "../src/payments/processor-events.service.js";
+import { settleChargeOutcome, settleRefundByIntent } from "../src/modules/payments/processor-events.service.js";
 import { fakeCampaign, fakeSupporter, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 

@@ -224,11 +224,13 @@ export async function selectTenantRow<T extends TenantTable>(
   table: T,
   organizationId: number,
   id: number,
+  lock?: "update",
 ): Promise<T["$inferSelect"] | undefined> {
-  const [row] = await tx
+  const query = tx
     .select()
     .from(table as PgTableWithColumns<never>)
     .where(and(eq(table.organizationId, organizationId), eq(table.id, id)));
+  const [row] = await (lock ? query.for(lock) : query);
   return row as T["$inferSelect"] | undefined;
 }
 

@@ -1,110 +1,19 @@
-import type { Db, Executor } from "../db/client.js";
-import type { jobs } from "../db/schema.js";
+import type { Executor } from "../db/client.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
-import { findMethod, insertPayment, lockDonation } from "../modules/giving/giving.repo.js";
-import { toCents } from "../payments/money.js";
-import { connectProcessor, findProcessor } from "../payments/processors/index.js";
-import type { ChargeRequest } from "../payments/processors/processor.js";
-import { type Settled, settlePayment } from "../payments/settlement.service.js";
+import { type RecordedRenewal, type RenewalOutcome, recordRenewal } from "../payments/renewal.service.js";
+import type { JobRow } from "./jobs.repo.js";
 
-type JobRow = typeof jobs.$inferSelect;
-
-export type RenewalOutcome = "renewed" | "failed" | "revoked" | "skipped";
-
-/** A renewal recorded as a PENDING payment, to be charged with this request, then settled. */
-export interface RecordedRenewal {
-  organizationId: number;
-  paymentId: number;
-  processor: string;
-  charge: ChargeRequest;
-}
-
-/**
- * Renewal step 1, in the job's transaction: checks the donation can be charged and records the
- * cycle's PENDING payment with its processor key (committed before the processor is called). A
- * donation with no method that can be charged again fails at once.
- */
-export async function recordRenewal(
+/** A renewal job's first step: its payload names the cycle; the money steps are in renewal.service.ts. */
+export function recordRenewalJob(
   tx: Executor,
   links: DocumentLinks,
   job: JobRow,
   now: Date,
 ): Promise<RecordedRenewal | RenewalOutcome> {
-  const organizationId = job.organizationId;
-  const donation = await lockDonation(tx, organizationId, job.subjectId);
-  if (!donation || (donation.state !== "active" && donation.state !== "past_due")) return "skipped";
-  const frequency = donation.frequency ?? 0;
-  if ((frequency !== 1 && frequency !== 12) || !donation.completedDate) return "skipped";
-  const cycle = Number((job.payload as { cycle?: number }).cycle ?? 1);
-  if (!Number.isInteger(cycle) || cycle < 1) throw new Error(`renewal job ${job.id} has no valid cycle`);
-  const method = await findMethod(tx, organizationId, donation.paymentMethodId);
-  const processor = method ? findProcessor(method.processor) : undefined;
-  const idempotencyKey = `renewal:${donation.id}:${cycle}:${donation.failureCount}`;
-  const payment = await insertPayment(tx, {
-    organizationId,
-    donationId: donation.id,
-    state: "PENDING",
-    amount: donation.amount,
-    currency: donation.currency,
-    paymentMethodId: method?.id ?? null,
-    idempotencyKey,
-    billingCycle: cycle,
-  });
-  if (!processor?.capabilities.recurring || !method?.processorReference) {
-    const outcome = {
-      state: "FAILED",
-      intentId: null,
-      code: "no_payment_method",
-      message: "The donation has no payment method that can be charged again",
-    } as const;
-    const { settled } = await settlePayment(tx, links, organizationId, payment.id, outcome, now);
-    return settled === "revoked" ? "revoked" : "failed";
-  }
-  return {
-    organizationId,
-    paymentId: payment.id,
-    processor: processor.name,
-    charge: {
-      amountCents: toCents(donation.amount),
-      currency: donation.currency,
-      reference: method.processorReference,
-      kind: "renewal",
-      idempotencyKey,
-    },
+  const cycle = () => {
+    const value = Number((job.payload as { cycle?: number }).cycle ?? 1);
+    if (!Number.isInteger(value) || value < 1) throw new Error(`renewal job ${job.id} has no valid cycle`);
+    return value;
   };
-}
-
-export const asRenewalOutcome = (settled: Settled): RenewalOutcome | "pending" => {
-  if (settled === "renewed" || settled === "paid") return "renewed";
-  if (settled === "failed" || settled === "revoked") return settled;
-  return settled === "pending" ? "pending" : "skipped";
-};
-
-/**
- * Renewal steps 2 and 3, after the record is committed: the charge outside any transaction, with the
- * recorded key, then its outcome settled in a second transaction. A throw leaves the payment PENDING
- * for the reconciler.
- */
-export async function chargeRenewal(
-  db: Db,
-  renewal: RecordedRenewal,
-  options: { links: DocumentLinks; now: Date; afterStep?: (step: "charge" | "settle") => void | Promise<void> },
-): Promise<RenewalOutcome | "pending"> {
-  const processor = connectProcessor(db, renewal.processor);
-  if (!processor) throw new Error(`no processor "${renewal.processor}"`);
-  const charge = await processor.charge(renewal.charge);
-  await options.afterStep?.("charge");
-  const { settled } = await db.transaction(async (tx) => {
-    const outcome = await settlePayment(
-      tx,
-      options.links,
-      renewal.organizationId,
-      renewal.paymentId,
-      charge,
-      options.now,
-    );
-    await options.afterStep?.("settle");
-    return outcome;
-  });
-  return asRenewalOutcome(settled);
+  return recordRenewal(tx, links, { organizationId: job.organizationId, donationId: job.subjectId, cycle }, now);
 }

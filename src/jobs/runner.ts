@@ -1,10 +1,10 @@
-import { and, asc, eq, lte, sql } from "drizzle-orm";
-import type { Db, Executor } from "../db/client.js";
-import { jobs } from "../db/schema.js";
+import type { Db } from "../db/client.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
+import { chargeRenewal, type RecordedRenewal, type RenewalOutcome } from "../payments/renewal.service.js";
 import { runCheckoutExpiry } from "./checkout-expiry.job.js";
+import { cancelJob, claimDueJob, type JobRow, markJobDone, recordJobFailure } from "./jobs.repo.js";
 import { reconcilePending } from "./reconciler.job.js";
-import { chargeRenewal, type RecordedRenewal, type RenewalOutcome, recordRenewal } from "./renewal.job.js";
+import { recordRenewalJob } from "./renewal.job.js";
 
 export interface BillingRunOptions {
   /** The clock: renewals due at or before it are charged (tests and `billing run --now` move it). */
@@ -32,22 +32,8 @@ export interface BillingRunResult {
   reconciled: number;
 }
 
-type JobRow = typeof jobs.$inferSelect;
-
 const MAX_JOB_ATTEMPTS = 10;
 const JOB_RETRY_DELAY_MS = 3_600_000;
-
-/** Claims one due job; a job another worker holds is skipped, never waited for or run twice. */
-async function claimDueJob(tx: Executor, now: Date): Promise<JobRow | undefined> {
-  const [job] = await tx
-    .select()
-    .from(jobs)
-    .where(and(eq(jobs.state, "queued"), lte(jobs.runDate, now)))
-    .orderBy(asc(jobs.runDate), asc(jobs.id))
-    .limit(1)
-    .for("update", { skipLocked: true });
-  return job;
-}
 
 /**
  * One pass of the worker: every due renewal, each in steps (record the PENDING payment with the
@@ -75,12 +61,10 @@ export async function runBilling(db: Db, options: BillingRunOptions): Promise<Bi
         claimed = job;
         // The claimed job leaves the queue before the renewal queues the next cycle or the retry: while
         // it is still queued, jobs_queued_subject_key would make that insert a silent no-op.
-        await tx
-          .update(jobs)
-          .set({ state: "done", attempts: job.attempts + 1, updateDate: sql`now()` })
-          .where(eq(jobs.id, job.id));
-        const renewal = job.kind === "renewal" ? await recordRenewal(tx, options.links, job, options.now) : "skipped";
-        if (renewal === "skipped") await tx.update(jobs).set({ state: "cancelled" }).where(eq(jobs.id, job.id));
+        await markJobDone(tx, job);
+        const renewal =
+          job.kind === "renewal" ? await recordRenewalJob(tx, options.links, job, options.now) : "skipped";
+        if (renewal === "skipped") await cancelJob(tx, job.id);
         return renewal;
       });
     } catch (error) {
@@ -88,16 +72,12 @@ export async function runBilling(db: Db, options: BillingRunOptions): Promise<Bi
       if (!claimed) throw error;
       result.errors += 1;
       const attempts = claimed.attempts + 1;
-      await db
-        .update(jobs)
-        .set({
-          attempts,
-          lastError: error instanceof Error ? error.message.slice(0, 2000) : String(error),
-          state: attempts >= MAX_JOB_ATTEMPTS ? "failed" : "queued",
-          runDate: new Date(options.now.getTime() + JOB_RETRY_DELAY_MS),
-          updateDate: sql`now()`,
-        })
-        .where(eq(jobs.id, claimed.id));
+      await recordJobFailure(db, claimed.id, {
+        attempts,
+        lastError: error instanceof Error ? error.message.slice(0, 2000) : String(error),
+        state: attempts >= MAX_JOB_ATTEMPTS ? "failed" : "queued",
+        runDate: new Date(options.now.getTime() + JOB_RETRY_DELAY_MS),
+      });
       continue;
     }
     if (recorded === null) break;

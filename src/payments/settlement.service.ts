@@ -1,19 +1,23 @@
-import { and, eq, sql } from "drizzle-orm";
 import type { Executor } from "../db/client.js";
-import { donations, payments } from "../db/schema.js";
 import { notFound } from "../errors/app-error.js";
-import type { DocumentLinks } from "../modules/documents/document-links.js";
+import { queueRenewal } from "../jobs/jobs.repo.js";
+import { type DonationRow, lockDonation, revokeDonation, updateDonation } from "../modules/donations/donations.repo.js";
 import {
-  lockDonation,
+  countPaidPayments,
   lockPayment,
+  markPaymentRefunded,
   type PaymentRow,
-  queueRenewal,
-  setCertificationUrl,
-} from "../modules/giving/giving.repo.js";
+  updatePayment,
+} from "../modules/payments/payments.repo.js";
+import { setCertificationUrl } from "../modules/supporters/supporters.repo.js";
 import { cycleDueDate, MAX_RENEWAL_FAILURES, retryDate } from "./schedule.js";
 import { assertTransition } from "./transitions.js";
 
-type DonationRow = typeof donations.$inferSelect;
+/** The signed document links settling writes (`DocumentLinks` in src/modules/documents/ is one). */
+export interface SettlementLinks {
+  receiptUrl(organizationId: number, donationId: number): string;
+  statementUrl(organizationId: number, supporterId: number): string;
+}
 
 /** What the processor says became of a charge: now, later (a bank debit, a webhook) or to the reconciler. */
 export type PaymentOutcome =
@@ -28,22 +32,17 @@ export type Settled = "paid" | "renewed" | "failed" | "revoked" | "pending" | "u
  * A donation's first payment arrived (card at checkout, or a transfer marked paid): done or active,
  * its receipt link, its next charge date and queued first renewal, and the supporter's statement link.
  */
-async function settleFirstPayment(tx: Executor, links: DocumentLinks, donation: DonationRow, now: Date) {
+async function settleFirstPayment(tx: Executor, links: SettlementLinks, donation: DonationRow, now: Date) {
   const recurring = donation.frequency === 1 || donation.frequency === 12;
   const next = recurring ? "active" : "done";
   assertTransition("donation", donation.id, donation.state, next);
   const nextChargeDate = recurring ? cycleDueDate(now, donation.frequency as number, 1) : null;
-  const [row] = await tx
-    .update(donations)
-    .set({
-      state: next,
-      completedDate: now,
-      receiptUrl: links.receiptUrl(donation.organizationId, donation.id),
-      nextChargeDate,
-      updateDate: sql`now()`,
-    })
-    .where(and(eq(donations.organizationId, donation.organizationId), eq(donations.id, donation.id)))
-    .returning();
+  const row = await updateDonation(tx, donation.organizationId, donation.id, {
+    state: next,
+    completedDate: now,
+    receiptUrl: links.receiptUrl(donation.organizationId, donation.id),
+    nextChargeDate,
+  });
   if (!row) throw new Error("donation update returned nothing");
   if (nextChargeDate) {
     await queueRenewal(tx, {
@@ -73,11 +72,11 @@ async function settleRenewalPaid(tx: Executor, donation: DonationRow, cycle: num
   let nextCycle = cycle + 1;
   while (cycleDueDate(start, frequency, nextCycle) <= now) nextCycle += 1;
   const nextDue = cycleDueDate(start, frequency, nextCycle);
-  const [row] = await tx
-    .update(donations)
-    .set({ state: "active", failureCount: 0, nextChargeDate: nextDue, updateDate: sql`now()` })
-    .where(and(eq(donations.organizationId, donation.organizationId), eq(donations.id, donation.id)))
-    .returning();
+  const row = await updateDonation(tx, donation.organizationId, donation.id, {
+    state: "active",
+    failureCount: 0,
+    nextChargeDate: nextDue,
+  });
   await queueRenewal(tx, {
     organizationId: donation.organizationId,
     donationId: donation.id,
@@ -89,24 +88,23 @@ async function settleRenewalPaid(tx: Executor, donation: DonationRow, cycle: num
 
 /** A renewal failed: past_due with a retry queued, or revoked at the last failure. */
 async function settleRenewalFailed(tx: Executor, donation: DonationRow, cycle: number, now: Date) {
-  const where = and(eq(donations.organizationId, donation.organizationId), eq(donations.id, donation.id));
   const failures = donation.failureCount + 1;
   if (failures >= MAX_RENEWAL_FAILURES) {
     assertTransition("donation", donation.id, donation.state, "revoked");
-    const [row] = await tx
-      .update(donations)
-      .set({ state: "revoked", failureCount: failures, nextChargeDate: null, updateDate: sql`now()` })
-      .where(where)
-      .returning();
+    const row = await updateDonation(tx, donation.organizationId, donation.id, {
+      state: "revoked",
+      failureCount: failures,
+      nextChargeDate: null,
+    });
     return { donation: row ?? donation, settled: "revoked" as const };
   }
   assertTransition("donation", donation.id, donation.state, "past_due");
   const retry = retryDate(now, failures);
-  const [row] = await tx
-    .update(donations)
-    .set({ state: "past_due", failureCount: failures, nextChargeDate: retry, updateDate: sql`now()` })
-    .where(where)
-    .returning();
+  const row = await updateDonation(tx, donation.organizationId, donation.id, {
+    state: "past_due",
+    failureCount: failures,
+    nextChargeDate: retry,
+  });
   await queueRenewal(tx, { organizationId: donation.organizationId, donationId: donation.id, cycle, runDate: retry });
   return { donation: row ?? donation, settled: "failed" as const };
 }
@@ -120,7 +118,7 @@ async function settleRenewalFailed(tx: Executor, donation: DonationRow, cycle: n
  */
 export async function settlePayment(
   tx: Executor,
-  links: DocumentLinks,
+  links: SettlementLinks,
   organizationId: number,
   paymentId: number,
   outcome: PaymentOutcome,
@@ -131,25 +129,20 @@ export async function settlePayment(
   let donation = await lockDonation(tx, organizationId, payment.donationId);
   if (!donation) throw notFound("Donation");
   if (payment.state !== "PENDING") return { payment, donation, settled: "unchanged" };
-  const where = and(eq(payments.organizationId, organizationId), eq(payments.id, payment.id));
   const intentId = outcome.intentId ?? payment.processorIntentId;
   if (outcome.state === "PENDING") {
     if (intentId === payment.processorIntentId) return { payment, donation, settled: "pending" };
-    const [row] = await tx
-      .update(payments)
-      .set({ processorIntentId: intentId, updateDate: sql`now()` })
-      .where(where)
-      .returning();
+    const row = await updatePayment(tx, organizationId, payment.id, { processorIntentId: intentId });
     return { payment: row ?? payment, donation, settled: "pending" };
   }
   const renewal = payment.billingCycle !== null && (donation.state === "active" || donation.state === "past_due");
   if (outcome.state === "PAID") {
     assertTransition("payment", payment.id, payment.state, "PAID");
-    const [paid] = await tx
-      .update(payments)
-      .set({ state: "PAID", paymentDate: now, processorIntentId: intentId, updateDate: sql`now()` })
-      .where(where)
-      .returning();
+    const paid = await updatePayment(tx, organizationId, payment.id, {
+      state: "PAID",
+      paymentDate: now,
+      processorIntentId: intentId,
+    });
     if (!paid) throw notFound("Payment");
     if (donation.state === "pending") {
       donation = await settleFirstPayment(tx, links, donation, now);
@@ -163,17 +156,12 @@ export async function settlePayment(
     return { payment: paid, donation, settled: "paid" };
   }
   assertTransition("payment", payment.id, payment.state, "FAILED");
-  const [failed] = await tx
-    .update(payments)
-    .set({
-      state: "FAILED",
-      processorIntentId: intentId,
-      failureCode: outcome.code,
-      failureMessage: outcome.message,
-      updateDate: sql`now()`,
-    })
-    .where(where)
-    .returning();
+  const failed = await updatePayment(tx, organizationId, payment.id, {
+    state: "FAILED",
+    processorIntentId: intentId,
+    failureCode: outcome.code,
+    failureMessage: outcome.message,
+  });
   if (!failed) throw notFound("Payment");
   if (!renewal) return { payment: failed, donation, settled: "failed" };
   const result = await settleRenewalFailed(tx, donation, payment.billingCycle as number, now);
@@ -192,29 +180,12 @@ export async function settleRefund(tx: Executor, organizationId: number, payment
   assertTransition("payment", payment.id, payment.state, "REFUNDED");
   const donation = await lockDonation(tx, organizationId, payment.donationId);
   if (!donation) throw notFound("Donation");
-  const [refunded] = await tx
-    .update(payments)
-    .set({ state: "REFUNDED", refundDate: sql`now()`, refundRequestDate: null, updateDate: sql`now()` })
-    .where(and(eq(payments.organizationId, organizationId), eq(payments.id, payment.id)))
-    .returning();
+  const refunded = await markPaymentRefunded(tx, organizationId, payment.id);
   if (!refunded) throw notFound("Payment");
   if (donation.state === "done") {
-    const [stillPaid] = await tx
-      .select({ n: sql<number>`count(*)::int` })
-      .from(payments)
-      .where(
-        and(
-          eq(payments.organizationId, organizationId),
-          eq(payments.donationId, donation.id),
-          eq(payments.state, "PAID"),
-        ),
-      );
-    if ((stillPaid?.n ?? 0) === 0) {
+    if ((await countPaidPayments(tx, organizationId, donation.id)) === 0) {
       assertTransition("donation", donation.id, donation.state, "revoked");
-      await tx
-        .update(donations)
-        .set({ state: "revoked", updateDate: sql`now()` })
-        .where(and(eq(donations.organizationId, organizationId), eq(donations.id, donation.id)));
+      await revokeDonation(tx, organizationId, donation.id);
     }
   }
   return refunded;

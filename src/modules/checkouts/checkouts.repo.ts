@@ -17,7 +17,16 @@ import {
   prepared,
   wireRowOf,
 } from "../../db/list-query.js";
-import { campaigns, checkouts, donations, paymentMethods, payments, supporters } from "../../db/schema.js";
+import {
+  campaigns,
+  checkouts,
+  donations,
+  organizations,
+  paymentMethods,
+  payments,
+  supporters,
+} from "../../db/schema.js";
+import { tenantRowLocker, tenantRowUpdater } from "../../db/tenant-rows.js";
 import { campaignWireRow } from "../campaigns/campaigns.repo.js";
 import type { CampaignWire } from "../campaigns/campaigns.schemas.js";
 import { donationWireRow } from "../donations/donations.repo.js";
@@ -320,4 +329,42 @@ export async function findCheckoutWire(tx: Executor, scope: Scope, id: number): 
     selectWithRelations(tx).where(and(eq(checkouts.organizationId, scope.organizationId), eq(checkouts.id, id))),
   ).execute();
   return toWire(rows)[0];
+}
+
+export type CheckoutRow = typeof checkouts.$inferSelect;
+
+export async function insertCheckout(db: Executor, values: Omit<typeof checkouts.$inferInsert, "id">) {
+  const [row] = await db.insert(checkouts).values(values).returning();
+  if (!row) throw new Error("checkout insert returned nothing");
+  return row;
+}
+
+/** Only the secret's hash: checked before any defence counts an attempt on the checkout. */
+export async function findCheckoutSecretHash(db: Executor, organizationId: number, id: number) {
+  const [row] = await db
+    .select({ clientSecretHash: checkouts.clientSecretHash })
+    .from(checkouts)
+    .where(and(eq(checkouts.organizationId, organizationId), eq(checkouts.id, id)));
+  return row;
+}
+
+export const lockCheckout = tenantRowLocker(checkouts);
+
+/** Changes a checkout's columns (closing it with its gift); its update date is now. */
+export const updateCheckout = tenantRowUpdater(checkouts);
+
+/** Closes every organization's OPEN checkouts created at or before the cutoff; returns how many. */
+export async function closeOpenCheckoutsBefore(db: Executor, cutoff: Date): Promise<number> {
+  // One statement for every organization, each row matched by its organization, so the planner
+  // reaches checkouts_state_idx (organization_id, state, create_date) per organization.
+  const result = await db.execute(sql`
+    update ${checkouts} set state = 'CLOSED', update_date = now()
+    from ${organizations}
+    where ${checkouts.organizationId} = ${organizations.id}
+      and ${checkouts.state} = 'OPEN' and ${checkouts.createDate} <= ${cutoff.toISOString()}::timestamptz`);
+  return (
+    (result as unknown as { rowCount?: number; affectedRows?: number }).rowCount ??
+    (result as unknown as { affectedRows?: number }).affectedRows ??
+    0
+  );
 }

@@ -1,7 +1,6 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { eq } from "drizzle-orm";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Executor } from "../../db/client.js";
-import { platformKeys } from "../../db/schema.js";
+import { ensurePlatformKey } from "../../db/platform-keys.repo.js";
 
 const KEY_NAME = "document_links";
 
@@ -45,11 +44,6 @@ export class DocumentLinks {
 
 /** Loads the signing key, creating it on first start (every process of one database shares it). */
 export async function loadDocumentLinks(db: Executor, baseUrl: string): Promise<DocumentLinks> {
-  await db
-    .insert(platformKeys)
-    .values({ name: KEY_NAME, value: randomBytes(32).toString("base64url") })
-    .onConflictDoNothing();
-  const [row] = await db.select().from(platformKeys).where(eq(platformKeys.name, KEY_NAME));
-  if (!row) throw new Error("document signing key missing after insert");
-  return new DocumentLinks(Buffer.from(row.value, "base64url"), baseUrl.replace(/\/+$/, ""));
+  const key = await ensurePlatformKey(db, KEY_NAME);
+  return new DocumentLinks(Buffer.from(key, "base64url"), baseUrl.replace(/\/+$/, ""));
 }

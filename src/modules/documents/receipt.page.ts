@@ -1,10 +1,10 @@
-import { and, asc, eq, inArray } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
-import { campaigns, donations, organizations, paymentMethods, payments, supporters } from "../../db/schema.js";
+import type { donations, organizations, supporters } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
 import { escapeHtml, htmlDocument } from "../../http/html-page.js";
 import { formatMoney, fromCents, toCents } from "../../payments/money.js";
 import type { DocumentKind, DocumentLinks } from "./document-links.js";
+import { findDocumentOrganizationId, findReceiptDonation, listReceiptPayments } from "./documents.repo.js";
 
 /** One answer for an unknown id, a bad signature and another organization's signature. */
 export const documentNotFound = () => new AppError("not_found", "This document does not exist.");
@@ -24,8 +24,7 @@ export async function verifiedOrganizationId(
 ): Promise<{ organizationId: number; id: number }> {
   if (!ID.test(rawId)) throw documentNotFound();
   const id = Number(rawId);
-  const table = kind === "receipt" ? donations : supporters;
-  const [row] = await db.select({ organizationId: table.organizationId }).from(table).where(eq(table.id, id)).limit(1);
+  const row = await findDocumentOrganizationId(db, kind, id);
   if (!row || !links.verify(kind, row.organizationId, id, signature)) throw documentNotFound();
   return { organizationId: row.organizationId, id };
 }
@@ -159,55 +158,9 @@ export async function loadReceipt(
   signature: string,
 ): Promise<Receipt> {
   const { organizationId, id } = await verifiedOrganizationId(db, links, "receipt", rawId, signature);
-  const [found] = await db
-    .select({
-      organization: organizations,
-      supporter: supporters,
-      donation: donations,
-      campaignTitle: campaigns.title,
-      donationMethodLabel: paymentMethods.label,
-    })
-    .from(donations)
-    .innerJoin(organizations, eq(organizations.id, donations.organizationId))
-    .innerJoin(
-      supporters,
-      and(eq(supporters.organizationId, donations.organizationId), eq(supporters.id, donations.supporterId)),
-    )
-    .innerJoin(
-      campaigns,
-      and(eq(campaigns.organizationId, donations.organizationId), eq(campaigns.id, donations.campaignId)),
-    )
-    .leftJoin(
-      paymentMethods,
-      and(
-        eq(paymentMethods.organizationId, donations.organizationId),
-        eq(paymentMethods.id, donations.paymentMethodId),
-      ),
-    )
-    .where(and(eq(donations.organizationId, organizationId), eq(donations.id, id)));
+  const found = await findReceiptDonation(db, organizationId, id);
   if (!found) throw documentNotFound();
-  const paid = await db
-    .select({
-      id: payments.id,
-      state: payments.state,
-      amount: payments.amount,
-      currency: payments.currency,
-      paymentDate: payments.paymentDate,
-      methodLabel: paymentMethods.label,
-    })
-    .from(payments)
-    .leftJoin(
-      paymentMethods,
-      and(eq(paymentMethods.organizationId, payments.organizationId), eq(paymentMethods.id, payments.paymentMethodId)),
-    )
-    .where(
-      and(
-        eq(payments.organizationId, organizationId),
-        eq(payments.donationId, id),
-        inArray(payments.state, ["PAID", "REFUNDED"]),
-      ),
-    )
-    .orderBy(asc(payments.paymentDate), asc(payments.id));
+  const paid = await listReceiptPayments(db, organizationId, id);
   if (paid.length === 0) throw documentNotFound();
   return {
     organization: found.organization,

@@ -1,9 +1,8 @@
-import { and, asc, eq, gte, isNotNull, lt, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
-import { campaigns, donations, organizations, payments, supporters } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
 import { escapeHtml } from "../../http/html-page.js";
 import type { DocumentLinks } from "./document-links.js";
+import { findStatementSupporter, listStatementPayments, listStatementYears } from "./documents.repo.js";
 import {
   documentFormat,
   documentLayout,
@@ -45,10 +44,6 @@ export interface Statement {
   }[];
 }
 
-/** The first instant of a calendar year in a time zone, computed by the database's time zone rules. */
-const startOfYear = (year: number, timeZone: string) =>
-  sql`(make_timestamp(${year}::int, 1, 1, 0, 0, 0) at time zone ${timeZone}::text)`;
-
 /** A supporter's payments received in one calendar year of the organization's time zone. */
 export async function loadStatement(
   db: Executor,
@@ -58,60 +53,16 @@ export async function loadStatement(
   requestedYear: number | undefined,
 ): Promise<Statement> {
   const { organizationId, id } = await verifiedOrganizationId(db, links, "statement", rawId, signature);
-  const [found] = await db
-    .select({ organization: organizations, supporter: supporters })
-    .from(supporters)
-    .innerJoin(organizations, eq(organizations.id, supporters.organizationId))
-    .where(and(eq(supporters.organizationId, organizationId), eq(supporters.id, id)));
+  const found = await findStatementSupporter(db, organizationId, id);
   // An erased supporter's statement would be personal data the organization no longer holds.
   if (!found || found.supporter.eraseDate) throw documentNotFound();
   const { timeZone } = found.organization;
 
-  const received = and(
-    eq(payments.organizationId, organizationId),
-    eq(donations.supporterId, id),
-    eq(payments.state, "PAID"),
-    isNotNull(payments.paymentDate),
-  );
-  const localYear = sql<number>`extract(year from ${payments.paymentDate} at time zone ${timeZone}::text)::int`;
-  const yearRows = await db
-    .selectDistinct({ year: localYear })
-    .from(payments)
-    .innerJoin(
-      donations,
-      and(eq(donations.organizationId, payments.organizationId), eq(donations.id, payments.donationId)),
-    )
-    .where(received);
-  const years = yearRows.map((row) => Number(row.year)).sort((a, b) => b - a);
+  const years = (await listStatementYears(db, organizationId, id, timeZone)).sort((a, b) => b - a);
   const currentYear = Number(new Intl.DateTimeFormat("en", { year: "numeric", timeZone }).format(new Date()));
   const year = requestedYear ?? years[0] ?? currentYear;
 
-  const rows = await db
-    .select({
-      id: payments.id,
-      paymentDate: payments.paymentDate,
-      amount: payments.amount,
-      currency: payments.currency,
-      donationCode: donations.code,
-      campaignTitle: campaigns.title,
-    })
-    .from(payments)
-    .innerJoin(
-      donations,
-      and(eq(donations.organizationId, payments.organizationId), eq(donations.id, payments.donationId)),
-    )
-    .innerJoin(
-      campaigns,
-      and(eq(campaigns.organizationId, donations.organizationId), eq(campaigns.id, donations.campaignId)),
-    )
-    .where(
-      and(
-        received,
-        gte(payments.paymentDate, startOfYear(year, timeZone)),
-        lt(payments.paymentDate, startOfYear(year + 1, timeZone)),
-      ),
-    )
-    .orderBy(asc(payments.paymentDate), asc(payments.id));
+  const rows = await listStatementPayments(db, organizationId, id, year, timeZone);
   return {
     organization: found.organization,
     supporter: found.supporter,

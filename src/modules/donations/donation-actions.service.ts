@@ -1,29 +1,23 @@
-import { and, eq, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
-import { campaigns, donations, organizations, type payments, supporters } from "../../db/schema.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
+import { cancelRenewals } from "../../jobs/jobs.repo.js";
 import { hasCentPrecision } from "../../payments/money.js";
 import { assertTransition } from "../../payments/transitions.js";
-import {
-  cancelRenewals,
-  donationCode,
-  findMethod,
-  insertPayment,
-  insertPaymentMethod,
-  lockDonation,
-  nextId,
-  setCertificationUrl,
-} from "../giving/giving.repo.js";
+import { findCampaign, findOrganizationCurrency } from "../giving/checkout-flow.repo.js";
 import { idempotent } from "../giving/idempotency.js";
+import { findPaymentMethod, insertPaymentMethod } from "../payment-methods/payment-methods.repo.js";
 import type { GivingDb } from "../payments/payment-actions.service.js";
+import { insertPayment, type PaymentRow } from "../payments/payments.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
+import { findSupporter, setCertificationUrl } from "../supporters/supporters.repo.js";
 import type { OfflineDonationBody } from "./donation-actions.schemas.js";
+import { insertDonation, lockDonation, nextDonationId, updateDonation } from "./donations.repo.js";
 import { donationToWire } from "./donations.service.js";
 
-async function paymentWire(tx: Executor, organizationId: number, row: typeof payments.$inferSelect) {
-  return paymentToWire(row, await findMethod(tx, organizationId, row.paymentMethodId));
+async function paymentWire(tx: Executor, organizationId: number, row: PaymentRow) {
+  return paymentToWire(row, await findPaymentMethod(tx, organizationId, row.paymentMethodId));
 }
 
 /** Stops a recurring donation: active or past_due → revoked; no renewal is charged afterwards. */
@@ -43,11 +37,7 @@ export async function cancelDonation(context: GivingDb, scope: Scope, rawId: str
     if (donation.state !== "active" && donation.state !== "past_due") {
       assertTransition("donation", donation.id, donation.state, "revoked");
     }
-    const [row] = await tx
-      .update(donations)
-      .set({ state: "revoked", nextChargeDate: null, updateDate: sql`now()` })
-      .where(and(eq(donations.organizationId, scope.organizationId), eq(donations.id, donation.id)))
-      .returning();
+    const row = await updateDonation(tx, scope.organizationId, donation.id, { state: "revoked", nextChargeDate: null });
     if (!row) throw notFound("Donation");
     return donationToWire(row);
   });
@@ -73,28 +63,19 @@ export async function recordOfflineDonation(
   }
   const outcome = await context.db.transaction((tx) =>
     idempotent(tx, scope.organizationId, "donations:offline", idempotencyKey, input, async () => {
-      const [supporter] = await tx
-        .select()
-        .from(supporters)
-        .where(and(eq(supporters.organizationId, scope.organizationId), eq(supporters.id, input.supporter_id)));
+      const supporter = await findSupporter(tx, scope.organizationId, input.supporter_id);
       if (!supporter) {
         throw new AppError("unknown_reference", `Supporter ${input.supporter_id} not found`, {
           errors: [{ field: "supporter_id", message: "no such supporter in this organization" }],
         });
       }
-      const [campaign] = await tx
-        .select()
-        .from(campaigns)
-        .where(and(eq(campaigns.organizationId, scope.organizationId), eq(campaigns.id, input.campaign_id)));
+      const campaign = await findCampaign(tx, scope.organizationId, input.campaign_id);
       if (!campaign) {
         throw new AppError("unknown_reference", `Campaign ${input.campaign_id} not found`, {
           errors: [{ field: "campaign_id", message: "no such campaign in this organization" }],
         });
       }
-      const [organization] = await tx
-        .select({ currency: organizations.currency })
-        .from(organizations)
-        .where(eq(organizations.id, scope.organizationId));
+      const organization = await findOrganizationCurrency(tx, scope.organizationId);
       if (!organization) throw notFound("Organization");
       const { currency } = organization;
       const method = await insertPaymentMethod(tx, {
@@ -104,26 +85,20 @@ export async function recordOfflineDonation(
         label: input.label ?? "Cash",
         reference: "manual",
       });
-      const id = await nextId(tx, "donations");
-      const [donation] = await tx
-        .insert(donations)
-        .values({
-          organizationId: scope.organizationId,
-          id,
-          code: donationCode(id),
-          supporterId: supporter.id,
-          campaignId: campaign.id,
-          state: "done",
-          amount: input.amount,
-          currency,
-          frequency: 0,
-          note: input.note ?? null,
-          completedDate: paymentDate,
-          paymentMethodId: method.id,
-          receiptUrl: context.links.receiptUrl(scope.organizationId, id),
-        })
-        .returning();
-      if (!donation) throw new Error("donation insert returned nothing");
+      const id = await nextDonationId(tx);
+      const donation = await insertDonation(tx, id, {
+        organizationId: scope.organizationId,
+        supporterId: supporter.id,
+        campaignId: campaign.id,
+        state: "done",
+        amount: input.amount,
+        currency,
+        frequency: 0,
+        note: input.note ?? null,
+        completedDate: paymentDate,
+        paymentMethodId: method.id,
+        receiptUrl: context.links.receiptUrl(scope.organizationId, id),
+      });
       const payment = await insertPayment(tx, {
         organizationId: scope.organizationId,
         donationId: donation.id,

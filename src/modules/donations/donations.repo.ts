@@ -1,4 +1,4 @@
-import { and, arrayContains, asc, eq, ilike, type SQL } from "drizzle-orm";
+import { and, arrayContains, asc, eq, ilike, type SQL, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
@@ -14,8 +14,9 @@ import {
   selectTenantRow,
   wireRowOf,
 } from "../../db/list-query.js";
+import { nextId } from "../../db/next-id.js";
 import { donations } from "../../db/schema.js";
-import { selectTenantRowsByIds } from "../../db/tenant-rows.js";
+import { selectTenantRowsByIds, tenantRowLocker, tenantRowUpdater } from "../../db/tenant-rows.js";
 import type { DonationWire } from "./donations.schemas.js";
 import { DONATION_ORDER_FIELDS } from "./donations.schemas.js";
 
@@ -97,4 +98,37 @@ export function listSupporterDonationRows(tx: Executor, scope: Scope, supporterI
 
 export function findDonationRowsByIds(tx: Executor, organizationId: number, ids: readonly number[]) {
   return selectTenantRowsByIds(tx, donations, organizationId, ids);
+}
+
+export const donationCode = (id: number) => `DON-${String(id).padStart(8, "0")}`;
+
+export const nextDonationId = (tx: Executor) => nextId(tx, "donations");
+
+export const lockDonation = tenantRowLocker(donations);
+
+export const findDonation = (tx: Executor, organizationId: number, id: number) =>
+  selectTenantRow(tx, donations, organizationId, id);
+
+/** A new donation under an id taken with nextDonationId; its code is derived from that id. */
+export async function insertDonation(
+  tx: Executor,
+  id: number,
+  values: Omit<typeof donations.$inferInsert, "id" | "code">,
+): Promise<DonationRow> {
+  const [row] = await tx
+    .insert(donations)
+    .values({ ...values, id, code: donationCode(id) })
+    .returning();
+  if (!row) throw new Error("donation insert returned nothing");
+  return row;
+}
+
+/** Changes a donation's columns (state, schedule, links, gift details); its update date is now. */
+export const updateDonation = tenantRowUpdater(donations);
+
+export async function revokeDonation(tx: Executor, organizationId: number, id: number) {
+  await tx
+    .update(donations)
+    .set({ state: "revoked", updateDate: sql`now()` })
+    .where(and(eq(donations.organizationId, organizationId), eq(donations.id, id)));
 }

@@ -1,25 +1,15 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { createChallenge, verifySolution } from "altcha-lib";
 import { deriveKey } from "altcha-lib/algorithms/pbkdf2";
-import { and, count, eq, gte, sql } from "drizzle-orm";
 import type { CardTestingConfig } from "../../config.js";
 import type { Db, Executor } from "../../db/client.js";
-import { checkoutAttempts, checkoutProtection, platformKeys, users } from "../../db/schema.js";
+import { ensurePlatformKey } from "../../db/platform-keys.repo.js";
 import { AppError } from "../../errors/app-error.js";
 import type { LimitOutcome, LimitRule, LimitStore } from "../../limits/rate-limiter.js";
+import { countDeclinesSince, findProtection, upsertProtection } from "./card-testing.repo.js";
 
 const HOUR = 3600;
 export const CHALLENGE_ALGORITHM = "PBKDF2/SHA-256";
-
-async function platformKey(db: Executor, name: string): Promise<string> {
-  await db
-    .insert(platformKeys)
-    .values({ name, value: randomBytes(32).toString("base64url") })
-    .onConflictDoNothing();
-  const [row] = await db.select().from(platformKeys).where(eq(platformKeys.name, name));
-  if (!row) throw new Error(`platform key ${name} missing after insert`);
-  return row.value;
-}
 
 /** Seconds until the refusal ends, as a 429 problem with Retry-After (nothing was charged). */
 function tooMany(
@@ -160,22 +150,12 @@ export class CardTestingGuard {
     if (spike) {
       const now = this.now();
       const until = new Date(now.getTime() + this.config.cooldownSeconds * 1000);
-      await db
-        .insert(checkoutProtection)
-        .values({ organizationId, challengeUntil: until, lastSpikeDate: now })
-        .onConflictDoUpdate({
-          target: checkoutProtection.organizationId,
-          set: { challengeUntil: until, lastSpikeDate: now, updateDate: sql`now()` },
-        });
+      await upsertProtection(db, organizationId, { challengeUntil: until, lastSpikeDate: now });
     }
   }
 
   async protectionOf(db: Executor, organizationId: number): Promise<ProtectionState> {
-    const [row] = await db
-      .select({ protection: checkoutProtection, email: users.email })
-      .from(checkoutProtection)
-      .leftJoin(users, eq(users.id, checkoutProtection.changedByUserId))
-      .where(eq(checkoutProtection.organizationId, organizationId));
+    const row = await findProtection(db, organizationId);
     const protection = row?.protection;
     const until = protection?.challengeUntil ?? null;
     const underAttack = until !== null && until.getTime() > this.now().getTime();
@@ -202,26 +182,13 @@ export class CardTestingGuard {
       changedByUserId: userId,
       changedDate: now,
     };
-    await db
-      .insert(checkoutProtection)
-      .values({ organizationId, ...values })
-      .onConflictDoUpdate({ target: checkoutProtection.organizationId, set: { ...values, updateDate: sql`now()` } });
+    await upsertProtection(db, organizationId, values);
     return this.protectionOf(db, organizationId);
   }
 
   /** Declines recorded for the organization since `since` (what the admin panel shows). */
   async declinesSince(db: Executor, organizationId: number, since: Date): Promise<number> {
-    const [row] = await db
-      .select({ n: count() })
-      .from(checkoutAttempts)
-      .where(
-        and(
-          eq(checkoutAttempts.organizationId, organizationId),
-          eq(checkoutAttempts.state, "DECLINED"),
-          gte(checkoutAttempts.createDate, since),
-        ),
-      );
-    return Number(row?.n ?? 0);
+    return countDeclinesSince(db, organizationId, since);
   }
 
   /** A fresh ALTCHA challenge, signed and bound to the organization. */
@@ -302,7 +269,7 @@ export async function loadCardTestingGuard(
   config: CardTestingConfig,
   now?: () => Date,
 ): Promise<CardTestingGuard> {
-  const fingerprintKey = Buffer.from(await platformKey(db, "card_fingerprints"), "base64url");
-  const challengeKey = await platformKey(db, "altcha");
+  const fingerprintKey = Buffer.from(await ensurePlatformKey(db, "card_fingerprints"), "base64url");
+  const challengeKey = await ensurePlatformKey(db, "altcha");
   return new CardTestingGuard(config, limits, fingerprintKey, challengeKey, now);
 }

@@ -1,14 +1,4 @@
-import { and, asc, eq, isNull, lte, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
-import {
-  campaigns,
-  checkoutAttempts,
-  checkouts,
-  donations,
-  organizations,
-  payments,
-  supporters,
-} from "../../db/schema.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { problemBodyOf } from "../../errors/problem-body.js";
 import { parseId } from "../../http/ids.js";
@@ -21,11 +11,29 @@ import {
   requireProcessor,
 } from "../../payments/processors/index.js";
 import type { ChargeResult } from "../../payments/processors/processor.js";
+import { type ReconcileResult, reconcileOne } from "../../payments/reconciliation.service.js";
 import { settlePayment } from "../../payments/settlement.service.js";
 import { assertTransition } from "../../payments/transitions.js";
 import type { CampaignRow } from "../campaigns/campaigns.repo.js";
+import {
+  type CheckoutRow,
+  findCheckoutSecretHash,
+  insertCheckout,
+  lockCheckout,
+  updateCheckout,
+} from "../checkouts/checkouts.repo.js";
+import {
+  findDonation,
+  insertDonation,
+  lockDonation,
+  nextDonationId,
+  updateDonation,
+} from "../donations/donations.repo.js";
 import { donationToWire } from "../donations/donations.service.js";
+import { findPaymentMethod, insertPaymentMethod } from "../payment-methods/payment-methods.repo.js";
+import { insertPayment, lockPayment, sumPaidForCampaign } from "../payments/payments.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
+import { insertSupporter, lockSupporterByEmail, updateSupporterColumns } from "../supporters/supporters.repo.js";
 import { SUPPORTER_COLUMNS } from "../supporters/supporters.service.js";
 import {
   asksOf,
@@ -37,17 +45,25 @@ import {
   shownFieldsOf,
 } from "./campaign-rules.js";
 import type { DeclineReservation } from "./card-testing.service.js";
+import {
+  type AttemptRow,
+  abandonPendingAttempt,
+  findAttemptCheckoutId,
+  findCampaign,
+  findCampaignBySlugs,
+  findCampaignWithOrganization,
+  findOrganizationCurrency,
+  findOrganizationIdBySlug,
+  insertCheckoutAttempt,
+  listStalePendingAttempts,
+  lockAttempt,
+  lockPendingAttempt,
+  nextAttemptId,
+  type OrganizationRow,
+  updateAttempt,
+} from "./checkout-flow.repo.js";
 import { deviceOf } from "./device.js";
 import type { CompletionStep, GivingContext } from "./giving.context.js";
-import {
-  donationCode,
-  findMethod,
-  insertPayment,
-  insertPaymentMethod,
-  lockPayment,
-  nextId,
-  supporterCode,
-} from "./giving.repo.js";
 import type {
   CheckoutCompletedWire,
   CheckoutCompleteInput,
@@ -64,39 +80,14 @@ import {
   storeOutcome,
 } from "./idempotency.js";
 
-type OrganizationRow = typeof organizations.$inferSelect;
-
 const campaignClosed = () => new AppError("campaign_closed", "This campaign has ended and no longer accepts donations");
 
 /** The organization and live campaign behind a public donation page or API call. */
 export async function findDonationTarget(db: Executor, organizationSlug: string, campaignSlug: string) {
-  const [row] = await db
-    .select({ organization: organizations, campaign: campaigns })
-    .from(campaigns)
-    .innerJoin(organizations, eq(organizations.id, campaigns.organizationId))
-    .where(and(eq(organizations.slug, organizationSlug), eq(campaigns.slug, campaignSlug)));
+  const row = await findCampaignBySlugs(db, organizationSlug, campaignSlug);
   if (!row) throw notFound("Campaign");
   if (row.campaign.archiveDate) throw campaignClosed();
   return row;
-}
-
-/** Money paid to a campaign and not refunded. */
-export async function raisedFor(db: Executor, organizationId: number, campaignId: number): Promise<number> {
-  const [row] = await db
-    .select({ cents: sql<string>`coalesce(sum(${payments.amount} * 100), 0)` })
-    .from(payments)
-    .innerJoin(
-      donations,
-      and(eq(donations.organizationId, payments.organizationId), eq(donations.id, payments.donationId)),
-    )
-    .where(
-      and(
-        eq(payments.organizationId, organizationId),
-        eq(donations.campaignId, campaignId),
-        eq(payments.state, "PAID"),
-      ),
-    );
-  return Number(row?.cents ?? 0) / 100;
 }
 
 export function publicCampaignToWire(
@@ -145,7 +136,7 @@ export function publicCampaignToWire(
 export async function getPublicCampaign(context: GivingContext, organizationSlug: string, campaignSlug: string) {
   const { organization, campaign } = await findDonationTarget(context.db, organizationSlug, campaignSlug);
   return {
-    ...publicCampaignToWire(organization, campaign, await raisedFor(context.db, organization.id, campaign.id)),
+    ...publicCampaignToWire(organization, campaign, await sumPaidForCampaign(context.db, organization.id, campaign.id)),
     ...(await challengeWire(context, organization.id, organization.slug)),
   };
 }
@@ -160,10 +151,7 @@ async function challengeWire(context: GivingContext, organizationId: number, org
 
 /** A fresh proof-of-work challenge for the organization's donation form (ALTCHA widget format). */
 export async function getChallenge(context: GivingContext, organizationSlug: string) {
-  const [owner] = await context.db
-    .select({ id: organizations.id })
-    .from(organizations)
-    .where(eq(organizations.slug, organizationSlug));
+  const owner = await findOrganizationIdBySlug(context.db, organizationSlug);
   if (!owner) throw notFound("Organization");
   return context.guard.createChallenge(owner.id);
 }
@@ -181,19 +169,15 @@ export async function startCheckout(
   checkGift(campaign, amount, body.frequency as Frequency | undefined);
   await context.guard.countCheckoutStart(clientIp);
   const secret = generateSecret("dnt_cks");
-  const [row] = await context.db
-    .insert(checkouts)
-    .values({
-      organizationId: organization.id,
-      campaignId: campaign.id,
-      state: "OPEN",
-      amount,
-      frequency: body.frequency ?? null,
-      costExampleQuantity: costExampleQuantity(campaign, amount),
-      clientSecretHash: hashSecret(secret),
-    })
-    .returning();
-  if (!row) throw new Error("checkout insert returned nothing");
+  const row = await insertCheckout(context.db, {
+    organizationId: organization.id,
+    campaignId: campaign.id,
+    state: "OPEN",
+    amount,
+    frequency: body.frequency ?? null,
+    costExampleQuantity: costExampleQuantity(campaign, amount),
+    clientSecretHash: hashSecret(secret),
+  });
   return {
     id: row.id,
     client_secret: secret,
@@ -233,45 +217,21 @@ async function matchSupporter(
     const value = consents?.[name];
     if (value !== undefined) consentValues[SUPPORTER_COLUMNS[name]] = value;
   }
-  const [existing] = await tx
-    .select()
-    .from(supporters)
-    .where(
-      and(
-        eq(supporters.organizationId, organizationId),
-        sql`lower(${supporters.email}) = lower(${email})`,
-        isNull(supporters.eraseDate),
-      ),
-    )
-    .orderBy(supporters.id)
-    .limit(1)
-    .for("update");
+  const existing = await lockSupporterByEmail(tx, organizationId, email);
   if (existing) {
     const fill: Record<string, unknown> = {};
     for (const [field, value] of Object.entries(fields)) {
       const column = SUPPORTER_COLUMNS[field as keyof typeof SUPPORTER_COLUMNS];
       if (column && (existing as Record<string, unknown>)[column] === null) fill[column] = value;
     }
-    const [row] = await tx
-      .update(supporters)
-      .set({ ...fill, ...consentValues, updateDate: sql`now()` })
-      .where(and(eq(supporters.organizationId, organizationId), eq(supporters.id, existing.id)))
-      .returning();
-    if (!row) throw new Error("supporter update returned nothing");
-    return row;
+    return updateSupporterColumns(tx, organizationId, existing.id, { ...fill, ...consentValues });
   }
-  const id = await nextId(tx, "supporters");
   const values: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(fields)) {
     const column = SUPPORTER_COLUMNS[field as keyof typeof SUPPORTER_COLUMNS];
     if (column) values[column] = value;
   }
-  const [row] = await tx
-    .insert(supporters)
-    .values({ ...values, ...consentValues, organizationId, id, code: supporterCode(id) })
-    .returning();
-  if (!row) throw new Error("supporter insert returned nothing");
-  return row;
+  return insertSupporter(tx, organizationId, { ...values, ...consentValues });
 }
 
 type CompletionBody = CheckoutCompletedWire | ReturnType<typeof paymentFailedProblem>;
@@ -331,18 +291,12 @@ async function completeOnce(
   const method = processor.tokenize({ card: input.card });
   const { guard } = context;
 
-  const [owner] = await context.db
-    .select({ id: organizations.id })
-    .from(organizations)
-    .where(eq(organizations.slug, organizationSlug));
+  const owner = await findOrganizationIdBySlug(context.db, organizationSlug);
   if (!owner) throw notFound("Checkout");
 
   // Defences run before the processor is called, for the holder of the checkout's secret only:
   // guessing ids must not burn a donor's attempts.
-  const [known] = await context.db
-    .select({ clientSecretHash: checkouts.clientSecretHash })
-    .from(checkouts)
-    .where(and(eq(checkouts.organizationId, owner.id), eq(checkouts.id, checkoutId)));
+  const known = await findCheckoutSecretHash(context.db, owner.id, checkoutId);
   if (!known?.clientSecretHash || known.clientSecretHash !== hashSecret(input.client_secret)) {
     throw notFound("Checkout");
   }
@@ -367,8 +321,6 @@ async function completeOnce(
     if (reservation) await guard.settle(context.db, reservation, declined);
   }
 }
-
-type AttemptRow = typeof checkoutAttempts.$inferSelect;
 
 /** What settling a checkout attempt needs, kept on the attempt until it is settled (never the card number). */
 interface AttemptGift {
@@ -455,11 +407,7 @@ async function recordAttempt(
   const { method, fields, cardNumber } = prepared;
   const { guard } = context;
   return context.db.transaction(async (tx) => {
-    const [checkout] = await tx
-      .select()
-      .from(checkouts)
-      .where(and(eq(checkouts.organizationId, ownerId), eq(checkouts.id, checkoutId)))
-      .for("update");
+    const checkout = await lockCheckout(tx, ownerId, checkoutId);
     if (!checkout?.clientSecretHash || checkout.clientSecretHash !== hashSecret(input.client_secret)) {
       throw notFound("Checkout");
     }
@@ -477,18 +425,7 @@ async function recordAttempt(
         };
       }
     }
-    const [pending] = await tx
-      .select()
-      .from(checkoutAttempts)
-      .where(
-        and(
-          eq(checkoutAttempts.organizationId, organizationId),
-          eq(checkoutAttempts.checkoutId, checkoutId),
-          eq(checkoutAttempts.state, "PENDING"),
-        ),
-      )
-      .limit(1)
-      .for("update");
+    const pending = await lockPendingAttempt(tx, organizationId, checkoutId);
     if (pending) {
       if (key === undefined || pending.requestKey !== key) return { kind: "busy", attempt: pending };
       if (pending.requestHash !== requestHash) throw idempotencyKeyReused();
@@ -499,17 +436,13 @@ async function recordAttempt(
     if (checkout.createDate.getTime() + context.checkoutTtlSeconds * 1000 <= Date.now()) {
       throw new AppError("checkout_expired", `The checkout ${checkoutId} has expired; start a new one`);
     }
-    const [found] = await tx
-      .select({ campaign: campaigns })
-      .from(campaigns)
-      .where(and(eq(campaigns.organizationId, organizationId), eq(campaigns.id, checkout.campaignId ?? 0)));
-    if (!found) throw notFound("Campaign");
-    const { campaign } = found;
+    const campaign = await findCampaign(tx, organizationId, checkout.campaignId ?? 0);
+    if (!campaign) throw notFound("Campaign");
     if (campaign.archiveDate) throw campaignClosed();
     checkGift(campaign, input.amount, input.frequency);
     checkSupporterFields(campaign, input.supporter);
 
-    const id = await nextId(tx, "checkout_attempts");
+    const id = await nextAttemptId(tx);
     const gift: AttemptGift = {
       supporter: fields,
       consents: input.consents,
@@ -517,27 +450,23 @@ async function recordAttempt(
       methodReference: method.reference,
       device: deviceOf(request.userAgent),
     };
-    const [attempt] = await tx
-      .insert(checkoutAttempts)
-      .values({
-        organizationId,
-        id,
-        checkoutId,
-        campaignId: campaign.id,
-        amount: input.amount,
-        frequency: input.frequency,
-        processor: input.processor,
-        state: "PENDING",
-        idempotencyKey: `checkout:${checkoutId}:attempt:${id}`,
-        requestKey: key ?? null,
-        requestHash,
-        cardLabel: method.label,
-        cardFingerprint: cardNumber === undefined ? null : guard.cardFingerprint(cardNumber),
-        clientFingerprint: guard.fingerprint("client", request.clientIp),
-        gift,
-      })
-      .returning();
-    if (!attempt) throw new Error("attempt insert returned nothing");
+    const attempt = await insertCheckoutAttempt(tx, {
+      organizationId,
+      id,
+      checkoutId,
+      campaignId: campaign.id,
+      amount: input.amount,
+      frequency: input.frequency,
+      processor: input.processor,
+      state: "PENDING",
+      idempotencyKey: `checkout:${checkoutId}:attempt:${id}`,
+      requestKey: key ?? null,
+      requestHash,
+      cardLabel: method.label,
+      cardFingerprint: cardNumber === undefined ? null : guard.cardFingerprint(cardNumber),
+      clientFingerprint: guard.fingerprint("client", request.clientIp),
+      gift,
+    });
     return { kind: "attempt", attempt };
   });
 }
@@ -546,10 +475,7 @@ async function recordAttempt(
 async function chargeAttempt(context: Pick<GivingContext, "db">, attempt: AttemptRow) {
   const processor = connectProcessor(context.db, attempt.processor);
   if (!processor) throw new Error(`no processor "${attempt.processor}" for attempt ${attempt.id}`);
-  const [organization] = await context.db
-    .select({ currency: organizations.currency })
-    .from(organizations)
-    .where(eq(organizations.id, attempt.organizationId));
+  const organization = await findOrganizationCurrency(context.db, attempt.organizationId);
   try {
     return await processor.charge({
       amountCents: toCents(attempt.amount),
@@ -581,25 +507,13 @@ export async function settleCheckoutAttempt(
     await context.afterStep?.(name);
   };
   return context.db.transaction(async (tx) => {
-    const [ref] = await tx
-      .select({ checkoutId: checkoutAttempts.checkoutId })
-      .from(checkoutAttempts)
-      .where(and(eq(checkoutAttempts.organizationId, organizationId), eq(checkoutAttempts.id, attemptId)));
+    const ref = await findAttemptCheckoutId(tx, organizationId, attemptId);
     if (!ref) throw notFound("Checkout attempt");
     // The checkout before the attempt, in the order the record step locks them.
-    const [checkout] = await tx
-      .select()
-      .from(checkouts)
-      .where(and(eq(checkouts.organizationId, organizationId), eq(checkouts.id, ref.checkoutId)))
-      .for("update");
-    const [attempt] = await tx
-      .select()
-      .from(checkoutAttempts)
-      .where(and(eq(checkoutAttempts.organizationId, organizationId), eq(checkoutAttempts.id, attemptId)))
-      .for("update");
+    const checkout = await lockCheckout(tx, organizationId, ref.checkoutId);
+    const attempt = await lockAttempt(tx, organizationId, attemptId);
     if (!checkout || !attempt) throw notFound("Checkout");
     if (attempt.state !== "PENDING") return settledOutcome(tx, attempt, checkout);
-    const attemptWhere = and(eq(checkoutAttempts.organizationId, organizationId), eq(checkoutAttempts.id, attempt.id));
     const finish = async (outcome: Outcome<CompletionBody>) => {
       if (attempt.requestKey !== null && attempt.requestHash !== null) {
         await storeOutcome(
@@ -615,27 +529,19 @@ export async function settleCheckoutAttempt(
     };
 
     if (charge.state === "FAILED") {
-      await tx
-        .update(checkoutAttempts)
-        .set({
-          state: "DECLINED",
-          failureCode: charge.code,
-          failureMessage: charge.message,
-          processorIntentId: charge.intentId,
-          gift: null,
-          updateDate: sql`now()`,
-        })
-        .where(attemptWhere);
+      await updateAttempt(tx, organizationId, attempt.id, {
+        state: "DECLINED",
+        failureCode: charge.code,
+        failureMessage: charge.message,
+        processorIntentId: charge.intentId,
+        gift: null,
+      });
       return finish({ status: 402, body: paymentFailedProblem(charge.code, charge.message, attempt.id) });
     }
 
     const gift = attempt.gift as AttemptGift | null;
     if (!gift) throw new Error(`checkout attempt ${attempt.id} has no gift to settle`);
-    const [found] = await tx
-      .select({ campaign: campaigns, organization: organizations })
-      .from(campaigns)
-      .innerJoin(organizations, eq(organizations.id, campaigns.organizationId))
-      .where(and(eq(campaigns.organizationId, organizationId), eq(campaigns.id, attempt.campaignId ?? 0)));
+    const found = await findCampaignWithOrganization(tx, organizationId, attempt.campaignId ?? 0);
     if (!found) throw notFound("Campaign");
     const { campaign, organization } = found;
     const amount = attempt.amount;
@@ -653,46 +559,27 @@ export async function settleCheckoutAttempt(
     await step("payment_method");
 
     // A checkout declined before declines stopped writing donations may hold a pending one: reuse it.
-    let donation = checkout.donationId
-      ? (
-          await tx
-            .select()
-            .from(donations)
-            .where(and(eq(donations.organizationId, organizationId), eq(donations.id, checkout.donationId)))
-            .for("update")
-        )[0]
-      : undefined;
+    let donation = checkout.donationId ? await lockDonation(tx, organizationId, checkout.donationId) : undefined;
     if (donation && donation.state === "pending") {
-      [donation] = await tx
-        .update(donations)
-        .set({
-          supporterId: supporter.id,
-          amount,
-          frequency,
-          device: gift.device,
-          paymentMethodId: methodRow.id,
-          updateDate: sql`now()`,
-        })
-        .where(and(eq(donations.organizationId, organizationId), eq(donations.id, donation.id)))
-        .returning();
+      donation = await updateDonation(tx, organizationId, donation.id, {
+        supporterId: supporter.id,
+        amount,
+        frequency,
+        device: gift.device,
+        paymentMethodId: methodRow.id,
+      });
     } else {
-      const id = await nextId(tx, "donations");
-      [donation] = await tx
-        .insert(donations)
-        .values({
-          organizationId,
-          id,
-          code: donationCode(id),
-          supporterId: supporter.id,
-          campaignId: campaign.id,
-          state: "pending",
-          amount,
-          currency: organization.currency,
-          frequency,
-          device: gift.device,
-          paymentMethodId: methodRow.id,
-        })
-        .returning();
+      donation = await insertDonation(tx, await nextDonationId(tx), {
+        organizationId,
+        supporterId: supporter.id,
+        campaignId: campaign.id,
+        state: "pending",
+        amount,
+        currency: organization.currency,
+        frequency,
+        device: gift.device,
+        paymentMethodId: methodRow.id,
+      });
     }
     if (!donation) throw new Error("donation write returned nothing");
     await step("donation");
@@ -715,25 +602,22 @@ export async function settleCheckoutAttempt(
 
     // The worker may have expired the checkout while the charge was in flight: the money is recorded all the same.
     if (checkout.state === "OPEN") assertTransition("checkout", checkout.id, checkout.state, "CLOSED");
-    await tx
-      .update(checkouts)
-      .set({
-        supporterId: supporter.id,
-        donationId: donation.id,
-        paymentId: payment.id,
-        amount,
-        frequency,
-        costExampleQuantity: costExampleQuantity(campaign, amount),
-        state: "CLOSED",
-        completedDate: now,
-        updateDate: sql`now()`,
-      })
-      .where(and(eq(checkouts.organizationId, organizationId), eq(checkouts.id, checkout.id)));
+    await updateCheckout(tx, organizationId, checkout.id, {
+      supporterId: supporter.id,
+      donationId: donation.id,
+      paymentId: payment.id,
+      amount,
+      frequency,
+      costExampleQuantity: costExampleQuantity(campaign, amount),
+      state: "CLOSED",
+      completedDate: now,
+    });
     await step("checkout");
-    await tx
-      .update(checkoutAttempts)
-      .set({ state: "SUCCEEDED", processorIntentId: charge.intentId, gift: null, updateDate: sql`now()` })
-      .where(attemptWhere);
+    await updateAttempt(tx, organizationId, attempt.id, {
+      state: "SUCCEEDED",
+      processorIntentId: charge.intentId,
+      gift: null,
+    });
 
     return finish({
       status: 200,
@@ -752,7 +636,7 @@ export async function settleCheckoutAttempt(
 async function settledOutcome(
   tx: Executor,
   attempt: AttemptRow,
-  checkout: typeof checkouts.$inferSelect,
+  checkout: CheckoutRow,
 ): Promise<Outcome<CompletionBody> & { replayed: boolean }> {
   if (attempt.requestKey !== null) {
     const stored = await findStoredOutcome(
@@ -774,10 +658,7 @@ async function settledOutcome(
   if (attempt.state === "ABANDONED" || checkout.donationId === null || checkout.paymentId === null) {
     throw new AppError("checkout_attempt_abandoned", `The payment attempt ${attempt.id} was never charged; try again`);
   }
-  const [donation] = await tx
-    .select()
-    .from(donations)
-    .where(and(eq(donations.organizationId, attempt.organizationId), eq(donations.id, checkout.donationId)));
+  const donation = await findDonation(tx, attempt.organizationId, checkout.donationId);
   const payment = await lockPayment(tx, attempt.organizationId, checkout.paymentId);
   if (!donation || !payment) throw notFound("Checkout");
   return {
@@ -786,7 +667,7 @@ async function settledOutcome(
       result: payment.state === "PAID" ? "succeeded" : "pending",
       checkout_id: checkout.id,
       donation: donationToWire(donation),
-      payment: paymentToWire(payment, await findMethod(tx, attempt.organizationId, payment.paymentMethodId)),
+      payment: paymentToWire(payment, await findPaymentMethod(tx, attempt.organizationId, payment.paymentMethodId)),
       receipt_url: donation.receiptUrl,
     },
     replayed: true,
@@ -805,31 +686,7 @@ export async function reconcileCheckoutAttempt(context: SettleContext, attempt: 
     await settleCheckoutAttempt(context, attempt.organizationId, attempt.id, charge, now);
     return;
   }
-  await context.db
-    .update(checkoutAttempts)
-    .set({ state: "ABANDONED", gift: null, updateDate: sql`now()` })
-    .where(
-      and(
-        eq(checkoutAttempts.organizationId, attempt.organizationId),
-        eq(checkoutAttempts.id, attempt.id),
-        eq(checkoutAttempts.state, "PENDING"),
-      ),
-    );
-}
-
-export interface ReconcileResult {
-  reconciled: number;
-  /** Records that could not be settled this time (tried again next run). */
-  errors: number;
-}
-
-/** One record's reconciliation, counted; its failure never stops the others. */
-export async function reconcileOne(result: ReconcileResult, work: () => Promise<boolean>) {
-  try {
-    if (await work()) result.reconciled += 1;
-  } catch {
-    result.errors += 1;
-  }
+  await abandonPendingAttempt(context.db, attempt.organizationId, attempt.id);
 }
 
 /** Every checkout attempt PENDING since before the cutoff, reconciled. */
@@ -838,12 +695,7 @@ export async function reconcileCheckoutAttempts(
   options: { now: Date; cutoff: Date; limit: number },
 ): Promise<ReconcileResult> {
   const { cutoff } = options;
-  const stale = await context.db
-    .select()
-    .from(checkoutAttempts)
-    .where(and(eq(checkoutAttempts.state, "PENDING"), lte(checkoutAttempts.updateDate, cutoff)))
-    .orderBy(asc(checkoutAttempts.updateDate))
-    .limit(options.limit);
+  const stale = await listStalePendingAttempts(context.db, cutoff, options.limit);
   const result: ReconcileResult = { reconciled: 0, errors: 0 };
   for (const attempt of stale) {
     await reconcileOne(result, async () => {

@@ -1,8 +1,7 @@
 import { createHash } from "node:crypto";
-import { and, eq } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
-import { idempotencyKeys } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
+import { findKeyRow, findKeyStatus, insertKeyRow, storeKeyOutcome, updateKeyOutcome } from "./idempotency.repo.js";
 
 export interface Outcome<T = unknown> {
   status: number;
@@ -20,14 +19,6 @@ export function parseIdempotencyKey(raw: unknown): string | undefined {
   return raw;
 }
 
-/** The one row of an idempotency key: keys are scoped to an organization and an operation. */
-const keyIs = (organizationId: number, scope: string, key: string) =>
-  and(
-    eq(idempotencyKeys.organizationId, organizationId),
-    eq(idempotencyKeys.scope, scope),
-    eq(idempotencyKeys.key, key),
-  );
-
 export function fingerprint(request: unknown): string {
   return createHash("sha256").update(JSON.stringify(request)).digest("hex");
 }
@@ -35,10 +26,7 @@ export function fingerprint(request: unknown): string {
 /** Whether a finished outcome is stored for the key (its retry will be a replay, not new work). */
 export async function hasStoredOutcome(db: Executor, organizationId: number, scope: string, key: string | undefined) {
   if (key === undefined) return false;
-  const [row] = await db
-    .select({ status: idempotencyKeys.status })
-    .from(idempotencyKeys)
-    .where(keyIs(organizationId, scope, key));
+  const row = await findKeyStatus(db, organizationId, scope, key);
   return row !== undefined && row.status !== 0;
 }
 
@@ -48,13 +36,7 @@ export const idempotencyKeyReused = () =>
     "This Idempotency-Key was already used with a different request; use a new key for a new request",
   );
 
-export async function findStoredOutcome(db: Executor, organizationId: number, scope: string, key: string) {
-  const [row] = await db
-    .select()
-    .from(idempotencyKeys)
-    .where(keyIs(organizationId, scope, key));
-  return row;
-}
+export const findStoredOutcome = findKeyRow;
 
 /** Keeps a finished outcome for the key (work done in several transactions stores it in its last one). */
 export async function storeOutcome(
@@ -65,10 +47,14 @@ export async function storeOutcome(
   requestHash: string,
   outcome: Outcome,
 ) {
-  await tx
-    .insert(idempotencyKeys)
-    .values({ organizationId, scope, key, requestHash, status: outcome.status, body: outcome.body as object })
-    .onConflictDoNothing();
+  await storeKeyOutcome(tx, {
+    organizationId,
+    scope,
+    key,
+    requestHash,
+    status: outcome.status,
+    body: outcome.body as object,
+  });
 }
 
 /**
@@ -86,24 +72,14 @@ export async function idempotent<T>(
 ): Promise<Outcome<T> & { replayed: boolean }> {
   if (key === undefined) return { ...(await work()), replayed: false };
   const requestHash = fingerprint(request);
-  const claimed = await tx
-    .insert(idempotencyKeys)
-    .values({ organizationId, scope, key, requestHash, status: 0, body: {} })
-    .onConflictDoNothing()
-    .returning({ key: idempotencyKeys.key });
-  if (claimed.length === 0) {
-    const [stored] = await tx
-      .select()
-      .from(idempotencyKeys)
-      .where(keyIs(organizationId, scope, key));
+  const claimed = await insertKeyRow(tx, { organizationId, scope, key, requestHash, status: 0, body: {} });
+  if (!claimed) {
+    const stored = await findKeyRow(tx, organizationId, scope, key);
     if (!stored) throw new Error("idempotency key vanished after a conflict");
     if (stored.requestHash !== requestHash) throw idempotencyKeyReused();
     return { status: stored.status, body: stored.body as T, replayed: true };
   }
   const outcome = await work();
-  await tx
-    .update(idempotencyKeys)
-    .set({ status: outcome.status, body: outcome.body as object })
-    .where(keyIs(organizationId, scope, key));
+  await updateKeyOutcome(tx, organizationId, scope, key, { status: outcome.status, body: outcome.body as object });
   return { ...outcome, replayed: false };
 }

@@ -1,6 +1,6 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
-import { instant, wireRowOf } from "../../db/list-query.js";
+import { instant, selectTenantRow, wireRowOf } from "../../db/list-query.js";
 import { paymentMethods } from "../../db/schema.js";
 import type { PaymentMethodWire } from "./payment-methods.schemas.js";
 
@@ -32,4 +32,27 @@ export async function findPaymentMethodsByIds(
     .from(paymentMethods)
     .where(and(eq(paymentMethods.organizationId, organizationId), inArray(paymentMethods.id, wanted)));
   return new Map(rows.map((row) => [row.id, row]));
+}
+
+export async function findPaymentMethod(tx: Executor, organizationId: number, id: number | null) {
+  if (id === null) return undefined;
+  return selectTenantRow(tx, paymentMethods, organizationId, id);
+}
+
+export async function insertPaymentMethod(
+  tx: Executor,
+  values: { organizationId: number; supporterId: number; processor: string; label: string; reference: string },
+) {
+  const [row] = await tx
+    .insert(paymentMethods)
+    .values({
+      organizationId: values.organizationId,
+      supporterId: values.supporterId,
+      processor: values.processor,
+      label: values.label,
+      processorReference: values.reference,
+    })
+    .returning();
+  if (!row) throw new Error("payment method insert returned nothing");
+  return row;
 }

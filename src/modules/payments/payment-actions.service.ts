@@ -1,15 +1,13 @@
-import { and, eq, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
-import type { Db } from "../../db/client.js";
-import { payments } from "../../db/schema.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
-import { toCents } from "../../payments/money.js";
-import { connectProcessor, findProcessor } from "../../payments/processors/index.js";
+import { findProcessor } from "../../payments/processors/index.js";
+import { askRefund } from "../../payments/refund.service.js";
 import { settlePayment, settleRefund } from "../../payments/settlement.service.js";
 import { assertTransition } from "../../payments/transitions.js";
 import type { GivingContext } from "../giving/giving.context.js";
-import { findMethod, lockPayment, type PaymentRow } from "../giving/giving.repo.js";
+import { findPaymentMethod } from "../payment-methods/payment-methods.repo.js";
+import { lockPayment, markRefundRequested } from "./payments.repo.js";
 import { paymentToWire } from "./payments.service.js";
 
 export type GivingDb = Pick<GivingContext, "db" | "links">;
@@ -26,7 +24,7 @@ export async function refundPayment(context: GivingDb, scope: Scope, rawId: stri
     const payment = await lockPayment(tx, scope.organizationId, id);
     if (!payment) throw notFound("Payment");
     assertTransition("payment", payment.id, payment.state, "REFUNDED");
-    const method = await findMethod(tx, scope.organizationId, payment.paymentMethodId);
+    const method = await findPaymentMethod(tx, scope.organizationId, payment.paymentMethodId);
     const processorName = method?.processor ?? "manual";
     if (!findProcessor(processorName)?.capabilities.refunds) {
       throw new AppError(
@@ -34,29 +32,13 @@ export async function refundPayment(context: GivingDb, scope: Scope, rawId: stri
         `The processor "${method?.processor}" of payment ${payment.id} cannot refund`,
       );
     }
-    const [row] = await tx
-      .update(payments)
-      .set({ refundRequestDate: sql`coalesce(${payments.refundRequestDate}, now())` })
-      .where(and(eq(payments.organizationId, scope.organizationId), eq(payments.id, payment.id)))
-      .returning();
+    const row = await markRefundRequested(tx, scope.organizationId, payment.id);
     if (!row) throw notFound("Payment");
     return { payment: row, method, processorName };
   });
   await askRefund(context.db, requested.processorName, requested.payment);
   const refunded = await context.db.transaction((tx) => settleRefund(tx, scope.organizationId, id));
   return paymentToWire(refunded, requested.method);
-}
-
-/** The processor call of a refund; the key makes a repeated call (a retry, the reconciler) refund once. */
-export async function askRefund(db: Db, processorName: string, payment: PaymentRow) {
-  const processor = connectProcessor(db, processorName);
-  if (!processor) throw new Error(`no processor "${processorName}" for payment ${payment.id}`);
-  await processor.refund({
-    intentId: payment.processorIntentId ?? "",
-    amountCents: toCents(payment.amount),
-    currency: payment.currency,
-    idempotencyKey: `refund:${payment.id}`,
-  });
 }
 
 /** A manual payment (bank transfer, cash) arrived: PENDING → PAID, settled as any payment is. */
@@ -66,7 +48,7 @@ export async function markPaymentPaid(context: GivingDb, scope: Scope, rawId: st
     const payment = await lockPayment(tx, scope.organizationId, id);
     if (!payment) throw notFound("Payment");
     assertTransition("payment", payment.id, payment.state, "PAID");
-    const method = await findMethod(tx, scope.organizationId, payment.paymentMethodId);
+    const method = await findPaymentMethod(tx, scope.organizationId, payment.paymentMethodId);
     if (method && method.processor !== "manual") {
       throw new AppError(
         "not_manual_payment",

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, lte, type SQL, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
@@ -13,8 +13,8 @@ import {
   selectTenantRow,
   wireRowOf,
 } from "../../db/list-query.js";
-import { payments } from "../../db/schema.js";
-import { selectTenantRowsByIds } from "../../db/tenant-rows.js";
+import { donations, paymentMethods, payments } from "../../db/schema.js";
+import { selectTenantRowsByIds, tenantRowLocker, tenantRowUpdater } from "../../db/tenant-rows.js";
 import type { PaymentWire } from "./payments.schemas.js";
 import { PAYMENT_ORDER_FIELDS } from "./payments.schemas.js";
 
@@ -87,4 +87,116 @@ export function listDonationPaymentRows(tx: Executor, scope: Scope, donationIds:
 
 export function findPaymentRowsByIds(tx: Executor, organizationId: number, ids: readonly number[]) {
   return selectTenantRowsByIds(tx, payments, organizationId, ids);
+}
+
+export const lockPayment = tenantRowLocker(payments);
+
+/** The one place a payment row is written: checkout, renewal, offline gift. */
+export async function insertPayment(
+  tx: Executor,
+  values: {
+    organizationId: number;
+    donationId: number;
+    state: "PENDING" | "PAID" | "FAILED";
+    amount: number;
+    currency: string;
+    paymentDate?: Date | null;
+    paymentMethodId: number | null;
+    processorIntentId?: string | null;
+    idempotencyKey?: string | null;
+    billingCycle?: number | null;
+    failureCode?: string | null;
+    failureMessage?: string | null;
+  },
+): Promise<PaymentRow> {
+  const [row] = await tx.insert(payments).values(values).returning();
+  if (!row) throw new Error("payment insert returned nothing");
+  return row;
+}
+
+/** Changes a payment's columns (state, intent, failure, refund dates); its update date is now. */
+export const updatePayment = tenantRowUpdater(payments);
+
+/** PAID → REFUNDED: the refund date is now and the pending request is done. */
+export const markPaymentRefunded = (tx: Executor, organizationId: number, id: number) =>
+  updatePayment(tx, organizationId, id, {
+    state: "REFUNDED",
+    refundDate: sql`now()`,
+    refundRequestDate: null,
+  });
+
+/** Records that a refund was asked (the first request's date stays), before the processor is called. */
+export async function markRefundRequested(tx: Executor, organizationId: number, id: number) {
+  const [row] = await tx
+    .update(payments)
+    .set({ refundRequestDate: sql`coalesce(${payments.refundRequestDate}, now())` })
+    .where(and(eq(payments.organizationId, organizationId), eq(payments.id, id)))
+    .returning();
+  return row;
+}
+
+export async function countPaidPayments(tx: Executor, organizationId: number, donationId: number) {
+  const [row] = await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(payments)
+    .where(
+      and(eq(payments.organizationId, organizationId), eq(payments.donationId, donationId), eq(payments.state, "PAID")),
+    );
+  return row?.n ?? 0;
+}
+
+/** Money paid to a campaign and not refunded. */
+export async function sumPaidForCampaign(db: Executor, organizationId: number, campaignId: number): Promise<number> {
+  const [row] = await db
+    .select({ cents: sql<string>`coalesce(sum(${payments.amount} * 100), 0)` })
+    .from(payments)
+    .innerJoin(
+      donations,
+      and(eq(donations.organizationId, payments.organizationId), eq(donations.id, payments.donationId)),
+    )
+    .where(
+      and(
+        eq(payments.organizationId, organizationId),
+        eq(donations.campaignId, campaignId),
+        eq(payments.state, "PAID"),
+      ),
+    );
+  return Number(row?.cents ?? 0) / 100;
+}
+
+/** A payment by its processor key or the processor's charge id (every organization). */
+export async function findPaymentBy(db: Executor, field: "idempotencyKey" | "processorIntentId", value: string) {
+  const [row] = await db
+    .select({ organizationId: payments.organizationId, id: payments.id })
+    .from(payments)
+    .where(eq(payments[field], value));
+  return row;
+}
+
+/** Joins a payment's method (same organization). */
+export const methodOfPayment = and(
+  eq(paymentMethods.organizationId, payments.organizationId),
+  eq(paymentMethods.id, payments.paymentMethodId),
+);
+
+/** Charges (with a key) left PENDING since before the cutoff, oldest first, with their method. */
+export function listStalePendingCharges(db: Executor, cutoff: Date, limit: number) {
+  return db
+    .select({ payment: payments, processor: paymentMethods.processor, reference: paymentMethods.processorReference })
+    .from(payments)
+    .leftJoin(paymentMethods, methodOfPayment)
+    .where(and(eq(payments.state, "PENDING"), isNotNull(payments.idempotencyKey), lte(payments.updateDate, cutoff)))
+    .orderBy(asc(payments.updateDate))
+    .limit(limit);
+}
+
+/** Refunds asked before the cutoff and not settled, oldest first, with their processor. */
+export function listStaleRefundRequests(db: Executor, cutoff: Date, limit: number) {
+  return db
+    .select({ payment: payments, processor: paymentMethods.processor })
+    .from(payments)
+    .leftJoin(paymentMethods, methodOfPayment)
+    .where(and(isNotNull(payments.refundRequestDate), lte(payments.refundRequestDate, cutoff)))
+    .orderBy(asc(payments.refundRequestDate))
+    .limit(limit);
 }

@@ -1,4 +1,4 @@
-import { and, arrayContains, eq, ilike, or, type SQL, sql } from "drizzle-orm";
+import { and, arrayContains, eq, ilike, isNull, or, type SQL, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
@@ -14,8 +14,9 @@ import {
   selectTenantRow,
   wireRowOf,
 } from "../../db/list-query.js";
+import { nextId } from "../../db/next-id.js";
 import { supporters } from "../../db/schema.js";
-import { selectTenantRowsByIds } from "../../db/tenant-rows.js";
+import { selectTenantRowsByIds, updateTenantRow } from "../../db/tenant-rows.js";
 import type { SupporterWire } from "./supporters.schemas.js";
 import { SUPPORTER_ORDER_FIELDS } from "./supporters.schemas.js";
 
@@ -155,4 +156,68 @@ export function eraseSupporterRow(
 
 export function findSupporterRowsByIds(tx: Executor, organizationId: number, ids: readonly number[]) {
   return selectTenantRowsByIds(tx, supporters, organizationId, ids);
+}
+
+export const supporterCode = (id: number) => `SUP-${String(id).padStart(7, "0")}`;
+
+export const findSupporter = (tx: Executor, organizationId: number, id: number) =>
+  selectTenantRow(tx, supporters, organizationId, id);
+
+/** The organization's oldest live supporter with this email (case-insensitive), locked for update. */
+export async function lockSupporterByEmail(tx: Executor, organizationId: number, email: string) {
+  const [row] = await tx
+    .select()
+    .from(supporters)
+    .where(
+      and(
+        eq(supporters.organizationId, organizationId),
+        sql`lower(${supporters.email}) = lower(${email})`,
+        isNull(supporters.eraseDate),
+      ),
+    )
+    .orderBy(supporters.id)
+    .limit(1)
+    .for("update");
+  return row;
+}
+
+/** A new supporter; its id comes from the sequence so that its code is written in the same insert. */
+export async function insertSupporter(
+  tx: Executor,
+  organizationId: number,
+  values: Record<string, unknown>,
+): Promise<SupporterRow> {
+  const id = await nextId(tx, "supporters");
+  const [row] = await tx
+    .insert(supporters)
+    .values({ ...values, organizationId, id, code: supporterCode(id) })
+    .returning();
+  if (!row) throw new Error("supporter insert returned nothing");
+  return row;
+}
+
+/** Writes the given columns (keyed by column name) of a supporter; its update date is now. */
+export async function updateSupporterColumns(
+  tx: Executor,
+  organizationId: number,
+  id: number,
+  values: Record<string, unknown>,
+): Promise<SupporterRow> {
+  const row = await updateTenantRow(tx, supporters, organizationId, id, values);
+  if (!row) throw new Error("supporter update returned nothing");
+  return row;
+}
+
+export async function setCertificationUrl(tx: Executor, organizationId: number, supporterId: number, url: string) {
+  await tx
+    .update(supporters)
+    .set({ certificationUrl: url })
+    .where(
+      and(
+        eq(supporters.organizationId, organizationId),
+        eq(supporters.id, supporterId),
+        sql`${supporters.certificationUrl} is null`,
+        sql`${supporters.eraseDate} is null`,
+      ),
+    );
 }

@@ -1,7 +1,5 @@
 import { createHash } from "node:crypto";
-import { eq, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
-import { sandboxCharges } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
 import {
   type CardDetails,
@@ -13,6 +11,12 @@ import {
   ProcessorTimeoutError,
   type RefundRequest,
 } from "./processor.js";
+import {
+  findSandboxCharge,
+  insertSandboxCharge,
+  refundSandboxCharge,
+  type SandboxChargeRow,
+} from "./sandbox-charges.repo.js";
 
 /**
  * Test card numbers, as in card processors' test modes. Any other number that passes the Luhn
@@ -99,9 +103,7 @@ function decide(request: ChargeRequest): ChargeResult {
   return { state: "PAID", intentId: id };
 }
 
-type ChargeRow = typeof sandboxCharges.$inferSelect;
-
-function resultOf(row: ChargeRow): ChargeResult {
+function resultOf(row: SandboxChargeRow): ChargeResult {
   if (row.state === "FAILED") {
     return {
       state: "FAILED",
@@ -134,28 +136,23 @@ export const sandboxDescription: ProcessorDescription = {
  * sees them): the same idempotency key never charges twice and `retrieve` answers after a timeout.
  */
 export function createSandboxProcessor(db: Executor): Processor {
-  const find = async (idempotencyKey: string) =>
-    (await db.select().from(sandboxCharges).where(eq(sandboxCharges.idempotencyKey, idempotencyKey)))[0];
+  const find = (idempotencyKey: string) => findSandboxCharge(db, idempotencyKey);
   return {
     ...sandboxDescription,
 
     async charge(request: ChargeRequest): Promise<ChargeResult> {
       const decided = decide(request);
-      const inserted = await db
-        .insert(sandboxCharges)
-        .values({
-          idempotencyKey: request.idempotencyKey,
-          intentId: decided.intentId,
-          state: decided.state,
-          amountCents: request.amountCents,
-          currency: request.currency,
-          failureCode: decided.state === "FAILED" ? decided.code : null,
-          failureMessage: decided.state === "FAILED" ? decided.message : null,
-        })
-        .onConflictDoNothing()
-        .returning({ key: sandboxCharges.idempotencyKey });
+      const inserted = await insertSandboxCharge(db, {
+        idempotencyKey: request.idempotencyKey,
+        intentId: decided.intentId,
+        state: decided.state,
+        amountCents: request.amountCents,
+        currency: request.currency,
+        failureCode: decided.state === "FAILED" ? decided.code : null,
+        failureMessage: decided.state === "FAILED" ? decided.message : null,
+      });
       // A timing-out card: the money is taken, the first answer is lost; a retry with the key gets it.
-      if (inserted.length > 0 && request.reference.startsWith("sbx_pm_timeout_")) {
+      if (inserted && request.reference.startsWith("sbx_pm_timeout_")) {
         throw new ProcessorTimeoutError("sandbox");
       }
       const row = await find(request.idempotencyKey);
@@ -169,11 +166,7 @@ export function createSandboxProcessor(db: Executor): Processor {
     },
 
     async refund(request: RefundRequest) {
-      // Refunding twice (a retry after a crash) refunds once: the first refund date stays.
-      await db
-        .update(sandboxCharges)
-        .set({ refundDate: sql`coalesce(${sandboxCharges.refundDate}, now())` })
-        .where(eq(sandboxCharges.intentId, request.intentId));
+      await refundSandboxCharge(db, request.intentId);
     },
   };
 }

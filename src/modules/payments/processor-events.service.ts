@@ -1,7 +1,7 @@
-import { eq } from "drizzle-orm";
-import { checkoutAttempts, payments } from "../db/schema.js";
-import { type SettleContext, settleCheckoutAttempt } from "../modules/giving/checkout-flow.service.js";
-import { type PaymentOutcome, settlePayment, settleRefund } from "./settlement.service.js";
+import { type PaymentOutcome, settlePayment, settleRefund } from "../../payments/settlement.service.js";
+import { findAttemptByIdempotencyKey } from "../giving/checkout-flow.repo.js";
+import { type SettleContext, settleCheckoutAttempt } from "../giving/checkout-flow.service.js";
+import { findPaymentBy } from "./payments.repo.js";
 
 /**
  * Outcomes a processor reports on its own (a bank debit that settles days later, a refund made in
@@ -15,20 +15,14 @@ export async function settleChargeOutcome(
   outcome: PaymentOutcome,
   now = new Date(),
 ): Promise<"payment" | "checkout_attempt" | null> {
-  const [payment] = await context.db
-    .select({ organizationId: payments.organizationId, id: payments.id })
-    .from(payments)
-    .where(eq(payments.idempotencyKey, idempotencyKey));
+  const payment = await findPaymentBy(context.db, "idempotencyKey", idempotencyKey);
   if (payment) {
     await context.db.transaction((tx) =>
       settlePayment(tx, context.links, payment.organizationId, payment.id, outcome, now),
     );
     return "payment";
   }
-  const [attempt] = await context.db
-    .select({ organizationId: checkoutAttempts.organizationId, id: checkoutAttempts.id })
-    .from(checkoutAttempts)
-    .where(eq(checkoutAttempts.idempotencyKey, idempotencyKey));
+  const attempt = await findAttemptByIdempotencyKey(context.db, idempotencyKey);
   if (!attempt) return null;
   const intentId = outcome.intentId ?? "";
   const charge =
@@ -41,10 +35,7 @@ export async function settleChargeOutcome(
 
 /** A refund the processor made (from its dashboard, or one we asked for), by its charge id. */
 export async function settleRefundByIntent(context: Pick<SettleContext, "db">, intentId: string) {
-  const [payment] = await context.db
-    .select({ organizationId: payments.organizationId, id: payments.id })
-    .from(payments)
-    .where(eq(payments.processorIntentId, intentId));
+  const payment = await findPaymentBy(context.db, "processorIntentId", intentId);
   if (!payment) return null;
   return context.db.transaction((tx) => settleRefund(tx, payment.organizationId, payment.id));
 }

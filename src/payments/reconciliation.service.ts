@@ -1,0 +1,70 @@
+import type { Db } from "../db/client.js";
+import { listStalePendingCharges, listStaleRefundRequests } from "../modules/payments/payments.repo.js";
+import { toCents } from "./money.js";
+import { connectProcessor } from "./processors/index.js";
+import { askRefund } from "./refund.service.js";
+import { type SettlementLinks, settlePayment, settleRefund } from "./settlement.service.js";
+
+export interface ReconcileResult {
+  reconciled: number;
+  /** Records that could not be settled this time (tried again next run). */
+  errors: number;
+}
+
+/** One record's reconciliation, counted; its failure never stops the others. */
+export async function reconcileOne(result: ReconcileResult, work: () => Promise<boolean>) {
+  try {
+    if (await work()) result.reconciled += 1;
+  } catch {
+    result.errors += 1;
+  }
+}
+
+/**
+ * Payments (with a key) left PENDING and refunds asked before the cutoff: the processor is asked
+ * what became of the key and the answer is settled. A renewal the processor never received is
+ * charged with the same key; a refund is asked again with its key (neither happens twice).
+ */
+export async function reconcilePayments(
+  db: Db,
+  options: { now: Date; cutoff: Date; links: SettlementLinks; limit: number },
+): Promise<ReconcileResult> {
+  const { now, cutoff, links, limit } = options;
+  const result: ReconcileResult = { reconciled: 0, errors: 0 };
+  const charges = await listStalePendingCharges(db, cutoff, limit);
+  for (const { payment, processor: name, reference } of charges) {
+    await reconcileOne(result, async () => {
+      const processor = name ? connectProcessor(db, name) : undefined;
+      const key = payment.idempotencyKey as string;
+      let found = processor ? await processor.retrieve(key) : null;
+      // A renewal the processor never received is charged now, with the same key: the worker's own work.
+      if (!found && processor && reference && payment.billingCycle !== null) {
+        found = await processor.charge({
+          amountCents: toCents(payment.amount),
+          currency: payment.currency,
+          reference,
+          kind: "renewal",
+          idempotencyKey: key,
+        });
+      }
+      if (found?.state === "PENDING") return false;
+      const outcome = found ?? {
+        state: "FAILED" as const,
+        intentId: null,
+        code: "not_charged",
+        message: "The processor never received the charge",
+      };
+      await db.transaction((tx) => settlePayment(tx, links, payment.organizationId, payment.id, outcome, now));
+      return true;
+    });
+  }
+  const refunds = await listStaleRefundRequests(db, cutoff, limit);
+  for (const { payment, processor } of refunds) {
+    await reconcileOne(result, async () => {
+      if (payment.state === "PAID") await askRefund(db, processor ?? "manual", payment);
+      await db.transaction((tx) => settleRefund(tx, payment.organizationId, payment.id));
+      return true;
+    });
+  }
+  return result;
+}

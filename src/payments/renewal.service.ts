@@ -1,0 +1,115 @@
+import type { Db, Executor } from "../db/client.js";
+import { lockDonation } from "../modules/donations/donations.repo.js";
+import { findPaymentMethod } from "../modules/payment-methods/payment-methods.repo.js";
+import { insertPayment } from "../modules/payments/payments.repo.js";
+import { toCents } from "./money.js";
+import { connectProcessor, findProcessor } from "./processors/index.js";
+import type { ChargeRequest } from "./processors/processor.js";
+import { type Settled, type SettlementLinks, settlePayment } from "./settlement.service.js";
+
+export type RenewalOutcome = "renewed" | "failed" | "revoked" | "skipped";
+
+/** A renewal recorded as a PENDING payment, to be charged with this request, then settled. */
+export interface RecordedRenewal {
+  organizationId: number;
+  paymentId: number;
+  processor: string;
+  charge: ChargeRequest;
+}
+
+/** The billing cycle of a recurring donation to charge (from its queued renewal job). */
+export interface RenewalDue {
+  organizationId: number;
+  donationId: number;
+  /** Parsed lazily: a donation that cannot renew is skipped before its cycle is looked at. */
+  cycle: () => number;
+}
+
+/**
+ * Renewal step 1, in the job's transaction: checks the donation can be charged and records the
+ * cycle's PENDING payment with its processor key (committed before the processor is called). A
+ * donation with no method that can be charged again fails at once.
+ */
+export async function recordRenewal(
+  tx: Executor,
+  links: SettlementLinks,
+  due: RenewalDue,
+  now: Date,
+): Promise<RecordedRenewal | RenewalOutcome> {
+  const { organizationId } = due;
+  const donation = await lockDonation(tx, organizationId, due.donationId);
+  if (!donation || (donation.state !== "active" && donation.state !== "past_due")) return "skipped";
+  const frequency = donation.frequency ?? 0;
+  if ((frequency !== 1 && frequency !== 12) || !donation.completedDate) return "skipped";
+  const cycle = due.cycle();
+  const method = await findPaymentMethod(tx, organizationId, donation.paymentMethodId);
+  const processor = method ? findProcessor(method.processor) : undefined;
+  const idempotencyKey = `renewal:${donation.id}:${cycle}:${donation.failureCount}`;
+  const payment = await insertPayment(tx, {
+    organizationId,
+    donationId: donation.id,
+    state: "PENDING",
+    amount: donation.amount,
+    currency: donation.currency,
+    paymentMethodId: method?.id ?? null,
+    idempotencyKey,
+    billingCycle: cycle,
+  });
+  if (!processor?.capabilities.recurring || !method?.processorReference) {
+    const outcome = {
+      state: "FAILED",
+      intentId: null,
+      code: "no_payment_method",
+      message: "The donation has no payment method that can be charged again",
+    } as const;
+    const { settled } = await settlePayment(tx, links, organizationId, payment.id, outcome, now);
+    return settled === "revoked" ? "revoked" : "failed";
+  }
+  return {
+    organizationId,
+    paymentId: payment.id,
+    processor: processor.name,
+    charge: {
+      amountCents: toCents(donation.amount),
+      currency: donation.currency,
+      reference: method.processorReference,
+      kind: "renewal",
+      idempotencyKey,
+    },
+  };
+}
+
+export const asRenewalOutcome = (settled: Settled): RenewalOutcome | "pending" => {
+  if (settled === "renewed" || settled === "paid") return "renewed";
+  if (settled === "failed" || settled === "revoked") return settled;
+  return settled === "pending" ? "pending" : "skipped";
+};
+
+/**
+ * Renewal steps 2 and 3, after the record is committed: the charge outside any transaction, with the
+ * recorded key, then its outcome settled in a second transaction. A throw leaves the payment PENDING
+ * for the reconciler.
+ */
+export async function chargeRenewal(
+  db: Db,
+  renewal: RecordedRenewal,
+  options: { links: SettlementLinks; now: Date; afterStep?: (step: "charge" | "settle") => void | Promise<void> },
+): Promise<RenewalOutcome | "pending"> {
+  const processor = connectProcessor(db, renewal.processor);
+  if (!processor) throw new Error(`no processor "${renewal.processor}"`);
+  const charge = await processor.charge(renewal.charge);
+  await options.afterStep?.("charge");
+  const { settled } = await db.transaction(async (tx) => {
+    const outcome = await settlePayment(
+      tx,
+      options.links,
+      renewal.organizationId,
+      renewal.paymentId,
+      charge,
+      options.now,
+    );
+    await options.afterStep?.("settle");
+    return outcome;
+  });
+  return asRenewalOutcome(settled);
+}
