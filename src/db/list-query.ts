@@ -79,6 +79,24 @@ export function optionalDateBound(parameter: string, value: string | undefined):
   return value === undefined ? undefined : parseDateBound(parameter, value);
 }
 
+/** The create/update date bounds every list accepts, parsed from their query parameters. */
+export function createUpdateBounds(query: {
+  create_date_from?: string;
+  create_date_to?: string;
+  update_date_from?: string;
+  update_date_to?: string;
+}) {
+  return {
+    createDateFrom: optionalDateBound("create_date_from", query.create_date_from),
+    createDateTo: optionalDateBound("create_date_to", query.create_date_to),
+    updateDateFrom: optionalDateBound("update_date_from", query.update_date_from),
+    updateDateTo: optionalDateBound("update_date_to", query.update_date_to),
+  };
+}
+
+/** A list request's page. */
+export const pageOf = (query: Page): Page => ({ limit: query.limit, offset: query.offset });
+
 export type OrderColumns = Record<string, AnyColumn | SQL>;
 
 /** ORDER BY the requested field, ties broken by id in the same direction. */

@@ -1,6 +1,6 @@
 import type { Scope } from "../../auth/scope.js";
 import type { Db } from "../../db/client.js";
-import { optionalDateBound, parseOrder } from "../../db/list-query.js";
+import { createUpdateBounds, pageOf, parseOrder } from "../../db/list-query.js";
 import { notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
 import { findCheckoutWire, listCheckoutRecords } from "./checkouts.repo.js";
@@ -16,13 +16,10 @@ export async function listCheckouts(db: Db, scope: Scope, query: CheckoutListQue
       campaignId: query.campaign_id,
       supporterId: query.supporter_id,
       frequency: query.frequency,
-      createDateFrom: optionalDateBound("create_date_from", query.create_date_from),
-      createDateTo: optionalDateBound("create_date_to", query.create_date_to),
-      updateDateFrom: optionalDateBound("update_date_from", query.update_date_from),
-      updateDateTo: optionalDateBound("update_date_to", query.update_date_to),
+      ...createUpdateBounds(query),
     },
     parseOrder(query.order),
-    { limit: query.limit, offset: query.offset },
+    pageOf(query),
   );
   return { items: rows, count };
 }

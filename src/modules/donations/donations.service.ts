@@ -1,6 +1,6 @@
 import type { Scope } from "../../auth/scope.js";
 import type { Db } from "../../db/client.js";
-import { optionalDateBound, parseOrder } from "../../db/list-query.js";
+import { createUpdateBounds, optionalDateBound, pageOf, parseOrder } from "../../db/list-query.js";
 import { notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
 import { type DonationRow, donationWireRow, findDonationRow, listDonationRows } from "./donations.repo.js";
@@ -21,15 +21,12 @@ export async function listDonations(db: Db, scope: Scope, query: DonationListQue
       campaignId: query.campaign_id,
       supporterId: query.supporter_id,
       tag: query.tag,
-      createDateFrom: optionalDateBound("create_date_from", query.create_date_from),
-      createDateTo: optionalDateBound("create_date_to", query.create_date_to),
-      updateDateFrom: optionalDateBound("update_date_from", query.update_date_from),
-      updateDateTo: optionalDateBound("update_date_to", query.update_date_to),
+      ...createUpdateBounds(query),
       completedDateFrom: optionalDateBound("completed_date_from", query.completed_date_from),
       completedDateTo: optionalDateBound("completed_date_to", query.completed_date_to),
     },
     parseOrder(query.order),
-    { limit: query.limit, offset: query.offset },
+    pageOf(query),
   );
   return { items: rows.map(donationToWire), count };
 }

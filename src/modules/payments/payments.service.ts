@@ -1,6 +1,6 @@
 import type { Scope } from "../../auth/scope.js";
 import type { Db } from "../../db/client.js";
-import { optionalDateBound, parseOrder } from "../../db/list-query.js";
+import { createUpdateBounds, optionalDateBound, pageOf, parseOrder } from "../../db/list-query.js";
 import { notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
 import {
@@ -24,15 +24,12 @@ export async function listPayments(db: Db, scope: Scope, query: PaymentListQuery
       donationId: query.donation_id,
       paymentMethodId: query.payment_method_id,
       processorIntentId: query.processor_intent_id,
-      createDateFrom: optionalDateBound("create_date_from", query.create_date_from),
-      createDateTo: optionalDateBound("create_date_to", query.create_date_to),
-      updateDateFrom: optionalDateBound("update_date_from", query.update_date_from),
-      updateDateTo: optionalDateBound("update_date_to", query.update_date_to),
+      ...createUpdateBounds(query),
       paymentDateFrom: optionalDateBound("payment_date_from", query.payment_date_from),
       paymentDateTo: optionalDateBound("payment_date_to", query.payment_date_to),
     },
     parseOrder(query.order),
-    { limit: query.limit, offset: query.offset },
+    pageOf(query),
   );
   const methods = await findPaymentMethodsByIds(
     db,

@@ -1,6 +1,6 @@
 import type { Scope } from "../../auth/scope.js";
 import type { Db, Executor } from "../../db/client.js";
-import { optionalDateBound, parseOrder } from "../../db/list-query.js";
+import { createUpdateBounds, pageOf, parseOrder } from "../../db/list-query.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
 import { listSupporterDonationRows } from "../donations/donations.repo.js";
@@ -33,13 +33,10 @@ export async function listSupporters(db: Db, scope: Scope, query: SupporterListQ
       email: query.email,
       tag: query.tag,
       country: query.country,
-      createDateFrom: optionalDateBound("create_date_from", query.create_date_from),
-      createDateTo: optionalDateBound("create_date_to", query.create_date_to),
-      updateDateFrom: optionalDateBound("update_date_from", query.update_date_from),
-      updateDateTo: optionalDateBound("update_date_to", query.update_date_to),
+      ...createUpdateBounds(query),
     },
     parseOrder(query.order),
-    { limit: query.limit, offset: query.offset },
+    pageOf(query),
   );
   return { items: rows.map(supporterToWire), count };
 }
