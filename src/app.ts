@@ -14,7 +14,7 @@ import { registerCors } from "./http/cors.js";
 import { healthRoutes } from "./http/health.routes.js";
 import { containsNul } from "./http/nul.js";
 import { registerOpenApi } from "./http/openapi.js";
-import { problemOf, RETRY_AFTER_SECONDS, sendProblem, toProblem } from "./http/problem.js";
+import { RETRY_AFTER_SECONDS, sendProblem, toProblem } from "./http/problem.js";
 import { ProblemSchema } from "./http/problem-schema.js";
 import { sameOriginGuard } from "./http/same-origin.js";
 import { buildWireValidator, markFormBody } from "./http/wire-validator.js";
@@ -86,12 +86,11 @@ export async function buildApp({
     // The client address is the socket's unless TRUST_PROXY names the proxies whose X-Forwarded-For counts.
     trustProxy: config.trustProxy ?? false,
     // Router-level refusals (a malformed percent-encoding, an over-long path segment) as problem bodies too.
-    frameworkErrors: (error, _request, reply) => {
-      const status = (error as { statusCode?: number }).statusCode ?? 400;
-      sendProblem(
-        reply,
-        problemOf(status, "invalid_request", `Invalid request URL: ${error.message.replace(/^'[^']*' /, "")}`),
-      );
+    frameworkErrors: (error, request, reply) => {
+      // An over-long path segment is 414 (FST_ERR_MAX_PARAM_LENGTH); a malformed one 400.
+      const code = (error as { statusCode?: number }).statusCode === 414 ? "uri_too_long" : "invalid_request";
+      const detail = `Invalid request URL: ${error.message.replace(/^'[^']*' /, "")}`;
+      sendProblem(reply, toProblem(new AppError(code, detail), request));
     },
   });
 
@@ -113,7 +112,10 @@ export async function buildApp({
   app.setNotFoundHandler((request, reply) =>
     sendProblem(
       reply,
-      problemOf(404, "route_not_found", `No route for ${request.method} ${request.url.split("?")[0]}`),
+      toProblem(
+        new AppError("route_not_found", `No route for ${request.method} ${request.url.split("?")[0]}`),
+        request,
+      ),
     ),
   );
   const limits = givenLimits ?? openLimitStore({ db: database.db, redisUrl: config.redisUrl });
@@ -127,7 +129,7 @@ export async function buildApp({
   });
   app.addHook("onRequest", async () => {
     if (closing) {
-      throw new AppError("shutting_down", 503, "The server is shutting down; retry shortly", undefined, {
+      throw new AppError("shutting_down", "The server is shutting down; retry shortly", {
         headers: { "retry-after": String(RETRY_AFTER_SECONDS), connection: "close" },
       });
     }
@@ -137,7 +139,7 @@ export async function buildApp({
     maxEventLoopDelay: config.maxEventLoopDelayMs,
     sampleInterval: config.eventLoopSampleIntervalMs,
     pressureHandler: async () => {
-      throw new AppError("overloaded", 503, "The server is overloaded; retry shortly", undefined, {
+      throw new AppError("overloaded", "The server is overloaded; retry shortly", {
         headers: { "retry-after": String(RETRY_AFTER_SECONDS) },
       });
     },
@@ -148,7 +150,7 @@ export async function buildApp({
     markFormBody(request);
     if (request.routeOptions.url === GRAPHQL_PATH) return;
     if (containsNul(request.query) || containsNul(request.body) || containsNul(request.params)) {
-      throw new AppError("invalid_request", 400, "The request contains a NUL character, which no field accepts");
+      throw new AppError("invalid_request", "The request contains a NUL character, which no field accepts");
     }
   });
   // No CORS for cookies; cookie routes refuse state changes from other origins; tokens get CORS for their app.

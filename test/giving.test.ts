@@ -777,6 +777,14 @@ describe("giving: public checkout, processors, transitions", () => {
       const foreign = await fakeSupporter(server.database.db, other.organizationId);
       const refused = await postAs(tenant.token, "/api/v1/donations/", { ...body, supporter_id: foreign.id });
       expect(refused.status).toBe(422);
+      expect(refused.body).toEqual({
+        type: "urn:donata:problem:unknown_reference",
+        title: "Unprocessable Content",
+        status: 422,
+        detail: `Supporter ${foreign.id} not found`,
+        code: "unknown_reference",
+        errors: [{ field: "supporter_id", message: "no such supporter in this organization" }],
+      });
       for (const bad of [
         { ...body, amount: 0 },
         { ...body, amount: 1.234 },

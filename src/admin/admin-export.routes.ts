@@ -1,10 +1,8 @@
 import { Readable } from "node:stream";
-import { and, eq } from "drizzle-orm";
 import type { FastifyInstance } from "fastify";
 import { type TObject, type TSchema, Type } from "typebox";
 import type { Scope } from "../auth/scope.js";
 import type { Db } from "../db/client.js";
-import { memberships, organizations } from "../db/schema.js";
 import { AppError } from "../errors/app-error.js";
 import { Campaign, CampaignListQuery } from "../modules/campaigns/campaigns.schemas.js";
 import { listCampaigns } from "../modules/campaigns/campaigns.service.js";
@@ -12,6 +10,7 @@ import { Checkout, CheckoutListQuery } from "../modules/checkouts/checkouts.sche
 import { listCheckouts } from "../modules/checkouts/checkouts.service.js";
 import { Donation, DonationListQuery } from "../modules/donations/donations.schemas.js";
 import { listDonations } from "../modules/donations/donations.service.js";
+import { findMembershipOfUser } from "../modules/members/members.service.js";
 import { Payment, PaymentListQuery } from "../modules/payments/payments.schemas.js";
 import { listPayments } from "../modules/payments/payments.service.js";
 import { Supporter, SupporterListQuery } from "../modules/supporters/supporters.schemas.js";
@@ -80,15 +79,11 @@ export function adminExportRoutes(app: FastifyInstance, db: Db) {
       },
       async (request, reply) => {
         const session = await sessionUser(db, request);
-        if (!session) throw new AppError("not_signed_in", 401, "Sign in to the admin panel first");
+        if (!session) throw new AppError("not_signed_in", "Sign in to the admin panel first");
         const { organization: slug, ...params } = request.query as Record<string, unknown>;
-        const [membership] = await db
-          .select({ organizationId: organizations.id, timeZone: organizations.timeZone })
-          .from(memberships)
-          .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
-          .where(and(eq(memberships.userId, session.userId), eq(organizations.slug, String(slug))));
-        if (!membership) throw new AppError("not_a_member", 403, "You are not a member of that organization");
-        const scope: Scope = { organizationId: membership.organizationId, timeZone: membership.timeZone };
+        const membership = await findMembershipOfUser(db, session.userId, String(slug));
+        if (!membership) throw new AppError("not_a_member", "You are not a member of that organization");
+        const scope: Scope = { organizationId: membership.id, timeZone: membership.timeZone };
         // The first page runs before the answer starts, so bad parameters are still a clean 400.
         const first = await list(db, scope, { ...params, limit: PAGE, offset: 0 } as never);
         async function* rows() {

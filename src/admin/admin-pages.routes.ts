@@ -1,34 +1,13 @@
 import { readFile, stat } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
-import { and, eq } from "drizzle-orm";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Db } from "../db/client.js";
-import { applications, installations, memberships, organizations } from "../db/schema.js";
+import { installedOriginsOfMember } from "../modules/applications/application-origins.js";
 import { sessionUser } from "./admin-session.routes.js";
 
 /** Where `npm run build:admin` puts the panel (web/admin/dist). */
 export const ADMIN_DIST = fileURLToPath(new URL("../../web/admin/dist/", import.meta.url));
-
-/** The origins of the applications installed in an organization the user belongs to. */
-async function installedOrigins(db: Db, userId: number, slug: string): Promise<string[]> {
-  const rows = await db
-    .select({ url: applications.applicationUrl })
-    .from(installations)
-    .innerJoin(organizations, eq(organizations.id, installations.organizationId))
-    .innerJoin(memberships, and(eq(memberships.organizationId, organizations.id), eq(memberships.userId, userId)))
-    .innerJoin(applications, eq(applications.id, installations.applicationId))
-    .where(eq(organizations.slug, slug));
-  const origins = new Set<string>();
-  for (const { url } of rows) {
-    try {
-      origins.add(new URL(url).origin);
-    } catch {
-      // Registration validates URLs; a bad one frames nothing.
-    }
-  }
-  return [...origins].sort();
-}
 
 /**
  * The panel's Content-Security-Policy: its own assets only, and frames from exactly the
@@ -83,7 +62,7 @@ export async function adminPageRoutes(app: FastifyInstance, db: Db, authUrl: str
     if (!html) return reply.code(503).header("content-security-policy", adminCsp([])).type("text/html").send(NOT_BUILT);
     const slug = /^\/admin\/o\/([^/?#]+)/.exec(request.url)?.[1];
     const session = slug ? await sessionUser(db, request) : undefined;
-    const origins = session && slug ? await installedOrigins(db, session.userId, decodeURIComponent(slug)) : [];
+    const origins = session && slug ? await installedOriginsOfMember(db, session.userId, decodeURIComponent(slug)) : [];
     const framed = origins.length > 0 ? [...new Set([...origins, authorizationServer])].sort() : [];
     return reply.header("content-security-policy", adminCsp(framed)).type("text/html; charset=utf-8").send(html);
   };

@@ -1,10 +1,9 @@
-import { asc, eq } from "drizzle-orm";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import { memberships, organizations, users } from "../db/schema.js";
 import { AppError } from "../errors/app-error.js";
+import { userWithOrganizations } from "../modules/users/users.service.js";
 import {
   cookieOptions,
   createSession,
@@ -36,27 +35,6 @@ const SignedOut = Type.Object(
 );
 const SIGNED_OUT = { signed_in: false } as const;
 
-async function sessionBody(db: Db, userId: number) {
-  const [user] = await db
-    .select({ id: users.id, email: users.email, name: users.name })
-    .from(users)
-    .where(eq(users.id, userId));
-  if (!user) return undefined;
-  const rows = await db
-    .select({
-      slug: organizations.slug,
-      name: organizations.name,
-      role: memberships.role,
-      currency: organizations.currency,
-      time_zone: organizations.timeZone,
-    })
-    .from(memberships)
-    .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
-    .where(eq(memberships.userId, userId))
-    .orderBy(asc(organizations.name), asc(organizations.slug));
-  return { user, organizations: rows };
-}
-
 /** The signed-in user of a request (the admin panel's cookie session), or undefined. */
 export async function sessionUser(db: Db, request: FastifyRequest) {
   return loadSession(db, request.cookies[SESSION_COOKIE]);
@@ -65,7 +43,7 @@ export async function sessionUser(db: Db, request: FastifyRequest) {
 function requireJson(request: FastifyRequest) {
   // A form from another site cannot send JSON without a CORS preflight, which this server never grants.
   if (!/^application\/json/i.test(request.headers["content-type"] ?? "")) {
-    throw new AppError("unsupported_media_type", 415, "Send the credentials as application/json");
+    throw new AppError("unsupported_media_type", "Send the credentials as application/json");
   }
 }
 
@@ -81,7 +59,7 @@ export function adminSessionRoutes(app: FastifyInstance, db: Db, config: Config,
     async (request, reply) => {
       reply.header("cache-control", "no-store");
       const session = await sessionUser(db, request);
-      return (session && (await sessionBody(db, session.userId))) ?? SIGNED_OUT;
+      return (session && (await userWithOrganizations(db, session.userId))) ?? SIGNED_OUT;
     },
   );
 
@@ -110,9 +88,9 @@ export function adminSessionRoutes(app: FastifyInstance, db: Db, config: Config,
       const token = await createSession(db, config, user.id);
       reply.setCookie(SESSION_COOKIE, token, cookieOptions(config, config.sessionTtlSeconds));
       reply.header("cache-control", "no-store");
-      const body = await sessionBody(db, user.id);
+      const body = await userWithOrganizations(db, user.id);
       // Only if the account was deleted between the password check and here.
-      if (!body) throw new AppError("invalid_credentials", 401, INVALID_CREDENTIALS);
+      if (!body) throw new AppError("invalid_credentials", INVALID_CREDENTIALS);
       return body;
     },
   );

@@ -30,11 +30,9 @@ export function requirePermission(actor: Actor, permission: Permission | MemberP
   if (can(actor, permission)) return;
   throw new AppError(
     "insufficient_scope",
-    403,
     actor.kind === "application"
       ? `This application was not granted the "${permission}" permission`
       : `Your role (${actor.role}) does not allow "${permission}"`,
-    undefined,
     { headers: { "www-authenticate": `Bearer realm="api", error="insufficient_scope", scope="${permission}"` } },
   );
 }

@@ -3,7 +3,7 @@ import {
   installApplication,
   uninstallApplication,
 } from "../modules/applications/applications.service.js";
-import { type Command, requiredString } from "./cli-kit.js";
+import { type Command, installationCommand, requiredString } from "./cli-kit.js";
 import { withDatabase } from "./database.js";
 
 export const appCreateCommand: Command = {
@@ -41,34 +41,20 @@ export const appCreateCommand: Command = {
   },
 };
 
-export const appInstallCommand: Command = {
+export const appInstallCommand = installationCommand({
   name: "app install",
-  usage: "donata app install --client-id ID --org S [--json]",
   summary: "Install an application in an organization",
-  options: { "client-id": { type: "string" }, org: { type: "string" } },
-  async run(values, io) {
-    const clientId = requiredString(values, "client-id");
-    const org = requiredString(values, "org");
-    const result = await withDatabase(io.env, ({ database }) => installApplication(database.db, clientId, org));
-    return {
-      json: result,
-      text: [result.installed ? `Installed ${clientId} in ${org}` : `${clientId} was already installed in ${org}`],
-    };
-  },
-};
+  act: (env, clientId, org) => withDatabase(env, ({ database }) => installApplication(database.db, clientId, org)),
+  describe: (result, clientId, org) => [
+    result.installed ? `Installed ${clientId} in ${org}` : `${clientId} was already installed in ${org}`,
+  ],
+});
 
-export const appUninstallCommand: Command = {
+export const appUninstallCommand = installationCommand({
   name: "app uninstall",
-  usage: "donata app uninstall --client-id ID --org S [--json]",
   summary: "Uninstall an application and revoke its tokens for the organization",
-  options: { "client-id": { type: "string" }, org: { type: "string" } },
-  async run(values, io) {
-    const clientId = requiredString(values, "client-id");
-    const org = requiredString(values, "org");
-    const result = await withDatabase(io.env, ({ database }) => uninstallApplication(database.db, clientId, org));
-    return {
-      json: result,
-      text: [`Uninstalled ${clientId} from ${org}; revoked ${result.revoked_tokens} token(s)`],
-    };
-  },
-};
+  act: (env, clientId, org) => withDatabase(env, ({ database }) => uninstallApplication(database.db, clientId, org)),
+  describe: (result, clientId, org) => [
+    `Uninstalled ${clientId} from ${org}; revoked ${result.revoked_tokens} token(s)`,
+  ],
+});

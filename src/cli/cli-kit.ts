@@ -51,3 +51,27 @@ export function optionalInteger(values: Record<string, unknown>, name: string, f
   }
   return Number(value);
 }
+
+/**
+ * A command that acts on one application's installation in one organization
+ * (`--client-id ID --org S`): install, uninstall, issue a token.
+ */
+export function installationCommand<T extends object>(
+  spec: Pick<Command, "name" | "summary"> & {
+    act(env: NodeJS.ProcessEnv, clientId: string, org: string): Promise<T>;
+    describe(result: T, clientId: string, org: string): string[];
+  },
+): Command {
+  return {
+    name: spec.name,
+    usage: `donata ${spec.name} --client-id ID --org S [--json]`,
+    summary: spec.summary,
+    options: { "client-id": { type: "string" }, org: { type: "string" } },
+    async run(values, io) {
+      const clientId = requiredString(values, "client-id");
+      const org = requiredString(values, "org");
+      const result = await spec.act(io.env, clientId, org);
+      return { json: result, text: spec.describe(result, clientId, org) };
+    },
+  };
+}

@@ -24,7 +24,6 @@ export function spendStatement() {
   if (budget.spent > budget.max) {
     throw new AppError(
       "too_many_statements",
-      400,
       `This request needs more than ${budget.max} database statements; ask for fewer fields or aliases, or split it`,
     );
   }

@@ -4,14 +4,16 @@ import type { Permission } from "../auth/permissions.js";
 import type { Scope } from "../auth/scope.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import { campaigns, donations, paymentMethods, payments, supporters } from "../db/schema.js";
-import { selectTenantRowsByIds } from "../db/tenant-rows.js";
+import { findCampaignRowsByIds } from "../modules/campaigns/campaigns.repo.js";
 import { campaignToWire } from "../modules/campaigns/campaigns.service.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
+import { findDonationRowsByIds } from "../modules/donations/donations.repo.js";
 import { donationToWire } from "../modules/donations/donations.service.js";
 import type { CardTestingGuard } from "../modules/giving/card-testing.service.js";
-import { paymentMethodToWire } from "../modules/payment-methods/payment-methods.repo.js";
+import { findPaymentMethodsByIds, paymentMethodToWire } from "../modules/payment-methods/payment-methods.repo.js";
+import { findPaymentRowsByIds } from "../modules/payments/payments.repo.js";
 import { paymentToWire } from "../modules/payments/payments.service.js";
+import { findSupporterRowsByIds } from "../modules/supporters/supporters.repo.js";
 import { supporterToWire } from "../modules/supporters/supporters.service.js";
 
 export interface GraphQLContext {
@@ -36,21 +38,22 @@ function byId<Row extends { id: number }, Wire>(
 
 /** Per-request batching: a page of records resolves each relation in one query. */
 export function createLoaders(db: Db, organizationId: number) {
-  const methods = byId((ids) => selectTenantRowsByIds(db, paymentMethods, organizationId, ids), paymentMethodToWire);
+  const methods = byId(
+    async (ids) => [...(await findPaymentMethodsByIds(db, organizationId, [...ids])).values()],
+    paymentMethodToWire,
+  );
   return {
-    campaign: byId((ids) => selectTenantRowsByIds(db, campaigns, organizationId, ids), campaignToWire),
-    supporter: byId((ids) => selectTenantRowsByIds(db, supporters, organizationId, ids), supporterToWire),
-    donation: byId((ids) => selectTenantRowsByIds(db, donations, organizationId, ids), donationToWire),
+    campaign: byId((ids) => findCampaignRowsByIds(db, organizationId, ids), campaignToWire),
+    supporter: byId((ids) => findSupporterRowsByIds(db, organizationId, ids), supporterToWire),
+    donation: byId((ids) => findDonationRowsByIds(db, organizationId, ids), donationToWire),
     paymentMethod: methods,
     payment: new DataLoader<number, ReturnType<typeof paymentToWire> | null>(async (ids) => {
-      const rows = await selectTenantRowsByIds(db, payments, organizationId, ids);
-      const methodRows = await selectTenantRowsByIds(
+      const rows = await findPaymentRowsByIds(db, organizationId, ids);
+      const methodById = await findPaymentMethodsByIds(
         db,
-        paymentMethods,
         organizationId,
-        rows.map((row) => row.paymentMethodId).filter((id): id is number => id !== null),
+        rows.map((row) => row.paymentMethodId),
       );
-      const methodById = new Map(methodRows.map((row) => [row.id, row]));
       const byPaymentId = new Map(
         rows.map((row) => [row.id, paymentToWire(row, methodById.get(row.paymentMethodId ?? 0))]),
       );

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
-import { and, eq } from "drizzle-orm";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type ASTVisitor, GraphQLError, type ValidationContext } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
@@ -8,13 +7,13 @@ import { type Actor, applicationActor, type Role } from "../auth/actor.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { isDatabaseUnavailable } from "../db/database-unavailable.js";
-import { memberships, organizations } from "../db/schema.js";
 import { withStatementBudget } from "../db/statement-budget.js";
 import { AppError } from "../errors/app-error.js";
 import { readBearer } from "../http/auth.js";
 import { containsNul } from "../http/nul.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
 import type { CardTestingGuard } from "../modules/giving/card-testing.service.js";
+import { findMembershipOfUser } from "../modules/members/members.service.js";
 import { authenticateAccessToken } from "../oauth/tokens.service.js";
 import { loadSession, SESSION_COOKIE } from "../sessions/sessions.service.js";
 import { createLoaders, type GraphQLContext } from "./context.js";
@@ -23,6 +22,7 @@ import { schema } from "./schema.js";
 
 export const GRAPHQL_PATH = "/admin/graphql/";
 const MAX_QUERY_STRING = 16 * 1024;
+const INVALID_TOKEN_HEADERS = { "www-authenticate": 'Bearer realm="api", error="invalid_token"' };
 
 interface ServerContext {
   request: FastifyRequest;
@@ -30,16 +30,16 @@ interface ServerContext {
   context: Omit<GraphQLContext, "loaders" | "links" | "guard"> | null;
 }
 
-class Refusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-}
+/** How GraphQL renders an AppError: its code (and validation issues) in extensions. */
+const extensionsOf = (error: AppError) => ({ code: error.code, ...(error.errors ? { errors: error.errors } : {}) });
+
+/** A request refused before execution: the GraphQL error shape, with the refusal's own status and headers. */
+const sendRefusal = (reply: FastifyReply, error: AppError) =>
+  reply
+    .code(error.status)
+    .headers(error.headers ?? {})
+    .type("application/json; charset=utf-8")
+    .send({ errors: [{ message: error.message, extensions: extensionsOf(error) }] });
 
 /** A NUL in a string literal of the document would reach PostgreSQL, which cannot store it. */
 function nulLiteralRule(context: ValidationContext): ASTVisitor {
@@ -89,22 +89,18 @@ function checkParameters(request: FastifyRequest) {
       try {
         value = JSON.parse(value);
       } catch {
-        throw new Refusal(400, "invalid_request", `The "${name}" parameter is not valid JSON`);
+        throw new AppError("invalid_request", `The "${name}" parameter is not valid JSON`);
       }
     }
     if (value !== undefined && value !== null && value !== "" && (typeof value !== "object" || Array.isArray(value))) {
-      throw new Refusal(400, "invalid_request", `The "${name}" parameter must be a JSON object`);
+      throw new AppError("invalid_request", `The "${name}" parameter must be a JSON object`);
     }
     if (containsNul(value)) {
-      throw new Refusal(
-        400,
-        "invalid_request",
-        `The "${name}" parameter contains a NUL character, which no field accepts`,
-      );
+      throw new AppError("invalid_request", `The "${name}" parameter contains a NUL character, which no field accepts`);
     }
   }
   if (containsNul(source)) {
-    throw new Refusal(400, "invalid_request", "The request contains a NUL character, which no field accepts");
+    throw new AppError("invalid_request", "The request contains a NUL character, which no field accepts");
   }
 }
 
@@ -165,8 +161,8 @@ async function authenticate(
     const token = readBearer(request);
     const context = token ? await authenticateAccessToken(db, token) : null;
     if (!context) {
-      throw new Refusal(401, "invalid_token", "The access token is missing, invalid, expired or revoked", {
-        "www-authenticate": 'Bearer realm="api", error="invalid_token"',
+      throw new AppError("invalid_token", "The access token is missing, invalid, expired or revoked", {
+        headers: INVALID_TOKEN_HEADERS,
       });
     }
     // CORS reads the token's application from here, as for REST.
@@ -183,38 +179,19 @@ async function authenticate(
   }
   const session = await loadSession(db, request.cookies[SESSION_COOKIE]);
   if (!session) {
-    throw new Refusal(401, "invalid_token", "Sign in, or send an access token", {
-      "www-authenticate": 'Bearer realm="api", error="invalid_token"',
-    });
+    throw new AppError("invalid_token", "Sign in, or send an access token", { headers: INVALID_TOKEN_HEADERS });
   }
   // A cookie travels with cross-site requests; a JSON body or a GET (queries only) does not come from a form.
   if (
     request.method === "POST" &&
     !/^application\/(graphql-response\+)?json/i.test(request.headers["content-type"] ?? "")
   ) {
-    throw new Refusal(403, "csrf_refused", "Requests with the session cookie must send Content-Type: application/json");
+    throw new AppError("csrf_refused", "Requests with the session cookie must send Content-Type: application/json");
   }
   const wanted = request.headers["x-donata-organization"];
-  const rows = await db
-    .select({
-      id: organizations.id,
-      slug: organizations.slug,
-      timeZone: organizations.timeZone,
-      role: memberships.role,
-    })
-    .from(memberships)
-    .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
-    .where(
-      and(
-        eq(memberships.userId, session.userId),
-        typeof wanted === "string" ? eq(organizations.slug, wanted) : undefined,
-      ),
-    )
-    .orderBy(organizations.slug)
-    .limit(1);
-  const membership = rows[0];
+  const membership = await findMembershipOfUser(db, session.userId, typeof wanted === "string" ? wanted : undefined);
   if (!membership) {
-    throw new Refusal(403, "not_a_member", "You are not a member of that organization");
+    throw new AppError("not_a_member", "You are not a member of that organization");
   }
   const actor: Actor = {
     kind: "member",
@@ -248,7 +225,7 @@ export function graphqlRoutes(
     graphiql: { title: "Donata GraphQL" },
     plugins: [limitsPlugin(config)],
     context: ({ context }) => {
-      if (!context) throw new Refusal(401, "invalid_token", "Not authenticated");
+      if (!context) throw new AppError("invalid_token", "Not authenticated");
       return { ...context, config, links, guard, loaders: createLoaders(db, context.scope.organizationId) };
     },
     maskedErrors: {
@@ -257,7 +234,7 @@ export function graphqlRoutes(
         if (original instanceof AppError) {
           return new GraphQLError(original.message, {
             ...(error as GraphQLError),
-            extensions: { code: original.code, ...(original.errors ? { errors: original.errors } : {}) },
+            extensions: extensionsOf(original),
           });
         }
         if (error instanceof GraphQLError && !original) {
@@ -300,21 +277,15 @@ export function graphqlRoutes(
       const wantsPage = request.method === "GET" && !(request.query as Record<string, unknown>).query;
       let context: ServerContext["context"] = null;
       if ((request.url.split("?")[1]?.length ?? 0) > MAX_QUERY_STRING) {
-        return reply
-          .code(413)
-          .send({ errors: [{ message: "The query string is too long", extensions: { code: "request_too_large" } }] });
+        return sendRefusal(reply, new AppError("request_too_large", "The query string is too long"));
       }
       if (!wantsPage && request.method !== "OPTIONS") {
         try {
           checkParameters(request);
           context = { ...(await authenticate(db, request)), config } as ServerContext["context"];
         } catch (error) {
-          if (!(error instanceof Refusal)) throw error;
-          return reply
-            .code(error.status)
-            .headers(error.headers)
-            .type("application/json; charset=utf-8")
-            .send({ errors: [{ message: error.message, extensions: { code: error.code } }] });
+          if (!(error instanceof AppError)) throw error;
+          return sendRefusal(reply, error);
         }
       }
       const response = await withStatementBudget(config.graphqlLimits.maxStatements, async () =>

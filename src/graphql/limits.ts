@@ -13,6 +13,7 @@ import {
   type ValidationContext,
   type ValidationRule,
 } from "graphql";
+import type { ErrorCode } from "../errors/error-codes.js";
 
 /** Limits of one GraphQL operation; each is set in config.ts (GRAPHQL_MAX_*). */
 export interface GraphQLLimits {
@@ -152,8 +153,12 @@ function aliasesOf(selectionSet: SelectionSetNode | undefined, fragments: Fragme
   return aliases;
 }
 
-const refuse = (context: ValidationContext, node: unknown, message: string, extensions: Record<string, unknown>) =>
-  context.reportError(new GraphQLError(message, { nodes: node as FieldNode, extensions }));
+const refuse = (
+  context: ValidationContext,
+  node: unknown,
+  message: string,
+  extensions: { code: ErrorCode } & Record<string, unknown>,
+) => context.reportError(new GraphQLError(message, { nodes: node as FieldNode, extensions }));
 
 /** Validation rules: they run before execution, so a refused operation runs no SQL at all. */
 export function limitRules(limits: GraphQLLimits): ValidationRule[] {

@@ -20,7 +20,7 @@ export function readBearer(request: FastifyRequest): string | undefined {
 }
 
 function invalidToken(detail: string) {
-  return new AppError("invalid_token", 401, detail, undefined, {
+  return new AppError("invalid_token", detail, {
     headers: { "www-authenticate": `Bearer realm="api", error="invalid_token", error_description="${detail}"` },
   });
 }

@@ -1,50 +1,16 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { isDatabaseUnavailable } from "../db/database-unavailable.js";
 import { AppError, type ValidationIssue } from "../errors/app-error.js";
+import { ERROR_STATUS, type ErrorCode, isErrorCode } from "../errors/error-codes.js";
+import { type Problem, problemBodyOf, problemOf } from "../errors/problem-body.js";
 
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  errors?: ValidationIssue[];
-}
+export { type Problem, problemOf } from "../errors/problem-body.js";
 
 /** Headers sent with a problem (kept off the body). */
 const problemHeaders = new WeakMap<Problem, Record<string, string>>();
 
-const TITLES: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  406: "Not Acceptable",
-  408: "Request Timeout",
-  409: "Conflict",
-  413: "Content Too Large",
-  415: "Unsupported Media Type",
-  422: "Unprocessable Content",
-  429: "Too Many Requests",
-  431: "Request Header Fields Too Large",
-  500: "Internal Server Error",
-  503: "Service Unavailable",
-};
-
 /** Seconds a client should wait before retrying a 503 (overload, lost database connection). */
 export const RETRY_AFTER_SECONDS = 5;
-
-export function problemOf(status: number, code: string, detail: string, errors?: ValidationIssue[]): Problem {
-  return {
-    type: `urn:donata:problem:${code}`,
-    title: TITLES[status] ?? "Error",
-    status,
-    detail,
-    code,
-    ...(errors ? { errors } : {}),
-  };
-}
 
 export function withHeaders(problem: Problem, headers: Record<string, string> | undefined): Problem {
   if (headers) problemHeaders.set(problem, headers);
@@ -96,10 +62,16 @@ function validationIssues(error: FastifyError): ValidationIssue[] {
   });
 }
 
+/** Fastify's own 4xx refusals (FST_ERR_CTP_BODY_TOO_LARGE → ctp_body_too_large); any other is a bad request. */
+function frameworkCode(fastifyCode: string | undefined, status: number): ErrorCode {
+  const code = (fastifyCode ?? "bad_request").replace(/^FST_ERR_/, "").toLowerCase();
+  return isErrorCode(code) && ERROR_STATUS[code] === status ? code : "bad_request";
+}
+
 /** Renders every error as RFC 9457 problem details; internals never reach the client. */
 export function toProblem(error: unknown, request: FastifyRequest): Problem {
   if (error instanceof AppError) {
-    return withHeaders(problemOf(error.status, error.code, error.message, error.errors), error.headers);
+    return withHeaders(problemBodyOf(error), error.headers);
   }
   const fastifyError = error as FastifyError;
   if (fastifyError?.validation) {
@@ -110,8 +82,7 @@ export function toProblem(error: unknown, request: FastifyRequest): Problem {
   }
   const status = fastifyError?.statusCode;
   if (typeof status === "number" && status >= 400 && status < 500) {
-    const code = (fastifyError.code ?? "bad_request").replace(/^FST_ERR_/, "").toLowerCase();
-    return problemOf(status, code, fastifyError.message);
+    return problemBodyOf(new AppError(frameworkCode(fastifyError.code, status), fastifyError.message));
   }
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ err: error }, "database unavailable");

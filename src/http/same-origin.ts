@@ -45,7 +45,6 @@ export function sameOriginGuard(config: Config): onRequestAsyncHookHandler {
     if (foreign) {
       throw new AppError(
         "cross_origin_refused",
-        403,
         `This request came from another origin (${origin ?? `Sec-Fetch-Site: ${site}`}); requests made with the session cookie are accepted only from ${[...allowed].join(" or ")}`,
       );
     }

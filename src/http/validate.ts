@@ -34,9 +34,8 @@ export function validateAgainst<T>(schema: TSchema, value: Record<string, unknow
     const name = first?.parameter ?? first?.field;
     throw new AppError(
       "invalid_request",
-      400,
       `Invalid ${kind === "parameter" ? "argument" : "field"} "${name}": ${first?.message}`,
-      errors,
+      { errors },
     );
   }
   return input as T;

@@ -1,7 +1,9 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { RateLimitRules } from "../config.js";
-import { problemOf, sendProblem } from "../http/problem.js";
+import { AppError } from "../errors/app-error.js";
+import { problemBodyOf } from "../errors/problem-body.js";
+import { sendProblem, toProblem } from "../http/problem.js";
 import { SESSION_COOKIE } from "../sessions/sessions.service.js";
 import { type LimitOutcome, type LimitRule, type LimitStore, rateLimitHeaders } from "./rate-limiter.js";
 
@@ -38,6 +40,9 @@ interface Subject {
   /** The request carries a token or session cookie (each made-up one would get a fresh counter). */
   credentialed?: boolean;
 }
+
+const rateLimited = (message: string, headers: Record<string, string>) =>
+  new AppError("rate_limited", message, { headers });
 
 function subjectOf(request: FastifyRequest, rules: RateLimitRules): Subject | undefined {
   const path = request.url.split("?")[0] as string;
@@ -78,15 +83,12 @@ export function registerRateLimits(app: FastifyInstance, limits: LimitStore, rul
     outcomes.set(request, outcome);
     if (!outcome.allowed) {
       const { points, durationSeconds } = subject.rule;
-      reply.header("retry-after", String(outcome.resetSeconds));
-      return sendProblem(
-        reply,
-        problemOf(
-          429,
-          "rate_limited",
-          `Too many requests from ${subject.what}: at most ${points} per ${durationSeconds} seconds. Retry in ${outcome.resetSeconds} seconds.`,
-        ),
+      // Sent, not thrown: the OAuth endpoints' error handler would make a thrown 429 an RFC 6749 400.
+      const refusal = rateLimited(
+        `Too many requests from ${subject.what}: at most ${points} per ${durationSeconds} seconds. Retry in ${outcome.resetSeconds} seconds.`,
+        { "retry-after": String(outcome.resetSeconds) },
       );
+      return sendProblem(reply, toProblem(refusal, request));
     }
   });
 
@@ -104,18 +106,16 @@ export function registerRateLimits(app: FastifyInstance, limits: LimitStore, rul
       }
       if (refused) {
         const { points, durationSeconds } = rules.invalidCredentials;
+        const refusal = rateLimited(
+          `Too many requests with invalid credentials from this client address: at most ${points} per ${durationSeconds} seconds. Retry in ${refused.resetSeconds} seconds.`,
+          { "retry-after": String(refused.resetSeconds), ...rateLimitHeaders(refused) },
+        );
         reply
-          .code(429)
+          .code(refusal.status)
           .type("application/problem+json")
           .removeHeader("www-authenticate")
-          .headers({ "retry-after": String(refused.resetSeconds), ...rateLimitHeaders(refused) });
-        return JSON.stringify(
-          problemOf(
-            429,
-            "rate_limited",
-            `Too many requests with invalid credentials from this client address: at most ${points} per ${durationSeconds} seconds. Retry in ${refused.resetSeconds} seconds.`,
-          ),
-        );
+          .headers(refusal.headers ?? {});
+        return JSON.stringify(problemBodyOf(refusal));
       }
     }
     const outcome = outcomes.get(request);

@@ -1,9 +1,8 @@
-import { and, eq } from "drizzle-orm";
-import { type Actor, can, type Role } from "../auth/actor.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import { applications, installations, memberships, organizations } from "../db/schema.js";
+import { findApplicationByClientId, findInstallation } from "../modules/applications/applications.repo.js";
 import { installApplication } from "../modules/applications/applications.service.js";
+import { listMembershipsOfUser } from "../modules/members/members.repo.js";
 import type { SessionUser } from "../sessions/sessions.service.js";
 import type { ApplicationRow } from "./client-auth.js";
 import { insertAuthorizationCode } from "./grants.repo.js";
@@ -52,11 +51,7 @@ function callback(redirectUri: string, issuer: string, parameters: Record<string
 /** Step 1: the client and its exact callback. Failures never redirect (RFC 6749 §4.1.2.1). */
 async function checkClient(db: Db, params: AuthorizeParameters) {
   if (!params.client_id) return { title: "Invalid request", message: "client_id is missing." };
-  const [application] = await db
-    .select()
-    .from(applications)
-    .where(eq(applications.clientId, params.client_id))
-    .limit(1);
+  const application = await findApplicationByClientId(db, params.client_id);
   if (!application) return { title: "Unknown application", message: "No application has this client_id." };
   if (!params.redirect_uri) return { title: "Invalid request", message: "redirect_uri is missing." };
   if (!application.callbackUrls.includes(params.redirect_uri)) {
@@ -83,21 +78,8 @@ function checkRequest(params: AuthorizeParameters, repeated: string[]): [string,
 }
 
 async function membershipsOf(db: Db, userId: number): Promise<MembershipChoice[]> {
-  return db
-    .select({ id: organizations.id, slug: organizations.slug, name: organizations.name, role: memberships.role })
-    .from(memberships)
-    .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
-    .where(eq(memberships.userId, userId))
-    .orderBy(organizations.name, organizations.slug);
-}
-
-async function isInstalled(db: Db, organizationId: number, applicationId: number) {
-  const [row] = await db
-    .select({ id: installations.id })
-    .from(installations)
-    .where(and(eq(installations.organizationId, organizationId), eq(installations.applicationId, applicationId)))
-    .limit(1);
-  return Boolean(row);
+  const rows = await listMembershipsOfUser(db, userId);
+  return rows.map(({ id, slug, name, role }) => ({ id, slug, name, role }));
 }
 
 /**
@@ -140,14 +122,8 @@ export async function authorize(
   }
   if (!organization) return fail("access_denied", "No organization was chosen");
 
-  if (!(await isInstalled(db, organization.id, application.id))) {
-    const member: Actor = {
-      kind: "member",
-      userId: session.userId,
-      email: session.email,
-      role: organization.role as Role,
-    };
-    if (!can(member, "applications:manage")) {
+  if (!(await findInstallation(db, organization.id, application.id))) {
+    if (organization.role !== "owner" && organization.role !== "admin") {
       return { kind: "ask_admin", application, organization };
     }
     if (decision.decision === "deny") return fail("access_denied", "The installation was denied");

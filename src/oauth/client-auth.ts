@@ -1,10 +1,9 @@
-import { eq } from "drizzle-orm";
 import type { Executor } from "../db/client.js";
-import { applications } from "../db/schema.js";
+import { type ApplicationRow, findApplicationByClientId } from "../modules/applications/applications.repo.js";
 import { OAuthError } from "./oauth-error.js";
 import { hashSecret, secretMatches } from "./secrets.js";
 
-export type ApplicationRow = typeof applications.$inferSelect;
+export type { ApplicationRow };
 
 // Compared against when the client is unknown, so both paths take the same time.
 const DUMMY_HASH = hashSecret("no such client");
@@ -18,7 +17,7 @@ export async function authenticateClient(
   if (!clientId || !clientSecret) {
     throw new OAuthError("invalid_client", "client_id and client_secret are required (client_secret_post)");
   }
-  const [application] = await tx.select().from(applications).where(eq(applications.clientId, clientId)).limit(1);
+  const application = await findApplicationByClientId(tx, clientId);
   const matches = secretMatches(clientSecret, application?.clientSecretHash ?? DUMMY_HASH);
   if (!application || !matches) throw new OAuthError("invalid_client", "Client authentication failed");
   return application;

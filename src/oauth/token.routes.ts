@@ -2,20 +2,8 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { PERMISSIONS } from "../auth/permissions.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import { authenticateClient } from "./client-auth.js";
-import { authorizationCodeGrant } from "./grants/authorization-code.grant.js";
-import { refreshTokenGrant } from "./grants/refresh-token.grant.js";
-import {
-  findInstalledOrganization,
-  findTokenByAccessHash,
-  findTokenByRefreshHash,
-  revokeFamily,
-} from "./grants.repo.js";
 import { OAuthError } from "./oauth-error.js";
-import { hashSecret } from "./secrets.js";
-import type { IssuedTokens } from "./tokens.service.js";
-
-type Form = Record<string, string | undefined>;
+import { exchangeGrant, type Form, introspectToken, revokeToken } from "./token-endpoints.service.js";
 
 /** Step 1 of every endpoint: a form body with each parameter at most once (RFC 6749 §3.2). */
 export function parseForm(request: FastifyRequest): Form {
@@ -32,11 +20,6 @@ export function parseForm(request: FastifyRequest): Form {
   return form;
 }
 
-const GRANTS = {
-  authorization_code: authorizationCodeGrant,
-  refresh_token: refreshTokenGrant,
-} as const;
-
 export function tokenRoutes(app: FastifyInstance, db: Db, config: Config) {
   const noStore = { "cache-control": "no-store", pragma: "no-cache" };
 
@@ -45,15 +28,7 @@ export function tokenRoutes(app: FastifyInstance, db: Db, config: Config) {
     const form = parseForm(request);
     const grantType = form.grant_type;
     if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
-    const result = await db.transaction(async (tx): Promise<IssuedTokens | OAuthError> => {
-      const application = await authenticateClient(tx, form.client_id, form.client_secret);
-      const grant = GRANTS[grantType as keyof typeof GRANTS];
-      if (!grant || !Object.hasOwn(GRANTS, grantType)) {
-        throw new OAuthError("unsupported_grant_type", `grant_type "${grantType}" is not supported`);
-      }
-      return grant(tx, config, application, form);
-    });
-    if (result instanceof OAuthError) throw result;
+    const result = await exchangeGrant(db, config, form, grantType);
     return reply.headers(noStore).send({
       access_token: result.access_token,
       token_type: result.token_type,
@@ -63,21 +38,11 @@ export function tokenRoutes(app: FastifyInstance, db: Db, config: Config) {
     });
   });
 
-  // RFC 7009: always 200 for a well-formed request, whether or not the token was live. Either token
-  // of a grant ends the whole grant (its token family), as §2.1 allows: a client revoking a leaked
-  // access token must not leave a refresh token that mints new ones.
+  // RFC 7009: always 200 for a well-formed request, whether or not the token was live.
   app.post("/oauth/revoke/", { schema: { hide: true } }, async (request, reply) => {
     const form = parseForm(request);
     if (!form.token) throw new OAuthError("invalid_request", "token is required");
-    const token = form.token;
-    await db.transaction(async (tx) => {
-      const application = await authenticateClient(tx, form.client_id, form.client_secret);
-      const hash = hashSecret(token);
-      const row = (await findTokenByRefreshHash(tx, hash)) ?? (await findTokenByAccessHash(tx, hash));
-      if (row && row.applicationId === application.id) {
-        await revokeFamily(tx, row.organizationId, row.familyId);
-      }
-    });
+    await revokeToken(db, form, form.token);
     return reply.headers(noStore).code(200).send();
   });
 
@@ -85,30 +50,7 @@ export function tokenRoutes(app: FastifyInstance, db: Db, config: Config) {
   app.post("/oauth/introspect/", { schema: { hide: true } }, async (request, reply) => {
     const form = parseForm(request);
     if (!form.token) throw new OAuthError("invalid_request", "token is required");
-    const token = form.token;
-    const answer = await db.transaction(async (tx) => {
-      const application = await authenticateClient(tx, form.client_id, form.client_secret);
-      const hash = hashSecret(token);
-      const access = await findTokenByAccessHash(tx, hash);
-      const refresh = access ? undefined : await findTokenByRefreshHash(tx, hash);
-      const row = access ?? refresh;
-      if (!row || row.applicationId !== application.id || row.revokedDate) return { active: false };
-      const expires = access ? row.accessExpiresDate : row.refreshExpiresDate;
-      if (expires.getTime() <= Date.now() || (refresh && row.refreshUsedDate)) return { active: false };
-      const organization = await findInstalledOrganization(tx, row.organizationId, application.id);
-      if (!organization) return { active: false };
-      return {
-        active: true,
-        client_id: application.clientId,
-        token_type: access ? "Bearer" : "refresh_token",
-        scope: application.permissions.join(" "),
-        organization: organization.slug,
-        sub: row.userId === null ? undefined : String(row.userId),
-        iat: Math.floor(row.createDate.getTime() / 1000),
-        exp: Math.floor(expires.getTime() / 1000),
-        iss: config.authUrl,
-      };
-    });
+    const answer = await introspectToken(db, config, form, form.token);
     return reply.headers(noStore).send(answer);
   });
 

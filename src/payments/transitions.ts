@@ -28,11 +28,6 @@ export function canTransition<M extends Machine>(machine: M, from: string, to: S
 /** Throws the 409 problem for a transition the state machine does not allow. */
 export function assertTransition<M extends Machine>(machine: M, id: number, from: string, to: StateOf<M>): void {
   if (!canTransition(machine, from, to)) {
-    throw new AppError(
-      "invalid_state_transition",
-      409,
-      `The ${NAMES[machine]} ${id} is ${from}; it cannot become ${to}`,
-      undefined,
-    );
+    throw new AppError("invalid_state_transition", `The ${NAMES[machine]} ${id} is ${from}; it cannot become ${to}`);
   }
 }

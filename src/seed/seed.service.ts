@@ -119,11 +119,11 @@ export async function seedOrganization(database: Database, options: SeedOptions)
   for (const key of ["campaigns", "supporters", "checkouts"] as const) {
     const value = options[key];
     if (!Number.isInteger(value) || value < 0 || value > SEED_LIMITS[key]) {
-      throw new AppError("invalid_request", 400, `--${key} must be an integer from 0 to ${SEED_LIMITS[key]}`);
+      throw new AppError("invalid_request", `--${key} must be an integer from 0 to ${SEED_LIMITS[key]}`);
     }
   }
   if (options.checkouts > 0 && (options.campaigns === 0 || options.supporters === 0)) {
-    throw new AppError("invalid_request", 400, "checkouts need at least one campaign and one supporter");
+    throw new AppError("invalid_request", "checkouts need at least one campaign and one supporter");
   }
   const faker = new Faker({ locale: [en, base] });
   faker.seed(options.randomSeed);

@@ -1,9 +1,8 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { and, eq, gt, lt, sql } from "drizzle-orm";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import { sessions, users } from "../db/schema.js";
 import { generateSecret, hashSecret } from "../oauth/secrets.js";
+import { deleteExpiredSessions, deleteSession, findLiveSession, insertSession } from "./sessions.repo.js";
 
 export const SESSION_COOKIE = "donata_session";
 
@@ -28,31 +27,25 @@ export function cookieOptions(config: Config, maxAgeSeconds: number) {
 export async function createSession(db: Db, config: Config, userId: number) {
   const token = generateSecret("dnt_ss");
   const csrfToken = randomBytes(24).toString("base64url");
-  await db.insert(sessions).values({
+  await insertSession(db, {
     tokenHash: hashSecret(token),
     userId,
     csrfToken,
     expiresDate: new Date(Date.now() + config.sessionTtlSeconds * 1000),
   });
   // Expired sessions are swept opportunistically; no job is needed for them.
-  await db.delete(sessions).where(lt(sessions.expiresDate, sql`now()`));
+  await deleteExpiredSessions(db);
   return token;
 }
 
 export async function loadSession(db: Db, token: string | undefined): Promise<SessionUser | undefined> {
   if (!token || token.length > 200) return undefined;
-  const [row] = await db
-    .select({ sessionId: sessions.id, userId: users.id, email: users.email, csrfToken: sessions.csrfToken })
-    .from(sessions)
-    .innerJoin(users, eq(users.id, sessions.userId))
-    .where(and(eq(sessions.tokenHash, hashSecret(token)), gt(sessions.expiresDate, sql`now()`)))
-    .limit(1);
-  return row;
+  return findLiveSession(db, hashSecret(token));
 }
 
 export async function destroySession(db: Db, token: string | undefined) {
   if (!token) return;
-  await db.delete(sessions).where(eq(sessions.tokenHash, hashSecret(token)));
+  await deleteSession(db, hashSecret(token));
 }
 
 export function tokensEqual(a: string | undefined, b: string | undefined): boolean {

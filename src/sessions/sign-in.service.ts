@@ -41,20 +41,14 @@ export async function countCredentialAttempt(
     store.consume(rules.signInAddress, addressKey),
   ]).catch((error: unknown) => {
     // Unlike ordinary requests, a credential is never checked uncounted.
-    throw new AppError(
-      "sign_in_unavailable",
-      503,
-      "Sign-in is unavailable for a moment. Try again shortly.",
-      undefined,
-      {
-        cause: error,
-        headers: { "retry-after": "5" },
-      },
-    );
+    throw new AppError("sign_in_unavailable", "Sign-in is unavailable for a moment. Try again shortly.", {
+      cause: error,
+      headers: { "retry-after": "5" },
+    });
   });
   const refused = [account, address].find((outcome) => !outcome.allowed);
   if (refused) {
-    throw new AppError("too_many_attempts", 429, TOO_MANY_ATTEMPTS, undefined, {
+    throw new AppError("too_many_attempts", TOO_MANY_ATTEMPTS, {
       headers: { "retry-after": String(refused.resetSeconds), ...rateLimitHeaders(refused) },
     });
   }
@@ -82,7 +76,7 @@ export async function signIn(
   });
   dummyHash ??= hashPassword("a password nobody has");
   const valid = await verifyPassword(user?.passwordHash ?? (await dummyHash), input.password);
-  if (!user || !valid) throw new AppError("invalid_credentials", 401, INVALID_CREDENTIALS);
+  if (!user || !valid) throw new AppError("invalid_credentials", INVALID_CREDENTIALS);
   await attempt.succeeded();
   return user;
 }

@@ -1,18 +1,27 @@
 import { randomBytes } from "node:crypto";
-import { and, eq } from "drizzle-orm";
 import { PERMISSIONS } from "../../auth/permissions.js";
 import type { Db, Executor } from "../../db/client.js";
-import { applications, installations } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
 import { revokeInstallationTokens } from "../../oauth/tokens.repo.js";
 import { issueTokenPair, type TokenLifetimes } from "../../oauth/tokens.service.js";
 import { requireOrganization } from "../organizations/organizations.service.js";
+import {
+  type ApplicationRow,
+  deleteInstallation,
+  findApplicationByClientId,
+  findInstallation,
+  insertApplication,
+  insertInstallation,
+  listInstallationRows,
+  listOwnedApplicationRows,
+  updateApplicationRow,
+} from "./applications.repo.js";
 
 export { PERMISSIONS };
 
 const invalid = (field: string, message: string) =>
-  new AppError("invalid_request", 400, `Invalid ${field}: ${message}`, [{ field, message }]);
+  new AppError("invalid_request", `Invalid ${field}: ${message}`, { errors: [{ field, message }] });
 
 /** Absolute http(s) URL without a fragment (RFC 6749 §3.1.2). */
 export function checkApplicationUrl(field: string, raw: string): string {
@@ -48,19 +57,15 @@ export async function createApplication(db: Db, input: NewApplication) {
   }
   const clientId = `dnt_app_${randomBytes(12).toString("hex")}`;
   const clientSecret = generateSecret("dnt_cs");
-  const [row] = await db
-    .insert(applications)
-    .values({
-      clientId,
-      clientSecretHash: hashSecret(clientSecret),
-      name: input.name.trim(),
-      applicationUrl: input.applicationUrl,
-      callbackUrls: [...new Set(input.callbackUrls)],
-      permissions,
-      ownerOrganizationId: input.ownerOrganizationId ?? null,
-    })
-    .returning();
-  if (!row) throw new Error("application insert returned nothing");
+  const row = await insertApplication(db, {
+    clientId,
+    clientSecretHash: hashSecret(clientSecret),
+    name: input.name.trim(),
+    applicationUrl: input.applicationUrl,
+    callbackUrls: [...new Set(input.callbackUrls)],
+    permissions,
+    ownerOrganizationId: input.ownerOrganizationId ?? null,
+  });
   return {
     id: row.id,
     client_id: row.clientId,
@@ -73,8 +78,8 @@ export async function createApplication(db: Db, input: NewApplication) {
 }
 
 export async function requireApplication(tx: Executor, clientId: string) {
-  const [row] = await tx.select().from(applications).where(eq(applications.clientId, clientId));
-  if (!row) throw new AppError("application_not_found", 404, `No application with client_id "${clientId}"`);
+  const row = await findApplicationByClientId(tx, clientId);
+  if (!row) throw new AppError("application_not_found", `No application with client_id "${clientId}"`);
   return row;
 }
 
@@ -82,12 +87,8 @@ export async function installApplication(db: Db, clientId: string, organizationS
   return db.transaction(async (tx) => {
     const application = await requireApplication(tx, clientId);
     const organization = await requireOrganization(tx, organizationSlug);
-    const [inserted] = await tx
-      .insert(installations)
-      .values({ organizationId: organization.id, applicationId: application.id })
-      .onConflictDoNothing()
-      .returning();
-    return { client_id: application.clientId, organization: organization.slug, installed: Boolean(inserted) };
+    const installed = await insertInstallation(tx, organization.id, application.id);
+    return { client_id: application.clientId, organization: organization.slug, installed };
   });
 }
 
@@ -96,12 +97,8 @@ export async function uninstallApplication(db: Db, clientId: string, organizatio
   return db.transaction(async (tx) => {
     const application = await requireApplication(tx, clientId);
     const organization = await requireOrganization(tx, organizationSlug);
-    const removed = await tx
-      .delete(installations)
-      .where(and(eq(installations.organizationId, organization.id), eq(installations.applicationId, application.id)))
-      .returning();
-    if (removed.length === 0) {
-      throw new AppError("not_installed", 404, `The application is not installed in "${organization.slug}"`);
+    if (!(await deleteInstallation(tx, organization.id, application.id))) {
+      throw new AppError("not_installed", `The application is not installed in "${organization.slug}"`);
     }
     const revokedTokens = await revokeInstallationTokens(tx, organization.id, application.id);
     return { client_id: application.clientId, organization: organization.slug, revoked_tokens: revokedTokens };
@@ -118,12 +115,9 @@ export async function createInstallationToken(
   return db.transaction(async (tx) => {
     const application = await requireApplication(tx, clientId);
     const organization = await requireOrganization(tx, organizationSlug);
-    const [installation] = await tx
-      .select()
-      .from(installations)
-      .where(and(eq(installations.organizationId, organization.id), eq(installations.applicationId, application.id)));
+    const installation = await findInstallation(tx, organization.id, application.id);
     if (!installation) {
-      throw new AppError("not_installed", 404, `The application is not installed in "${organization.slug}"`);
+      throw new AppError("not_installed", `The application is not installed in "${organization.slug}"`);
     }
     const { id: _id, ...tokens } = await issueTokenPair(tx, lifetimes, {
       organizationId: organization.id,
@@ -134,7 +128,7 @@ export async function createInstallationToken(
   });
 }
 
-export type ApplicationRow = typeof applications.$inferSelect;
+export type { ApplicationRow };
 
 export function applicationToWire(row: ApplicationRow) {
   return {
@@ -151,12 +145,7 @@ export function applicationToWire(row: ApplicationRow) {
 export type ApplicationWire = ReturnType<typeof applicationToWire>;
 
 export async function listInstallations(db: Db, organizationId: number) {
-  const rows = await db
-    .select({ installation: installations, application: applications })
-    .from(installations)
-    .innerJoin(applications, eq(applications.id, installations.applicationId))
-    .where(eq(installations.organizationId, organizationId))
-    .orderBy(installations.createDate, installations.id);
+  const rows = await listInstallationRows(db, organizationId);
   return rows.map(({ installation, application }) => ({
     id: installation.id,
     create_date: installation.createDate.toISOString(),
@@ -166,12 +155,7 @@ export async function listInstallations(db: Db, organizationId: number) {
 
 /** Applications registered by the organization; only its admins may change them. */
 export async function listOwnedApplications(db: Db, organizationId: number) {
-  const rows = await db
-    .select()
-    .from(applications)
-    .where(eq(applications.ownerOrganizationId, organizationId))
-    .orderBy(applications.createDate, applications.id);
-  return rows.map(applicationToWire);
+  return (await listOwnedApplicationRows(db, organizationId)).map(applicationToWire);
 }
 
 async function requireOwnedApplication(tx: Executor, organizationId: number, clientId: string) {
@@ -179,7 +163,6 @@ async function requireOwnedApplication(tx: Executor, organizationId: number, cli
   if (application.ownerOrganizationId !== organizationId) {
     throw new AppError(
       "application_not_found",
-      404,
       `No application with client_id "${clientId}" is registered by this organization`,
     );
   }
@@ -191,12 +174,10 @@ export async function rotateApplicationSecret(db: Db, organizationId: number, cl
   return db.transaction(async (tx) => {
     const application = await requireOwnedApplication(tx, organizationId, clientId);
     const clientSecret = generateSecret("dnt_cs");
-    const [row] = await tx
-      .update(applications)
-      .set({ clientSecretHash: hashSecret(clientSecret), updateDate: new Date() })
-      .where(eq(applications.id, application.id))
-      .returning();
-    if (!row) throw new Error("application vanished");
+    const row = await updateApplicationRow(tx, application.id, {
+      clientSecretHash: hashSecret(clientSecret),
+      updateDate: new Date(),
+    });
     return { ...applicationToWire(row), client_secret: clientSecret };
   });
 }
@@ -216,17 +197,12 @@ export async function updateApplication(db: Db, organizationId: number, clientId
   }
   return db.transaction(async (tx) => {
     const application = await requireOwnedApplication(tx, organizationId, clientId);
-    const [row] = await tx
-      .update(applications)
-      .set({
-        ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
-        ...(changes.applicationUrl !== undefined ? { applicationUrl: changes.applicationUrl } : {}),
-        ...(changes.callbackUrls !== undefined ? { callbackUrls: [...new Set(changes.callbackUrls)] } : {}),
-        updateDate: new Date(),
-      })
-      .where(eq(applications.id, application.id))
-      .returning();
-    if (!row) throw new Error("application vanished");
+    const row = await updateApplicationRow(tx, application.id, {
+      ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
+      ...(changes.applicationUrl !== undefined ? { applicationUrl: changes.applicationUrl } : {}),
+      ...(changes.callbackUrls !== undefined ? { callbackUrls: [...new Set(changes.callbackUrls)] } : {}),
+      updateDate: new Date(),
+    });
     return applicationToWire(row);
   });
 }

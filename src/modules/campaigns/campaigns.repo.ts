@@ -15,6 +15,7 @@ import {
   wireRowOf,
 } from "../../db/list-query.js";
 import { campaigns } from "../../db/schema.js";
+import { selectTenantRowsByIds } from "../../db/tenant-rows.js";
 import { CAMPAIGN_ORDER_FIELDS, type CampaignWire } from "./campaigns.schemas.js";
 
 export type CampaignRow = typeof campaigns.$inferSelect;
@@ -94,6 +95,10 @@ export async function listCampaignRows(tx: Executor, scope: Scope, filters: Camp
 
 export function findCampaignRow(tx: Executor, scope: Scope, id: number) {
   return selectTenantRow(tx, campaigns, scope.organizationId, id);
+}
+
+export function findCampaignRowsByIds(tx: Executor, organizationId: number, ids: readonly number[]) {
+  return selectTenantRowsByIds(tx, campaigns, organizationId, ids);
 }
 
 type CampaignValues = Omit<CampaignWire, "id" | "create_date" | "update_date" | "archive_date">;

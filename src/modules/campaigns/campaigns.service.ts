@@ -3,6 +3,7 @@ import type { Db } from "../../db/client.js";
 import { optionalDateBound, parseOrder } from "../../db/list-query.js";
 import { AppError, notFound, type ValidationIssue } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
+import { hasCentPrecision } from "../../payments/money.js";
 import {
   type CampaignRow,
   campaignWireRow,
@@ -82,18 +83,17 @@ const MONEY_FIELDS = [
   "cost_example_amount",
 ] as const;
 
-const hasCents = (value: number) => /^\d+(\.\d{1,2})?$/.test(String(value));
-
 /** Rules that span fields; the schema has already checked each field alone. */
 function campaignRuleViolations(campaign: CampaignFields): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const issue = (field: string, message: string) => issues.push({ field, message });
   for (const field of MONEY_FIELDS) {
     const value = campaign[field];
-    if (value !== null && !hasCents(value)) issue(field, "must have at most 2 decimals");
+    if (value !== null && !hasCentPrecision(value)) issue(field, "must have at most 2 decimals");
   }
   for (const field of ["asks", "asks_subscription"] as const) {
-    if (campaign[field]?.some((value) => !hasCents(value))) issue(field, "amounts must have at most 2 decimals");
+    if (campaign[field]?.some((value) => !hasCentPrecision(value)))
+      issue(field, "amounts must have at most 2 decimals");
   }
   if (!campaign.has_one_off && !campaign.has_subscription) {
     issue("has_subscription", "a campaign must offer one-off or recurring gifts, or both");
@@ -126,7 +126,8 @@ function campaignRuleViolations(campaign: CampaignFields): ValidationIssue[] {
 function assertCampaignRules(campaign: CampaignFields) {
   const issues = campaignRuleViolations(campaign);
   const first = issues[0];
-  if (first) throw new AppError("invalid_request", 400, `Invalid field "${first.field}": ${first.message}`, issues);
+  if (first)
+    throw new AppError("invalid_request", `Invalid field "${first.field}": ${first.message}`, { errors: issues });
 }
 
 function fieldsOf(row: CampaignRow): CampaignFields {
@@ -144,9 +145,9 @@ async function saving<T>(work: Promise<T>, slug: string | null): Promise<T> {
     return await work;
   } catch (error) {
     if (isSlugConflict(error)) {
-      throw new AppError("slug_taken", 409, `Another campaign of this organization has the slug "${slug}"`, [
-        { field: "slug", message: "is already used by another campaign" },
-      ]);
+      throw new AppError("slug_taken", `Another campaign of this organization has the slug "${slug}"`, {
+        errors: [{ field: "slug", message: "is already used by another campaign" }],
+      });
     }
     throw error;
   }

@@ -1,5 +1,3 @@
-import { eq } from "drizzle-orm";
-import { organizations } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
 import { builder } from "../../graphql/builder.js";
 import { authorize } from "../../graphql/context.js";
@@ -36,7 +34,7 @@ const CampaignTotalType = builder.objectRef<CampaignTotal>("CampaignTotal").impl
       type: CampaignType,
       resolve: async (parent, _args, context) => {
         const campaign = await context.loaders.campaign.load(parent.campaign_id);
-        if (!campaign) throw new AppError("not_found", 404, "Campaign not found");
+        if (!campaign) throw new AppError("not_found", "Campaign not found");
         return campaign;
       },
     }),
@@ -84,15 +82,11 @@ builder.queryFields((t) => ({
       authorize(context, "donations:read");
       const span = months ?? 12;
       if (!Number.isInteger(span) || span < 1 || span > 36) {
-        throw new AppError("invalid_request", 400, 'Invalid argument "months": must be 1 to 36', [
-          { parameter: "months", message: "must be 1 to 36" },
-        ]);
+        throw new AppError("invalid_request", 'Invalid argument "months": must be 1 to 36', {
+          errors: [{ parameter: "months", message: "must be 1 to 36" }],
+        });
       }
-      const [organization] = await context.db
-        .select({ currency: organizations.currency })
-        .from(organizations)
-        .where(eq(organizations.id, context.scope.organizationId));
-      return dashboard(context.db, { ...context.scope, currency: organization?.currency ?? "EUR" }, span);
+      return dashboard(context.db, context.scope, span);
     },
   }),
 }));

@@ -1,6 +1,7 @@
-import { sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Db } from "../../db/client.js";
+import { findOrganizationById } from "../organizations/organizations.repo.js";
+import { selectDashboardTotals, selectMonthlySeries, selectTopCampaigns } from "./dashboard.repo.js";
 
 export interface DashboardPoint {
   period: string;
@@ -18,70 +19,19 @@ export interface CampaignTotal {
   donations: number;
 }
 
-async function rows<T>(db: Db, query: ReturnType<typeof sql>): Promise<T[]> {
-  const result = await db.execute(query);
-  return (result as unknown as { rows: T[] }).rows;
-}
-
 /**
  * The organization's figures for the admin dashboard, from PAID payments (refunded money is not
  * raised) and active recurring donations; months are calendar months of the organization's time zone.
  */
-export async function dashboard(db: Db, scope: Scope & { currency: string }, months: number) {
+export async function dashboard(db: Db, scope: Scope, months: number) {
   const org = scope.organizationId;
   const tz = scope.timeZone;
-  const [totals] = await rows<{ month: string; year: string; active_monthly: string; active_yearly: string }>(
-    db,
-    sql`
-      select
-        coalesce(sum(p.amount) filter (where p.payment_date >= date_trunc('month', now() at time zone ${tz}) at time zone ${tz}), 0) as month,
-        coalesce(sum(p.amount) filter (where p.payment_date >= date_trunc('year', now() at time zone ${tz}) at time zone ${tz}), 0) as year,
-        (select coalesce(sum(amount), 0) from donations where organization_id = ${org} and state = 'active' and frequency = 12) as active_monthly,
-        (select coalesce(sum(amount), 0) from donations where organization_id = ${org} and state = 'active' and frequency = 1) as active_yearly
-      from payments p
-      where p.organization_id = ${org} and p.state = 'PAID'
-        and p.payment_date >= date_trunc('year', now() at time zone ${tz}) at time zone ${tz}`,
-  );
-  const series = await rows<{ period: string; amount: string; count: string; monthly: string; yearly: string }>(
-    db,
-    sql`
-      with months as (
-        select to_char(m, 'YYYY-MM') as period
-        from generate_series(
-          date_trunc('month', now() at time zone ${tz}) - make_interval(months => ${months - 1}),
-          date_trunc('month', now() at time zone ${tz}),
-          interval '1 month') as m
-      ),
-      paid as (
-        select to_char(p.payment_date at time zone ${tz}, 'YYYY-MM') as period, p.amount, d.frequency
-        from payments p
-        join donations d on d.organization_id = p.organization_id and d.id = p.donation_id
-        where p.organization_id = ${org} and p.state = 'PAID'
-          and p.payment_date >= (date_trunc('month', now() at time zone ${tz}) - make_interval(months => ${months - 1})) at time zone ${tz}
-      )
-      select months.period,
-        coalesce(sum(paid.amount), 0) as amount,
-        count(paid.amount) as count,
-        coalesce(sum(paid.amount) filter (where paid.frequency = 12), 0) as monthly,
-        coalesce(sum(paid.amount) filter (where paid.frequency = 1), 0) as yearly
-      from months left join paid on paid.period = months.period
-      group by months.period
-      order by months.period`,
-  );
-  const top = await rows<{ campaign_id: string; raised: string; donations: string }>(
-    db,
-    sql`
-      select d.campaign_id, sum(p.amount) as raised, count(distinct d.id) as donations
-      from payments p
-      join donations d on d.organization_id = p.organization_id and d.id = p.donation_id
-      where p.organization_id = ${org} and p.state = 'PAID'
-        and p.payment_date >= date_trunc('year', now() at time zone ${tz}) at time zone ${tz}
-      group by d.campaign_id
-      order by raised desc, d.campaign_id
-      limit 5`,
-  );
+  const currency = (await findOrganizationById(db, org))?.currency ?? "EUR";
+  const totals = await selectDashboardTotals(db, org, tz);
+  const series = await selectMonthlySeries(db, org, tz, months);
+  const top = await selectTopCampaigns(db, org, tz);
   return {
-    currency: scope.currency,
+    currency,
     time_zone: tz,
     raised_this_month: Number(totals?.month ?? 0),
     raised_this_year: Number(totals?.year ?? 0),

@@ -7,7 +7,7 @@ import { formatMoney, fromCents, toCents } from "../../payments/money.js";
 import type { DocumentKind, DocumentLinks } from "./document-links.js";
 
 /** One answer for an unknown id, a bad signature and another organization's signature. */
-export const documentNotFound = () => new AppError("not_found", 404, "This document does not exist.");
+export const documentNotFound = () => new AppError("not_found", "This document does not exist.");
 
 const ID = /^[1-9][0-9]{0,14}$/;
 

@@ -22,9 +22,9 @@ export function parseStatementYear(raw: string | undefined): number | undefined 
   if (raw === undefined) return undefined;
   const year = Number(raw);
   if (!YEAR.test(raw) || year < 1900) {
-    throw new AppError("invalid_request", 400, "The year must be a four-digit calendar year, like 2024.", [
-      { parameter: "year", message: "must be a four-digit year from 1900" },
-    ]);
+    throw new AppError("invalid_request", "The year must be a four-digit calendar year, like 2024.", {
+      errors: [{ parameter: "year", message: "must be a four-digit year from 1900" }],
+    });
   }
   return year;
 }

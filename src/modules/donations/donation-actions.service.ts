@@ -37,7 +37,6 @@ export async function cancelDonation(context: GivingDb, scope: Scope, rawId: str
     if (donation.frequency !== 1 && donation.frequency !== 12) {
       throw new AppError(
         "invalid_state_transition",
-        409,
         `The donation ${donation.id} is not recurring; refund its payment to revoke it`,
       );
     }
@@ -62,15 +61,15 @@ export async function recordOfflineDonation(
   idempotencyKey?: string,
 ) {
   if (!hasCentPrecision(input.amount)) {
-    throw new AppError("invalid_request", 400, 'Invalid field "amount": must have at most 2 decimals', [
-      { field: "amount", message: "must have at most 2 decimals" },
-    ]);
+    throw new AppError("invalid_request", 'Invalid field "amount": must have at most 2 decimals', {
+      errors: [{ field: "amount", message: "must have at most 2 decimals" }],
+    });
   }
   const paymentDate = input.payment_date ? new Date(input.payment_date) : new Date();
   if (paymentDate.getTime() > Date.now() + 60_000) {
-    throw new AppError("invalid_request", 400, 'Invalid field "payment_date": must not be in the future', [
-      { field: "payment_date", message: "must not be in the future" },
-    ]);
+    throw new AppError("invalid_request", 'Invalid field "payment_date": must not be in the future', {
+      errors: [{ field: "payment_date", message: "must not be in the future" }],
+    });
   }
   const outcome = await context.db.transaction((tx) =>
     idempotent(tx, scope.organizationId, "donations:offline", idempotencyKey, input, async () => {
@@ -79,18 +78,18 @@ export async function recordOfflineDonation(
         .from(supporters)
         .where(and(eq(supporters.organizationId, scope.organizationId), eq(supporters.id, input.supporter_id)));
       if (!supporter) {
-        throw new AppError("invalid_request", 422, `Supporter ${input.supporter_id} not found`, [
-          { field: "supporter_id", message: "no such supporter in this organization" },
-        ]);
+        throw new AppError("unknown_reference", `Supporter ${input.supporter_id} not found`, {
+          errors: [{ field: "supporter_id", message: "no such supporter in this organization" }],
+        });
       }
       const [campaign] = await tx
         .select()
         .from(campaigns)
         .where(and(eq(campaigns.organizationId, scope.organizationId), eq(campaigns.id, input.campaign_id)));
       if (!campaign) {
-        throw new AppError("invalid_request", 422, `Campaign ${input.campaign_id} not found`, [
-          { field: "campaign_id", message: "no such campaign in this organization" },
-        ]);
+        throw new AppError("unknown_reference", `Campaign ${input.campaign_id} not found`, {
+          errors: [{ field: "campaign_id", message: "no such campaign in this organization" }],
+        });
       }
       const [organization] = await tx
         .select({ currency: organizations.currency })

@@ -1,4 +1,4 @@
-import { arrayContains, eq, ilike, type SQL } from "drizzle-orm";
+import { and, arrayContains, asc, eq, ilike, type SQL } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
@@ -15,6 +15,7 @@ import {
   wireRowOf,
 } from "../../db/list-query.js";
 import { donations } from "../../db/schema.js";
+import { selectTenantRowsByIds } from "../../db/tenant-rows.js";
 import type { DonationWire } from "./donations.schemas.js";
 import { DONATION_ORDER_FIELDS } from "./donations.schemas.js";
 
@@ -83,4 +84,17 @@ export async function listDonationRows(tx: Executor, scope: Scope, filters: Dona
 
 export function findDonationRow(tx: Executor, scope: Scope, id: number) {
   return selectTenantRow(tx, donations, scope.organizationId, id);
+}
+
+/** A supporter's donations, oldest first. */
+export function listSupporterDonationRows(tx: Executor, scope: Scope, supporterId: number) {
+  return tx
+    .select()
+    .from(donations)
+    .where(and(eq(donations.organizationId, scope.organizationId), eq(donations.supporterId, supporterId)))
+    .orderBy(asc(donations.createDate), asc(donations.id));
+}
+
+export function findDonationRowsByIds(tx: Executor, organizationId: number, ids: readonly number[]) {
+  return selectTenantRowsByIds(tx, donations, organizationId, ids);
 }

@@ -1,4 +1,5 @@
 import { AppError, type ValidationIssue } from "../../errors/app-error.js";
+import type { ErrorCode } from "../../errors/error-codes.js";
 import { hasCentPrecision, toCents } from "../../payments/money.js";
 import type { CampaignRow } from "../campaigns/campaigns.repo.js";
 import { SUPPORTER_FORM_FIELDS } from "../campaigns/campaigns.schemas.js";
@@ -24,8 +25,8 @@ export function asksOf(campaign: CampaignRow, recurring: boolean): number[] {
   return recurring ? numbers(campaign.asksSubscription) : numbers(campaign.asks);
 }
 
-const rule = (code: string, field: string, message: string) =>
-  new AppError(code, 422, message, [{ field, message }] satisfies ValidationIssue[]);
+const rule = (code: ErrorCode, field: string, message: string) =>
+  new AppError(code, message, { errors: [{ field, message }] satisfies ValidationIssue[] });
 
 /** Every rule of the campaign about what may be given, enforced on the server. */
 export function checkGift(campaign: CampaignRow, amount: number | null | undefined, frequency: Frequency | undefined) {

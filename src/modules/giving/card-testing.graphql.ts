@@ -72,7 +72,6 @@ builder.mutationField("setCheckoutChallenge", (t) =>
       if (actor.kind !== "member" || (actor.role !== "owner" && actor.role !== "admin")) {
         throw new AppError(
           "insufficient_scope",
-          403,
           actor.kind === "member"
             ? `Your role (${actor.role}) does not allow changing the donation form's protection`
             : "Only an owner or admin of the organization may change the donation form's protection",

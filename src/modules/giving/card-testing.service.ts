@@ -22,16 +22,14 @@ async function platformKey(db: Executor, name: string): Promise<string> {
 }
 
 /** Seconds until the refusal ends, as a 429 problem with Retry-After (nothing was charged). */
-function tooMany(outcome: LimitOutcome, code: string, message: string): AppError {
-  return new AppError(
-    code,
-    429,
-    `${message}. Nothing was charged; try again in ${outcome.resetSeconds} s.`,
-    undefined,
-    {
-      headers: { "retry-after": String(outcome.resetSeconds) },
-    },
-  );
+function tooMany(
+  outcome: LimitOutcome,
+  code: "too_many_checkouts" | "too_many_attempts" | "too_many_declines",
+  message: string,
+): AppError {
+  return new AppError(code, `${message}. Nothing was charged; try again in ${outcome.resetSeconds} s.`, {
+    headers: { "retry-after": String(outcome.resetSeconds) },
+  });
 }
 
 /** Declines reserved for one attempt: each rule, key and the count it reached. */
@@ -248,17 +246,15 @@ export class CardTestingGuard {
     if (payload === undefined || payload === "") {
       throw new AppError(
         "challenge_required",
-        403,
         "The donation form is protected right now: solve the proof-of-work challenge (ALTCHA) and send its payload as `altcha`",
-        field,
+        { errors: field },
       );
     }
     const invalid = () =>
       new AppError(
         "challenge_invalid",
-        403,
         "The ALTCHA payload is invalid, expired or already used; solve a new challenge",
-        [{ field: "altcha", message: "invalid, expired or already used" }],
+        { errors: [{ field: "altcha", message: "invalid, expired or already used" }] },
       );
     let decoded: {
       challenge?: { parameters?: { data?: { organization?: unknown } }; signature?: unknown };

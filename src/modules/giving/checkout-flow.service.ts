@@ -10,6 +10,7 @@ import {
   supporters,
 } from "../../db/schema.js";
 import { AppError, notFound } from "../../errors/app-error.js";
+import { problemBodyOf } from "../../errors/problem-body.js";
 import { parseId } from "../../http/ids.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
 import { toCents } from "../../payments/money.js";
@@ -65,8 +66,7 @@ import {
 
 type OrganizationRow = typeof organizations.$inferSelect;
 
-const campaignClosed = () =>
-  new AppError("campaign_closed", 410, "This campaign has ended and no longer accepts donations");
+const campaignClosed = () => new AppError("campaign_closed", "This campaign has ended and no longer accepts donations");
 
 /** The organization and live campaign behind a public donation page or API call. */
 export async function findDonationTarget(db: Executor, organizationSlug: string, campaignSlug: string) {
@@ -207,7 +207,7 @@ export async function startCheckout(
 }
 
 const checkoutClosed = (id: number) =>
-  new AppError("checkout_closed", 409, `The checkout ${id} is closed; start a new one to give again`);
+  new AppError("checkout_closed", `The checkout ${id} is closed; start a new one to give again`);
 
 function cleanSupporterInput(input: CheckoutCompleteInput["supporter"]) {
   const cleaned: Record<string, string> = {};
@@ -317,14 +317,14 @@ async function completeOnce(
   const processor = requireProcessor(input.processor);
   const recurring = input.frequency !== 0;
   if (recurring && !processor.capabilities.recurring) {
-    throw new AppError("processor_unsupported", 422, `${processor.title} cannot be used for recurring gifts`, [
-      { field: "processor", message: "does not support recurring gifts" },
-    ]);
+    throw new AppError("processor_unsupported", `${processor.title} cannot be used for recurring gifts`, {
+      errors: [{ field: "processor", message: "does not support recurring gifts" }],
+    });
   }
   if (input.consents?.privacy !== true) {
-    throw new AppError("privacy_consent_required", 422, "The donor must accept the privacy notice", [
-      { field: "consents.privacy", message: "must be true" },
-    ]);
+    throw new AppError("privacy_consent_required", "The donor must accept the privacy notice", {
+      errors: [{ field: "consents.privacy", message: "must be true" }],
+    });
   }
   const fields = cleanSupporterInput(input.supporter);
   // Card checks happen before anything is written; nothing is stored of the card but its label.
@@ -394,10 +394,8 @@ const MAX_WAITS = 200;
 const processorUnavailable = () =>
   new AppError(
     "processor_unavailable",
-    503,
     "The payment processor did not answer in time. The payment may still go through: retry with the same " +
       "Idempotency-Key to learn its outcome (it is never charged twice)",
-    undefined,
     { headers: { "retry-after": "5" } },
   );
 
@@ -431,9 +429,7 @@ async function completeInSteps(
     else if (waits >= MAX_WAITS) {
       throw new AppError(
         "payment_in_progress",
-        409,
         `A payment on checkout ${checkoutId} is being confirmed; try again in a moment`,
-        undefined,
         { headers: { "retry-after": "5" } },
       );
     } else await sleep(WAIT_FOR_ATTEMPT_MS);
@@ -501,7 +497,7 @@ async function recordAttempt(
 
     if (checkout.state !== "OPEN") throw checkoutClosed(checkoutId);
     if (checkout.createDate.getTime() + context.checkoutTtlSeconds * 1000 <= Date.now()) {
-      throw new AppError("checkout_expired", 409, `The checkout ${checkoutId} has expired; start a new one`);
+      throw new AppError("checkout_expired", `The checkout ${checkoutId} has expired; start a new one`);
     }
     const [found] = await tx
       .select({ campaign: campaigns })
@@ -776,11 +772,7 @@ async function settledOutcome(
     return { status: 402, body, replayed: true };
   }
   if (attempt.state === "ABANDONED" || checkout.donationId === null || checkout.paymentId === null) {
-    throw new AppError(
-      "checkout_attempt_abandoned",
-      409,
-      `The payment attempt ${attempt.id} was never charged; try again`,
-    );
+    throw new AppError("checkout_attempt_abandoned", `The payment attempt ${attempt.id} was never charged; try again`);
   }
   const [donation] = await tx
     .select()
@@ -862,13 +854,11 @@ export async function reconcileCheckoutAttempts(
   return result;
 }
 
+/** A declined charge, kept as the completion's stored (replayed) answer. */
 export function paymentFailedProblem(code: string, message: string, attemptId: number) {
-  return {
-    type: "urn:donata:problem:payment_failed",
-    title: "Payment Required",
-    status: 402,
-    detail: `${message}. Nothing was charged; try another card or payment method.`,
-    code: "payment_failed",
-    errors: [{ field: "card", message: `${code}: attempt ${attemptId} was declined` }],
-  };
+  return problemBodyOf(
+    new AppError("payment_failed", `${message}. Nothing was charged; try another card or payment method.`, {
+      errors: [{ field: "card", message: `${code}: attempt ${attemptId} was declined` }],
+    }),
+  );
 }

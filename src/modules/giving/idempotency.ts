@@ -13,9 +13,9 @@ export interface Outcome<T = unknown> {
 export function parseIdempotencyKey(raw: unknown): string | undefined {
   if (raw === undefined) return undefined;
   if (typeof raw !== "string" || !/^[\x21-\x7e]{1,255}$/.test(raw)) {
-    throw new AppError("invalid_request", 400, "Idempotency-Key must be 1 to 255 printable ASCII characters", [
-      { parameter: "Idempotency-Key", message: "1 to 255 printable ASCII characters" },
-    ]);
+    throw new AppError("invalid_request", "Idempotency-Key must be 1 to 255 printable ASCII characters", {
+      errors: [{ parameter: "Idempotency-Key", message: "1 to 255 printable ASCII characters" }],
+    });
   }
   return raw;
 }
@@ -45,7 +45,6 @@ export async function hasStoredOutcome(db: Executor, organizationId: number, sco
 export const idempotencyKeyReused = () =>
   new AppError(
     "idempotency_key_reused",
-    422,
     "This Idempotency-Key was already used with a different request; use a new key for a new request",
   );
 

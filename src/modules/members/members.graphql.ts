@@ -36,7 +36,7 @@ const AddMemberResultType = builder
 /** Members are managed by people signed in to the panel, never by applications. */
 function memberActor(context: GraphQLContext): MemberActor {
   if (context.actor.kind !== "member") {
-    throw new AppError("insufficient_scope", 403, "Members are managed in the admin panel, not by applications");
+    throw new AppError("insufficient_scope", "Members are managed in the admin panel, not by applications");
   }
   return { userId: context.actor.userId, role: context.actor.role };
 }

@@ -1,10 +1,21 @@
 import { randomBytes } from "node:crypto";
-import { and, asc, eq, sql } from "drizzle-orm";
 import { ROLES, type Role } from "../../auth/actor.js";
 import type { Db, Executor } from "../../db/client.js";
-import { memberships, users } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
+import { insertUser } from "../users/users.repo.js";
 import { findUserByEmail, hashPassword, MIN_PASSWORD_LENGTH, normalizeEmail } from "../users/users.service.js";
+import {
+  countOwners,
+  deleteMembership,
+  findMembershipOfUser,
+  insertMembership,
+  listMemberRows,
+  type MemberRow,
+  updateMembershipRole,
+} from "./members.repo.js";
+
+/** The user's membership in the organization of that slug, or without one, in the first by slug. */
+export { findMembershipOfUser };
 
 export interface MemberWire {
   user_id: number;
@@ -23,7 +34,7 @@ export interface MemberActor {
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 const invalid = (field: string, message: string) =>
-  new AppError("invalid_request", 400, `Invalid field "${field}": ${message}`, [{ field, message }]);
+  new AppError("invalid_request", `Invalid field "${field}": ${message}`, { errors: [{ field, message }] });
 
 function checkRole(role: string): Role {
   if (!(ROLES as readonly string[]).includes(role)) throw invalid("role", `must be one of ${ROLES.join(", ")}`);
@@ -32,30 +43,15 @@ function checkRole(role: string): Role {
 
 function requireManager(actor: MemberActor) {
   if (actor.role === "member") {
-    throw new AppError("insufficient_role", 403, "Only owners and admins manage the members");
+    throw new AppError("insufficient_role", "Only owners and admins manage the members");
   }
 }
 
 function requireOwnerFor(actor: MemberActor, what: string) {
-  if (actor.role !== "owner") throw new AppError("insufficient_role", 403, `Only owners can ${what}`);
+  if (actor.role !== "owner") throw new AppError("insufficient_role", `Only owners can ${what}`);
 }
 
-async function memberRows(tx: Executor, organizationId: number, userId?: number) {
-  return tx
-    .select({
-      user_id: users.id,
-      email: users.email,
-      name: users.name,
-      role: memberships.role,
-      createDate: memberships.createDate,
-    })
-    .from(memberships)
-    .innerJoin(users, eq(users.id, memberships.userId))
-    .where(and(eq(memberships.organizationId, organizationId), userId === undefined ? undefined : eq(users.id, userId)))
-    .orderBy(asc(users.email));
-}
-
-const toWire = (row: Awaited<ReturnType<typeof memberRows>>[number]): MemberWire => ({
+const toWire = (row: MemberRow): MemberWire => ({
   user_id: row.user_id,
   email: row.email,
   name: row.name,
@@ -64,21 +60,13 @@ const toWire = (row: Awaited<ReturnType<typeof memberRows>>[number]): MemberWire
 });
 
 export async function listMembers(db: Db, organizationId: number): Promise<MemberWire[]> {
-  return (await memberRows(db, organizationId)).map(toWire);
+  return (await listMemberRows(db, organizationId)).map(toWire);
 }
 
 async function requireMember(tx: Executor, organizationId: number, userId: number) {
-  const [row] = await memberRows(tx, organizationId, userId);
-  if (!row) throw new AppError("not_found", 404, "Member not found");
+  const [row] = await listMemberRows(tx, organizationId, userId);
+  if (!row) throw new AppError("not_found", "Member not found");
   return row;
-}
-
-async function ownerCount(tx: Executor, organizationId: number): Promise<number> {
-  const [row] = await tx
-    .select({ n: sql<number>`count(*)::int` })
-    .from(memberships)
-    .where(and(eq(memberships.organizationId, organizationId), eq(memberships.role, "owner")));
-  return row?.n ?? 0;
 }
 
 /**
@@ -105,21 +93,12 @@ export async function addMember(
     if (!user) {
       if (!input.password) temporaryPassword = randomBytes(12).toString("base64url");
       const password = input.password || (temporaryPassword as string);
-      [user] = await tx
-        .insert(users)
-        .values({ email, passwordHash: await hashPassword(password) })
-        .returning();
+      user = await insertUser(tx, { email, passwordHash: await hashPassword(password) });
     }
-    if (!user) throw new Error("user insert returned nothing");
-    const added = await tx
-      .insert(memberships)
-      .values({ organizationId, userId: user.id, role })
-      .onConflictDoNothing()
-      .returning({ userId: memberships.userId });
-    if (added.length === 0) {
-      throw new AppError("already_member", 409, `${user.email} is already a member of this organization`, [
-        { field: "email", message: "is already a member" },
-      ]);
+    if (!(await insertMembership(tx, organizationId, user.id, role))) {
+      throw new AppError("already_member", `${user.email} is already a member of this organization`, {
+        errors: [{ field: "email", message: "is already a member" }],
+      });
     }
     return { member: toWire(await requireMember(tx, organizationId, user.id)), temporary_password: temporaryPassword };
   });
@@ -137,13 +116,10 @@ export async function changeMemberRole(
   return db.transaction(async (tx) => {
     const target = await requireMember(tx, organizationId, userId);
     if (target.role === "owner" || role === "owner") requireOwnerFor(actor, "grant or take away the owner role");
-    if (target.role === "owner" && role !== "owner" && (await ownerCount(tx, organizationId)) <= 1) {
-      throw new AppError("last_owner", 409, "The organization needs at least one owner; make someone else owner first");
+    if (target.role === "owner" && role !== "owner" && (await countOwners(tx, organizationId)) <= 1) {
+      throw new AppError("last_owner", "The organization needs at least one owner; make someone else owner first");
     }
-    await tx
-      .update(memberships)
-      .set({ role })
-      .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)));
+    await updateMembershipRole(tx, organizationId, userId, role);
     return toWire(await requireMember(tx, organizationId, userId));
   });
 }
@@ -154,13 +130,11 @@ export async function removeMember(db: Db, organizationId: number, actor: Member
     const target = await requireMember(tx, organizationId, userId);
     if (target.role === "owner") {
       requireOwnerFor(actor, "remove an owner");
-      if ((await ownerCount(tx, organizationId)) <= 1) {
-        throw new AppError("last_owner", 409, "The organization needs at least one owner; it cannot lose its last one");
+      if ((await countOwners(tx, organizationId)) <= 1) {
+        throw new AppError("last_owner", "The organization needs at least one owner; it cannot lose its last one");
       }
     }
-    await tx
-      .delete(memberships)
-      .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)));
+    await deleteMembership(tx, organizationId, userId);
     return true;
   });
 }

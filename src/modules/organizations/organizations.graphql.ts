@@ -1,7 +1,5 @@
-import { eq } from "drizzle-orm";
-import { organizations } from "../../db/schema.js";
 import { builder } from "../../graphql/builder.js";
-import { organizationToWire } from "./organizations.service.js";
+import { getOrganization, type organizationToWire } from "./organizations.service.js";
 
 type OrganizationWire = ReturnType<typeof organizationToWire>;
 
@@ -39,14 +37,7 @@ const ViewerType = builder.objectRef<ViewerWire>("Viewer").implement({
 builder.queryField("organization", (t) =>
   t.field({
     type: OrganizationType,
-    resolve: async (_root, _args, context) => {
-      const [row] = await context.db
-        .select()
-        .from(organizations)
-        .where(eq(organizations.id, context.scope.organizationId));
-      if (!row) throw new Error("organization of the request vanished");
-      return organizationToWire(row);
-    },
+    resolve: (_root, _args, context) => getOrganization(context.db, context.scope.organizationId),
   }),
 );
 

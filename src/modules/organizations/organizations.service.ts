@@ -1,9 +1,14 @@
-import { eq, sql } from "drizzle-orm";
 import type { Db, Executor } from "../../db/client.js";
-import { organizations } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
+import {
+  countOrganizations,
+  findOrganizationById,
+  findOrganizationBySlug,
+  insertOrganization,
+  type OrganizationRow,
+} from "./organizations.repo.js";
 
-export type OrganizationRow = typeof organizations.$inferSelect;
+export { countOrganizations, findOrganizationBySlug, type OrganizationRow };
 
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const CURRENCIES = new Set(Intl.supportedValuesOf("currency"));
@@ -18,7 +23,7 @@ export function isTimeZone(value: string): boolean {
 }
 
 const invalid = (field: string, message: string) =>
-  new AppError("invalid_request", 400, `Invalid ${field}: ${message}`, [{ field, message }]);
+  new AppError("invalid_request", `Invalid ${field}: ${message}`, { errors: [{ field, message }] });
 
 export interface NewOrganization {
   slug: string;
@@ -47,27 +52,20 @@ export async function createOrganization(db: Db, input: NewOrganization) {
   if (!CURRENCIES.has(currency)) throw invalid("currency", `"${input.currency}" is not an ISO 4217 currency code`);
   const timeZone = input.timeZone ?? "UTC";
   if (!isTimeZone(timeZone)) throw invalid("time_zone", `"${timeZone}" is not an IANA time zone`);
-  const [row] = await db
-    .insert(organizations)
-    .values({ slug: input.slug, name: input.name.trim(), currency, timeZone })
-    .onConflictDoNothing({ target: organizations.slug })
-    .returning();
-  if (!row) throw new AppError("slug_taken", 409, `An organization with slug "${input.slug}" already exists`);
-  return row;
-}
-
-export async function findOrganizationBySlug(tx: Executor, slug: string) {
-  const [row] = await tx.select().from(organizations).where(eq(organizations.slug, slug));
+  const row = await insertOrganization(db, { slug: input.slug, name: input.name.trim(), currency, timeZone });
+  if (!row) throw new AppError("slug_taken", `An organization with slug "${input.slug}" already exists`);
   return row;
 }
 
 export async function requireOrganization(tx: Executor, slug: string) {
   const row = await findOrganizationBySlug(tx, slug);
-  if (!row) throw new AppError("organization_not_found", 404, `No organization with slug "${slug}"`);
+  if (!row) throw new AppError("organization_not_found", `No organization with slug "${slug}"`);
   return row;
 }
 
-export async function countOrganizations(tx: Executor): Promise<number> {
-  const [row] = await tx.select({ count: sql<number>`count(*)::int` }).from(organizations);
-  return row?.count ?? 0;
+/** The organization a request acts for (its scope), as the wire shows it. */
+export async function getOrganization(db: Db, organizationId: number) {
+  const row = await findOrganizationById(db, organizationId);
+  if (!row) throw new Error("organization of the request vanished");
+  return organizationToWire(row);
 }

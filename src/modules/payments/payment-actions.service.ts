@@ -31,7 +31,6 @@ export async function refundPayment(context: GivingDb, scope: Scope, rawId: stri
     if (!findProcessor(processorName)?.capabilities.refunds) {
       throw new AppError(
         "refund_unsupported",
-        409,
         `The processor "${method?.processor}" of payment ${payment.id} cannot refund`,
       );
     }
@@ -71,7 +70,6 @@ export async function markPaymentPaid(context: GivingDb, scope: Scope, rawId: st
     if (method && method.processor !== "manual") {
       throw new AppError(
         "not_manual_payment",
-        409,
         `Payment ${payment.id} is processed by "${method.processor}"; only manual payments are marked paid by hand`,
       );
     }

@@ -1,4 +1,4 @@
-import { eq, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
@@ -14,6 +14,7 @@ import {
   wireRowOf,
 } from "../../db/list-query.js";
 import { payments } from "../../db/schema.js";
+import { selectTenantRowsByIds } from "../../db/tenant-rows.js";
 import type { PaymentWire } from "./payments.schemas.js";
 import { PAYMENT_ORDER_FIELDS } from "./payments.schemas.js";
 
@@ -73,4 +74,17 @@ export async function listPaymentRows(tx: Executor, scope: Scope, filters: Payme
 
 export function findPaymentRow(tx: Executor, scope: Scope, id: number) {
   return selectTenantRow(tx, payments, scope.organizationId, id);
+}
+
+/** The payments of some donations, oldest first. */
+export function listDonationPaymentRows(tx: Executor, scope: Scope, donationIds: number[]) {
+  return tx
+    .select()
+    .from(payments)
+    .where(and(eq(payments.organizationId, scope.organizationId), inArray(payments.donationId, donationIds)))
+    .orderBy(asc(payments.createDate), asc(payments.id));
+}
+
+export function findPaymentRowsByIds(tx: Executor, organizationId: number, ids: readonly number[]) {
+  return selectTenantRowsByIds(tx, payments, organizationId, ids);
 }

@@ -1,4 +1,4 @@
-import { arrayContains, eq, ilike, or, type SQL, sql } from "drizzle-orm";
+import { and, arrayContains, eq, ilike, or, type SQL, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import {
@@ -15,6 +15,7 @@ import {
   wireRowOf,
 } from "../../db/list-query.js";
 import { supporters } from "../../db/schema.js";
+import { selectTenantRowsByIds } from "../../db/tenant-rows.js";
 import type { SupporterWire } from "./supporters.schemas.js";
 import { SUPPORTER_ORDER_FIELDS } from "./supporters.schemas.js";
 
@@ -109,4 +110,49 @@ export async function listSupporterRows(
 
 export function findSupporterRow(tx: Executor, scope: Scope, id: number) {
   return selectTenantRow(tx, supporters, scope.organizationId, id);
+}
+
+export type SupporterColumns = Partial<typeof supporters.$inferInsert>;
+
+export async function insertSupporterRow(tx: Executor, scope: Scope, values: SupporterColumns) {
+  const [row] = await tx
+    .insert(supporters)
+    .values({ organizationId: scope.organizationId, ...values })
+    .returning();
+  if (!row) throw new Error("supporter insert returned nothing");
+  return row;
+}
+
+async function setSupporterColumns(
+  tx: Executor,
+  scope: Scope,
+  id: number,
+  values: { [K in keyof SupporterColumns]: SupporterColumns[K] | SQL },
+) {
+  const [row] = await tx
+    .update(supporters)
+    .set({ ...values, updateDate: sql`now()` })
+    .where(and(eq(supporters.organizationId, scope.organizationId), eq(supporters.id, id)))
+    .returning();
+  return row;
+}
+
+/** The updated row, or undefined if it no longer exists. */
+export function updateSupporterRow(tx: Executor, scope: Scope, id: number, values: SupporterColumns) {
+  return setSupporterColumns(tx, scope, id, values);
+}
+
+/** Writes the erased values; a supporter erased before keeps the first erase date. */
+export function eraseSupporterRow(
+  tx: Executor,
+  scope: Scope,
+  id: number,
+  values: SupporterColumns,
+  erasedBefore: Date | null,
+) {
+  return setSupporterColumns(tx, scope, id, { ...values, eraseDate: erasedBefore ?? sql`now()` });
+}
+
+export function findSupporterRowsByIds(tx: Executor, organizationId: number, ids: readonly number[]) {
+  return selectTenantRowsByIds(tx, supporters, organizationId, ids);
 }

@@ -1,14 +1,23 @@
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Db, Executor } from "../../db/client.js";
 import { optionalDateBound, parseOrder } from "../../db/list-query.js";
-import { donations, payments, supporters } from "../../db/schema.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
+import { listSupporterDonationRows } from "../donations/donations.repo.js";
 import { donationToWire } from "../donations/donations.service.js";
 import { findPaymentMethodsByIds } from "../payment-methods/payment-methods.repo.js";
+import { listDonationPaymentRows } from "../payments/payments.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
-import { findSupporterRow, listSupporterRows, type SupporterRow, supporterWireRow } from "./supporters.repo.js";
+import {
+  eraseSupporterRow,
+  findSupporterRow,
+  insertSupporterRow,
+  listSupporterRows,
+  type SupporterColumns,
+  type SupporterRow,
+  supporterWireRow,
+  updateSupporterRow,
+} from "./supporters.repo.js";
 import type { SupporterInput, SupporterListQuery, SupporterPatch, SupporterWire } from "./supporters.schemas.js";
 
 export function supporterToWire(row: SupporterRow): SupporterWire {
@@ -42,7 +51,7 @@ export async function getSupporter(db: Db, scope: Scope, rawId: string) {
 }
 
 /** The column of each writable supporter field (also used by the checkout flow). */
-export const SUPPORTER_COLUMNS: Record<keyof SupporterPatch, keyof typeof supporters.$inferInsert> = {
+export const SUPPORTER_COLUMNS: Record<keyof SupporterPatch, keyof SupporterColumns> = {
   image: "image",
   code: "code",
   business_name: "businessName",
@@ -73,7 +82,7 @@ export const SUPPORTER_COLUMNS: Record<keyof SupporterPatch, keyof typeof suppor
   note: "note",
 };
 
-function columnsOf(input: SupporterPatch): Partial<typeof supporters.$inferInsert> {
+function columnsOf(input: SupporterPatch): SupporterColumns {
   const values: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(input)) {
     if (value !== undefined) values[SUPPORTER_COLUMNS[field as keyof SupporterPatch]] = value;
@@ -86,16 +95,11 @@ const identifies = (row: Pick<SupporterWire, "first_name" | "last_name" | "busin
 
 export async function createSupporter(db: Db, scope: Scope, input: SupporterInput) {
   if (!identifies({ first_name: null, last_name: null, business_name: null, email: null, ...input })) {
-    throw new AppError("invalid_request", 400, "A supporter needs a name, a business name or an email", [
-      { field: "email", message: "a name, a business name or an email is required" },
-    ]);
+    throw new AppError("invalid_request", "A supporter needs a name, a business name or an email", {
+      errors: [{ field: "email", message: "a name, a business name or an email is required" }],
+    });
   }
-  const [row] = await db
-    .insert(supporters)
-    .values({ organizationId: scope.organizationId, ...columnsOf(input) })
-    .returning();
-  if (!row) throw new Error("supporter insert returned nothing");
-  return supporterToWire(row);
+  return supporterToWire(await insertSupporterRow(db, scope, columnsOf(input)));
 }
 
 async function requireLiveSupporter(db: Executor, scope: Scope, rawId: string) {
@@ -108,19 +112,15 @@ export async function updateSupporter(db: Db, scope: Scope, rawId: string, patch
   return db.transaction(async (tx) => {
     const existing = await requireLiveSupporter(tx, scope, rawId);
     if (existing.eraseDate) {
-      throw new AppError("supporter_erased", 409, "This supporter's personal data was erased; it cannot be edited");
+      throw new AppError("supporter_erased", "This supporter's personal data was erased; it cannot be edited");
     }
     const merged = { ...supporterToWire(existing), ...patch };
     if (!identifies(merged)) {
-      throw new AppError("invalid_request", 400, "A supporter needs a name, a business name or an email", [
-        { field: "email", message: "a name, a business name or an email is required" },
-      ]);
+      throw new AppError("invalid_request", "A supporter needs a name, a business name or an email", {
+        errors: [{ field: "email", message: "a name, a business name or an email is required" }],
+      });
     }
-    const [row] = await tx
-      .update(supporters)
-      .set({ ...columnsOf(patch), updateDate: sql`now()` })
-      .where(and(eq(supporters.organizationId, scope.organizationId), eq(supporters.id, existing.id)))
-      .returning();
+    const row = await updateSupporterRow(tx, scope, existing.id, columnsOf(patch));
     if (!row) throw notFound("Supporter");
     return supporterToWire(row);
   });
@@ -129,27 +129,15 @@ export async function updateSupporter(db: Db, scope: Scope, rawId: string, patch
 /** Everything held about a supporter, for a data subject access request (GDPR art. 15 and 20). */
 export async function exportSupporter(db: Db, scope: Scope, rawId: string) {
   const supporter = await requireLiveSupporter(db, scope, rawId);
-  const donationRows = await db
-    .select()
-    .from(donations)
-    .where(and(eq(donations.organizationId, scope.organizationId), eq(donations.supporterId, supporter.id)))
-    .orderBy(asc(donations.createDate), asc(donations.id));
+  const donationRows = await listSupporterDonationRows(db, scope, supporter.id);
   const paymentRows =
     donationRows.length === 0
       ? []
-      : await db
-          .select()
-          .from(payments)
-          .where(
-            and(
-              eq(payments.organizationId, scope.organizationId),
-              inArray(
-                payments.donationId,
-                donationRows.map((row) => row.id),
-              ),
-            ),
-          )
-          .orderBy(asc(payments.createDate), asc(payments.id));
+      : await listDonationPaymentRows(
+          db,
+          scope,
+          donationRows.map((row) => row.id),
+        );
   const methods = await findPaymentMethodsByIds(
     db,
     scope.organizationId,
@@ -170,18 +158,13 @@ export async function exportSupporter(db: Db, scope: Scope, rawId: string) {
 export async function eraseSupporter(db: Db, scope: Scope, rawId: string) {
   const existing = await requireLiveSupporter(db, scope, rawId);
   const cleared = Object.fromEntries(Object.values(SUPPORTER_COLUMNS).map((column) => [column, null]));
-  const [row] = await db
-    .update(supporters)
-    .set({
-      ...cleared,
-      code: existing.code,
-      tags: [],
-      certificationUrl: null,
-      eraseDate: existing.eraseDate ?? sql`now()`,
-      updateDate: sql`now()`,
-    })
-    .where(and(eq(supporters.organizationId, scope.organizationId), eq(supporters.id, existing.id)))
-    .returning();
+  const row = await eraseSupporterRow(
+    db,
+    scope,
+    existing.id,
+    { ...cleared, code: existing.code, tags: [], certificationUrl: null },
+    existing.eraseDate,
+  );
   if (!row) throw notFound("Supporter");
   return supporterToWire(row);
 }

@@ -1,16 +1,16 @@
 import argon2 from "argon2";
-import { and, eq, sql } from "drizzle-orm";
 import type { Role } from "../../auth/actor.js";
 import type { Db, Executor } from "../../db/client.js";
-import { memberships, users } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
+import { listMembershipsOfUser, upsertMembership } from "../members/members.repo.js";
 import { requireOrganization } from "../organizations/organizations.service.js";
+import { findUserProfile, findUserRowByLowerEmail, insertUser } from "./users.repo.js";
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MIN_PASSWORD_LENGTH = 10;
 
 const invalid = (field: string, message: string) =>
-  new AppError("invalid_request", 400, `Invalid ${field}: ${message}`, [{ field, message }]);
+  new AppError("invalid_request", `Invalid ${field}: ${message}`, { errors: [{ field, message }] });
 
 export function hashPassword(password: string): Promise<string> {
   return argon2.hash(password, { type: argon2.argon2id });
@@ -36,7 +36,7 @@ export function normalizeEmail(email: string): string {
  */
 export async function findUserByEmail(db: Executor, email: string) {
   const normalized = normalizeEmail(email);
-  const [user] = await db.select().from(users).where(sql`lower(${users.email}) = lower(${normalized})`);
+  const user = await findUserRowByLowerEmail(db, normalized);
   return user && normalizeEmail(user.email) === normalized ? user : undefined;
 }
 
@@ -63,24 +63,12 @@ export async function createUser(db: Db, input: NewUser) {
       if (!input.password || input.password.length < MIN_PASSWORD_LENGTH) {
         throw invalid("password", `must be at least ${MIN_PASSWORD_LENGTH} characters`);
       }
-      [user] = await tx
-        .insert(users)
-        .values({ email, passwordHash: await hashPassword(input.password) })
-        .returning();
+      user = await insertUser(tx, { email, passwordHash: await hashPassword(input.password) });
     }
-    if (!user) throw new Error("user insert returned nothing");
     let role: Role | undefined;
     if (organization) {
       // An existing member keeps their role unless one is given: adding someone never demotes them.
-      const [membership] = await tx
-        .insert(memberships)
-        .values({ organizationId: organization.id, userId: user.id, role: input.role ?? "member" })
-        .onConflictDoUpdate({
-          target: [memberships.organizationId, memberships.userId],
-          set: { role: input.role ? input.role : sql`${memberships.role}` },
-        })
-        .returning({ role: memberships.role });
-      role = membership?.role as Role | undefined;
+      role = (await upsertMembership(tx, organization.id, user.id, input.role)) as Role | undefined;
     }
     return {
       id: user.id,
@@ -92,10 +80,19 @@ export async function createUser(db: Db, input: NewUser) {
   });
 }
 
-export async function findMembership(db: Db, organizationId: number, userId: number) {
-  const [row] = await db
-    .select()
-    .from(memberships)
-    .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)));
-  return row;
+/** A user and the organizations they belong to (by name), as the admin panel's session shows them. */
+export async function userWithOrganizations(db: Db, userId: number) {
+  const user = await findUserProfile(db, userId);
+  if (!user) return undefined;
+  const rows = await listMembershipsOfUser(db, userId);
+  return {
+    user,
+    organizations: rows.map((row) => ({
+      slug: row.slug,
+      name: row.name,
+      role: row.role,
+      currency: row.currency,
+      time_zone: row.timeZone,
+    })),
+  };
 }

@@ -20,9 +20,9 @@ export function findProcessor(name: string): ProcessorDescription | undefined {
 export function requireProcessor(name: string): ProcessorDescription {
   const processor = DESCRIPTIONS.get(name);
   if (!processor) {
-    throw new AppError("invalid_request", 400, `Unknown payment processor "${name}"`, [
-      { field: "processor", message: `must be one of ${PROCESSOR_NAMES.join(", ")}` },
-    ]);
+    throw new AppError("invalid_request", `Unknown payment processor "${name}"`, {
+      errors: [{ field: "processor", message: `must be one of ${PROCESSOR_NAMES.join(", ")}` }],
+    });
   }
   return processor;
 }

@@ -58,7 +58,7 @@ function brandOf(digits: string): string {
 }
 
 const cardError = (field: string, message: string) =>
-  new AppError("invalid_card", 422, `The card is not valid: ${message}`, [{ field: `card.${field}`, message }]);
+  new AppError("invalid_card", `The card is not valid: ${message}`, { errors: [{ field: `card.${field}`, message }] });
 
 function checkCard(card: CardDetails | undefined, now: Date): string {
   if (!card) throw cardError("number", "card details are required for a card payment");

@@ -1,0 +1,23 @@
+import { eq, sql } from "drizzle-orm";
+import type { Executor } from "../../db/client.js";
+import { users } from "../../db/schema.js";
+
+/** Candidates for an email through the unique index on lower(email); the caller decides which one matches. */
+export async function findUserRowByLowerEmail(tx: Executor, email: string) {
+  const [user] = await tx.select().from(users).where(sql`lower(${users.email}) = lower(${email})`);
+  return user;
+}
+
+export async function findUserProfile(tx: Executor, userId: number) {
+  const [user] = await tx
+    .select({ id: users.id, email: users.email, name: users.name })
+    .from(users)
+    .where(eq(users.id, userId));
+  return user;
+}
+
+export async function insertUser(tx: Executor, values: { email: string; passwordHash: string }) {
+  const [user] = await tx.insert(users).values(values).returning();
+  if (!user) throw new Error("user insert returned nothing");
+  return user;
+}
