@@ -251,14 +251,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * DECLINED, the checkout stays OPEN for another try (HTTP 402), answered no faster than the floor.
  */
 export async function completeCheckout(
-  context: GivingContext,
-  organizationSlug: string,
-  rawId: string,
-  input: CheckoutCompleteInput,
-  request: CompletionRequest,
+  ...call: Parameters<typeof completeOnce>
 ): Promise<Outcome<CompletionBody> & { replayed: boolean }> {
+  const [context] = call;
   const startedAt = Date.now();
-  const outcome = await completeOnce(context, organizationSlug, rawId, input, request);
+  const outcome = await completeOnce(...call);
   if (outcome.status === 402) {
     const wait = context.guard.config.declineFloorMs - (Date.now() - startedAt);
     if (wait > 0) await sleep(wait);
@@ -365,14 +362,10 @@ interface PreparedGift {
  * Idempotency-Key resumes it, and the reconciler settles it from the processor's own record.
  */
 async function completeInSteps(
-  context: GivingContext,
-  ownerId: number,
-  checkoutId: number,
-  input: CheckoutCompleteInput,
-  request: CompletionRequest,
-  prepared: PreparedGift,
+  ...step: Parameters<typeof recordAttempt>
 ): Promise<Outcome<CompletionBody> & { replayed: boolean }> {
-  let recorded = await recordAttempt(context, ownerId, checkoutId, input, request, prepared);
+  const [context, , checkoutId] = step;
+  let recorded = await recordAttempt(...step);
   // Another request is charging this checkout: wait for its outcome, so one checkout never has two
   // charges in flight; an attempt abandoned by a crash is reconciled first.
   for (let waits = 0; recorded.kind === "busy"; waits++) {
@@ -385,7 +378,7 @@ async function completeInSteps(
         { headers: { "retry-after": "5" } },
       );
     } else await sleep(WAIT_FOR_ATTEMPT_MS);
-    recorded = await recordAttempt(context, ownerId, checkoutId, input, request, prepared);
+    recorded = await recordAttempt(...step);
   }
   if (recorded.kind === "replay") return recorded.outcome;
   const { attempt } = recorded;
