@@ -1,13 +1,12 @@
 import { createHash } from "node:crypto";
 import { base, en, Faker } from "@faker-js/faker";
-import { getTableColumns, getTableName, sql } from "drizzle-orm";
-import type { PgTable } from "drizzle-orm/pg-core";
-import type { Database, Executor } from "../db/client.js";
+import type { Database } from "../db/client.js";
 import { campaigns, checkouts, donations, jobs, paymentMethods, payments, supporters } from "../db/schema.js";
 import { AppError } from "../errors/app-error.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
 import { requireOrganization } from "../modules/organizations/organizations.service.js";
 import { cycleDueDate, MAX_RENEWAL_FAILURES, retryDate } from "../payments/schedule.js";
+import { allocateIds, insertChunks, setCertificationUrls, vacuumAnalyze } from "./seed.repo.js";
 
 export interface SeedOptions {
   organization: string;
@@ -41,7 +40,6 @@ type CheckoutInsert = typeof checkouts.$inferInsert;
 type JobInsert = typeof jobs.$inferInsert;
 
 const DAY = 86_400_000;
-const BULK_CHUNK = 5000;
 export const SEED_LIMITS = { campaigns: 1000, supporters: 1_000_000, checkouts: 1_000_000 };
 
 const CAUSES = [
@@ -66,50 +64,6 @@ const WORKER_LAG = { min: 5_000, max: 300_000 };
 const DECLINED = { failureCode: "card_declined", failureMessage: "The card was declined" };
 /** The sandbox processor's intent id for a charge's idempotency key (and cheaper than faker's strings). */
 const sandboxIntentId = (key: string) => `sbx_pi_${createHash("sha256").update(key).digest("hex").slice(0, 24)}`;
-
-async function allocateIds(tx: Executor, table: string, n: number): Promise<number[]> {
-  if (n === 0) return [];
-  const result = (await tx.execute(
-    sql`select nextval(pg_get_serial_sequence(${table}, 'id')) as id from generate_series(1, ${n})`,
-  )) as { rows: { id: string | number }[] };
-  return result.rows.map((row) => Number(row.id));
-}
-
-/**
- * Bulk insert: each chunk travels as one JSON parameter expanded by json_populate_recordset, which
- * costs a fraction of building a multi-row VALUES statement with a parameter per value.
- */
-async function insertChunks<T extends Record<string, unknown>>(
-  tx: Executor,
-  table: PgTable,
-  rows: T[],
-  onChunk: (n: number) => void,
-) {
-  const columns = Object.entries(getTableColumns(table)).map(([key, column]) => ({ key, name: column.name }));
-  const tableName = getTableName(table);
-  // Each chunk's JSON is built while the database inserts the previous chunk.
-  let inserting: Promise<void> = Promise.resolve();
-  try {
-    for (let start = 0; start < rows.length; start += BULK_CHUNK) {
-      const chunk = rows.slice(start, start + BULK_CHUNK);
-      const present = columns.filter(({ key }) => chunk.some((row) => row[key] !== undefined));
-      const records = chunk.map((row) =>
-        Object.fromEntries(
-          present.map(({ key, name }) => {
-            const value = row[key];
-            return [name, value instanceof Date ? value.toISOString() : (value ?? null)];
-          }),
-        ),
-      );
-      const names = sql.raw(present.map(({ name }) => `"${name}"`).join(", "));
-      const statement = sql`insert into ${sql.identifier(tableName)} (${names}) select ${names} from json_populate_recordset(null::${sql.identifier(tableName)}, ${JSON.stringify(records)}::json)`;
-      await inserting;
-      inserting = tx.execute(statement).then(() => onChunk(chunk.length));
-    }
-  } finally {
-    await inserting;
-  }
-}
 
 /**
  * Realistic, deterministic data for one organization: campaigns, supporters with consents,
@@ -485,10 +439,7 @@ export async function seedOrganization(database: Database, options: SeedOptions)
     const { links } = options;
     if (links && paidSupporters.size > 0) {
       const statements = [...paidSupporters].map((id) => ({ id, url: links.statementUrl(orgId, id) }));
-      await tx.execute(sql`
-        update supporters s set certification_url = v.url
-        from json_to_recordset(${JSON.stringify(statements)}::json) as v(id bigint, url text)
-        where s.organization_id = ${orgId} and s.id = v.id`);
+      await setCertificationUrls(tx, orgId, statements);
     }
     options.onProgress?.(total, total);
     return {
@@ -502,8 +453,6 @@ export async function seedOrganization(database: Database, options: SeedOptions)
     };
   });
   // Fresh statistics and visibility map, so lists use index-only scans right away.
-  for (const table of ["campaigns", "supporters", "payment_methods", "donations", "payments", "checkouts", "jobs"]) {
-    await db.execute(sql.raw(`vacuum analyze ${table}`));
-  }
+  await vacuumAnalyze(db, ["campaigns", "supporters", "payment_methods", "donations", "payments", "checkouts", "jobs"]);
   return result;
 }
