@@ -39,7 +39,8 @@ export interface ChargeRequest {
 
 export type ChargeResult =
   | { state: "PAID"; intentId: string }
-  | { state: "PENDING"; intentId: string }
+  /** reason: a debit takes days (processing), or the donor must authenticate first (requires_action, 3-D Secure). */
+  | { state: "PENDING"; intentId: string; reason?: "processing" | "requires_action" }
   | { state: "FAILED"; intentId: string; code: string; message: string };
 
 export interface RefundRequest {

@@ -1,0 +1,228 @@
+import Stripe from "stripe";
+import { AppError } from "../../errors/app-error.js";
+import {
+  type ChargeRequest,
+  type ChargeResult,
+  type Processor,
+  type ProcessorDescription,
+  ProcessorTimeoutError,
+  type RefundRequest,
+} from "./processor.js";
+
+/** Where the client sends requests: Stripe itself unless a test points it at the local stand-in. */
+export interface StripeApiBase {
+  host: string;
+  port: number;
+  protocol: "http" | "https";
+}
+
+export interface StripeAccountOptions {
+  secretKey: string;
+  api?: StripeApiBase;
+  /** Milliseconds before a call counts as lost (a ProcessorTimeoutError). */
+  timeoutMs?: number;
+}
+
+/** The metadata field that carries our idempotency key, so `retrieve` can find a charge whose answer was lost. */
+export const STRIPE_KEY_METADATA = "donata_idempotency_key";
+
+/** A Stripe method reference: `pm_…` for a donor present, `cus_…/pm_…` for a method saved on a Customer. */
+export function stripeMethodReference(customerId: string | null, paymentMethodId: string): string {
+  return customerId ? `${customerId}/${paymentMethodId}` : paymentMethodId;
+}
+
+function parseReference(reference: string): { customer?: string; paymentMethod: string } {
+  const [first, second] = reference.split("/");
+  return second ? { customer: first, paymentMethod: second } : { paymentMethod: first ?? reference };
+}
+
+export const stripeDescription: ProcessorDescription = {
+  name: "stripe",
+  title: "Card, SEPA Direct Debit and wallets (Stripe)",
+  capabilities: { oneOff: true, recurring: true, refunds: true },
+  tokenize() {
+    throw new AppError("processor_unsupported", "Card details go to Stripe from the donation page, never to Donata", {
+      errors: [{ field: "card", message: "pay with the Stripe payment form" }],
+    });
+  },
+};
+
+function clientFor(options: StripeAccountOptions): Stripe {
+  return new Stripe(options.secretKey, {
+    ...options.api,
+    // 20 s bounds a donor's wait; one retry (same key, so never a second charge) rides out a dropped connection, the reconciler does the rest.
+    timeout: options.timeoutMs ?? 20_000,
+    maxNetworkRetries: 1,
+    telemetry: false,
+  });
+}
+
+/** The most telling code, in the sandbox's words: a specific decline reason (insufficient_funds), else Stripe's code (card_declined). */
+function declineCode(decline: string | undefined, code: string | undefined): string | undefined {
+  return decline && decline !== "generic_decline" ? decline : code || undefined;
+}
+
+/** What a PaymentIntent's status means for a payment. */
+export function chargeResultOf(intent: Stripe.PaymentIntent): ChargeResult {
+  switch (intent.status) {
+    case "succeeded":
+      return { state: "PAID", intentId: intent.id };
+    case "processing":
+      return { state: "PENDING", intentId: intent.id, reason: "processing" };
+    case "requires_action":
+    case "requires_confirmation":
+    case "requires_capture":
+      return { state: "PENDING", intentId: intent.id, reason: "requires_action" };
+    case "canceled":
+      return { state: "FAILED", intentId: intent.id, code: "canceled", message: "The payment was canceled" };
+    default: {
+      const error = intent.last_payment_error;
+      return {
+        state: "FAILED",
+        intentId: intent.id,
+        code: declineCode(error?.decline_code, error?.code) ?? "payment_failed",
+        message: error?.message ?? "The payment failed",
+      };
+    }
+  }
+}
+
+/** An answer that says nothing of the outcome (no answer, a 5xx, a key still in flight): ask again with retrieve. */
+function outcomeUnknown(error: unknown): boolean {
+  if (error instanceof Stripe.errors.StripeConnectionError) return true;
+  if (error instanceof Stripe.errors.StripeAPIError) return true;
+  if (error instanceof Stripe.errors.StripeRateLimitError) return true;
+  return error instanceof Stripe.errors.StripeError && error.statusCode === 409;
+}
+
+function misconfigured(error: unknown): AppError {
+  return new AppError("processor_unavailable", "The organization's Stripe account refused the request", {
+    cause: error,
+  });
+}
+
+/** Turns a failed call into our vocabulary: unknown outcomes are timeouts, a refused key is a configuration error. */
+function rethrow(error: unknown): never {
+  if (outcomeUnknown(error)) throw new ProcessorTimeoutError("stripe");
+  if (error instanceof Stripe.errors.StripeAuthenticationError) throw misconfigured(error);
+  if (error instanceof Stripe.errors.StripePermissionError) throw misconfigured(error);
+  throw error;
+}
+
+export interface StripeProcessor extends Processor {
+  /** A Customer to save a recurring donor's method on (the first charge then keeps it for off-session renewals). */
+  createCustomer(customer: { email: string; name: string; idempotencyKey: string }): Promise<string>;
+}
+
+/**
+ * The Stripe processor of one organization (its own secret key). Every call that moves money sends
+ * our key as Stripe's Idempotency-Key and in the intent's metadata: the same key never charges twice
+ * (Stripe replays its first answer for 24 hours), and `retrieve` finds the charge by that metadata
+ * with Stripe's search when the first answer was lost. A replay cannot serve `retrieve`: it needs
+ * the original parameters, and would charge a key Stripe never received. Search shows a new intent
+ * within about a minute, well inside PAYMENT_PENDING_TIMEOUT (600 s by default).
+ */
+export function createStripeProcessor(options: StripeAccountOptions): StripeProcessor {
+  const stripe = clientFor(options);
+  return {
+    ...stripeDescription,
+
+    async charge(request: ChargeRequest): Promise<ChargeResult> {
+      const { customer, paymentMethod } = parseReference(request.reference);
+      const renewal = request.kind === "renewal";
+      const params: Stripe.PaymentIntentCreateParams = {
+        amount: request.amountCents,
+        currency: request.currency.toLowerCase(),
+        payment_method: paymentMethod,
+        confirm: true,
+        // Confirmed on the server: 3-D Secure completes in the page with Stripe.js, never by a redirect.
+        automatic_payment_methods: { enabled: true, allow_redirects: "never" },
+        metadata: { [STRIPE_KEY_METADATA]: request.idempotencyKey, donata_reference: request.reference },
+        ...(customer ? { customer } : {}),
+        ...(renewal ? { off_session: true } : customer ? { setup_future_usage: "off_session" as const } : {}),
+      };
+      try {
+        return chargeResultOf(await stripe.paymentIntents.create(params, { idempotencyKey: request.idempotencyKey }));
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeCardError) {
+          return {
+            state: "FAILED",
+            intentId: error.payment_intent?.id ?? "",
+            code: declineCode(error.decline_code, error.code) ?? "card_declined",
+            message: error.message,
+          };
+        }
+        rethrow(error);
+      }
+    },
+
+    async retrieve(idempotencyKey: string): Promise<ChargeResult | null> {
+      const quoted = idempotencyKey.replace(/['\\]/g, "\\$&");
+      try {
+        const found = await stripe.paymentIntents.search({
+          query: `metadata['${STRIPE_KEY_METADATA}']:'${quoted}'`,
+          limit: 1,
+        });
+        const intent = found.data[0];
+        return intent ? chargeResultOf(intent) : null;
+      } catch (error) {
+        rethrow(error);
+      }
+    },
+
+    async refund(request: RefundRequest): Promise<void> {
+      try {
+        const refund = await stripe.refunds.create(
+          { payment_intent: request.intentId, amount: request.amountCents },
+          { idempotencyKey: request.idempotencyKey },
+        );
+        if (refund.status === "failed" || refund.status === "canceled") {
+          throw new Error(`Stripe refund ${refund.id} for ${request.intentId} ${refund.status}`);
+        }
+      } catch (error) {
+        rethrow(error);
+      }
+    },
+
+    async createCustomer(customer) {
+      try {
+        const created = await stripe.customers.create(
+          { email: customer.email, name: customer.name },
+          { idempotencyKey: customer.idempotencyKey },
+        );
+        return created.id;
+      } catch (error) {
+        rethrow(error);
+      }
+    },
+  };
+}
+
+/** What an organization's settings may show of a key: its mode and last four characters, never the key. */
+export interface StripeKeyCheck {
+  mode: "test" | "live";
+  last4: string;
+}
+
+/** Asks Stripe whether a secret key works (the balance is the cheapest call any key may make). */
+export async function verifyStripeSecretKey(options: StripeAccountOptions): Promise<StripeKeyCheck> {
+  const refuse = (message: string, cause?: unknown) =>
+    new AppError("invalid_request", `The Stripe secret key was refused: ${message}`, {
+      errors: [{ field: "secret_key", message }],
+      cause,
+    });
+  const mode = /^(?:sk|rk)_(test|live)_/.exec(options.secretKey)?.[1] as StripeKeyCheck["mode"] | undefined;
+  if (!mode) throw refuse("a secret key starts with sk_test_ or sk_live_");
+  try {
+    const balance = await clientFor(options).balance.retrieve();
+    if (balance.livemode !== (mode === "live")) throw refuse(`Stripe answered in the other mode than a ${mode} key`);
+  } catch (error) {
+    if (error instanceof Stripe.errors.StripeAuthenticationError) throw refuse("Stripe does not know this key", error);
+    if (error instanceof Stripe.errors.StripePermissionError) throw refuse("the key may not read the account", error);
+    if (error instanceof AppError) throw error;
+    if (outcomeUnknown(error))
+      throw new AppError("processor_unavailable", "Stripe did not answer; try again", { cause: error });
+    throw error;
+  }
+  return { mode, last4: options.secretKey.slice(-4) };
+}

@@ -1,0 +1,513 @@
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type Stripe from "stripe";
+
+/**
+ * Stripe's test payment methods (https://docs.stripe.com/testing) and what the stand-in does with
+ * them. A SEPA Direct Debit method is made with POST /v1/payment_methods and stays `processing`
+ * until the test settles it.
+ */
+export const STRIPE_TEST_METHODS = {
+  succeeds: "pm_card_visa",
+  declined: "pm_card_chargeDeclined",
+  insufficientFunds: "pm_card_chargeDeclinedInsufficientFunds",
+  /** 3-D Secure: requires_action when the donor is present, a 402 authentication_required off-session. */
+  authenticationRequired: "pm_card_authenticationRequired",
+} as const;
+
+/** A fault for the next matching POST: a delay past the client's timeout, or a 500 before or after the charge is recorded. */
+export type StandInFault =
+  | { kind: "delay"; ms: number; times?: number }
+  | { kind: "error_500"; when: "before_recording" | "after_recording"; times?: number };
+
+/** A key's first response, serialized then: a replay shows the object as it was, not as it is now. */
+interface StoredResponse {
+  fingerprint: string;
+  status: number;
+  json: string;
+}
+
+interface Reply {
+  status: number;
+  body: unknown;
+}
+
+export interface StripeStandIn {
+  /** Options for `new Stripe(key, …)`: the client talks to the stand-in. */
+  readonly api: { host: string; port: number; protocol: "http" };
+  readonly paymentIntents: ReadonlyMap<string, Stripe.PaymentIntent>;
+  readonly refunds: ReadonlyMap<string, Stripe.Refund>;
+  readonly customers: ReadonlyMap<string, Stripe.Customer>;
+  /** Every request received, in order (method and path), replays and refusals included. */
+  readonly requests: { method: string; path: string; idempotencyKey?: string }[];
+  inject(fault: StandInFault): void;
+  /** A SEPA debit clears or is returned days later, or the donor completes 3-D Secure: settles a `processing` or `requires_action` intent. */
+  settle(intentId: string, outcome: "succeeded" | "failed"): void;
+  close(): Promise<void>;
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString("hex")}`;
+
+function stripeError(status: number, error: Record<string, unknown>): Reply {
+  return { status, body: { error: { ...error, doc_url: `https://docs.stripe.com/error-codes/${error.code ?? ""}` } } };
+}
+
+const missing = (param: string) =>
+  stripeError(400, {
+    type: "invalid_request_error",
+    code: "parameter_missing",
+    param,
+    message: `Missing required param: ${param}.`,
+  });
+
+const noSuch = (what: string, id: string, param = "id") =>
+  stripeError(404, {
+    type: "invalid_request_error",
+    code: "resource_missing",
+    param,
+    message: `No such ${what}: '${id}'`,
+  });
+
+/** Decodes a body the way Stripe reads the client's form encoding: `a[b]=1&c[0]=x` → `{ a: { b: "1" }, c: ["x"] }`. */
+export function parseStripeForm(body: string): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  for (const [name, value] of new URLSearchParams(body)) {
+    const path = name.replace(/\]/g, "").split("[");
+    let node = result as Record<string, unknown>;
+    path.forEach((segment, index) => {
+      if (index === path.length - 1) {
+        node[segment] = value;
+        return;
+      }
+      const nextIsIndex = /^\d+$/.test(path[index + 1] ?? "");
+      node[segment] ??= nextIsIndex ? [] : {};
+      node = node[segment] as Record<string, unknown>;
+    });
+  }
+  return result;
+}
+
+function paymentIntentOf(
+  params: Record<string, unknown>,
+  method: Stripe.PaymentMethod | undefined,
+): Stripe.PaymentIntent {
+  const id = newId("pi");
+  const metadata = (params.metadata ?? {}) as Record<string, string>;
+  return {
+    id,
+    object: "payment_intent",
+    allowed_payment_method_types: null,
+    amount: Number(params.amount),
+    amount_capturable: 0,
+    amount_received: 0,
+    application: null,
+    application_fee_amount: null,
+    automatic_payment_methods: null,
+    canceled_at: null,
+    cancellation_reason: null,
+    capture_method: "automatic",
+    client_secret: `${id}_secret_${randomBytes(8).toString("hex")}`,
+    confirmation_method: "automatic",
+    created: now(),
+    currency: String(params.currency),
+    customer: typeof params.customer === "string" ? params.customer : null,
+    customer_account: null,
+    description: typeof params.description === "string" ? params.description : null,
+    excluded_payment_method_types: null,
+    last_payment_error: null,
+    latest_charge: null,
+    livemode: false,
+    managed_payments: null,
+    metadata,
+    next_action: null,
+    on_behalf_of: null,
+    payment_method: method?.id ?? null,
+    payment_method_configuration_details: null,
+    payment_method_options: null,
+    payment_method_types: [method?.type ?? "card"],
+    payment_record: null,
+    processing: null,
+    receipt_email: null,
+    review: null,
+    setup_future_usage: params.setup_future_usage === "off_session" ? "off_session" : null,
+    shipping: null,
+    source: null,
+    statement_descriptor: null,
+    statement_descriptor_suffix: null,
+    status: "requires_payment_method",
+    transfer_group: null,
+  };
+}
+
+function paymentMethodOf(id: string, type: "card" | "sepa_debit", last4: string): Stripe.PaymentMethod {
+  const base = {
+    id,
+    object: "payment_method" as const,
+    allow_redisplay: "unspecified" as const,
+    billing_details: { address: null, email: null, name: null, phone: null, tax_id: null },
+    created: now(),
+    customer: null,
+    customer_account: null,
+    livemode: false,
+    metadata: {},
+  };
+  if (type === "sepa_debit") {
+    const sepa = {
+      bank_code: "37040044",
+      branch_code: "",
+      country: "DE",
+      fingerprint: id,
+      generated_from: null,
+      last4,
+    };
+    return { ...base, type, sepa_debit: sepa };
+  }
+  const card = {
+    brand: "visa",
+    checks: null,
+    country: "US",
+    display_brand: "visa",
+    exp_month: 12,
+    exp_year: new Date().getUTCFullYear() + 3,
+    fingerprint: id,
+    funding: "credit",
+    generated_from: null,
+    last4,
+    networks: null,
+    regulated_status: null,
+    three_d_secure_usage: null,
+    wallet: null,
+  };
+  return { ...base, type, card } as Stripe.PaymentMethod;
+}
+
+/**
+ * A local HTTP server speaking the subset of Stripe's REST API the Stripe processor calls, with
+ * Stripe's idempotency rules: a key's first response is stored (errors included, once the endpoint
+ * started executing) and replayed for the same parameters; other parameters are a 400
+ * idempotency_error. Only `sk_test_…` keys are accepted.
+ */
+export async function startStripeStandIn(): Promise<StripeStandIn> {
+  const paymentIntents = new Map<string, Stripe.PaymentIntent>();
+  const refunds = new Map<string, Stripe.Refund>();
+  const customers = new Map<string, Stripe.Customer>();
+  const methods = new Map<string, Stripe.PaymentMethod>(
+    Object.values(STRIPE_TEST_METHODS).map((id) => [id, paymentMethodOf(id, "card", "4242")]),
+  );
+  const stored = new Map<string, StoredResponse>();
+  const requests: StripeStandIn["requests"] = [];
+  const faults: StandInFault[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+
+  function takeFault(): StandInFault | undefined {
+    const fault = faults[0];
+    if (!fault) return undefined;
+    const times = (fault.times ?? 1) - 1;
+    if (times <= 0) faults.shift();
+    else faults[0] = { ...fault, times };
+    return fault;
+  }
+
+  function confirm(intent: Stripe.PaymentIntent, params: Record<string, unknown>): Reply {
+    const methodId = intent.payment_method as string;
+    const offSession = params.off_session === "true";
+    const fail = (code: string, declineCode: string, message: string): Reply => {
+      const error = { type: "card_error" as const, code, decline_code: declineCode, message };
+      intent.status = "requires_payment_method";
+      intent.last_payment_error = { ...error, payment_method: methods.get(methodId) };
+      return stripeError(402, { ...error, payment_intent: intent });
+    };
+    if (methodId === STRIPE_TEST_METHODS.declined)
+      return fail("card_declined", "generic_decline", "Your card was declined.");
+    if (methodId === STRIPE_TEST_METHODS.insufficientFunds) {
+      return fail("card_declined", "insufficient_funds", "Your card has insufficient funds.");
+    }
+    if (methodId === STRIPE_TEST_METHODS.authenticationRequired) {
+      if (offSession) {
+        return fail(
+          "authentication_required",
+          "authentication_required",
+          "Your card was declined. This transaction requires authentication.",
+        );
+      }
+      intent.status = "requires_action";
+      intent.next_action = { type: "use_stripe_sdk", use_stripe_sdk: {} };
+      return { status: 200, body: intent };
+    }
+    if (methods.get(methodId)?.type === "sepa_debit") {
+      intent.status = "processing";
+      intent.processing = { type: "card" } as Stripe.PaymentIntent.Processing;
+      return { status: 200, body: intent };
+    }
+    succeed(intent);
+    return { status: 200, body: intent };
+  }
+
+  function succeed(intent: Stripe.PaymentIntent) {
+    intent.status = "succeeded";
+    intent.amount_received = intent.amount;
+    intent.latest_charge = newId("ch");
+    intent.processing = null;
+    const method = methods.get(intent.payment_method as string);
+    if (method && typeof intent.customer === "string" && intent.setup_future_usage) method.customer = intent.customer;
+  }
+
+  function createPaymentIntent(params: Record<string, unknown>): Reply {
+    if (!params.amount) return missing("amount");
+    if (!params.currency) return missing("currency");
+    const methodId = params.payment_method as string | undefined;
+    const method = methodId ? methods.get(methodId) : undefined;
+    if (methodId && !method) return noSuch("PaymentMethod", methodId, "payment_method");
+    if (params.off_session === "true" && method && method.customer !== params.customer) {
+      return stripeError(400, {
+        type: "invalid_request_error",
+        code: "payment_method_not_attached",
+        message: "The PaymentMethod must be attached to the customer to be used off-session.",
+      });
+    }
+    const intent = paymentIntentOf(params, method);
+    paymentIntents.set(intent.id, intent);
+    if (params.confirm === "true" && method) return confirm(intent, params);
+    return { status: 200, body: intent };
+  }
+
+  function createRefund(params: Record<string, unknown>): Reply {
+    const intentId = params.payment_intent as string | undefined;
+    if (!intentId) return missing("payment_intent");
+    const intent = paymentIntents.get(intentId);
+    if (!intent) return noSuch("payment_intent", intentId, "payment_intent");
+    if (intent.status !== "succeeded") {
+      return stripeError(400, {
+        type: "invalid_request_error",
+        code: "charge_not_refundable",
+        message: `This PaymentIntent (${intentId}) does not have a successful charge to refund.`,
+      });
+    }
+    const refunded = [...refunds.values()].filter((refund) => refund.payment_intent === intentId);
+    const remaining = intent.amount_received - refunded.reduce((sum, refund) => sum + refund.amount, 0);
+    const amount = params.amount === undefined ? remaining : Number(params.amount);
+    if (remaining === 0) {
+      return stripeError(400, {
+        type: "invalid_request_error",
+        code: "charge_already_refunded",
+        message: `Charge ${intent.latest_charge} has already been refunded.`,
+      });
+    }
+    if (amount > remaining) {
+      return stripeError(400, {
+        type: "invalid_request_error",
+        code: "amount_too_large",
+        param: "amount",
+        message: `Refund amount (€${amount / 100}) is greater than unrefunded amount on charge (€${remaining / 100})`,
+      });
+    }
+    const sepa = methods.get(intent.payment_method as string)?.type === "sepa_debit";
+    const refund: Stripe.Refund = {
+      id: newId("re"),
+      object: "refund",
+      amount,
+      balance_transaction: null,
+      charge: intent.latest_charge as string,
+      created: now(),
+      currency: intent.currency,
+      customer: null,
+      customer_account: null,
+      metadata: (params.metadata ?? {}) as Record<string, string>,
+      payment_intent: intentId,
+      payment_method: intent.payment_method as string,
+      reason: null,
+      receipt_number: null,
+      source_transfer_reversal: null,
+      status: sepa ? "pending" : "succeeded",
+      transfer_reversal: null,
+    };
+    refunds.set(refund.id, refund);
+    return { status: 200, body: refund };
+  }
+
+  function createCustomer(params: Record<string, unknown>): Reply {
+    const customer: Stripe.Customer = {
+      id: newId("cus"),
+      object: "customer",
+      balance: 0,
+      created: now(),
+      customer_account: null,
+      default_source: null,
+      description: null,
+      email: typeof params.email === "string" ? params.email : null,
+      invoice_settings: { custom_fields: null, default_payment_method: null, footer: null, rendering_options: null },
+      livemode: false,
+      metadata: (params.metadata ?? {}) as Record<string, string>,
+      name: typeof params.name === "string" ? params.name : null,
+      shipping: null,
+    };
+    customers.set(customer.id, customer);
+    return { status: 200, body: customer };
+  }
+
+  function createPaymentMethod(params: Record<string, unknown>): Reply {
+    if (params.type !== "sepa_debit") {
+      return stripeError(400, {
+        type: "invalid_request_error",
+        message: "The stand-in creates sepa_debit methods only; use a test method such as pm_card_visa for cards.",
+      });
+    }
+    const iban = String((params.sepa_debit as { iban?: string } | undefined)?.iban ?? "");
+    if (!/^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$/.test(iban)) return missing("sepa_debit[iban]");
+    const method = paymentMethodOf(newId("pm"), "sepa_debit", iban.slice(-4));
+    methods.set(method.id, method);
+    return { status: 200, body: method };
+  }
+
+  function searchPaymentIntents(query: string): Reply {
+    const match = /^metadata\['([^']+)'\]:'((?:[^'\\]|\\.)*)'$/.exec(query.trim());
+    if (!match) {
+      return stripeError(400, {
+        type: "invalid_request_error",
+        param: "query",
+        message: `Unsupported query: ${query}`,
+      });
+    }
+    const [, field, escaped] = match as unknown as [string, string, string];
+    const value = escaped.replace(/\\(.)/g, "$1");
+    const data = [...paymentIntents.values()].filter((intent) => intent.metadata[field] === value);
+    const result: Stripe.ApiSearchResult<Stripe.PaymentIntent> = {
+      object: "search_result",
+      data,
+      has_more: false,
+      next_page: null,
+      url: "/v1/payment_intents/search",
+    };
+    return { status: 200, body: result };
+  }
+
+  function balance(): Reply {
+    const money = [{ amount: 0, currency: "eur", source_types: { card: 0 } }];
+    const body: Stripe.Balance = { object: "balance", available: money, livemode: false, pending: money };
+    return { status: 200, body };
+  }
+
+  function route(method: string, path: string, params: Record<string, unknown>, query: URLSearchParams): Reply {
+    if (method === "POST" && path === "/v1/payment_intents") return createPaymentIntent(params);
+    if (method === "POST" && path === "/v1/refunds") return createRefund(params);
+    if (method === "POST" && path === "/v1/customers") return createCustomer(params);
+    if (method === "POST" && path === "/v1/payment_methods") return createPaymentMethod(params);
+    if (method === "GET" && path === "/v1/payment_intents/search")
+      return searchPaymentIntents(query.get("query") ?? "");
+    if (method === "GET" && path === "/v1/balance") return balance();
+    const intentId = /^\/v1\/payment_intents\/([^/]+)$/.exec(path)?.[1];
+    if (method === "GET" && intentId) {
+      const intent = paymentIntents.get(intentId);
+      return intent ? { status: 200, body: intent } : noSuch("payment_intent", intentId);
+    }
+    return stripeError(404, {
+      type: "invalid_request_error",
+      message: `Unrecognized request URL (${method}: ${path}).`,
+    });
+  }
+
+  const authorized = (request: IncomingMessage) => {
+    const key = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1];
+    return key && /^sk_test_\w+$/.test(key) ? key : undefined;
+  };
+
+  async function handle(request: IncomingMessage, response: ServerResponse) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString("utf8");
+    const url = new URL(request.url ?? "/", "http://stand-in");
+    const method = request.method ?? "GET";
+    const idempotencyKey = request.headers["idempotency-key"] as string | undefined;
+    requests.push({ method, path: url.pathname, idempotencyKey });
+    const headers: Record<string, string> = { "content-type": "application/json", "request-id": newId("req") };
+    const send = (reply: Reply | StoredResponse, delayMs = 0) => {
+      const json = "json" in reply ? reply.json : JSON.stringify(reply.body);
+      const write = () => {
+        if (response.destroyed) return;
+        response.writeHead(reply.status, headers).end(json);
+      };
+      if (delayMs <= 0) return write();
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        write();
+      }, delayMs);
+      timers.add(timer);
+    };
+
+    const key = authorized(request);
+    if (!key) {
+      const shown = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1] ?? "";
+      return send(
+        stripeError(401, {
+          type: "invalid_request_error",
+          message: `Invalid API Key provided: ${shown.slice(0, 8)}${"*".repeat(Math.max(0, shown.length - 12))}${shown.slice(-4)}`,
+        }),
+      );
+    }
+    const fault = method === "POST" ? takeFault() : undefined;
+    const delayMs = fault?.kind === "delay" ? fault.ms : 0;
+    if (fault?.kind === "error_500" && fault.when === "before_recording") {
+      return send(stripeError(500, { type: "api_error", message: "An unknown error occurred" }));
+    }
+    const fingerprint = `${method} ${url.pathname} ${[...new URLSearchParams(body)].map(String).sort().join("&")}`;
+    const storedKey = idempotencyKey && method === "POST" ? `${key}:${idempotencyKey}` : undefined;
+    const previous = storedKey ? stored.get(storedKey) : undefined;
+    if (previous && previous.fingerprint !== fingerprint) {
+      return send(
+        stripeError(400, {
+          type: "idempotency_error",
+          message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${idempotencyKey}' if you meant to execute a different request.`,
+        }),
+      );
+    }
+    if (previous) {
+      headers["idempotent-replayed"] = "true";
+      headers["idempotency-key"] = idempotencyKey as string;
+      return send(previous, delayMs);
+    }
+    let reply = route(method, url.pathname, parseStripeForm(body), url.searchParams);
+    if (fault?.kind === "error_500")
+      reply = stripeError(500, { type: "api_error", message: "An unknown error occurred" });
+    if (storedKey) stored.set(storedKey, { fingerprint, status: reply.status, json: JSON.stringify(reply.body) });
+    send(reply, delayMs);
+  }
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      response.writeHead(500).end(JSON.stringify({ error: { type: "api_error", message: String(error) } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    api: { host: "127.0.0.1", port, protocol: "http" },
+    paymentIntents,
+    refunds,
+    customers,
+    requests,
+    inject: (fault) => faults.push(fault),
+    settle(intentId, outcome) {
+      const intent = paymentIntents.get(intentId);
+      if (intent?.status !== "processing" && intent?.status !== "requires_action") {
+        throw new Error(`payment intent ${intentId} is not waiting for an outcome`);
+      }
+      intent.next_action = null;
+      if (outcome === "succeeded") return succeed(intent);
+      intent.status = "requires_payment_method";
+      intent.processing = null;
+      intent.last_payment_error = {
+        type: "card_error",
+        code: "payment_intent_payment_attempt_failed",
+        message: "The debit was returned by the bank: insufficient funds.",
+      };
+    },
+    async close() {
+      for (const timer of timers) clearTimeout(timer);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
