@@ -263,7 +263,8 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     if (params.off_session === "true" && method && method.customer !== params.customer) {
       return stripeError(400, {
         type: "invalid_request_error",
-        code: "payment_method_not_attached",
+        code: "payment_method_unexpected_state",
+        param: "payment_method",
         message: "The PaymentMethod must be attached to the customer to be used off-session.",
       });
     }

@@ -150,6 +150,15 @@ describe("Stripe processor", () => {
     expect(intentsFor(charge.idempotencyKey)).toHaveLength(1);
   });
 
+  it("refuses a method Stripe does not know, or a method not saved for off-session use, as an invalid card", async () => {
+    await expect(processor.charge(request("pm_forged"))).rejects.toMatchObject({
+      code: "invalid_card",
+      message: "The payment method was refused: No such PaymentMethod: 'pm_forged'",
+    });
+    const unsaved = request(`cus_unknown/${STRIPE_TEST_METHODS.succeeds}`, { kind: "renewal" });
+    await expect(processor.charge(unsaved)).rejects.toMatchObject({ code: "invalid_card", status: 422 });
+  });
+
   it("answers null for a key Stripe never received", async () => {
     expect(await processor.retrieve(newKey())).toBeNull();
     expect(await processor.retrieve("it's odd\\")).toBeNull();

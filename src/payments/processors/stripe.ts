@@ -104,6 +104,16 @@ function misconfigured(error: unknown): AppError {
 /** Turns a failed call into our vocabulary: unknown outcomes are timeouts, a refused key is a configuration error. */
 function rethrow(error: unknown): never {
   if (outcomeUnknown(error)) throw new ProcessorTimeoutError("stripe");
+  // A method id from the page that Stripe does not know (or may not use here): nothing was charged.
+  if (
+    error instanceof Stripe.errors.StripeInvalidRequestError &&
+    (error.param === "payment_method" || error.code?.startsWith("payment_method_"))
+  ) {
+    throw new AppError("invalid_card", `The payment method was refused: ${error.message}`, {
+      errors: [{ field: "payment_method", message: error.message }],
+      cause: error,
+    });
+  }
   if (error instanceof Stripe.errors.StripeAuthenticationError) throw misconfigured(error);
   if (error instanceof Stripe.errors.StripePermissionError) throw misconfigured(error);
   throw error;
