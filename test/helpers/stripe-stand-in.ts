@@ -197,6 +197,8 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     Object.values(STRIPE_TEST_METHODS).map((id) => [id, paymentMethodOf(id, "card", "4242")]),
   );
   const stored = new Map<string, StoredResponse>();
+  // Saved for off-session use, as `customer/method`: Stripe's test methods (pm_card_visa) may be saved on many customers.
+  const saved = new Set<string>();
   const requests: StripeStandIn["requests"] = [];
   const faults: StandInFault[] = [];
   const timers = new Set<NodeJS.Timeout>();
@@ -250,8 +252,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     intent.amount_received = intent.amount;
     intent.latest_charge = newId("ch");
     intent.processing = null;
-    const method = methods.get(intent.payment_method as string);
-    if (method && typeof intent.customer === "string" && intent.setup_future_usage) method.customer = intent.customer;
+    if (intent.customer && intent.setup_future_usage) saved.add(`${intent.customer}/${intent.payment_method}`);
   }
 
   function createPaymentIntent(params: Record<string, unknown>): Reply {
@@ -260,7 +261,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     const methodId = params.payment_method as string | undefined;
     const method = methodId ? methods.get(methodId) : undefined;
     if (methodId && !method) return noSuch("PaymentMethod", methodId, "payment_method");
-    if (params.off_session === "true" && method && method.customer !== params.customer) {
+    if (params.off_session === "true" && !saved.has(`${params.customer}/${methodId}`)) {
       return stripeError(400, {
         type: "invalid_request_error",
         code: "payment_method_unexpected_state",

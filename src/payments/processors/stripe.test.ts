@@ -4,7 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STRIPE_TEST_METHODS, type StripeStandIn, startStripeStandIn } from "../../../test/helpers/stripe-stand-in.js";
 import { AppError } from "../../errors/app-error.js";
 import { type ChargeRequest, ProcessorTimeoutError } from "./processor.js";
-import { createStripeProcessor, STRIPE_KEY_METADATA, type StripeProcessor, verifyStripeSecretKey } from "./stripe.js";
+import {
+  createStripeProcessor,
+  STRIPE_KEY_METADATA,
+  type StripeProcessor,
+  stripeMethodReference,
+  verifyStripeSecretKey,
+} from "./stripe.js";
 
 // Through the real `stripe` client against the local stand-in: no database, no network beyond 127.0.0.1.
 let standIn: StripeStandIn;
@@ -91,7 +97,10 @@ describe("Stripe processor", () => {
     const charge = request(STRIPE_TEST_METHODS.authenticationRequired);
     const result = await processor.charge(charge);
     expect(result).toEqual({ state: "PENDING", intentId: expect.stringMatching(/^pi_/), reason: "requires_action" });
+    const secret = await processor.authenticationSecret(result.intentId);
+    expect(secret).toMatch(new RegExp(`^${result.intentId}_secret_`));
     standIn.settle(result.intentId, "succeeded");
+    expect(await processor.authenticationSecret(result.intentId)).toBeNull();
     expect(await processor.retrieve(charge.idempotencyKey)).toEqual({ state: "PAID", intentId: result.intentId });
   });
 
@@ -102,7 +111,7 @@ describe("Stripe processor", () => {
       idempotencyKey: `customer:${randomUUID()}`,
     });
     expect(standIn.customers.get(customer)).toMatchObject({ email: "ada@example.org", name: "Ada Lovelace" });
-    const saved = `${customer}/${STRIPE_TEST_METHODS.succeeds}`;
+    const saved = stripeMethodReference(customer, STRIPE_TEST_METHODS.succeeds);
     const first = request(saved);
     expect(await processor.charge(first)).toMatchObject({ state: "PAID" });
     expect(intentsFor(first.idempotencyKey)[0]).toMatchObject({ customer, setup_future_usage: "off_session" });
@@ -112,7 +121,7 @@ describe("Stripe processor", () => {
     expect(renewal).toMatchObject({ state: "PAID" });
 
     // A card that always asks for 3-D Secure: authenticated once in the page, then refused off-session.
-    const strict = `${customer}/${STRIPE_TEST_METHODS.authenticationRequired}`;
+    const strict = stripeMethodReference(customer, STRIPE_TEST_METHODS.authenticationRequired);
     const initial = await processor.charge(request(strict));
     standIn.settle(initial.intentId, "succeeded");
     const refused = await processor.charge(request(strict, { kind: "renewal" }));
@@ -155,7 +164,7 @@ describe("Stripe processor", () => {
       code: "invalid_card",
       message: "The payment method was refused: No such PaymentMethod: 'pm_forged'",
     });
-    const unsaved = request(`cus_unknown/${STRIPE_TEST_METHODS.succeeds}`, { kind: "renewal" });
+    const unsaved = request(stripeMethodReference("cus_unknown", STRIPE_TEST_METHODS.succeeds), { kind: "renewal" });
     await expect(processor.charge(unsaved)).rejects.toMatchObject({ code: "invalid_card", status: 422 });
   });
 

@@ -71,8 +71,9 @@ export function chargeResultOf(intent: Stripe.PaymentIntent): ChargeResult {
       return { state: "PENDING", intentId: intent.id, reason: "processing" };
     case "requires_action":
     case "requires_confirmation":
-    case "requires_capture":
       return { state: "PENDING", intentId: intent.id, reason: "requires_action" };
+    case "requires_capture":
+      return { state: "PENDING", intentId: intent.id };
     case "canceled":
       return { state: "FAILED", intentId: intent.id, code: "canceled", message: "The payment was canceled" };
     default: {
@@ -122,6 +123,8 @@ function rethrow(error: unknown): never {
 export interface StripeProcessor extends Processor {
   /** A Customer to save a recurring donor's method on (the first charge then keeps it for off-session renewals). */
   createCustomer(customer: { email: string; name: string; idempotencyKey: string }): Promise<string>;
+  /** The client secret Stripe.js needs to run a charge's 3-D Secure challenge, or null if none is waiting. */
+  authenticationSecret(intentId: string): Promise<string | null>;
 }
 
 /**
@@ -168,42 +171,35 @@ export function createStripeProcessor(options: StripeAccountOptions): StripeProc
 
     async retrieve(idempotencyKey: string): Promise<ChargeResult | null> {
       const quoted = idempotencyKey.replace(/['\\]/g, "\\$&");
-      try {
-        const found = await stripe.paymentIntents.search({
-          query: `metadata['${STRIPE_KEY_METADATA}']:'${quoted}'`,
-          limit: 1,
-        });
-        const intent = found.data[0];
-        return intent ? chargeResultOf(intent) : null;
-      } catch (error) {
-        rethrow(error);
-      }
+      const found = await stripe.paymentIntents
+        .search({ query: `metadata['${STRIPE_KEY_METADATA}']:'${quoted}'`, limit: 1 })
+        .catch(rethrow);
+      const intent = found.data[0];
+      return intent ? chargeResultOf(intent) : null;
     },
 
     async refund(request: RefundRequest): Promise<void> {
-      try {
-        const refund = await stripe.refunds.create(
+      const refund = await stripe.refunds
+        .create(
           { payment_intent: request.intentId, amount: request.amountCents },
           { idempotencyKey: request.idempotencyKey },
-        );
-        if (refund.status === "failed" || refund.status === "canceled") {
-          throw new Error(`Stripe refund ${refund.id} for ${request.intentId} ${refund.status}`);
-        }
-      } catch (error) {
-        rethrow(error);
+        )
+        .catch(rethrow);
+      if (refund.status === "failed" || refund.status === "canceled") {
+        throw new Error(`Stripe refund ${refund.id} for ${request.intentId} ${refund.status}`);
       }
     },
 
+    async authenticationSecret(intentId: string) {
+      const intent = await stripe.paymentIntents.retrieve(intentId).catch(rethrow);
+      return intent.status === "requires_action" ? intent.client_secret : null;
+    },
+
     async createCustomer(customer) {
-      try {
-        const created = await stripe.customers.create(
-          { email: customer.email, name: customer.name },
-          { idempotencyKey: customer.idempotencyKey },
-        );
-        return created.id;
-      } catch (error) {
-        rethrow(error);
-      }
+      const created = await stripe.customers
+        .create({ email: customer.email, name: customer.name }, { idempotencyKey: customer.idempotencyKey })
+        .catch(rethrow);
+      return created.id;
     },
   };
 }
