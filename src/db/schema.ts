@@ -34,6 +34,10 @@ export const organizations = pgTable("organizations", {
   name: text("name").notNull(),
   currency: text("currency").notNull().default("EUR"),
   timeZone: text("time_zone").notNull().default("UTC"),
+  // Bank transfer instructions donors see after choosing the manual processor (IBAN stored compact).
+  bankAccountName: text("bank_account_name"),
+  iban: text("iban"),
+  bic: text("bic"),
   createDate: createDate(),
   updateDate: updateDate(),
 });

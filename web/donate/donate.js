@@ -298,15 +298,31 @@
         " to " +
         config.organization.name +
         " was received.";
-    if (pending) {
+    const bank = result.bank_transfer;
+    if (pending && bank) {
       byId("transfer").hidden = false;
       byId("transfer-text").textContent =
         "Please transfer the amount below to " +
-        config.organization.name +
+        bank.account_name +
         ", quoting the reference so your gift can be matched. It is confirmed when the money arrives.";
       byId("transfer-amount").textContent = money(donation.amount);
-      byId("transfer-payee").textContent = config.organization.name;
-      byId("transfer-reference").textContent = donation.code;
+      byId("transfer-payee").textContent = bank.account_name;
+      byId("transfer-iban").textContent = bank.iban.replace(/(.{4})(?=.)/g, "$1 ");
+      byId("transfer-bic").textContent = bank.bic || "";
+      byId("transfer-bic").parentElement.hidden = !bank.bic;
+      byId("transfer-bic-label").hidden = !bank.bic;
+      byId("transfer-reference").textContent = bank.reference;
+    } else if (pending) {
+      // No bank details entered yet: better no instructions than wrong ones.
+      byId("transfer-contact").hidden = false;
+      byId("transfer-contact-text").textContent =
+        "Please contact " +
+        config.organization.name +
+        " for their bank details, and quote the reference " +
+        donation.code +
+        " with your transfer of " +
+        money(donation.amount) +
+        ".";
     }
     if (typeof result.receipt_url === "string" && /^https?:\/\//.test(result.receipt_url)) {
       /** @type {HTMLAnchorElement} */ (document.getElementById("receipt-link")).href = result.receipt_url;

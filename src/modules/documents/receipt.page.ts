@@ -3,6 +3,8 @@ import type { donations, organizations, supporters } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
 import { escapeHtml, htmlDocument } from "../../http/html-page.js";
 import { formatMoney, fromCents, toCents } from "../../payments/money.js";
+import { printableIban } from "../organizations/bank-account.js";
+import { bankTransferToWire } from "../organizations/organizations.service.js";
 import type { DocumentKind, DocumentLinks } from "./document-links.js";
 import { findDocumentOrganizationId, findReceiptDonation, listReceiptPayments } from "./documents.repo.js";
 
@@ -147,6 +149,8 @@ export interface Receipt {
   donation: typeof donations.$inferSelect;
   campaignTitle: string;
   paymentMethodLabel: string | null;
+  /** The processor of the gift's method: "manual" (bank transfer) prints where the money went. */
+  processor: string | null;
   payments: { id: number; state: string; amount: number; currency: string; paymentDate: Date | null }[];
 }
 
@@ -168,7 +172,8 @@ export async function loadReceipt(
     donation: found.donation,
     campaignTitle: found.campaignTitle,
     paymentMethodLabel: found.donationMethodLabel ?? paid[0]?.methodLabel ?? null,
-    payments: paid.map(({ methodLabel: _label, ...payment }) => payment),
+    processor: found.donationMethodProcessor ?? paid[0]?.methodProcessor ?? null,
+    payments: paid.map(({ methodLabel: _label, methodProcessor: _processor, ...payment }) => payment),
   };
 }
 
@@ -189,6 +194,21 @@ function receiptMarker(receipt: Receipt): { stamp: string; note: string } | null
     return { stamp: "Partly refunded", note: `${what} refunded; refunded payments are not counted.` };
   }
   return null;
+}
+
+function bankTransferSection(receipt: Receipt): string {
+  const bank = receipt.processor === "manual" ? bankTransferToWire(receipt.organization) : null;
+  if (!bank) return "";
+  const facts: [string, string][] = [
+    ["Account holder", bank.account_name],
+    ["IBAN", printableIban(bank.iban)],
+    ...(bank.bic ? ([["BIC", bank.bic]] as [string, string][]) : []),
+    ["Reference", receipt.donation.code],
+  ];
+  return `<h2>Bank transfer</h2>
+    <dl class="facts bank-transfer">
+      ${facts.map(([term, value]) => `<dt>${term}</dt><dd>${escapeHtml(value)}</dd>`).join("\n      ")}
+    </dl>`;
 }
 
 export function receiptPage(receipt: Receipt, nonce: string, issuedAt = new Date()): string {
@@ -246,6 +266,7 @@ export function receiptPage(receipt: Receipt, nonce: string, issuedAt = new Date
       ${facts.map(([term, value]) => `<dt>${term}</dt><dd>${value}</dd>`).join("\n      ")}
     </dl>
     ${paymentsTable}
+    ${bankTransferSection(receipt)}
     <footer>
       ${escapeHtml(organization.name)} thanks you for your support. Keep this receipt for your records.
     </footer>`;

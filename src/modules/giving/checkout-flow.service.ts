@@ -23,6 +23,7 @@ import {
   updateCheckout,
 } from "../checkouts/checkouts.repo.js";
 import {
+  type DonationRow,
   findDonation,
   insertDonation,
   lockDonation,
@@ -30,8 +31,14 @@ import {
   updateDonation,
 } from "../donations/donations.repo.js";
 import { donationToWire } from "../donations/donations.service.js";
-import { findPaymentMethod, insertPaymentMethod } from "../payment-methods/payment-methods.repo.js";
-import { insertPayment, lockPayment, sumPaidForCampaign } from "../payments/payments.repo.js";
+import { findOrganizationById } from "../organizations/organizations.repo.js";
+import { bankTransferToWire } from "../organizations/organizations.service.js";
+import {
+  findPaymentMethod,
+  insertPaymentMethod,
+  type PaymentMethodRow,
+} from "../payment-methods/payment-methods.repo.js";
+import { insertPayment, lockPayment, type PaymentRow, sumPaidForCampaign } from "../payments/payments.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
 import { insertSupporter, lockSupporterByEmail, updateSupporterColumns } from "../supporters/supporters.repo.js";
 import { SUPPORTER_COLUMNS } from "../supporters/supporters.service.js";
@@ -612,16 +619,7 @@ export async function settleCheckoutAttempt(
       gift: null,
     });
 
-    return finish({
-      status: 200,
-      body: {
-        result: payment.state === "PAID" ? ("succeeded" as const) : ("pending" as const),
-        checkout_id: checkout.id,
-        donation: donationToWire(donation),
-        payment: paymentToWire(payment, methodRow),
-        receipt_url: donation.receiptUrl,
-      },
-    });
+    return finish({ status: 200, body: completedBody(organization, checkout.id, donation, payment, methodRow) });
   });
 }
 
@@ -654,16 +652,28 @@ async function settledOutcome(
   const donation = await findDonation(tx, attempt.organizationId, checkout.donationId);
   const payment = await lockPayment(tx, attempt.organizationId, checkout.paymentId);
   if (!donation || !payment) throw notFound("Checkout");
+  const organization = await findOrganizationById(tx, attempt.organizationId);
+  const method = await findPaymentMethod(tx, attempt.organizationId, payment.paymentMethodId);
+  if (!organization) throw notFound("Checkout");
+  return { status: 200, body: completedBody(organization, checkout.id, donation, payment, method), replayed: true };
+}
+
+/** A completed checkout as the donor's page gets it; bank transfers come with where to send the money. */
+function completedBody(
+  organization: OrganizationRow,
+  checkoutId: number,
+  donation: DonationRow,
+  payment: PaymentRow,
+  method: PaymentMethodRow | undefined,
+): CheckoutCompletedWire {
+  const bank = method?.processor === "manual" ? bankTransferToWire(organization) : null;
   return {
-    status: 200,
-    body: {
-      result: payment.state === "PAID" ? "succeeded" : "pending",
-      checkout_id: checkout.id,
-      donation: donationToWire(donation),
-      payment: paymentToWire(payment, await findPaymentMethod(tx, attempt.organizationId, payment.paymentMethodId)),
-      receipt_url: donation.receiptUrl,
-    },
-    replayed: true,
+    result: payment.state === "PAID" ? "succeeded" : "pending",
+    checkout_id: checkoutId,
+    donation: donationToWire(donation),
+    payment: paymentToWire(payment, method),
+    receipt_url: donation.receiptUrl,
+    bank_transfer: bank && { ...bank, reference: donation.code },
   };
 }
 

@@ -304,9 +304,15 @@ function successSection(): string {
     <p id="transfer-text"></p>
     <dl>
       <dt>Amount</dt><dd id="transfer-amount"></dd>
-      <dt>Payee</dt><dd id="transfer-payee"></dd>
+      <dt>Account holder</dt><dd id="transfer-payee"></dd>
+      <dt>IBAN</dt><dd><code id="transfer-iban"></code></dd>
+      <dt id="transfer-bic-label">BIC</dt><dd><code id="transfer-bic"></code></dd>
       <dt>Reference</dt><dd><code id="transfer-reference"></code></dd>
     </dl>
+  </div>
+  <div id="transfer-contact" class="transfer" hidden>
+    <h3>Bank transfer</h3>
+    <p id="transfer-contact-text"></p>
   </div>
   <p id="receipt" hidden><a id="receipt-link" href="#" rel="noopener">Download your receipt</a></p>
 </section>`;

@@ -144,6 +144,20 @@ export const CheckoutCompleted = wireObject(
     donation: Donation,
     payment: Payment,
     receipt_url: nullable(Type.String({ format: "uri" })),
+    // Optional only so outcomes stored before it existed still replay.
+    bank_transfer: Type.Optional(
+      nullable(
+        wireObject(
+          {
+            account_name: Type.String(),
+            iban: Type.String({ description: "Compact; print it in groups of four" }),
+            bic: nullable(Type.String()),
+            reference: Type.String({ description: "Quote it on the transfer: the donation's code" }),
+          },
+          "Where to send a bank transfer gift; null for other processors and while the organization has no IBAN",
+        ),
+      ),
+    ),
   },
   "The outcome of a completed checkout",
 );

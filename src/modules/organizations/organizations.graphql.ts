@@ -1,7 +1,21 @@
 import { builder } from "../../graphql/builder.js";
-import { getOrganization, type organizationToWire } from "./organizations.service.js";
+import { authorize } from "../../graphql/context.js";
+import { type bankTransferToWire, getOrganization, updateBankAccount } from "./organizations.service.js";
 
-type OrganizationWire = ReturnType<typeof organizationToWire>;
+type OrganizationWire = Awaited<ReturnType<typeof getOrganization>>;
+
+const BankTransferType = builder
+  .objectRef<NonNullable<ReturnType<typeof bankTransferToWire>>>("BankTransfer")
+  .implement({
+    description: "Where donors who choose bank transfer send the money",
+    fields: (t) => ({
+      account_name: t.exposeString("account_name", {
+        description: "The account holder; the organization's name unless set",
+      }),
+      iban: t.exposeString("iban", { description: "Compact (no spaces), checksum-validated" }),
+      bic: t.exposeString("bic", { nullable: true }),
+    }),
+  });
 
 export const OrganizationType = builder.objectRef<OrganizationWire>("Organization").implement({
   description: "The organization the request acts for",
@@ -12,6 +26,12 @@ export const OrganizationType = builder.objectRef<OrganizationWire>("Organizatio
     currency: t.exposeString("currency", { description: "ISO 4217 code of every amount" }),
     time_zone: t.exposeString("time_zone", { description: "IANA time zone of whole-day date filters" }),
     create_date: t.exposeString("create_date"),
+    bank_transfer: t.field({
+      type: BankTransferType,
+      nullable: true,
+      description: "Bank transfer instructions; null until an IBAN is entered",
+      resolve: (organization) => organization.bank_transfer,
+    }),
   }),
 });
 
@@ -54,5 +74,23 @@ builder.queryField("viewer", (t) =>
             application_id: actor.applicationId,
             permissions: actor.permissions,
           },
+  }),
+);
+
+builder.mutationField("updateOrganizationBankTransfer", (t) =>
+  t.field({
+    type: OrganizationType,
+    description:
+      "Sets the bank transfer instructions (IBAN checked by its country length and mod-97 checksum, BIC by format); " +
+      "all blank clears them. Owners and admins only.",
+    args: {
+      account_name: t.arg.string({ description: "The account holder; defaults to the organization's name" }),
+      iban: t.arg.string(),
+      bic: t.arg.string(),
+    },
+    resolve: (_root, args, context) => {
+      authorize(context, "organization:manage");
+      return updateBankAccount(context.db, context.scope.organizationId, args);
+    },
   }),
 );

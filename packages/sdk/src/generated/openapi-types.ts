@@ -184,6 +184,15 @@ export interface Operations {
           update_date: string;
         };
         receipt_url: string | null;
+        /** Where to send a bank transfer gift; null for other processors and while the organization has no IBAN */
+        bank_transfer?: {
+          account_name: string;
+          /** Compact; print it in groups of four */
+          iban: string;
+          bic: string | null;
+          /** Quote it on the transfer: the donation's code */
+          reference: string;
+        } | null;
       };
       /** Invalid parameters */
       400: Problem;
