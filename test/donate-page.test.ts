@@ -343,6 +343,34 @@ describe("hosted donation page", () => {
     await context.close();
   });
 
+  it("offers to cover the processing fee with the exact cents the server then charges", async () => {
+    const covering = await fakeCampaign(server.database.db, tenant.organizationId, {
+      slug: `cover-${unique(6)}`,
+      defaultAmount: 25,
+      shownFields: ["first_name", "last_name", "email", "city"],
+      requiredFields: [],
+      allowCoverFee: true,
+      archiveDate: null,
+    });
+    const { context, page } = await openPage({}, `/donate/${tenant.slug}/${covering.slug}`);
+    const box = page.getByRole("checkbox", { name: "Add €1.03 to cover processing fees" });
+    expect(await box.isChecked()).toBe(false);
+    await page.getByRole("radio", { name: "€10" }).check();
+    await page.getByRole("checkbox", { name: "Add €0.59 to cover processing fees" }).check();
+    await expect(page.getByRole("button", { name: /^Donate/ }).textContent()).resolves.toBe("Donate €10.59");
+    await fillDonor(page);
+    const { status, body, request } = await submit(page);
+    expect(status).toBe(200);
+    expect(request.postDataJSON()).toMatchObject({ amount: 10, cover_fee: true });
+    expect(body.donation).toMatchObject({ amount: 10, covered_fee: 0.59 });
+    expect(body.payment.amount).toBe(10.59);
+    await page.locator("#success").waitFor({ state: "visible" });
+    await expect(page.locator("#success-summary").textContent()).resolves.toContain(
+      "Thank you for also covering €0.59 of processing fees.",
+    );
+    await context.close();
+  });
+
   it("explains missing fields inline without calling the API", async () => {
     const { context, page } = await openPage();
     let completions = 0;

@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeCampaign, fakeDonation, fakePayment, fakeTenant, type Tenant } from "../../../test/helpers/factories.js";
 import { startTestServer, type TestServer } from "../../../test/helpers/server.js";
-import { donations, organizations, payments, supporters } from "../../db/schema.js";
+import { campaigns, donations, organizations, payments, supporters } from "../../db/schema.js";
 import { updateBankAccount } from "../organizations/organizations.service.js";
 import { type DocumentLinks, loadDocumentLinks } from "./document-links.js";
 
@@ -56,7 +56,13 @@ describe("documents: receipts and yearly statements", () => {
   }
 
   /** A real gift through the public checkout API, paid with the sandbox test card. */
-  async function give(donor: Donor, amount: number, frequency: 0 | 1 | 12 = 0, processor = "sandbox") {
+  async function give(
+    donor: Donor,
+    amount: number,
+    frequency: 0 | 1 | 12 = 0,
+    processor = "sandbox",
+    coverFee = false,
+  ) {
     const base = `/api/v1/public/organizations/${tenant.slug}`;
     const started = await post(`${base}/campaigns/${campaign.slug}/checkouts/`, { amount, frequency });
     expect(started.status, JSON.stringify(started.body)).toBe(201);
@@ -66,6 +72,7 @@ describe("documents: receipts and yearly statements", () => {
       frequency,
       processor,
       ...(processor === "sandbox" ? { card: CARD } : {}),
+      ...(coverFee ? { cover_fee: true } : {}),
       supporter: donor,
       consents: { privacy: true },
     });
@@ -179,6 +186,28 @@ describe("documents: receipts and yearly statements", () => {
     expect(cardReceipt.status).toBe(200);
     expect(cardReceipt.html).not.toContain("<h2>Bank transfer</h2>");
     expect(cardReceipt.html).not.toContain("GB82");
+  });
+
+  it("shows the gift and the processing fee the donor covered apart, and the total charged", async () => {
+    await server.database.db
+      .update(campaigns)
+      .set({ allowCoverFee: true })
+      .where(and(eq(campaigns.organizationId, tenant.organizationId), eq(campaigns.id, campaign.id)));
+    const gift = await give(donor(), 25, 0, "sandbox", true);
+    const { html } = await open(gift.donation.receipt_url);
+    expect(html).toContain('<dt>Gift</dt><dd><span class="amount">€25.00</span></dd>');
+    expect(html).toContain("<dt>Processing fee covered</dt><dd>€1.03</dd>");
+    expect(html).toContain("<dt>Total charged</dt><dd>€26.03</dd>");
+
+    const monthly = await give(donor(), 10, 12, "sandbox", true);
+    const recurring = await open(monthly.donation.receipt_url);
+    expect(recurring.html).toContain('<dt>Gift of each payment</dt><dd><span class="amount">€10.00</span></dd>');
+    expect(recurring.html).toContain("<dt>Processing fee covered</dt><dd>€0.59</dd>");
+    expect(recurring.html).toContain("<dt>Charged each time</dt><dd>€10.59</dd>");
+    expect(recurring.html).toContain('<td class="number">€10.59</td>');
+
+    const plain = await give(donor(), 25);
+    expect((await open(plain.donation.receipt_url)).html).not.toContain("Processing fee");
   });
 
   it("answers 404 to a tampered signature, another organization's signature and an unknown id alike", async () => {

@@ -196,6 +196,20 @@ function receiptMarker(receipt: Receipt): { stamp: string; note: string } | null
   return null;
 }
 
+/** The gift and the fee the donor covered, shown apart: the gift is the donation, the fee went to the processor. */
+function coveredFeeFacts(
+  donation: Receipt["donation"],
+  money: (amount: number, currency: string) => string,
+  amountFact: [string, string],
+): [string, string][] {
+  const total = fromCents(toCents(donation.amount) + toCents(donation.coveredFee));
+  return [
+    [amountFact[0].replace("Amount", "Gift"), amountFact[1]],
+    ["Processing fee covered", escapeHtml(money(donation.coveredFee, donation.currency))],
+    [donation.frequency ? "Charged each time" : "Total charged", escapeHtml(money(total, donation.currency))],
+  ];
+}
+
 function bankTransferSection(receipt: Receipt): string {
   const bank = receipt.processor === "manual" ? bankTransferToWire(receipt.organization) : null;
   if (!bank) return "";
@@ -218,11 +232,12 @@ export function receiptPage(receipt: Receipt, nonce: string, issuedAt = new Date
   const marker = receiptMarker(receipt);
   const giftDate = donation.completedDate ?? receipt.payments[0]?.paymentDate ?? null;
   const received = receipt.payments.filter((payment) => payment.state === "PAID");
+  const amountFact: [string, string] = [
+    recurring ? "Amount of each payment" : "Amount",
+    `<span class="amount${marker?.stamp === "Refunded" ? " struck" : ""}">${escapeHtml(format.money(donation.amount, donation.currency))}</span>`,
+  ];
   const facts: [string, string][] = [
-    [
-      recurring ? "Amount of each payment" : "Amount",
-      `<span class="amount${marker?.stamp === "Refunded" ? " struck" : ""}">${escapeHtml(format.money(donation.amount, donation.currency))}</span>`,
-    ],
+    ...(toCents(donation.coveredFee) > 0 ? coveredFeeFacts(donation, format.money, amountFact) : [amountFact]),
     ["Frequency", escapeHtml(frequencyLabel(donation.frequency))],
     [recurring ? "First payment" : "Date of the gift", giftDate ? escapeHtml(format.date(giftDate)) : "—"],
     ["Payment method", escapeHtml(receipt.paymentMethodLabel ?? "—")],

@@ -3,7 +3,7 @@ import { AppError, notFound } from "../../errors/app-error.js";
 import { problemBodyOf } from "../../errors/problem-body.js";
 import { parseId } from "../../http/ids.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
-import { toCents } from "../../payments/money.js";
+import { fromCents, toCents } from "../../payments/money.js";
 import {
   connectProcessor,
   PROCESSOR_NAMES,
@@ -32,7 +32,7 @@ import {
 } from "../donations/donations.repo.js";
 import { donationToWire } from "../donations/donations.service.js";
 import { findOrganizationById } from "../organizations/organizations.repo.js";
-import { bankTransferToWire } from "../organizations/organizations.service.js";
+import { bankTransferToWire, feeFormulaOf } from "../organizations/organizations.service.js";
 import {
   findPaymentMethod,
   insertPaymentMethod,
@@ -47,6 +47,7 @@ import {
   checkGift,
   checkSupporterFields,
   costExampleQuantity,
+  coveredFeeOf,
   type Frequency,
   requiredFieldsOf,
   shownFieldsOf,
@@ -56,7 +57,6 @@ import {
   type AttemptRow,
   abandonPendingAttempt,
   findAttemptCheckoutId,
-  findCampaign,
   findCampaignBySlugs,
   findCampaignWithOrganization,
   findOrganizationCurrency,
@@ -128,6 +128,7 @@ export function publicCampaignToWire(
     privacy_note: campaign.privacyNote,
     cost_example_amount: campaign.costExampleAmount,
     cost_example_label: campaign.costExampleLabel,
+    cover_fee: campaign.allowCoverFee ? feeFormulaOf(organization) : null,
     processors: PROCESSOR_NAMES.map((name) => {
       const processor = requireProcessor(name);
       return {
@@ -436,10 +437,12 @@ async function recordAttempt(
     if (checkout.createDate.getTime() + context.checkoutTtlSeconds * 1000 <= Date.now()) {
       throw new AppError("checkout_expired", `The checkout ${checkoutId} has expired; start a new one`);
     }
-    const campaign = await findCampaign(tx, organizationId, checkout.campaignId ?? 0);
-    if (!campaign) throw notFound("Campaign");
+    const found = await findCampaignWithOrganization(tx, organizationId, checkout.campaignId ?? 0);
+    if (!found) throw notFound("Campaign");
+    const { campaign, organization } = found;
     if (campaign.archiveDate) throw campaignClosed();
     checkGift(campaign, input.amount, input.frequency);
+    const coveredFee = coveredFeeOf(campaign, organization, input.amount, input.cover_fee);
     checkSupporterFields(campaign, input.supporter);
 
     const id = await nextAttemptId(tx);
@@ -456,6 +459,7 @@ async function recordAttempt(
       checkoutId,
       campaignId: campaign.id,
       amount: input.amount,
+      coveredFee,
       frequency: input.frequency,
       processor: input.processor,
       state: "PENDING",
@@ -478,7 +482,7 @@ async function chargeAttempt(context: Pick<GivingContext, "db">, attempt: Attemp
   const organization = await findOrganizationCurrency(context.db, attempt.organizationId);
   try {
     return await processor.charge({
-      amountCents: toCents(attempt.amount),
+      amountCents: toCents(attempt.amount) + toCents(attempt.coveredFee),
       currency: organization?.currency ?? "EUR",
       reference: (attempt.gift as AttemptGift).methodReference,
       kind: "initial",
@@ -564,6 +568,7 @@ export async function settleCheckoutAttempt(
       donation = await updateDonation(tx, organizationId, donation.id, {
         supporterId: supporter.id,
         amount,
+        coveredFee: attempt.coveredFee,
         frequency,
         device: gift.device,
         paymentMethodId: methodRow.id,
@@ -575,6 +580,7 @@ export async function settleCheckoutAttempt(
         campaignId: campaign.id,
         state: "pending",
         amount,
+        coveredFee: attempt.coveredFee,
         currency: organization.currency,
         frequency,
         device: gift.device,
@@ -588,7 +594,7 @@ export async function settleCheckoutAttempt(
       organizationId,
       donationId: donation.id,
       state: "PENDING",
-      amount,
+      amount: fromCents(toCents(amount) + toCents(attempt.coveredFee)),
       currency: organization.currency,
       paymentMethodId: methodRow.id,
       processorIntentId: charge.intentId,

@@ -1,8 +1,22 @@
 import { builder } from "../../graphql/builder.js";
 import { authorize } from "../../graphql/context.js";
-import { type bankTransferToWire, getOrganization, updateBankAccount } from "./organizations.service.js";
+import {
+  type bankTransferToWire,
+  getOrganization,
+  updateBankAccount,
+  updateFeeFormula,
+} from "./organizations.service.js";
 
 type OrganizationWire = Awaited<ReturnType<typeof getOrganization>>;
+
+const CoverFeeType = builder.objectRef<OrganizationWire["cover_fee"]>("CoverFeeFormula").implement({
+  description:
+    "The processing fee a donor may add to a gift: percent of the gift (rounded half up to the cent) + fixed",
+  fields: (t) => ({
+    percent: t.exposeFloat("percent", { description: "Default 2.9" }),
+    fixed: t.exposeFloat("fixed", { description: "In the organization's currency; default 0.30" }),
+  }),
+});
 
 const BankTransferType = builder
   .objectRef<NonNullable<ReturnType<typeof bankTransferToWire>>>("BankTransfer")
@@ -31,6 +45,11 @@ export const OrganizationType = builder.objectRef<OrganizationWire>("Organizatio
       nullable: true,
       description: "Bank transfer instructions; null until an IBAN is entered",
       resolve: (organization) => organization.bank_transfer,
+    }),
+    cover_fee: t.field({
+      type: CoverFeeType,
+      description: "Used when a campaign has allow_cover_fee",
+      resolve: (organization) => organization.cover_fee,
     }),
   }),
 });
@@ -91,6 +110,18 @@ builder.mutationField("updateOrganizationBankTransfer", (t) =>
     resolve: (_root, args, context) => {
       authorize(context, "organization:manage");
       return updateBankAccount(context.db, context.scope.organizationId, args);
+    },
+  }),
+);
+
+builder.mutationField("updateOrganizationCoverFee", (t) =>
+  t.field({
+    type: OrganizationType,
+    description: "Sets the fee formula of cover-the-fee gifts (percent 0–20, fixed 0–100). Owners and admins only.",
+    args: { percent: t.arg.float({ required: true }), fixed: t.arg.float({ required: true }) },
+    resolve: (_root, args, context) => {
+      authorize(context, "organization:manage");
+      return updateFeeFormula(context.db, context.scope.organizationId, args);
     },
   }),
 );

@@ -1,5 +1,7 @@
 import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
+import type { FeeFormula } from "../../payments/cover-fee.js";
+import { hasCentPrecision } from "../../payments/money.js";
 import { bicProblem, compactIban, ibanProblem } from "./bank-account.js";
 import {
   countOrganizations,
@@ -79,10 +81,32 @@ export async function updateBankAccount(db: Db, organizationId: number, input: B
   return organizationWithBankTransfer(row);
 }
 
+export const feeFormulaOf = (row: OrganizationRow): FeeFormula => ({
+  percent: row.coverFeePercent,
+  fixed: row.coverFeeFixed,
+});
+
 const organizationWithBankTransfer = (row: OrganizationRow) => ({
   ...organizationToWire(row),
   bank_transfer: bankTransferToWire(row),
+  cover_fee: feeFormulaOf(row),
 });
+
+/** The fee formula donors see when a campaign lets them cover the fee: percent (2 decimals, at most 20) + fixed. */
+export async function updateFeeFormula(db: Db, organizationId: number, formula: FeeFormula) {
+  if (!hasCentPrecision(formula.percent) || formula.percent < 0 || formula.percent > 20) {
+    throw invalid("percent", "use a percentage from 0 to 20 with at most 2 decimals");
+  }
+  if (!hasCentPrecision(formula.fixed) || formula.fixed < 0 || formula.fixed > 100) {
+    throw invalid("fixed", "use an amount from 0 to 100 with at most 2 decimals");
+  }
+  const row = await updateOrganizationColumns(db, organizationId, {
+    coverFeePercent: formula.percent,
+    coverFeeFixed: formula.fixed,
+  });
+  if (!row) throw new Error("organization of the request vanished");
+  return organizationWithBankTransfer(row);
+}
 
 export async function createOrganization(db: Db, input: NewOrganization) {
   if (!SLUG.test(input.slug)) {
