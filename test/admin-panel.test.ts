@@ -186,10 +186,10 @@ describe("admin panel in a browser", () => {
     await page.context().close();
   });
 
-  it("saves the bank transfer details in Settings, shows a checksum error inline, and stores them", async () => {
+  it("saves the bank transfer details in Settings, shows a checksum error inline, and stores them; the fee formula too", async () => {
     const page = await signIn(owner);
     await page.goto(`${server.url}/admin/o/${tenant.slug}/settings`);
-    await page.locator('[data-testid="bank-transfer-form"]').waitFor();
+    await page.locator('[data-testid="bank-transfer"]').waitFor();
     await page.getByLabel("IBAN").fill("IT61 X054 2811 1010 0000 0123 456");
     await page.click('[data-testid="save-bank-transfer"]');
     await expect(page.getByRole("alert").first().textContent()).resolves.toContain("the check digits do not match");
@@ -203,6 +203,17 @@ describe("admin panel in a browser", () => {
       .from(organizations)
       .where(eq(organizations.id, tenant.organizationId));
     expect(row).toEqual({ name: "Panel Trust", iban: "IT60X0542811101000000123456", bic: "BPMOIT22" });
+
+    await expect(page.getByLabel("Percent of the gift").inputValue()).resolves.toBe("2.9");
+    await page.getByLabel("Percent of the gift").fill("1.4");
+    await page.getByLabel("Fixed amount").fill("0.25");
+    await page.click('[data-testid="save-cover-fee"]');
+    await page.getByText("Fee formula saved.").waitFor();
+    const [fees] = await server.database.db
+      .select({ percent: organizations.coverFeePercent, fixed: organizations.coverFeeFixed })
+      .from(organizations)
+      .where(eq(organizations.id, tenant.organizationId));
+    expect(fees).toEqual({ percent: 1.4, fixed: 0.25 });
     await page.context().close();
   });
 
