@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { eq } from "drizzle-orm";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkoutAttempts, checkoutProtection } from "../src/db/schema.js";
+import { checkoutAttempts, checkoutProtection, organizations } from "../src/db/schema.js";
 import { createInstallationToken } from "../src/modules/applications/applications.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { launchChromium } from "./helpers/chromium.js";
@@ -183,6 +183,37 @@ describe("admin panel in a browser", () => {
     await expect
       .poll(async () => (await server.get("/api/v1/checkouts/?limit=1", tokens.access_token)).status)
       .toBe(401);
+    await page.context().close();
+  });
+
+  it("saves the bank transfer details in Settings, shows a checksum error inline, and stores them; the fee formula too", async () => {
+    const page = await signIn(owner);
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/settings`);
+    await page.locator('[data-testid="bank-transfer"]').waitFor();
+    await page.getByLabel("IBAN").fill("IT61 X054 2811 1010 0000 0123 456");
+    await page.click('[data-testid="save-bank-transfer"]');
+    await expect(page.getByRole("alert").first().textContent()).resolves.toContain("the check digits do not match");
+    await page.getByLabel("Account holder").fill("Panel Trust");
+    await page.getByLabel("IBAN").fill("IT60 X054 2811 1010 0000 0123 456");
+    await page.getByLabel("BIC (optional)").fill("BPMOIT22");
+    await page.click('[data-testid="save-bank-transfer"]');
+    await page.getByText("Bank details saved.").waitFor();
+    const [row] = await server.database.db
+      .select({ name: organizations.bankAccountName, iban: organizations.iban, bic: organizations.bic })
+      .from(organizations)
+      .where(eq(organizations.id, tenant.organizationId));
+    expect(row).toEqual({ name: "Panel Trust", iban: "IT60X0542811101000000123456", bic: "BPMOIT22" });
+
+    await expect(page.getByLabel("Percent of the gift").inputValue()).resolves.toBe("2.9");
+    await page.getByLabel("Percent of the gift").fill("1.4");
+    await page.getByLabel("Fixed amount").fill("0.25");
+    await page.click('[data-testid="save-cover-fee"]');
+    await page.getByText("Fee formula saved.").waitFor();
+    const [fees] = await server.database.db
+      .select({ percent: organizations.coverFeePercent, fixed: organizations.coverFeeFixed })
+      .from(organizations)
+      .where(eq(organizations.id, tenant.organizationId));
+    expect(fees).toEqual({ percent: 1.4, fixed: 0.25 });
     await page.context().close();
   });
 

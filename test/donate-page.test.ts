@@ -3,6 +3,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { type campaigns, checkoutProtection, sandboxCharges } from "../src/db/schema.js";
+import { updateBankAccount } from "../src/modules/organizations/organizations.service.js";
 import { launchChromium } from "./helpers/chromium.js";
 import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
@@ -26,6 +27,11 @@ describe("hosted donation page", () => {
     const cardTesting = { ...loadConfig({}).cardTesting, challengeCost: 10, challengeMaxNumber: 200 };
     [server, browser] = await Promise.all([startTestServer({ cardTesting }), launchChromium()]);
     tenant = await fakeTenant(server.database.db);
+    await updateBankAccount(server.database.db, tenant.organizationId, {
+      account_name: "School Kits Foundation",
+      iban: "IT60 X054 2811 1010 0000 0123 456",
+      bic: "BPMOIT22XXX",
+    });
     campaign = await fakeCampaign(server.database.db, tenant.organizationId, {
       slug: `school-kits-${unique(6)}`,
       title: "School kits for every child",
@@ -295,12 +301,73 @@ describe("hosted donation page", () => {
     expect(body.result).toBe("pending");
     await page.locator("#transfer").waitFor({ state: "visible" });
     await expect(page.locator("#transfer-reference").textContent()).resolves.toBe(body.donation.code);
+    await expect(page.locator("#transfer-iban").textContent()).resolves.toBe("IT60 X054 2811 1010 0000 0123 456");
+    await expect(page.locator("#transfer-bic").textContent()).resolves.toBe("BPMOIT22XXX");
+    await expect(page.locator("#transfer-payee").textContent()).resolves.toBe("School Kits Foundation");
+    expect(body.bank_transfer).toEqual({
+      account_name: "School Kits Foundation",
+      iban: "IT60X0542811101000000123456",
+      bic: "BPMOIT22XXX",
+      reference: body.donation.code,
+    });
+    expect(await page.locator("#transfer-contact").isVisible()).toBe(false);
     expect(await page.locator("#receipt").isVisible()).toBe(false);
     await expect(checkoutOf(body.checkout_id)).resolves.toMatchObject({
       state: "CLOSED",
       payment_method_label: "Bank transfer",
       payment: { state: "PENDING" },
     });
+    await context.close();
+  });
+
+  it("asks bank transfer donors to get in touch when the organization has no IBAN yet", async () => {
+    const other = await fakeTenant(server.database.db);
+    const plain = await fakeCampaign(server.database.db, other.organizationId, {
+      hasOneOff: true,
+      allowCustomAmount: true,
+      defaultAmount: 25,
+      archiveDate: null,
+    });
+    const { context, page } = await openPage({}, `/donate/${other.slug}/${plain.slug}`);
+    await page.getByRole("radio", { name: "Bank transfer" }).check();
+    await page.getByRole("textbox", { name: "Email" }).fill(`grace-${unique(6)}@example.org`);
+    await page.getByLabel("I have read the privacy notice").check();
+    const { status, body } = await submit(page);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ result: "pending", bank_transfer: null });
+    await page.locator("#transfer-contact").waitFor({ state: "visible" });
+    expect(await page.locator("#transfer").isVisible()).toBe(false);
+    const text = await page.locator("#transfer-contact-text").textContent();
+    expect(text).toMatch(/^Please contact Org \S+ for their bank details, and quote the reference /);
+    expect(text).toContain(body.donation.code);
+    await context.close();
+  });
+
+  it("offers to cover the processing fee with the exact cents the server then charges", async () => {
+    const covering = await fakeCampaign(server.database.db, tenant.organizationId, {
+      slug: `cover-${unique(6)}`,
+      defaultAmount: 25,
+      shownFields: ["first_name", "last_name", "email", "city"],
+      requiredFields: [],
+      allowCoverFee: true,
+      archiveDate: null,
+    });
+    const { context, page } = await openPage({}, `/donate/${tenant.slug}/${covering.slug}`);
+    const box = page.getByRole("checkbox", { name: "Add €1.03 to cover processing fees" });
+    expect(await box.isChecked()).toBe(false);
+    await page.getByRole("radio", { name: "€10" }).check();
+    await page.getByRole("checkbox", { name: "Add €0.59 to cover processing fees" }).check();
+    await expect(page.getByRole("button", { name: /^Donate/ }).textContent()).resolves.toBe("Donate €10.59");
+    await fillDonor(page);
+    const { status, body, request } = await submit(page);
+    expect(status).toBe(200);
+    expect(request.postDataJSON()).toMatchObject({ amount: 10, cover_fee: true });
+    expect(body.donation).toMatchObject({ amount: 10, covered_fee: 0.59 });
+    expect(body.payment.amount).toBe(10.59);
+    await page.locator("#success").waitFor({ state: "visible" });
+    await expect(page.locator("#success-summary").textContent()).resolves.toContain(
+      "Thank you for also covering €0.59 of processing fees.",
+    );
     await context.close();
   });
 

@@ -5,6 +5,8 @@ import { reconcilePending } from "../src/jobs/reconciler.job.js";
 import { type DocumentLinks, loadDocumentLinks } from "../src/modules/documents/document-links.js";
 import type { CompletionStep } from "../src/modules/giving/giving.context.js";
 import { settleChargeOutcome, settleRefundByIntent } from "../src/modules/payments/processor-events.service.js";
+import { createUser } from "../src/modules/users/users.service.js";
+import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
 import { fakeCampaign, fakeSupporter, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
@@ -836,6 +838,100 @@ describe("giving: public checkout, processors, transitions", () => {
       });
       const denied = await graphql(readOnly.token, refund, { id: manual.body.payment.id });
       expect(denied.errors[0].extensions.code).toBe("insufficient_scope");
+    });
+  });
+
+  describe("cover the fee", () => {
+    let covering: { id: number; slug: string };
+    const SET_FEE = `mutation ($percent: Float!, $fixed: Float!) {
+      updateOrganizationCoverFee(percent: $percent, fixed: $fixed) { cover_fee { percent fixed } } }`;
+
+    beforeAll(async () => {
+      const row = await fakeCampaign(server.database.db, tenant.organizationId, {
+        slug: `cover-${unique(6)}`,
+        hasOneOff: true,
+        hasSubscription: true,
+        allowCustomAmount: true,
+        allowCustomSubscriptionAmount: true,
+        minAmount: 1,
+        maxAmount: 1000,
+        minSubscriptionAmount: 1,
+        maxSubscriptionAmount: 1000,
+        shownFields: ["first_name", "last_name", "email"],
+        requiredFields: [],
+        allowCoverFee: true,
+        archiveDate: null,
+      });
+      covering = { id: row.id, slug: row.slug as string };
+    });
+
+    it("the public campaign offers the organization's formula only where the campaign allows it", async () => {
+      const offered = await server.get(`/api/v1/public/organizations/${tenant.slug}/campaigns/${covering.slug}`);
+      expect(offered.body.cover_fee).toEqual({ percent: 2.9, fixed: 0.3 });
+      const plain = await server.get(`/api/v1/public/organizations/${tenant.slug}/campaigns/${campaign.slug}`);
+      expect(plain.body.cover_fee).toBeNull();
+    });
+
+    it("records the gift and the covered fee apart and charges their sum, computed by the server", async () => {
+      const response = await give({ amount: 25, cover_fee: true }, {}, covering.slug);
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      expect(response.body.donation).toMatchObject({ amount: 25, covered_fee: 1.03, state: "done" });
+      expect(response.body.payment).toMatchObject({ amount: 26.03, state: "PAID" });
+      const [charge] = await server.database.db
+        .select({ amountCents: sandboxCharges.amountCents })
+        .from(sandboxCharges)
+        .where(like(sandboxCharges.idempotencyKey, `checkout:${response.checkoutId}:attempt:%`));
+      expect(charge?.amountCents).toBe(2603);
+      const rest = await server.get(`/api/v1/donations/${response.body.donation.id}`, tenant.token);
+      expect(rest.body).toMatchObject({ amount: 25, covered_fee: 1.03 });
+      const gql = await graphql(tenant.token, `query ($id: ID!) { donation(id: $id) { amount covered_fee } }`, {
+        id: String(response.body.donation.id),
+      });
+      expect(gql.data.donation).toEqual({ amount: 25, covered_fee: 1.03 });
+
+      const without = await give({ amount: 25 }, {}, covering.slug);
+      expect(without.body.donation).toMatchObject({ amount: 25, covered_fee: 0 });
+      expect(without.body.payment.amount).toBe(25);
+    });
+
+    it("refuses a covered gift on a campaign without the option (422), and any fee figure from the client (400)", async () => {
+      const before = await counts();
+      const refused = await give({ cover_fee: true });
+      expect(refused.status).toBe(422);
+      expect(refused.body).toMatchObject({
+        code: "cover_fee_not_offered",
+        errors: [{ field: "cover_fee", message: "This campaign does not offer to cover the processing fee" }],
+      });
+      const forged = await give({ amount: 25, cover_fee: true, covered_fee: 0.01 }, {}, covering.slug);
+      expect(forged.status).toBe(400);
+      expect(await counts()).toEqual(before);
+    });
+
+    it("uses the organization's own formula, set by an admin in GraphQL, with exact cents", async () => {
+      const refused = await graphql(tenant.token, SET_FEE, { percent: 1.5, fixed: 0.25 });
+      expect(refused.errors[0].extensions.code).toBe("insufficient_scope");
+      const admin = await createUser(server.database.db, {
+        email: `fees-${unique(6)}@example.test`,
+        password: "long enough password",
+        organization: tenant.slug,
+        role: "admin",
+      });
+      const cookie = `${SESSION_COOKIE}=${await createSession(server.database.db, server.config, admin.id)}`;
+      const asAdmin = (variables: Json) =>
+        fetch(`${server.url}/admin/graphql/`, {
+          method: "POST",
+          headers: { "content-type": "application/json", cookie },
+          body: JSON.stringify({ query: SET_FEE, variables }),
+        }).then((response) => response.json());
+      const invalid = await asAdmin({ percent: 25, fixed: 0.25 });
+      expect(invalid.errors[0].extensions).toMatchObject({ code: "invalid_request", errors: [{ field: "percent" }] });
+      const saved = await asAdmin({ percent: 1.5, fixed: 0.25 });
+      expect(saved.data.updateOrganizationCoverFee.cover_fee).toEqual({ percent: 1.5, fixed: 0.25 });
+      // 1.5 % of 33.33 is 0.49995: half up to 0.50, plus 0.25.
+      const response = await give({ amount: 33.33, frequency: 12, cover_fee: true }, {}, covering.slug);
+      expect(response.body.donation).toMatchObject({ amount: 33.33, covered_fee: 0.75, state: "active" });
+      expect(response.body.payment.amount).toBe(34.08);
+      await asAdmin({ percent: 2.9, fixed: 0.3 });
     });
   });
 

@@ -338,4 +338,99 @@ describe("GraphQL mutations", () => {
     expect(response.status).toBe(405);
     expect((await server.get("/api/v1/campaigns/?q=Via%20GET", tenant.token)).body.count).toBe(0);
   });
+  describe("organization bank transfer details", () => {
+    const SET = `mutation ($account_name: String, $iban: String, $bic: String) {
+      updateOrganizationBankTransfer(account_name: $account_name, iban: $iban, bic: $bic) {
+        slug bank_transfer { account_name iban bic } } }`;
+    const READ = "{ organization { slug bank_transfer { account_name iban bic } } }";
+
+    it("stores a valid IBAN compact and upper-case, for this organization only", async () => {
+      const { body } = await graphql(SET, { iban: "it60 x054 2811 1010 0000 0123 456", bic: "bpmoit22xxx" }, admin);
+      expect(body.errors).toBeUndefined();
+      expect(body.data.updateOrganizationBankTransfer).toEqual({
+        slug: tenant.slug,
+        bank_transfer: {
+          account_name: expect.stringMatching(/^Org /),
+          iban: "IT60X0542811101000000123456",
+          bic: "BPMOIT22XXX",
+        },
+      });
+      const named = await graphql(SET, { account_name: "Friends of Kits", iban: "DE89370400440532013000" }, admin);
+      expect(named.body.data.updateOrganizationBankTransfer.bank_transfer).toEqual({
+        account_name: "Friends of Kits",
+        iban: "DE89370400440532013000",
+        bic: null,
+      });
+      // Another organization's admin neither sees nor changes it.
+      expect((await graphql(READ, {}, otherAdmin)).body.data.organization).toEqual({
+        slug: other.slug,
+        bank_transfer: null,
+      });
+      await graphql(SET, { iban: "GB82WEST12345698765432" }, otherAdmin);
+      expect((await graphql(READ, {}, member)).body.data.organization.bank_transfer.iban).toBe(
+        "DE89370400440532013000",
+      );
+      expect((await graphql(READ, {}, otherAdmin)).body.data.organization.bank_transfer.iban).toBe(
+        "GB82WEST12345698765432",
+      );
+    });
+
+    it("refuses a wrong checksum, length, country or BIC with a field-level error and keeps the details", async () => {
+      const cases: [Record<string, unknown>, string, string][] = [
+        [{ iban: "IT61X0542811101000000123456" }, "iban", "Invalid iban: the check digits do not match (a typo?)"],
+        [
+          { iban: "IT60X054281110100000012345" },
+          "iban",
+          "Invalid iban: an IBAN from IT has 27 characters, this one has 26",
+        ],
+        [
+          { iban: "DE8937040044053201300099" },
+          "iban",
+          "Invalid iban: an IBAN from DE has 22 characters, this one has 24",
+        ],
+        [{ iban: "ZZ12345678" }, "iban", 'Invalid iban: "ZZ" is not a country that uses IBANs'],
+        [
+          { iban: "1234" },
+          "iban",
+          "Invalid iban: an IBAN starts with a country code and 2 check digits, followed by letters and digits",
+        ],
+        [
+          { iban: "DE89370400440532013000", bic: "COBA-DE-FF" },
+          "bic",
+          "Invalid bic: a BIC has 8 or 11 letters and digits: bank (4 letters), country (2), location (2), optional branch (3)",
+        ],
+        [{ bic: "COBADEFFXXX" }, "iban", "Invalid iban: enter the IBAN the account name and BIC belong to"],
+        [
+          { iban: "DE89370400440532013000", account_name: "x".repeat(71) },
+          "account_name",
+          "Invalid account_name: at most 70 characters (the SEPA limit)",
+        ],
+      ];
+      for (const [variables, field, message] of cases) {
+        const { status, body } = await graphql(SET, variables, admin);
+        expect(status).toBe(200);
+        expect(body.errors[0], JSON.stringify(variables)).toMatchObject({
+          message,
+          extensions: { code: "invalid_request", errors: [{ field }] },
+        });
+      }
+      expect((await graphql(READ, {}, admin)).body.data.organization.bank_transfer.iban).toBe("DE89370400440532013000");
+    });
+
+    it("is for owners and admins: members and applications are refused", async () => {
+      const byMember = await graphql(SET, { iban: "GB82WEST12345698765432" }, member);
+      expect(byMember.body.errors[0]).toMatchObject({
+        message: 'Your role (member) does not allow "organization:manage"',
+        extensions: { code: "insufficient_scope" },
+      });
+      const byApp = await graphql(SET, { iban: "GB82WEST12345698765432" }, { token: tenant.token });
+      expect(byApp.body.errors[0].extensions.code).toBe("insufficient_scope");
+      expect((await graphql(READ, {}, admin)).body.data.organization.bank_transfer.iban).toBe("DE89370400440532013000");
+    });
+
+    it("clears the details when all are blank", async () => {
+      const { body } = await graphql(SET, { account_name: "", iban: " ", bic: null }, otherAdmin);
+      expect(body.data.updateOrganizationBankTransfer.bank_transfer).toBeNull();
+    });
+  });
 });

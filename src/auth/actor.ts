@@ -4,8 +4,8 @@ import type { Permission } from "./permissions.js";
 export const ROLES = ["owner", "admin", "member"] as const;
 export type Role = (typeof ROLES)[number];
 
-/** Managing the installed applications belongs to members; no application is ever granted it. */
-export type MemberPermission = "applications:read" | "applications:manage";
+/** Managing the installed applications and the organization's settings belongs to members; no application is ever granted it. */
+export type MemberPermission = "applications:read" | "applications:manage" | "organization:manage";
 
 /** Who is asking: an installed application (by bearer token) or a member (by session). */
 export type Actor =

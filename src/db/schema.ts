@@ -34,6 +34,13 @@ export const organizations = pgTable("organizations", {
   name: text("name").notNull(),
   currency: text("currency").notNull().default("EUR"),
   timeZone: text("time_zone").notNull().default("UTC"),
+  // Bank transfer instructions donors see after choosing the manual processor (IBAN stored compact).
+  bankAccountName: text("bank_account_name"),
+  iban: text("iban"),
+  bic: text("bic"),
+  // The estimated processing fee a donor may cover: percent of the gift plus a fixed amount.
+  coverFeePercent: numeric("cover_fee_percent", { precision: 5, scale: 2, mode: "number" }).notNull().default(2.9),
+  coverFeeFixed: money("cover_fee_fixed").notNull().default(0.3),
   createDate: createDate(),
   updateDate: updateDate(),
 });
@@ -184,6 +191,7 @@ export const campaigns = pgTable(
     tags: tags(),
     costExampleAmount: money("cost_example_amount"),
     costExampleLabel: text("cost_example_label"),
+    allowCoverFee: boolean("allow_cover_fee").notNull().default(false),
     archiveDate: instant("archive_date"),
   },
   (t) => [
@@ -276,6 +284,8 @@ export const donations = pgTable(
     code: text("code").notNull(),
     state: text("state").notNull().default("draft"),
     amount: money("amount").notNull(),
+    // The processing fee the donor added: each payment charges amount + covered_fee.
+    coveredFee: money("covered_fee").notNull().default(0),
     currency: text("currency").notNull(),
     frequency: smallint("frequency"),
     note: text("note"),
@@ -530,6 +540,7 @@ export const checkoutAttempts = pgTable(
     checkoutId: ref("checkout_id").notNull(),
     campaignId: ref("campaign_id"),
     amount: money("amount").notNull(),
+    coveredFee: money("covered_fee").notNull().default(0),
     processor: text("processor").notNull(),
     // PENDING (recorded, the processor may be charging) → SUCCEEDED | DECLINED | ABANDONED (never charged).
     state: text("state").notNull().default("DECLINED"),

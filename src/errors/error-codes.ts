@@ -54,6 +54,7 @@ export const ERROR_STATUS = {
   amount_out_of_range: 422,
   custom_amount_not_allowed: 422,
   frequency_not_offered: 422,
+  cover_fee_not_offered: 422,
   field_not_on_form: 422,
   missing_required_field: 422,
   privacy_consent_required: 422,

@@ -150,6 +150,7 @@ async function completeCheckout(
   amount: number,
   frequency: number,
   card: string,
+  coverFee = false,
 ) {
   const first = unique(8);
   return server.request("POST", `/api/v1/public/organizations/${tenant.slug}/checkouts/${checkout.id}/complete`, {
@@ -159,6 +160,7 @@ async function completeCheckout(
       frequency,
       processor: "sandbox",
       card: { number: card, exp_month: 12, exp_year: 2030, cvc: "123" },
+      ...(coverFee ? { cover_fee: true } : {}),
       supporter: { email: `${first}@example.org`, first_name: first, last_name: "Donor" },
       consents: { privacy: true },
     },
@@ -166,10 +168,10 @@ async function completeCheckout(
 }
 
 /** A donor gives through the public checkout API; returns the donation as the API answered it. */
-async function give(options: { frequency?: 0 | 1 | 12; card?: string; amount?: number } = {}) {
+async function give(options: { frequency?: 0 | 1 | 12; card?: string; amount?: number; coverFee?: boolean } = {}) {
   const { frequency = 12, card = CARD_OK, amount = 15 } = options;
   const checkout = await startCheckout(amount, frequency);
-  const completed = await completeCheckout(checkout, amount, frequency, card);
+  const completed = await completeCheckout(checkout, amount, frequency, card, options.coverFee);
   expect(completed.status, JSON.stringify(completed.body)).toBe(200);
   expect(completed.body.donation.state).toBe(frequency === 0 ? "done" : "active");
   return completed.body.donation as { id: number; state: string; completed_date: string; amount: number };
@@ -246,6 +248,7 @@ beforeAll(async () => {
     maxAmount: 10_000,
     minSubscriptionAmount: 1,
     maxSubscriptionAmount: 10_000,
+    allowCoverFee: true,
   });
   campaignSlug = campaign.slug as string;
 });
@@ -353,6 +356,23 @@ describe("renewals", () => {
       ["queued", 6],
     ]);
     expect((await getDonation(donation.id)).state).toBe("active");
+  });
+
+  it("charges the covered fee with every renewal: the gift and the fee stay apart on the donation", async () => {
+    const donation = await give({ frequency: 12, amount: 15, coverFee: true });
+    expect(donation).toMatchObject({ amount: 15, covered_fee: 0.74 });
+    const due = cycleDueDate(new Date(donation.completed_date), 12, 1);
+    expect(await run(at(due, MINUTE))).toEqual({ ...NOTHING, renewed: 1 });
+    const payments = await paymentsOf(donation.id);
+    expect(payments.map((payment) => [payment.state, payment.amount])).toEqual([
+      ["PAID", 15.74],
+      ["PAID", 15.74],
+    ]);
+    const [charge] = await db()
+      .select({ amountCents: sandboxCharges.amountCents })
+      .from(sandboxCharges)
+      .where(like(sandboxCharges.idempotencyKey, `renewal:${donation.id}:1:%`));
+    expect(charge?.amountCents).toBe(1574);
   });
 
   it("renews a gift started on 31 January on the last day of February, then on 31 March", async () => {

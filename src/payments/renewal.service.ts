@@ -2,7 +2,7 @@ import type { Db, Executor } from "../db/client.js";
 import { lockDonation } from "../modules/donations/donations.repo.js";
 import { findPaymentMethod } from "../modules/payment-methods/payment-methods.repo.js";
 import { insertPayment } from "../modules/payments/payments.repo.js";
-import { toCents } from "./money.js";
+import { fromCents, toCents } from "./money.js";
 import { connectProcessor, findProcessor } from "./processors/index.js";
 import type { ChargeRequest } from "./processors/processor.js";
 import { type Settled, type SettlementLinks, settlePayment } from "./settlement.service.js";
@@ -49,7 +49,7 @@ export async function recordRenewal(
     organizationId,
     donationId: donation.id,
     state: "PENDING",
-    amount: donation.amount,
+    amount: fromCents(toCents(donation.amount) + toCents(donation.coveredFee)),
     currency: donation.currency,
     paymentMethodId: method?.id ?? null,
     idempotencyKey,
@@ -70,7 +70,7 @@ export async function recordRenewal(
     paymentId: payment.id,
     processor: processor.name,
     charge: {
-      amountCents: toCents(donation.amount),
+      amountCents: toCents(donation.amount) + toCents(donation.coveredFee),
       currency: donation.currency,
       reference: method.processorReference,
       kind: "renewal",

@@ -24,6 +24,11 @@
     return formatters[key].format(amount);
   };
   const cents = (amount) => Math.round(amount * 100);
+  // The server's formula (src/payments/cover-fee.ts) in whole cents, so the figure shown is the one charged.
+  const coverFeeCents = (giftCents) =>
+    Math.floor((giftCents * Math.round(config.cover_fee.percent * 100) + 5000) / 10000) + cents(config.cover_fee.fixed);
+  const coverFeeBox = byId("cover-fee");
+  const covered = () => Boolean(coverFeeBox?.checked);
   const FREQUENCY_WORDS = { 0: "", 12: " monthly", 1: " yearly" };
 
   let checkout = null;
@@ -70,7 +75,14 @@
     const value = amount();
     const valid = value !== null && amountProblem(value) === null;
     const button = byId("submit");
-    if (!busy) button.textContent = valid ? `Donate ${money(value)}${FREQUENCY_WORDS[frequency()]}` : "Donate";
+    const fee = valid && config.cover_fee ? coverFeeCents(cents(value)) : 0;
+    if (coverFeeBox) {
+      byId("cover-fee-label").textContent = valid
+        ? `Add ${money(fee / 100)} to cover processing fees`
+        : "Add the processing fee to my gift";
+    }
+    const total = valid ? (cents(value) + (covered() ? fee : 0)) / 100 : null;
+    if (!busy) button.textContent = valid ? `Donate ${money(total)}${FREQUENCY_WORDS[frequency()]}` : "Donate";
     const example = byId("cost-example");
     if (example && config.cost_example) {
       const unit = config.cost_example.amount;
@@ -254,6 +266,7 @@
       supporter,
       consents,
     };
+    if (covered()) body.cover_fee = true;
     if (processor() === "sandbox") {
       const year = byId("f-card-exp-year").value.trim();
       body.card = {
@@ -298,15 +311,35 @@
         " to " +
         config.organization.name +
         " was received.";
-    if (pending) {
+    const bank = result.bank_transfer;
+    if (pending && bank) {
       byId("transfer").hidden = false;
       byId("transfer-text").textContent =
         "Please transfer the amount below to " +
-        config.organization.name +
+        bank.account_name +
         ", quoting the reference so your gift can be matched. It is confirmed when the money arrives.";
-      byId("transfer-amount").textContent = money(donation.amount);
-      byId("transfer-payee").textContent = config.organization.name;
-      byId("transfer-reference").textContent = donation.code;
+      byId("transfer-amount").textContent = money(result.payment.amount);
+      byId("transfer-payee").textContent = bank.account_name;
+      byId("transfer-iban").textContent = bank.iban.replace(/(.{4})(?=.)/g, "$1 ");
+      byId("transfer-bic").textContent = bank.bic || "";
+      byId("transfer-bic").parentElement.hidden = !bank.bic;
+      byId("transfer-bic-label").hidden = !bank.bic;
+      byId("transfer-reference").textContent = bank.reference;
+    } else if (pending) {
+      // No bank details entered yet: better no instructions than wrong ones.
+      byId("transfer-contact").hidden = false;
+      byId("transfer-contact-text").textContent =
+        "Please contact " +
+        config.organization.name +
+        " for their bank details, and quote the reference " +
+        donation.code +
+        " with your transfer of " +
+        money(result.payment.amount) +
+        ".";
+    }
+    if (donation.covered_fee > 0) {
+      byId("success-summary").textContent +=
+        ` Thank you for also covering ${money(donation.covered_fee)} of processing fees.`;
     }
     if (typeof result.receipt_url === "string" && /^https?:\/\//.test(result.receipt_url)) {
       /** @type {HTMLAnchorElement} */ (document.getElementById("receipt-link")).href = result.receipt_url;
@@ -462,6 +495,7 @@
     if (problem) fieldError("amount", problem);
     else amountChosen();
   });
+  coverFeeBox?.addEventListener("change", refresh);
   form.addEventListener("submit", submit);
   applyFrequency();
 })();

@@ -49,6 +49,7 @@ export const campaignWireRow = wireRowOf<CampaignWire>({
   tags: campaigns.tags,
   cost_example_amount: campaigns.costExampleAmount,
   cost_example_label: campaigns.costExampleLabel,
+  allow_cover_fee: campaigns.allowCoverFee,
   archive_date: instant(campaigns.archiveDate),
 });
 
@@ -131,6 +132,7 @@ function columnsOf(values: CampaignValues) {
     tags: values.tags,
     costExampleAmount: values.cost_example_amount,
     costExampleLabel: values.cost_example_label,
+    allowCoverFee: values.allow_cover_fee,
   };
 }
 

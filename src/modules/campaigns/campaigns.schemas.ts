@@ -31,6 +31,9 @@ export const Campaign = wireObject(
     tags: Tags,
     cost_example_amount: nullable(Money),
     cost_example_label: nullable(Type.String()),
+    allow_cover_fee: Type.Boolean({
+      description: "The donation page offers to add the organization's estimated processing fee to the gift",
+    }),
     archive_date: nullable({ ...DateTime, description: "When the campaign was archived; null while active" }),
   },
   "A fundraising campaign",
@@ -133,6 +136,7 @@ const editableCampaignFields = {
   tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50, uniqueItems: true })),
   cost_example_amount: optionalNullable(InputMoney),
   cost_example_label: optionalNullable(Type.String({ minLength: 1, maxLength: 200 })),
+  allow_cover_fee: Type.Optional(Type.Boolean()),
 };
 
 export const CampaignInput = Type.Object(

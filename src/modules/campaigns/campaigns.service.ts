@@ -67,6 +67,7 @@ const CAMPAIGN_DEFAULTS: Omit<CampaignFields, "title"> = {
   tags: [],
   cost_example_amount: null,
   cost_example_label: null,
+  allow_cover_fee: false,
 };
 
 const MONEY_FIELDS = [

@@ -35,7 +35,7 @@ const SPEC_FIELDS = [
 describeCollectionContract({
   collection: "campaigns",
   orderFields: CAMPAIGN_ORDER_FIELDS,
-  wireFields: [...SPEC_FIELDS, "cost_example_amount", "cost_example_label", "archive_date"],
+  wireFields: [...SPEC_FIELDS, "cost_example_amount", "cost_example_label", "allow_cover_fee", "archive_date"],
   async populate(db, organizationId, count, sharedDate) {
     for (let index = 0; index < count; index++) {
       await fakeCampaign(db, organizationId, index % 3 === 0 ? { createDate: sharedDate } : {});

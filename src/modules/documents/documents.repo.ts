@@ -20,6 +20,7 @@ export async function findReceiptDonation(db: Executor, organizationId: number, 
       donation: donations,
       campaignTitle: campaigns.title,
       donationMethodLabel: paymentMethods.label,
+      donationMethodProcessor: paymentMethods.processor,
     })
     .from(donations)
     .innerJoin(organizations, eq(organizations.id, donations.organizationId))
@@ -52,6 +53,7 @@ export function listReceiptPayments(db: Executor, organizationId: number, donati
       currency: payments.currency,
       paymentDate: payments.paymentDate,
       methodLabel: paymentMethods.label,
+      methodProcessor: paymentMethods.processor,
     })
     .from(payments)
     .leftJoin(paymentMethods, methodOfPayment)

@@ -2,7 +2,8 @@ import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeCampaign, fakeDonation, fakePayment, fakeTenant, type Tenant } from "../../../test/helpers/factories.js";
 import { startTestServer, type TestServer } from "../../../test/helpers/server.js";
-import { donations, organizations, payments, supporters } from "../../db/schema.js";
+import { campaigns, donations, organizations, payments, supporters } from "../../db/schema.js";
+import { updateBankAccount } from "../organizations/organizations.service.js";
 import { type DocumentLinks, loadDocumentLinks } from "./document-links.js";
 
 const CARD = { number: "4242424242424242", exp_month: 12, exp_year: 2030, cvc: "123" };
@@ -55,7 +56,13 @@ describe("documents: receipts and yearly statements", () => {
   }
 
   /** A real gift through the public checkout API, paid with the sandbox test card. */
-  async function give(donor: Donor, amount: number, frequency: 0 | 1 | 12 = 0) {
+  async function give(
+    donor: Donor,
+    amount: number,
+    frequency: 0 | 1 | 12 = 0,
+    processor = "sandbox",
+    coverFee = false,
+  ) {
     const base = `/api/v1/public/organizations/${tenant.slug}`;
     const started = await post(`${base}/campaigns/${campaign.slug}/checkouts/`, { amount, frequency });
     expect(started.status, JSON.stringify(started.body)).toBe(201);
@@ -63,8 +70,9 @@ describe("documents: receipts and yearly statements", () => {
       client_secret: started.body.client_secret,
       amount,
       frequency,
-      processor: "sandbox",
-      card: CARD,
+      processor,
+      ...(processor === "sandbox" ? { card: CARD } : {}),
+      ...(coverFee ? { cover_fee: true } : {}),
       supporter: donor,
       consents: { privacy: true },
     });
@@ -150,6 +158,56 @@ describe("documents: receipts and yearly statements", () => {
     expect(html).toContain(gift.payment.payment_method.label);
     expect(html).toContain("Clean water &lt;for&gt; everyone");
     expect(html).not.toContain("Refunded");
+  });
+
+  it("prints the bank transfer details and reference on a bank transfer gift's receipt, not on a card gift's", async () => {
+    await updateBankAccount(server.database.db, tenant.organizationId, {
+      account_name: "Clean Water Trust",
+      iban: "GB82 WEST 1234 5698 7654 32",
+      bic: "WESTGB2L",
+    });
+    const gift = await give(donor(), 40, 0, "manual");
+    const markPaid = await fetch(`${server.url}/api/v1/payments/${gift.payment.id}/mark_paid`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${tenant.token}` },
+    });
+    expect(markPaid.status).toBe(200);
+    const receipt = await open(links.receiptUrl(tenant.organizationId, gift.donation.id));
+    expect(receipt.status).toBe(200);
+    expect(receipt.html).toContain("<h2>Bank transfer</h2>");
+    expect(receipt.html).toContain("<dt>Account holder</dt><dd>Clean Water Trust</dd>");
+    expect(receipt.html).toContain("<dt>IBAN</dt><dd>GB82 WEST 1234 5698 7654 32</dd>");
+    expect(receipt.html).toContain("<dt>BIC</dt><dd>WESTGB2L</dd>");
+    expect(receipt.html).toContain(`<dt>Reference</dt><dd>${gift.donation.code}</dd>`);
+    expect(receipt.html).toContain("€40");
+
+    const card = await give(donor(), 12);
+    const cardReceipt = await open(card.donation.receipt_url);
+    expect(cardReceipt.status).toBe(200);
+    expect(cardReceipt.html).not.toContain("<h2>Bank transfer</h2>");
+    expect(cardReceipt.html).not.toContain("GB82");
+  });
+
+  it("shows the gift and the processing fee the donor covered apart, and the total charged", async () => {
+    await server.database.db
+      .update(campaigns)
+      .set({ allowCoverFee: true })
+      .where(and(eq(campaigns.organizationId, tenant.organizationId), eq(campaigns.id, campaign.id)));
+    const gift = await give(donor(), 25, 0, "sandbox", true);
+    const { html } = await open(gift.donation.receipt_url);
+    expect(html).toContain('<dt>Gift</dt><dd><span class="amount">€25.00</span></dd>');
+    expect(html).toContain("<dt>Processing fee covered</dt><dd>€1.03</dd>");
+    expect(html).toContain("<dt>Total charged</dt><dd>€26.03</dd>");
+
+    const monthly = await give(donor(), 10, 12, "sandbox", true);
+    const recurring = await open(monthly.donation.receipt_url);
+    expect(recurring.html).toContain('<dt>Gift of each payment</dt><dd><span class="amount">€10.00</span></dd>');
+    expect(recurring.html).toContain("<dt>Processing fee covered</dt><dd>€0.59</dd>");
+    expect(recurring.html).toContain("<dt>Charged each time</dt><dd>€10.59</dd>");
+    expect(recurring.html).toContain('<td class="number">€10.59</td>');
+
+    const plain = await give(donor(), 25);
+    expect((await open(plain.donation.receipt_url)).html).not.toContain("Processing fee");
   });
 
   it("answers 404 to a tampered signature, another organization's signature and an unknown id alike", async () => {

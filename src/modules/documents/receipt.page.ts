@@ -3,6 +3,8 @@ import type { donations, organizations, supporters } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
 import { escapeHtml, htmlDocument } from "../../http/html-page.js";
 import { formatMoney, fromCents, toCents } from "../../payments/money.js";
+import { printableIban } from "../organizations/bank-account.js";
+import { bankTransferToWire } from "../organizations/organizations.service.js";
 import type { DocumentKind, DocumentLinks } from "./document-links.js";
 import { findDocumentOrganizationId, findReceiptDonation, listReceiptPayments } from "./documents.repo.js";
 
@@ -147,6 +149,8 @@ export interface Receipt {
   donation: typeof donations.$inferSelect;
   campaignTitle: string;
   paymentMethodLabel: string | null;
+  /** The processor of the gift's method: "manual" (bank transfer) prints where the money went. */
+  processor: string | null;
   payments: { id: number; state: string; amount: number; currency: string; paymentDate: Date | null }[];
 }
 
@@ -168,7 +172,8 @@ export async function loadReceipt(
     donation: found.donation,
     campaignTitle: found.campaignTitle,
     paymentMethodLabel: found.donationMethodLabel ?? paid[0]?.methodLabel ?? null,
-    payments: paid.map(({ methodLabel: _label, ...payment }) => payment),
+    processor: found.donationMethodProcessor ?? paid[0]?.methodProcessor ?? null,
+    payments: paid.map(({ methodLabel: _label, methodProcessor: _processor, ...payment }) => payment),
   };
 }
 
@@ -191,6 +196,35 @@ function receiptMarker(receipt: Receipt): { stamp: string; note: string } | null
   return null;
 }
 
+/** The gift and the fee the donor covered, shown apart: the gift is the donation, the fee went to the processor. */
+function coveredFeeFacts(
+  donation: Receipt["donation"],
+  money: (amount: number, currency: string) => string,
+  amountFact: [string, string],
+): [string, string][] {
+  const total = fromCents(toCents(donation.amount) + toCents(donation.coveredFee));
+  return [
+    [amountFact[0].replace("Amount", "Gift"), amountFact[1]],
+    ["Processing fee covered", escapeHtml(money(donation.coveredFee, donation.currency))],
+    [donation.frequency ? "Charged each time" : "Total charged", escapeHtml(money(total, donation.currency))],
+  ];
+}
+
+function bankTransferSection(receipt: Receipt): string {
+  const bank = receipt.processor === "manual" ? bankTransferToWire(receipt.organization) : null;
+  if (!bank) return "";
+  const facts: [string, string][] = [
+    ["Account holder", bank.account_name],
+    ["IBAN", printableIban(bank.iban)],
+    ...(bank.bic ? ([["BIC", bank.bic]] as [string, string][]) : []),
+    ["Reference", receipt.donation.code],
+  ];
+  return `<h2>Bank transfer</h2>
+    <dl class="facts bank-transfer">
+      ${facts.map(([term, value]) => `<dt>${term}</dt><dd>${escapeHtml(value)}</dd>`).join("\n      ")}
+    </dl>`;
+}
+
 export function receiptPage(receipt: Receipt, nonce: string, issuedAt = new Date()): string {
   const { organization, donation, supporter } = receipt;
   const format = documentFormat(organization);
@@ -198,11 +232,12 @@ export function receiptPage(receipt: Receipt, nonce: string, issuedAt = new Date
   const marker = receiptMarker(receipt);
   const giftDate = donation.completedDate ?? receipt.payments[0]?.paymentDate ?? null;
   const received = receipt.payments.filter((payment) => payment.state === "PAID");
+  const amountFact: [string, string] = [
+    recurring ? "Amount of each payment" : "Amount",
+    `<span class="amount${marker?.stamp === "Refunded" ? " struck" : ""}">${escapeHtml(format.money(donation.amount, donation.currency))}</span>`,
+  ];
   const facts: [string, string][] = [
-    [
-      recurring ? "Amount of each payment" : "Amount",
-      `<span class="amount${marker?.stamp === "Refunded" ? " struck" : ""}">${escapeHtml(format.money(donation.amount, donation.currency))}</span>`,
-    ],
+    ...(toCents(donation.coveredFee) > 0 ? coveredFeeFacts(donation, format.money, amountFact) : [amountFact]),
     ["Frequency", escapeHtml(frequencyLabel(donation.frequency))],
     [recurring ? "First payment" : "Date of the gift", giftDate ? escapeHtml(format.date(giftDate)) : "—"],
     ["Payment method", escapeHtml(receipt.paymentMethodLabel ?? "—")],
@@ -246,6 +281,7 @@ export function receiptPage(receipt: Receipt, nonce: string, issuedAt = new Date
       ${facts.map(([term, value]) => `<dt>${term}</dt><dd>${value}</dd>`).join("\n      ")}
     </dl>
     ${paymentsTable}
+    ${bankTransferSection(receipt)}
     <footer>
       ${escapeHtml(organization.name)} thanks you for your support. Keep this receipt for your records.
     </footer>`;

@@ -30,6 +30,7 @@ export const donationWireRow = wireRowOf<DonationWire>({
   code: donations.code,
   state: donations.state,
   amount: donations.amount,
+  covered_fee: donations.coveredFee,
   currency: donations.currency,
   receipt_url: donations.receiptUrl,
   frequency: donations.frequency,

@@ -13,6 +13,10 @@ export const Donation = wireObject(
     code: Type.String(),
     state: Type.String({ enum: [...DONATION_STATES] }),
     amount: Money,
+    covered_fee: {
+      ...Money,
+      description: "The processing fee the donor added (0 when none): each payment charges amount + covered_fee",
+    },
     currency: Type.String({ description: "ISO 4217 code" }),
     receipt_url: nullable(
       Type.String({

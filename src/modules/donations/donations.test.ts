@@ -21,10 +21,13 @@ const SPEC_FIELDS = [
   "tags",
 ];
 
+/** Beyond the spec: the currency, and the processing fee a donor covered (docs/payments.md). */
+const ADDED_FIELDS = ["currency", "covered_fee"];
+
 describeCollectionContract({
   collection: "donations",
   orderFields: DONATION_ORDER_FIELDS,
-  wireFields: [...SPEC_FIELDS, "currency"],
+  wireFields: [...SPEC_FIELDS, ...ADDED_FIELDS],
   async populate(db, organizationId, count, sharedDate) {
     const campaigns = [await fakeCampaign(db, organizationId), await fakeCampaign(db, organizationId)];
     const supporter = await fakeSupporter(db, organizationId);

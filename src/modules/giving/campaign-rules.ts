@@ -1,8 +1,11 @@
 import { AppError, type ValidationIssue } from "../../errors/app-error.js";
 import type { ErrorCode } from "../../errors/error-codes.js";
+import { coverFee } from "../../payments/cover-fee.js";
 import { hasCentPrecision, toCents } from "../../payments/money.js";
 import type { CampaignRow } from "../campaigns/campaigns.repo.js";
 import { SUPPORTER_FORM_FIELDS } from "../campaigns/campaigns.schemas.js";
+import type { OrganizationRow } from "../organizations/organizations.repo.js";
+import { feeFormulaOf } from "../organizations/organizations.service.js";
 
 export type Frequency = 0 | 1 | 12;
 
@@ -61,6 +64,15 @@ export function checkGift(campaign: CampaignRow, amount: number | null | undefin
       );
     }
   }
+}
+
+/** The fee a donor asked to cover (0 when they did not), by the organization's formula; never the client's figure. */
+export function coveredFeeOf(campaign: CampaignRow, organization: OrganizationRow, amount: number, cover?: boolean) {
+  if (!cover) return 0;
+  if (!campaign.allowCoverFee) {
+    throw rule("cover_fee_not_offered", "cover_fee", "This campaign does not offer to cover the processing fee");
+  }
+  return coverFee(amount, feeFormulaOf(organization));
 }
 
 /** The supporter fields must be on the campaign's form, and its required ones filled in. */

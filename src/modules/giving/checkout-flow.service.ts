@@ -3,7 +3,7 @@ import { AppError, notFound } from "../../errors/app-error.js";
 import { problemBodyOf } from "../../errors/problem-body.js";
 import { parseId } from "../../http/ids.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
-import { toCents } from "../../payments/money.js";
+import { fromCents, toCents } from "../../payments/money.js";
 import {
   connectProcessor,
   PROCESSOR_NAMES,
@@ -23,6 +23,7 @@ import {
   updateCheckout,
 } from "../checkouts/checkouts.repo.js";
 import {
+  type DonationRow,
   findDonation,
   insertDonation,
   lockDonation,
@@ -30,8 +31,14 @@ import {
   updateDonation,
 } from "../donations/donations.repo.js";
 import { donationToWire } from "../donations/donations.service.js";
-import { findPaymentMethod, insertPaymentMethod } from "../payment-methods/payment-methods.repo.js";
-import { insertPayment, lockPayment, sumPaidForCampaign } from "../payments/payments.repo.js";
+import { findOrganizationById } from "../organizations/organizations.repo.js";
+import { bankTransferToWire, feeFormulaOf } from "../organizations/organizations.service.js";
+import {
+  findPaymentMethod,
+  insertPaymentMethod,
+  type PaymentMethodRow,
+} from "../payment-methods/payment-methods.repo.js";
+import { insertPayment, lockPayment, type PaymentRow, sumPaidForCampaign } from "../payments/payments.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
 import { insertSupporter, lockSupporterByEmail, updateSupporterColumns } from "../supporters/supporters.repo.js";
 import { SUPPORTER_COLUMNS } from "../supporters/supporters.service.js";
@@ -40,6 +47,7 @@ import {
   checkGift,
   checkSupporterFields,
   costExampleQuantity,
+  coveredFeeOf,
   type Frequency,
   requiredFieldsOf,
   shownFieldsOf,
@@ -49,7 +57,6 @@ import {
   type AttemptRow,
   abandonPendingAttempt,
   findAttemptCheckoutId,
-  findCampaign,
   findCampaignBySlugs,
   findCampaignWithOrganization,
   findOrganizationCurrency,
@@ -121,6 +128,7 @@ export function publicCampaignToWire(
     privacy_note: campaign.privacyNote,
     cost_example_amount: campaign.costExampleAmount,
     cost_example_label: campaign.costExampleLabel,
+    cover_fee: campaign.allowCoverFee ? feeFormulaOf(organization) : null,
     processors: PROCESSOR_NAMES.map((name) => {
       const processor = requireProcessor(name);
       return {
@@ -429,10 +437,12 @@ async function recordAttempt(
     if (checkout.createDate.getTime() + context.checkoutTtlSeconds * 1000 <= Date.now()) {
       throw new AppError("checkout_expired", `The checkout ${checkoutId} has expired; start a new one`);
     }
-    const campaign = await findCampaign(tx, organizationId, checkout.campaignId ?? 0);
-    if (!campaign) throw notFound("Campaign");
+    const found = await findCampaignWithOrganization(tx, organizationId, checkout.campaignId ?? 0);
+    if (!found) throw notFound("Campaign");
+    const { campaign, organization } = found;
     if (campaign.archiveDate) throw campaignClosed();
     checkGift(campaign, input.amount, input.frequency);
+    const coveredFee = coveredFeeOf(campaign, organization, input.amount, input.cover_fee);
     checkSupporterFields(campaign, input.supporter);
 
     const id = await nextAttemptId(tx);
@@ -449,6 +459,7 @@ async function recordAttempt(
       checkoutId,
       campaignId: campaign.id,
       amount: input.amount,
+      coveredFee,
       frequency: input.frequency,
       processor: input.processor,
       state: "PENDING",
@@ -471,7 +482,7 @@ async function chargeAttempt(context: Pick<GivingContext, "db">, attempt: Attemp
   const organization = await findOrganizationCurrency(context.db, attempt.organizationId);
   try {
     return await processor.charge({
-      amountCents: toCents(attempt.amount),
+      amountCents: toCents(attempt.amount) + toCents(attempt.coveredFee),
       currency: organization?.currency ?? "EUR",
       reference: (attempt.gift as AttemptGift).methodReference,
       kind: "initial",
@@ -557,6 +568,7 @@ export async function settleCheckoutAttempt(
       donation = await updateDonation(tx, organizationId, donation.id, {
         supporterId: supporter.id,
         amount,
+        coveredFee: attempt.coveredFee,
         frequency,
         device: gift.device,
         paymentMethodId: methodRow.id,
@@ -568,6 +580,7 @@ export async function settleCheckoutAttempt(
         campaignId: campaign.id,
         state: "pending",
         amount,
+        coveredFee: attempt.coveredFee,
         currency: organization.currency,
         frequency,
         device: gift.device,
@@ -581,7 +594,7 @@ export async function settleCheckoutAttempt(
       organizationId,
       donationId: donation.id,
       state: "PENDING",
-      amount,
+      amount: fromCents(toCents(amount) + toCents(attempt.coveredFee)),
       currency: organization.currency,
       paymentMethodId: methodRow.id,
       processorIntentId: charge.intentId,
@@ -612,16 +625,7 @@ export async function settleCheckoutAttempt(
       gift: null,
     });
 
-    return finish({
-      status: 200,
-      body: {
-        result: payment.state === "PAID" ? ("succeeded" as const) : ("pending" as const),
-        checkout_id: checkout.id,
-        donation: donationToWire(donation),
-        payment: paymentToWire(payment, methodRow),
-        receipt_url: donation.receiptUrl,
-      },
-    });
+    return finish({ status: 200, body: completedBody(organization, checkout.id, donation, payment, methodRow) });
   });
 }
 
@@ -654,16 +658,28 @@ async function settledOutcome(
   const donation = await findDonation(tx, attempt.organizationId, checkout.donationId);
   const payment = await lockPayment(tx, attempt.organizationId, checkout.paymentId);
   if (!donation || !payment) throw notFound("Checkout");
+  const organization = await findOrganizationById(tx, attempt.organizationId);
+  const method = await findPaymentMethod(tx, attempt.organizationId, payment.paymentMethodId);
+  if (!organization) throw notFound("Checkout");
+  return { status: 200, body: completedBody(organization, checkout.id, donation, payment, method), replayed: true };
+}
+
+/** A completed checkout as the donor's page gets it; bank transfers come with where to send the money. */
+function completedBody(
+  organization: OrganizationRow,
+  checkoutId: number,
+  donation: DonationRow,
+  payment: PaymentRow,
+  method: PaymentMethodRow | undefined,
+): CheckoutCompletedWire {
+  const bank = method?.processor === "manual" ? bankTransferToWire(organization) : null;
   return {
-    status: 200,
-    body: {
-      result: payment.state === "PAID" ? "succeeded" : "pending",
-      checkout_id: checkout.id,
-      donation: donationToWire(donation),
-      payment: paymentToWire(payment, await findPaymentMethod(tx, attempt.organizationId, payment.paymentMethodId)),
-      receipt_url: donation.receiptUrl,
-    },
-    replayed: true,
+    result: payment.state === "PAID" ? "succeeded" : "pending",
+    checkout_id: checkoutId,
+    donation: donationToWire(donation),
+    payment: paymentToWire(payment, method),
+    receipt_url: donation.receiptUrl,
+    bank_transfer: bank && { ...bank, reference: donation.code },
   };
 }
 

@@ -179,7 +179,17 @@ function amountSection(campaign: PublicCampaignWire, oneOff: AmountRules, recurr
   </div>
   ${costExample}
   <p class="field-error" id="e-amount" hidden></p>
+  ${coverFeeField(campaign)}
 </fieldset>`;
+}
+
+/** The checkbox's words are set by the script as the amount changes ("Add €1.03 to cover processing fees"). */
+function coverFeeField(campaign: PublicCampaignWire): string {
+  if (!campaign.cover_fee) return "";
+  return `<div class="field cover-fee" data-field="cover_fee">
+    <label class="check"><input type="checkbox" id="cover-fee" name="cover_fee"> <span id="cover-fee-label">Add the processing fee to my gift</span></label>
+    <p class="field-error" id="e-cover-fee" hidden></p>
+  </div>`;
 }
 
 function supporterField(field: string, required: boolean): string {
@@ -304,9 +314,15 @@ function successSection(): string {
     <p id="transfer-text"></p>
     <dl>
       <dt>Amount</dt><dd id="transfer-amount"></dd>
-      <dt>Payee</dt><dd id="transfer-payee"></dd>
+      <dt>Account holder</dt><dd id="transfer-payee"></dd>
+      <dt>IBAN</dt><dd><code id="transfer-iban"></code></dd>
+      <dt id="transfer-bic-label">BIC</dt><dd><code id="transfer-bic"></code></dd>
       <dt>Reference</dt><dd><code id="transfer-reference"></code></dd>
     </dl>
+  </div>
+  <div id="transfer-contact" class="transfer" hidden>
+    <h3>Bank transfer</h3>
+    <p id="transfer-contact-text"></p>
   </div>
   <p id="receipt" hidden><a id="receipt-link" href="#" rel="noopener">Download your receipt</a></p>
 </section>`;
@@ -348,6 +364,7 @@ export function donatePage(campaign: PublicCampaignWire, options: { nonce: strin
         ? { amount: campaign.cost_example_amount, label: campaign.cost_example_label }
         : null,
     processors: campaign.processors,
+    cover_fee: campaign.cover_fee,
     challenge: { required: campaign.challenge_required, url: campaign.challenge_url, ...CHALLENGE_ASSETS },
   };
   const body = `${header}

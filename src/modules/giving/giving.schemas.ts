@@ -42,6 +42,12 @@ export const PublicCampaign = wireObject(
     privacy_note: nullable(Type.String()),
     cost_example_amount: nullable(Money),
     cost_example_label: nullable(Type.String()),
+    cover_fee: nullable(
+      wireObject(
+        { percent: Type.Number(), fixed: Money },
+        "Offered when not null: the donor may add percent of the gift (rounded half up to the cent) + fixed",
+      ),
+    ),
     processors: Type.Array(
       wireObject({ name: Type.String(), title: Type.String(), one_off: Type.Boolean(), recurring: Type.Boolean() }),
     ),
@@ -99,6 +105,9 @@ export const CheckoutCompleteBody = Type.Object(
     amount: Amount,
     frequency: Frequency,
     processor: Type.String({ enum: ["sandbox", "manual"] }),
+    cover_fee: Type.Optional(
+      Type.Boolean({ description: "Add the estimated processing fee (computed by the server) to the charge" }),
+    ),
     card: Type.Optional(
       Type.Object(
         {
@@ -131,6 +140,7 @@ export interface CheckoutCompleteInput {
   amount: number;
   frequency: 0 | 1 | 12;
   processor: string;
+  cover_fee?: boolean;
   card?: { number: string; exp_month: number; exp_year: number; cvc: string };
   supporter: Partial<Record<(typeof SUPPORTER_FORM_FIELDS)[number], string>>;
   consents?: Partial<Record<(typeof CONSENTS)[number], boolean>>;
@@ -144,6 +154,20 @@ export const CheckoutCompleted = wireObject(
     donation: Donation,
     payment: Payment,
     receipt_url: nullable(Type.String({ format: "uri" })),
+    // Optional only so outcomes stored before it existed still replay.
+    bank_transfer: Type.Optional(
+      nullable(
+        wireObject(
+          {
+            account_name: Type.String(),
+            iban: Type.String({ description: "Compact; print it in groups of four" }),
+            bic: nullable(Type.String()),
+            reference: Type.String({ description: "Quote it on the transfer: the donation's code" }),
+          },
+          "Where to send a bank transfer gift; null for other processors and while the organization has no IBAN",
+        ),
+      ),
+    ),
   },
   "The outcome of a completed checkout",
 );

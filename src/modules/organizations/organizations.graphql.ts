@@ -1,7 +1,35 @@
 import { builder } from "../../graphql/builder.js";
-import { getOrganization, type organizationToWire } from "./organizations.service.js";
+import { authorize } from "../../graphql/context.js";
+import {
+  type bankTransferToWire,
+  getOrganization,
+  updateBankAccount,
+  updateFeeFormula,
+} from "./organizations.service.js";
 
-type OrganizationWire = ReturnType<typeof organizationToWire>;
+type OrganizationWire = Awaited<ReturnType<typeof getOrganization>>;
+
+const CoverFeeType = builder.objectRef<OrganizationWire["cover_fee"]>("CoverFeeFormula").implement({
+  description:
+    "The processing fee a donor may add to a gift: percent of the gift (rounded half up to the cent) + fixed",
+  fields: (t) => ({
+    percent: t.exposeFloat("percent", { description: "Default 2.9" }),
+    fixed: t.exposeFloat("fixed", { description: "In the organization's currency; default 0.30" }),
+  }),
+});
+
+const BankTransferType = builder
+  .objectRef<NonNullable<ReturnType<typeof bankTransferToWire>>>("BankTransfer")
+  .implement({
+    description: "Where donors who choose bank transfer send the money",
+    fields: (t) => ({
+      account_name: t.exposeString("account_name", {
+        description: "The account holder; the organization's name unless set",
+      }),
+      iban: t.exposeString("iban", { description: "Compact (no spaces), checksum-validated" }),
+      bic: t.exposeString("bic", { nullable: true }),
+    }),
+  });
 
 export const OrganizationType = builder.objectRef<OrganizationWire>("Organization").implement({
   description: "The organization the request acts for",
@@ -12,6 +40,17 @@ export const OrganizationType = builder.objectRef<OrganizationWire>("Organizatio
     currency: t.exposeString("currency", { description: "ISO 4217 code of every amount" }),
     time_zone: t.exposeString("time_zone", { description: "IANA time zone of whole-day date filters" }),
     create_date: t.exposeString("create_date"),
+    bank_transfer: t.field({
+      type: BankTransferType,
+      nullable: true,
+      description: "Bank transfer instructions; null until an IBAN is entered",
+      resolve: (organization) => organization.bank_transfer,
+    }),
+    cover_fee: t.field({
+      type: CoverFeeType,
+      description: "Used when a campaign has allow_cover_fee",
+      resolve: (organization) => organization.cover_fee,
+    }),
   }),
 });
 
@@ -54,5 +93,35 @@ builder.queryField("viewer", (t) =>
             application_id: actor.applicationId,
             permissions: actor.permissions,
           },
+  }),
+);
+
+builder.mutationField("updateOrganizationBankTransfer", (t) =>
+  t.field({
+    type: OrganizationType,
+    description:
+      "Sets the bank transfer instructions (IBAN checked by its country length and mod-97 checksum, BIC by format); " +
+      "all blank clears them. Owners and admins only.",
+    args: {
+      account_name: t.arg.string({ description: "The account holder; defaults to the organization's name" }),
+      iban: t.arg.string(),
+      bic: t.arg.string(),
+    },
+    resolve: (_root, args, context) => {
+      authorize(context, "organization:manage");
+      return updateBankAccount(context.db, context.scope.organizationId, args);
+    },
+  }),
+);
+
+builder.mutationField("updateOrganizationCoverFee", (t) =>
+  t.field({
+    type: OrganizationType,
+    description: "Sets the fee formula of cover-the-fee gifts (percent 0–20, fixed 0–100). Owners and admins only.",
+    args: { percent: t.arg.float({ required: true }), fixed: t.arg.float({ required: true }) },
+    resolve: (_root, args, context) => {
+      authorize(context, "organization:manage");
+      return updateFeeFormula(context.db, context.scope.organizationId, args);
+    },
   }),
 );

@@ -28,3 +28,16 @@ export async function countOrganizations(tx: Executor): Promise<number> {
   const [row] = await tx.select({ count: sql<number>`count(*)::int` }).from(organizations);
   return row?.count ?? 0;
 }
+
+export async function updateOrganizationColumns(
+  tx: Executor,
+  id: number,
+  values: Partial<typeof organizations.$inferInsert>,
+) {
+  const [row] = await tx
+    .update(organizations)
+    .set({ ...values, updateDate: new Date() })
+    .where(eq(organizations.id, id))
+    .returning();
+  return row;
+}

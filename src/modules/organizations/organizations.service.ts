@@ -1,11 +1,15 @@
 import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
+import type { FeeFormula } from "../../payments/cover-fee.js";
+import { hasCentPrecision } from "../../payments/money.js";
+import { bicProblem, compactIban, ibanProblem } from "./bank-account.js";
 import {
   countOrganizations,
   findOrganizationById,
   findOrganizationBySlug,
   insertOrganization,
   type OrganizationRow,
+  updateOrganizationColumns,
 } from "./organizations.repo.js";
 
 export { countOrganizations, findOrganizationBySlug, type OrganizationRow };
@@ -43,6 +47,67 @@ export function organizationToWire(row: OrganizationRow) {
   };
 }
 
+/** Where donors send a bank transfer; null until the organization enters an IBAN. */
+export function bankTransferToWire(row: OrganizationRow) {
+  if (!row.iban) return null;
+  return { account_name: row.bankAccountName ?? row.name, iban: row.iban, bic: row.bic };
+}
+
+export interface BankAccountInput {
+  account_name?: string | null;
+  iban?: string | null;
+  bic?: string | null;
+}
+
+const blankToNull = (value: string | null | undefined) => (value?.trim() ? value.trim() : null);
+
+/** Replaces the bank transfer details; all blank clears them (the page then asks donors to get in touch). */
+export async function updateBankAccount(db: Db, organizationId: number, input: BankAccountInput) {
+  const accountName = blankToNull(input.account_name);
+  const rawIban = blankToNull(input.iban);
+  const bic = blankToNull(input.bic)?.replace(/\s+/g, "").toUpperCase() ?? null;
+  const iban = rawIban === null ? null : compactIban(rawIban);
+  if (iban === null && (accountName !== null || bic !== null)) {
+    throw invalid("iban", "enter the IBAN the account name and BIC belong to");
+  }
+  const problem = iban === null ? null : ibanProblem(iban);
+  if (problem) throw invalid("iban", problem);
+  const bicError = bic === null ? null : bicProblem(bic);
+  if (bicError) throw invalid("bic", bicError);
+  if (accountName !== null && accountName.length > 70)
+    throw invalid("account_name", "at most 70 characters (the SEPA limit)");
+  const row = await updateOrganizationColumns(db, organizationId, { bankAccountName: accountName, iban, bic });
+  if (!row) throw new Error("organization of the request vanished");
+  return organizationWithBankTransfer(row);
+}
+
+export const feeFormulaOf = (row: OrganizationRow): FeeFormula => ({
+  percent: row.coverFeePercent,
+  fixed: row.coverFeeFixed,
+});
+
+const organizationWithBankTransfer = (row: OrganizationRow) => ({
+  ...organizationToWire(row),
+  bank_transfer: bankTransferToWire(row),
+  cover_fee: feeFormulaOf(row),
+});
+
+/** The fee formula donors see when a campaign lets them cover the fee: percent (2 decimals, at most 20) + fixed. */
+export async function updateFeeFormula(db: Db, organizationId: number, formula: FeeFormula) {
+  if (!hasCentPrecision(formula.percent) || formula.percent < 0 || formula.percent > 20) {
+    throw invalid("percent", "use a percentage from 0 to 20 with at most 2 decimals");
+  }
+  if (!hasCentPrecision(formula.fixed) || formula.fixed < 0 || formula.fixed > 100) {
+    throw invalid("fixed", "use an amount from 0 to 100 with at most 2 decimals");
+  }
+  const row = await updateOrganizationColumns(db, organizationId, {
+    coverFeePercent: formula.percent,
+    coverFeeFixed: formula.fixed,
+  });
+  if (!row) throw new Error("organization of the request vanished");
+  return organizationWithBankTransfer(row);
+}
+
 export async function createOrganization(db: Db, input: NewOrganization) {
   if (!SLUG.test(input.slug)) {
     throw invalid("slug", "use 1 to 63 lowercase letters, digits and inner hyphens");
@@ -67,5 +132,5 @@ export async function requireOrganization(tx: Executor, slug: string) {
 export async function getOrganization(db: Db, organizationId: number) {
   const row = await findOrganizationById(db, organizationId);
   if (!row) throw new Error("organization of the request vanished");
-  return organizationToWire(row);
+  return organizationWithBankTransfer(row);
 }

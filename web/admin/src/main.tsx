@@ -17,6 +17,7 @@ import { MembersPage } from "./pages/members.page";
 import { NotFoundPage } from "./pages/not-found.page";
 import { OfflineDonationPage } from "./pages/offline-donation.page";
 import { PaymentDetailPage } from "./pages/payment-detail.page";
+import { SettingsPage } from "./pages/settings.page";
 import { SignInPage } from "./pages/sign-in.page";
 import { SupporterDetailPage } from "./pages/supporter-detail.page";
 import "./styles.css";
@@ -47,6 +48,7 @@ const router = createBrowserRouter(
         { path: "apps/:clientId", element: <AppFramePage /> },
         { path: "developers", element: <DevelopersPage /> },
         { path: "members", element: <MembersPage /> },
+        { path: "settings", element: <SettingsPage /> },
         { path: "*", element: <NotFoundPage /> },
       ],
     },

@@ -37,6 +37,8 @@ export interface Operations {
         state: "draft" | "pending" | "active" | "past_due" | "done" | "revoked";
         /** Amount in the organization's currency, at most 2 decimals */
         amount: number;
+        /** The processing fee the donor added (0 when none): each payment charges amount + covered_fee */
+        covered_fee: number;
         /** ISO 4217 code */
         currency: string;
         /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
@@ -84,6 +86,8 @@ export interface Operations {
       /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
       frequency: 0 | 12 | 1;
       processor: "sandbox" | "manual";
+      /** Add the estimated processing fee (computed by the server) to the charge */
+      cover_fee?: boolean;
       card?: {
         number: string;
         exp_month: number;
@@ -137,6 +141,8 @@ export interface Operations {
           state: "draft" | "pending" | "active" | "past_due" | "done" | "revoked";
           /** Amount in the organization's currency, at most 2 decimals */
           amount: number;
+          /** The processing fee the donor added (0 when none): each payment charges amount + covered_fee */
+          covered_fee: number;
           /** ISO 4217 code */
           currency: string;
           /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
@@ -184,6 +190,15 @@ export interface Operations {
           update_date: string;
         };
         receipt_url: string | null;
+        /** Where to send a bank transfer gift; null for other processors and while the organization has no IBAN */
+        bank_transfer?: {
+          account_name: string;
+          /** Compact; print it in groups of four */
+          iban: string;
+          bic: string | null;
+          /** Quote it on the transfer: the donation's code */
+          reference: string;
+        } | null;
       };
       /** Invalid parameters */
       400: Problem;
@@ -340,6 +355,8 @@ export interface Operations {
           /** Amount in the organization's currency, at most 2 decimals */
           cost_example_amount: number | null;
           cost_example_label: string | null;
+          /** The donation page offers to add the organization's estimated processing fee to the gift */
+          allow_cover_fee: boolean;
           /** When the campaign was archived; null while active */
           archive_date: string | null;
         }>;
@@ -456,6 +473,8 @@ export interface Operations {
             /** Amount in the organization's currency, at most 2 decimals */
             cost_example_amount: number | null;
             cost_example_label: string | null;
+            /** The donation page offers to add the organization's estimated processing fee to the gift */
+            allow_cover_fee: boolean;
             /** When the campaign was archived; null while active */
             archive_date: string | null;
           } | null;
@@ -509,6 +528,8 @@ export interface Operations {
             state: "draft" | "pending" | "active" | "past_due" | "done" | "revoked";
             /** Amount in the organization's currency, at most 2 decimals */
             amount: number;
+            /** The processing fee the donor added (0 when none): each payment charges amount + covered_fee */
+            covered_fee: number;
             /** ISO 4217 code */
             currency: string;
             /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
@@ -653,6 +674,8 @@ export interface Operations {
           state: "draft" | "pending" | "active" | "past_due" | "done" | "revoked";
           /** Amount in the organization's currency, at most 2 decimals */
           amount: number;
+          /** The processing fee the donor added (0 when none): each payment charges amount + covered_fee */
+          covered_fee: number;
           /** ISO 4217 code */
           currency: string;
           /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
@@ -1000,6 +1023,8 @@ export interface Operations {
           state: "draft" | "pending" | "active" | "past_due" | "done" | "revoked";
           /** Amount in the organization's currency, at most 2 decimals */
           amount: number;
+          /** The processing fee the donor added (0 when none): each payment charges amount + covered_fee */
+          covered_fee: number;
           /** ISO 4217 code */
           currency: string;
           /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
@@ -1163,6 +1188,8 @@ export interface Operations {
         /** Amount in the organization's currency, at most 2 decimals */
         cost_example_amount: number | null;
         cost_example_label: string | null;
+        /** The donation page offers to add the organization's estimated processing fee to the gift */
+        allow_cover_fee: boolean;
         /** When the campaign was archived; null while active */
         archive_date: string | null;
       };
@@ -1234,6 +1261,8 @@ export interface Operations {
           /** Amount in the organization's currency, at most 2 decimals */
           cost_example_amount: number | null;
           cost_example_label: string | null;
+          /** The donation page offers to add the organization's estimated processing fee to the gift */
+          allow_cover_fee: boolean;
           /** When the campaign was archived; null while active */
           archive_date: string | null;
         } | null;
@@ -1287,6 +1316,8 @@ export interface Operations {
           state: "draft" | "pending" | "active" | "past_due" | "done" | "revoked";
           /** Amount in the organization's currency, at most 2 decimals */
           amount: number;
+          /** The processing fee the donor added (0 when none): each payment charges amount + covered_fee */
+          covered_fee: number;
           /** ISO 4217 code */
           currency: string;
           /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
@@ -1377,6 +1408,8 @@ export interface Operations {
         state: "draft" | "pending" | "active" | "past_due" | "done" | "revoked";
         /** Amount in the organization's currency, at most 2 decimals */
         amount: number;
+        /** The processing fee the donor added (0 when none): each payment charges amount + covered_fee */
+        covered_fee: number;
         /** ISO 4217 code */
         currency: string;
         /** The printable receipt (it shows the donor's name and address): null unless the reader may also read supporters and donations */
@@ -1506,6 +1539,12 @@ export interface Operations {
         /** Amount in the organization's currency, at most 2 decimals */
         cost_example_amount: number | null;
         cost_example_label: string | null;
+        /** Offered when not null: the donor may add percent of the gift (rounded half up to the cent) + fixed */
+        cover_fee: {
+          percent: number;
+          /** Amount in the organization's currency, at most 2 decimals */
+          fixed: number;
+        } | null;
         processors: Array<{
           name: string;
           title: string;

@@ -10,6 +10,7 @@ export interface Campaign {
   has_subscription: boolean;
   allow_custom_amount: boolean;
   allow_custom_subscription_amount: boolean;
+  allow_cover_fee: boolean;
   default_amount: number | null;
   default_subscription_amount: number | null;
   min_amount: number | null;
@@ -93,6 +94,7 @@ export interface Donation {
   code: string;
   state: string;
   amount: number;
+  covered_fee: number;
   currency: string;
   frequency: number | null;
   device: string | null;

@@ -18,6 +18,7 @@ const NAV_SETTINGS: { to: string; label: string }[] = [
   { to: "apps", label: "Apps" },
   { to: "developers", label: "Developers" },
   { to: "members", label: "Members" },
+  { to: "settings", label: "Settings" },
 ];
 
 /** The sign-in page's path within the router (under /admin), coming back here afterwards. */

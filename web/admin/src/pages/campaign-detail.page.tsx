@@ -135,6 +135,7 @@ export function CampaignDetailPage() {
                         .join(" / "),
                     ],
                     ["Custom recurring amount", campaign.allow_custom_subscription_amount ? "Allowed" : "Not allowed"],
+                    ["Cover the fee", campaign.allow_cover_fee ? "Offered" : "Not offered"],
                     [
                       "Cost example",
                       campaign.cost_example_amount !== null

@@ -28,6 +28,7 @@ const FLAGS = [
   "has_subscription",
   "allow_custom_amount",
   "allow_custom_subscription_amount",
+  "allow_cover_fee",
 ] as const;
 type MoneyField = (typeof MONEY)[number];
 type FlagField = (typeof FLAGS)[number];
@@ -62,6 +63,7 @@ function initialState(campaign?: Campaign): FormState {
     has_subscription: campaign?.has_subscription ?? true,
     allow_custom_amount: campaign?.allow_custom_amount ?? true,
     allow_custom_subscription_amount: campaign?.allow_custom_subscription_amount ?? true,
+    allow_cover_fee: campaign?.allow_cover_fee ?? false,
   };
   return {
     title: campaign?.title ?? "",
@@ -382,6 +384,11 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
           {money("min_subscription_amount", "Minimum recurring amount")}
           {money("max_subscription_amount", "Maximum recurring amount")}
         </div>
+      </fieldset>
+
+      <fieldset className="card">
+        <legend>Processing fees</legend>
+        {flag("allow_cover_fee", "Offer donors to add the estimated processing fee to their gift")}
       </fieldset>
 
       <fieldset className="card">

@@ -24,7 +24,7 @@ export const SUPPORTER_FORM_FIELDS = [
 export const CAMPAIGN_FIELDS = `id title slug code type goal is_goal_enabled has_one_off has_subscription
   allow_custom_amount allow_custom_subscription_amount default_amount default_subscription_amount
   min_amount max_amount min_subscription_amount max_subscription_amount asks asks_subscription
-  shown_fields required_fields privacy_note cost_example_amount cost_example_label tags archive_date create_date update_date`;
+  shown_fields required_fields privacy_note cost_example_amount cost_example_label allow_cover_fee tags archive_date create_date update_date`;
 
 export function donatePageUrl(org: string, slug: string): string {
   return `/donate/${encodeURIComponent(org)}/${encodeURIComponent(slug)}`;

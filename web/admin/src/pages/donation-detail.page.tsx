@@ -14,7 +14,7 @@ import { COLLECTIONS, SUPPORTER_SUMMARY } from "./collections";
 
 const QUERY = `query DonationDetail($id: ID!, $donation_id: Int!) {
   donation(id: $id) {
-    id code state amount currency frequency device note receipt_url tags supporter_id campaign_id completed_date create_date update_date
+    id code state amount covered_fee currency frequency device note receipt_url tags supporter_id campaign_id completed_date create_date update_date
     supporter { ${SUPPORTER_SUMMARY} city country }
     campaign { id title slug }
   }
@@ -116,6 +116,10 @@ export function DonationDetailPage() {
                 <Fields
                   items={[
                     ["Amount", fmt.money(donation.amount, donation.currency)],
+                    [
+                      "Processing fee covered",
+                      donation.covered_fee > 0 ? fmt.money(donation.covered_fee, donation.currency) : "—",
+                    ],
                     ["Frequency", frequencyLabel(donation.frequency)],
                     ["State", <StateBadge key="state" state={donation.state} />],
                     ["Completed", fmt.dateTime(donation.completed_date)],

@@ -1,0 +1,48 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { coverFee, coverFeeCents, DEFAULT_FEE_FORMULA } from "./cover-fee.js";
+import { fromCents, hasCentPrecision } from "./money.js";
+
+const giftCents = fc.integer({ min: 1, max: 100_000_000_000 });
+const formula = fc.record({
+  percent: fc.integer({ min: 0, max: 10_000 }).map((basisPoints) => basisPoints / 100),
+  fixed: fc.integer({ min: 0, max: 100_000 }).map(fromCents),
+});
+
+describe("cover the fee", () => {
+  it("is never negative, a whole number of cents, and at least the fixed part", () => {
+    fc.assert(
+      fc.property(giftCents, formula, (gift, fees) => {
+        const fee = coverFeeCents(gift, fees);
+        expect(Number.isSafeInteger(fee)).toBe(true);
+        expect(fee).toBeGreaterThanOrEqual(Math.round(fees.fixed * 100));
+        expect(hasCentPrecision(coverFee(fromCents(gift), fees))).toBe(true);
+      }),
+    );
+  });
+
+  it("is the exact percent rounded half up to the cent (checked in BigInt)", () => {
+    fc.assert(
+      fc.property(giftCents, formula, (gift, fees) => {
+        const basisPoints = BigInt(Math.round(fees.percent * 100));
+        const exact = (BigInt(gift) * basisPoints * 2n + 10_000n) / 20_000n;
+        expect(BigInt(coverFeeCents(gift, fees))).toBe(exact + BigInt(Math.round(fees.fixed * 100)));
+      }),
+    );
+  });
+
+  it("grows with the gift", () => {
+    fc.assert(
+      fc.property(giftCents, giftCents, formula, (a, b, fees) => {
+        const [low, high] = a <= b ? [a, b] : [b, a];
+        expect(coverFeeCents(low, fees)).toBeLessThanOrEqual(coverFeeCents(high, fees));
+      }),
+    );
+  });
+
+  it("adds 2.9 % + 0.30 by default: €25 → €1.03, €10 → €0.59, €0.50 → €0.31", () => {
+    expect(coverFee(25, DEFAULT_FEE_FORMULA)).toBe(1.03);
+    expect(coverFee(10, DEFAULT_FEE_FORMULA)).toBe(0.59);
+    expect(coverFee(0.5, DEFAULT_FEE_FORMULA)).toBe(0.31);
+  });
+});
