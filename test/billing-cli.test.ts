@@ -1,19 +1,17 @@
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { and, asc, eq } from "drizzle-orm";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { type Database, openDatabase } from "../src/db/client.js";
 import { checkouts, jobs, payments } from "../src/db/schema.js";
 import { cycleDueDate } from "../src/payments/schedule.js";
-import { testDatabaseUrl } from "./helpers/database.js";
+import { createPrivateDatabase, testDatabaseUrl } from "./helpers/database.js";
 import { fakeCampaign, fakeTenant, unique } from "./helpers/factories.js";
 
 /**
@@ -75,24 +73,6 @@ let dropDatabase: (() => Promise<void>) | undefined;
 let organizationId = 0;
 const made = { yearly: 0, yearlyStart: new Date(0), failing: 0, openCheckout: 0 };
 
-/** A migrated database of this file's own next to the run's PostgreSQL test database. */
-async function createPrivateDatabase(sharedUrl: string) {
-  const name = `${new URL(sharedUrl).pathname.slice(1)}_billing_cli_${randomBytes(3).toString("hex")}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: sharedUrl });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create database ${name}`);
-  const url = new URL(sharedUrl);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
-}
-
 const openFileDatabase = () => openDatabase({ databaseUrl, dataDir, poolSize: 1 });
 const target = (): Record<string, string> => (databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: dataDir });
 
@@ -110,7 +90,7 @@ beforeAll(async () => {
   dataDir = path.join(scratch, "data");
   const sharedUrl = testDatabaseUrl();
   if (sharedUrl) {
-    const created = await createPrivateDatabase(sharedUrl);
+    const created = await createPrivateDatabase(sharedUrl, "billing_cli");
     databaseUrl = created.url;
     dropDatabase = created.drop;
   }

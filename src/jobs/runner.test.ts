@@ -3,7 +3,7 @@ import { and, asc, eq, inArray, like } from "drizzle-orm";
 import type { FastifyInstance } from "fastify";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { testDatabaseUrl } from "../../test/helpers/database.js";
+import { createPrivateDatabase, testDatabaseUrl } from "../../test/helpers/database.js";
 import { fakeCampaign, fakeTenant, type Tenant, unique } from "../../test/helpers/factories.js";
 import { buildApp } from "../app.js";
 import { type Config, loadConfig } from "../config.js";
@@ -55,31 +55,6 @@ interface BillingServer {
   databaseUrl: string | undefined;
   request(method: "GET" | "POST", path: string, options?: { token?: string; body?: unknown }): Promise<Response>;
   close(): Promise<void>;
-}
-
-/** A migrated database of this file's own next to the run's PostgreSQL test database. */
-async function createPrivateDatabase(sharedUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const shared = new URL(sharedUrl);
-  const name = `${shared.pathname.slice(1)}_billing_${randomBytes(3).toString("hex")}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: sharedUrl });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create database ${name}`);
-  const url = new URL(sharedUrl);
-  url.pathname = `/${name}`;
-  const database = await openDatabase({ databaseUrl: url.toString(), dataDir: "" });
-  try {
-    await database.migrate();
-  } finally {
-    await database.close();
-  }
-  return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
 }
 
 /** The real application on an ephemeral port over this file's database (as test/helpers/server.ts does). */
@@ -232,7 +207,7 @@ beforeAll(async () => {
   const sharedUrl = testDatabaseUrl();
   let databaseUrl: string | undefined;
   if (sharedUrl) {
-    const created = await createPrivateDatabase(sharedUrl);
+    const created = await createPrivateDatabase(sharedUrl, "billing", { migrate: true });
     databaseUrl = created.url;
     dropDatabase = created.drop;
   }
