@@ -5,7 +5,7 @@ import { createOrganization } from "../src/modules/organizations/organizations.s
 import { createUser } from "../src/modules/users/users.service.js";
 import { testDatabaseUrl } from "./helpers/database.js";
 import { fakeTenant, unique } from "./helpers/factories.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
+import { readResponse, startTestServer, type TestServer } from "./helpers/server.js";
 
 const PASSWORD = "correct horse battery";
 
@@ -28,13 +28,7 @@ interface Sent {
 }
 
 async function send(url: string, init: RequestInit = {}): Promise<Sent> {
-  const response = await fetch(url, { redirect: "manual", ...init });
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {}
-  return { status: response.status, headers: response.headers, body };
+  return readResponse(await fetch(url, { redirect: "manual", ...init }));
 }
 
 function expectRefused(response: Sent, what: string, points: number) {

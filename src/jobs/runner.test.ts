@@ -5,6 +5,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createPrivateDatabase, testDatabaseUrl } from "../../test/helpers/database.js";
 import { fakeCampaign, fakeTenant, type Tenant, unique } from "../../test/helpers/factories.js";
+import { readResponse } from "../../test/helpers/server.js";
 import { buildApp } from "../app.js";
 import { type Config, loadConfig } from "../config.js";
 import { type Database, openDatabase } from "../db/client.js";
@@ -80,12 +81,7 @@ async function startBillingServer(databaseUrl: string | undefined): Promise<Bill
         },
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
       });
-      const text = await response.text();
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {}
-      return { status: response.status, headers: response.headers, body };
+      return readResponse(response);
     },
     async close() {
       await app.close();

@@ -34,6 +34,16 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** A response with its body parsed as JSON when it is JSON, kept as text otherwise. */
+export async function readResponse(response: Response): Promise<TestResponse> {
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  return { status: response.status, headers: response.headers, body };
+}
+
 /** The real application on an ephemeral port, over a real database; its public URLs are that port's. */
 export async function startTestServer(
   overrides: Partial<Config> = {},
@@ -67,12 +77,7 @@ export async function startTestServer(
       const response = await fetch(`${address}${path}`, {
         headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
       });
-      const text = await response.text();
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {}
-      return { status: response.status, headers: response.headers, body };
+      return readResponse(response);
     },
     async close() {
       await app.close();
