@@ -38,6 +38,7 @@ import { supporterRoutes } from "./modules/supporters/supporters.routes.js";
 import { authorizeRoutes } from "./oauth/authorize.routes.js";
 import { OAuthError } from "./oauth/oauth-error.js";
 import { tokenRoutes } from "./oauth/token.routes.js";
+import { loadProcessorRegistry } from "./payments/processors/index.js";
 
 const OAUTH_ENDPOINTS = new Set(["/oauth/token/", "/oauth/revoke/", "/oauth/introspect/"]);
 
@@ -175,6 +176,7 @@ export async function buildApp({
   const giving: GivingContext = {
     db,
     links: await loadDocumentLinks(db, config.baseUrl),
+    processors: loadProcessorRegistry(db, config),
     checkoutTtlSeconds: config.checkoutTtlSeconds,
     pendingTimeoutSeconds: config.paymentPendingTimeoutSeconds,
     guard: await loadCardTestingGuard(db, limits, config.cardTesting),
@@ -188,7 +190,7 @@ export async function buildApp({
   const signInThrottle = { store: limits, rules: config.rateLimits };
   tokenRoutes(app, db, config);
   authorizeRoutes(app, db, config, signInThrottle);
-  graphqlRoutes(app, db, config, giving.links, giving.guard);
+  graphqlRoutes(app, db, config, giving);
   adminSessionRoutes(app, db, config, signInThrottle);
   adminExportRoutes(app, db);
   await adminPageRoutes(app, db, config.authUrl);

@@ -2,6 +2,7 @@ import { isIP } from "node:net";
 import path from "node:path";
 import type { GraphQLLimits } from "./graphql/limits.js";
 import type { LimitRule } from "./limits/rate-limiter.js";
+import { parseEncryptionKey } from "./secrets/secret-box.js";
 
 /** Every rate limit of the server (see docs/security.md); each is "points per window" for one key. */
 export interface RateLimitRules {
@@ -63,6 +64,13 @@ export interface Config {
   readonly trustProxy: string | undefined;
   /** Card-testing defences of the public checkout (docs/security.md). */
   readonly cardTesting: CardTestingConfig;
+  /**
+   * DONATA_ENCRYPTION_KEY: the key that encrypts processor secrets at rest (64 hex digits or base64
+   * of 32 bytes); undefined: a key file generated in dataDir (docs/payments.md).
+   */
+  readonly encryptionKey: string | undefined;
+  /** STRIPE_API_URL: where the Stripe client sends requests instead of api.stripe.com (a local stand-in). */
+  readonly stripeApiUrl: string | undefined;
 }
 
 export interface CardTestingConfig {
@@ -184,8 +192,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       challengeMaxNumber: integer(env, "ALTCHA_MAX_NUMBER", 2000, 2, 10000000),
       challengeTtlSeconds: integer(env, "ALTCHA_TTL", 600, 30, 86400),
     }),
+    encryptionKey: encryptionKey(env),
+    stripeApiUrl: env.STRIPE_API_URL ? origin(env, "STRIPE_API_URL", "") : undefined,
     ...overrides,
   });
+}
+
+function encryptionKey(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.DONATA_ENCRYPTION_KEY || undefined;
+  if (raw === undefined) return undefined;
+  try {
+    parseEncryptionKey(raw);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  return raw;
 }
 
 function timeouts(env: NodeJS.ProcessEnv) {

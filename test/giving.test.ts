@@ -6,6 +6,7 @@ import { type DocumentLinks, loadDocumentLinks } from "../src/modules/documents/
 import type { CompletionStep } from "../src/modules/giving/giving.context.js";
 import { settleChargeOutcome, settleRefundByIntent } from "../src/modules/payments/processor-events.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
+import { loadProcessorRegistry } from "../src/payments/processors/index.js";
 import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
 import { fakeCampaign, fakeSupporter, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
@@ -465,6 +466,7 @@ describe("giving: public checkout, processors, transitions", () => {
         now: new Date(),
         timeoutSeconds: server.config.paymentPendingTimeoutSeconds,
         links,
+        processors: loadProcessorRegistry(server.database.db, server.config),
       });
     const attemptsOf = (checkoutId: number) =>
       server.database.db

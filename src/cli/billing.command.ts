@@ -1,5 +1,6 @@
 import { runBilling, startWorker } from "../jobs/runner.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
+import { loadProcessorRegistry } from "../payments/processors/index.js";
 import { type Command, UsageError } from "./cli-kit.js";
 import { openMigratedDatabase, withDatabase } from "./database.js";
 
@@ -27,6 +28,7 @@ export const billingRunCommand: Command = {
         checkoutTtlSeconds: config.checkoutTtlSeconds,
         pendingTimeoutSeconds: config.paymentPendingTimeoutSeconds,
         links: await loadDocumentLinks(database.db, config.baseUrl),
+        processors: loadProcessorRegistry(database.db, config),
       }),
     );
     return {
@@ -54,6 +56,7 @@ export const workerCommand: Command = {
         checkoutTtlSeconds: config.checkoutTtlSeconds,
         pendingTimeoutSeconds: config.paymentPendingTimeoutSeconds,
         links: await loadDocumentLinks(database.db, config.baseUrl),
+        processors: loadProcessorRegistry(database.db, config),
         onError: (error) => io.stderr.write(`worker: ${error instanceof Error ? error.message : String(error)}\n`),
       });
       await new Promise<void>((resolve) => {

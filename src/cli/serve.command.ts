@@ -1,6 +1,7 @@
 import { buildApp } from "../app.js";
 import { startWorker } from "../jobs/runner.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
+import { loadProcessorRegistry } from "../payments/processors/index.js";
 import { bootstrapDemo } from "../seed/demo.js";
 import type { Command } from "./cli-kit.js";
 import { openMigratedDatabase } from "./database.js";
@@ -29,6 +30,7 @@ export const serveCommand: Command = {
             checkoutTtlSeconds: config.checkoutTtlSeconds,
             pendingTimeoutSeconds: config.paymentPendingTimeoutSeconds,
             links: await loadDocumentLinks(database.db, config.baseUrl),
+            processors: loadProcessorRegistry(database.db, config),
             onError: (error) => app.log.error({ err: error }, "worker run failed"),
           });
       say(`Donata (${database.kind}) listening on http://${config.host}:${port}  docs: ${config.baseUrl}/docs`);

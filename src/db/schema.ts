@@ -262,6 +262,9 @@ export const paymentMethods = pgTable(
     label: text("label").notNull(),
     // The adapter's own reference for charging this method again (never a card number).
     processorReference: text("processor_reference"),
+    // A card's expiry (kept current by the processor's events), to warn before a renewal fails.
+    expiryMonth: smallint("expiry_month"),
+    expiryYear: smallint("expiry_year"),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
@@ -356,6 +359,14 @@ export const payments = pgTable(
     billingCycle: integer("billing_cycle"),
     // A refund asked of the processor and not yet settled (the reconciler finishes it after a crash).
     refundRequestDate: instant("refund_request_date"),
+    // What refunds the processor confirmed add up to (the payment is REFUNDED once it reaches the amount).
+    amountRefunded: money("amount_refunded").notNull().default(0),
+    // A chargeback the donor's bank opened, as the processor reports it (its id, status and reason).
+    disputeId: text("dispute_id"),
+    disputeStatus: text("dispute_status"),
+    disputeReason: text("dispute_reason"),
+    disputeAmount: money("dispute_amount"),
+    disputeDate: instant("dispute_date"),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
@@ -380,6 +391,44 @@ export const payments = pgTable(
       .where(sql`(${t.state} = 'PENDING' and ${t.idempotencyKey} is not null) or ${t.refundRequestDate} is not null`),
     check("payments_state_check", sql`${t.state} in ('PENDING', 'PAID', 'REFUNDED', 'FAILED')`),
     check("payments_amount_check", sql`${t.amount} > 0`),
+    check("payments_amount_refunded_check", sql`${t.amountRefunded} >= 0 and ${t.amountRefunded} <= ${t.amount}`),
+  ],
+);
+
+// Refunds asked of a payment's processor, full or partial: recorded PENDING with their key before the
+// processor is called, SUCCEEDED or FAILED when it confirms (a bank debit's refund takes days).
+export const refunds = pgTable(
+  "refunds",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    paymentId: ref("payment_id").notNull(),
+    state: text("state").notNull().default("PENDING"),
+    amount: money("amount").notNull(),
+    currency: text("currency").notNull(),
+    // The key the processor knows the refund by (asking again never refunds twice).
+    idempotencyKey: text("idempotency_key").notNull(),
+    processorRefundId: text("processor_refund_id"),
+    failureMessage: text("failure_message"),
+    // Who asked: a user, an application, or the processor's dashboard (learnt from its events).
+    origin: text("origin").notNull().default("api"),
+    createDate: createDate(),
+    updateDate: updateDate(),
+    settleDate: instant("settle_date"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: "refunds_payment_fk",
+      columns: [t.organizationId, t.paymentId],
+      foreignColumns: [payments.organizationId, payments.id],
+    }).onDelete("cascade"),
+    index("refunds_payment_idx").on(t.organizationId, t.paymentId),
+    uniqueIndex("refunds_idempotency_key_idx").on(t.idempotencyKey),
+    index("refunds_processor_refund_idx").on(t.processorRefundId).where(sql`${t.processorRefundId} is not null`),
+    index("refunds_pending_idx").on(t.updateDate).where(sql`${t.state} = 'PENDING'`),
+    check("refunds_state_check", sql`${t.state} in ('PENDING', 'SUCCEEDED', 'FAILED')`),
+    check("refunds_amount_check", sql`${t.amount} > 0`),
   ],
 );
 
@@ -603,3 +652,64 @@ export const checkoutProtection = pgTable("checkout_protection", {
   changedDate: instant("changed_date"),
   updateDate: updateDate(),
 });
+
+// An organization's own account at a payment processor (Stripe): its keys, the secret ones
+// encrypted at rest (AES-256-GCM, src/secrets/secret-box.ts), and only their last four characters in clear.
+export const processorAccounts = pgTable(
+  "processor_accounts",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    processor: text("processor").notNull(),
+    mode: text("mode").notNull(),
+    publishableKey: text("publishable_key").notNull(),
+    secretKeyCiphertext: text("secret_key_ciphertext").notNull(),
+    secretKeyLast4: text("secret_key_last4").notNull(),
+    webhookSecretCiphertext: text("webhook_secret_ciphertext").notNull(),
+    webhookSecretLast4: text("webhook_secret_last4").notNull(),
+    createDate: createDate(),
+    updateDate: updateDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.processor] }),
+    check("processor_accounts_mode_check", sql`${t.mode} in ('test', 'live')`),
+  ],
+);
+
+// Events a processor sent to the organization's webhook endpoint, each kept once: a replay or a
+// duplicate delivery finds its id here and changes nothing.
+export const processorEvents = pgTable(
+  "processor_events",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    processor: text("processor").notNull(),
+    eventId: text("event_id").notNull(),
+    eventType: text("event_type").notNull(),
+    // What the event did: settled, ignored (an object Donata does not know), …
+    outcome: text("outcome").notNull(),
+    createDate: createDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.processor, t.eventId] }),
+    index("processor_events_create_date_idx").on(t.organizationId, t.createDate),
+  ],
+);
+
+// Who changed what, for settings people must be able to account for (payment keys first).
+export const auditEvents = pgTable(
+  "audit_events",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    createDate: createDate(),
+    // The user who acted, when a user did (kept as a label too, should the user be deleted).
+    actorUserId: ref("actor_user_id").references(() => users.id, { onDelete: "set null" }),
+    // "ada@example.org", "application 3", "cli"
+    actor: text("actor").notNull(),
+    action: text("action").notNull(),
+    details: jsonb("details").notNull().default({}),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    index("audit_events_create_date_idx").on(t.organizationId, t.createDate, t.id),
+  ],
+);

@@ -15,12 +15,14 @@ import { findPaymentRowsByIds } from "../modules/payments/payments.repo.js";
 import { paymentToWire } from "../modules/payments/payments.service.js";
 import { findSupporterRowsByIds } from "../modules/supporters/supporters.repo.js";
 import { supporterToWire } from "../modules/supporters/supporters.service.js";
+import type { ProcessorRegistry } from "../payments/processors/index.js";
 
 export interface GraphQLContext {
   db: Db;
   config: Config;
   links: DocumentLinks;
   guard: CardTestingGuard;
+  processors: ProcessorRegistry;
   actor: Actor;
   scope: Scope & { organizationSlug: string };
   loaders: ReturnType<typeof createLoaders>;

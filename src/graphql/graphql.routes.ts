@@ -11,8 +11,6 @@ import { withStatementBudget } from "../db/statement-budget.js";
 import { AppError } from "../errors/app-error.js";
 import { readBearer } from "../http/auth.js";
 import { containsNul } from "../http/nul.js";
-import type { DocumentLinks } from "../modules/documents/document-links.js";
-import type { CardTestingGuard } from "../modules/giving/card-testing.service.js";
 import { findMembershipOfUser } from "../modules/members/members.service.js";
 import { authenticateAccessToken } from "../oauth/tokens.service.js";
 import { loadSession, SESSION_COOKIE } from "../sessions/sessions.service.js";
@@ -27,7 +25,7 @@ const INVALID_TOKEN_HEADERS = { "www-authenticate": 'Bearer realm="api", error="
 interface ServerContext {
   request: FastifyRequest;
   reply: FastifyReply;
-  context: Omit<GraphQLContext, "loaders" | "links" | "guard"> | null;
+  context: Omit<GraphQLContext, "loaders" | "links" | "guard" | "processors"> | null;
 }
 
 /** How GraphQL renders an AppError: its code (and validation issues) in extensions. */
@@ -155,7 +153,7 @@ function graphiqlPage() {
 async function authenticate(
   db: Db,
   request: FastifyRequest,
-): Promise<Omit<GraphQLContext, "loaders" | "config" | "links" | "guard">> {
+): Promise<Omit<GraphQLContext, "loaders" | "config" | "links" | "guard" | "processors">> {
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
     const token = readBearer(request);
@@ -210,8 +208,7 @@ export function graphqlRoutes(
   app: FastifyInstance,
   db: Db,
   config: Config,
-  links: DocumentLinks,
-  guard: CardTestingGuard,
+  services: Pick<GraphQLContext, "links" | "guard" | "processors">,
 ) {
   const graphiql = graphiqlPage();
   const yoga = createYoga<ServerContext>({
@@ -226,7 +223,7 @@ export function graphqlRoutes(
     plugins: [limitsPlugin(config)],
     context: ({ context }) => {
       if (!context) throw new AppError("invalid_token", "Not authenticated");
-      return { ...context, config, links, guard, loaders: createLoaders(db, context.scope.organizationId) };
+      return { ...context, config, ...services, loaders: createLoaders(db, context.scope.organizationId) };
     },
     maskedErrors: {
       maskError(error, message) {

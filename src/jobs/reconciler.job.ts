@@ -1,6 +1,7 @@
 import type { Db } from "../db/client.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
 import { reconcileCheckoutAttempts } from "../modules/giving/checkout-flow.service.js";
+import type { ProcessorRegistry } from "../payments/processors/index.js";
 import { type ReconcileResult, reconcilePayments } from "../payments/reconciliation.service.js";
 
 /**
@@ -11,14 +12,14 @@ import { type ReconcileResult, reconcilePayments } from "../payments/reconciliat
  */
 export async function reconcilePending(
   db: Db,
-  options: { now: Date; timeoutSeconds: number; links: DocumentLinks; limit?: number },
+  options: { now: Date; timeoutSeconds: number; links: DocumentLinks; processors: ProcessorRegistry; limit?: number },
 ): Promise<ReconcileResult> {
-  const { now, links } = options;
+  const { now, links, processors } = options;
   // Staleness is measured on the real clock: a run with a moved clock (billing run --now) must not
   // take a charge still in flight for an abandoned one.
   const cutoff = new Date(Math.min(now.getTime(), Date.now()) - options.timeoutSeconds * 1000);
   const limit = options.limit ?? 1000;
-  const attempts = await reconcileCheckoutAttempts({ db, links }, { now, cutoff, limit });
-  const payments = await reconcilePayments(db, { now, cutoff, links, limit });
+  const attempts = await reconcileCheckoutAttempts({ db, links, processors }, { now, cutoff, limit });
+  const payments = await reconcilePayments(db, { now, cutoff, links, processors, limit });
   return { reconciled: attempts.reconciled + payments.reconciled, errors: attempts.errors + payments.errors };
 }

@@ -5,12 +5,13 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createPrivateDatabase, testDatabaseUrl } from "../../test/helpers/database.js";
 import { fakeCampaign, fakeTenant, type Tenant, unique } from "../../test/helpers/factories.js";
-import { readResponse } from "../../test/helpers/server.js";
+import { readResponse, TEST_ENCRYPTION_KEY } from "../../test/helpers/server.js";
 import { buildApp } from "../app.js";
 import { type Config, loadConfig } from "../config.js";
 import { type Database, openDatabase } from "../db/client.js";
 import { checkouts, donations, jobs, paymentMethods, payments, sandboxCharges } from "../db/schema.js";
 import { type DocumentLinks, loadDocumentLinks } from "../modules/documents/document-links.js";
+import { loadProcessorRegistry, type ProcessorRegistry } from "../payments/processors/index.js";
 import { cycleDueDate, MAX_RENEWAL_FAILURES, monthsPerCycle, retryDate } from "../payments/schedule.js";
 import { type BillingRunResult, runBilling } from "./runner.js";
 
@@ -49,6 +50,7 @@ interface Response {
 interface BillingServer {
   url: string;
   links: DocumentLinks;
+  processors: ProcessorRegistry;
   app: FastifyInstance;
   config: Config;
   database: Database;
@@ -62,12 +64,13 @@ interface BillingServer {
 async function startBillingServer(databaseUrl: string | undefined): Promise<BillingServer> {
   const database = await openDatabase({ databaseUrl, dataDir: "memory://", poolSize: 4 });
   if (!databaseUrl) await database.migrate();
-  const config = loadConfig({ LOG_LEVEL: "silent" });
+  const config = loadConfig({ LOG_LEVEL: "silent", DONATA_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY });
   const app = await buildApp({ config, database });
   const url = await app.listen({ port: 0, host: "127.0.0.1" });
   return {
     url,
     links: await loadDocumentLinks(database.db, config.baseUrl),
+    processors: loadProcessorRegistry(database.db, config),
     app,
     config,
     database,
@@ -102,6 +105,7 @@ const billingOptions = (now: Date) => ({
   checkoutTtlSeconds: server.config.checkoutTtlSeconds,
   pendingTimeoutSeconds: server.config.paymentPendingTimeoutSeconds,
   links: server.links,
+  processors: server.processors,
 });
 const run = (now: Date) => runBilling(db(), billingOptions(now));
 

@@ -1,5 +1,6 @@
 import type { Db } from "../db/client.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
+import type { ProcessorRegistry } from "../payments/processors/index.js";
 import { chargeRenewal, type RecordedRenewal, type RenewalOutcome } from "../payments/renewal.service.js";
 import { runCheckoutExpiry } from "./checkout-expiry.job.js";
 import { cancelJob, claimDueJob, type JobRow, markJobDone, recordJobFailure } from "./jobs.repo.js";
@@ -14,6 +15,8 @@ export interface BillingRunOptions {
   pendingTimeoutSeconds: number;
   /** Receipt and statement links, written when a reconciled checkout or payment settles. */
   links: DocumentLinks;
+  /** The payment adapters renewals are charged and pending payments reconciled with. */
+  processors: ProcessorRegistry;
   /** Stop after this many jobs (one run never loops forever). */
   maxJobs?: number;
   /** Test hook: called between a renewal's steps; a throw leaves its payment PENDING for the reconciler. */
@@ -99,6 +102,7 @@ export async function runBilling(db: Db, options: BillingRunOptions): Promise<Bi
     now: options.now,
     timeoutSeconds: options.pendingTimeoutSeconds,
     links: options.links,
+    processors: options.processors,
   });
   result.reconciled = reconciled.reconciled;
   result.errors += reconciled.errors;
@@ -123,6 +127,7 @@ export function startWorker(
       checkoutTtlSeconds: options.checkoutTtlSeconds,
       pendingTimeoutSeconds: options.pendingTimeoutSeconds,
       links: options.links,
+      processors: options.processors,
     })
       .catch(options.onError)
       .finally(() => {

@@ -1,7 +1,7 @@
 import type { Db } from "../db/client.js";
 import { listStalePendingCharges, listStaleRefundRequests } from "../modules/payments/payments.repo.js";
 import { toCents } from "./money.js";
-import { connectProcessor } from "./processors/index.js";
+import type { ProcessorRegistry } from "./processors/index.js";
 import { askRefund } from "./refund.service.js";
 import { type SettlementLinks, settlePayment, settleRefund } from "./settlement.service.js";
 
@@ -27,14 +27,14 @@ export async function reconcileOne(result: ReconcileResult, work: () => Promise<
  */
 export async function reconcilePayments(
   db: Db,
-  options: { now: Date; cutoff: Date; links: SettlementLinks; limit: number },
+  options: { now: Date; cutoff: Date; links: SettlementLinks; processors: ProcessorRegistry; limit: number },
 ): Promise<ReconcileResult> {
-  const { now, cutoff, links, limit } = options;
+  const { now, cutoff, links, processors, limit } = options;
   const result: ReconcileResult = { reconciled: 0, errors: 0 };
   const charges = await listStalePendingCharges(db, cutoff, limit);
   for (const { payment, processor: name, reference } of charges) {
     await reconcileOne(result, async () => {
-      const processor = name ? connectProcessor(db, name) : undefined;
+      const processor = name ? await processors.connect(payment.organizationId, name) : undefined;
       const key = payment.idempotencyKey as string;
       let found = processor ? await processor.retrieve(key) : null;
       // A renewal the processor never received is charged now, with the same key: the worker's own work.
@@ -61,7 +61,7 @@ export async function reconcilePayments(
   const refunds = await listStaleRefundRequests(db, cutoff, limit);
   for (const { payment, processor } of refunds) {
     await reconcileOne(result, async () => {
-      if (payment.state === "PAID") await askRefund(db, processor ?? "manual", payment);
+      if (payment.state === "PAID") await askRefund(processors, processor ?? "manual", payment);
       await db.transaction((tx) => settleRefund(tx, payment.organizationId, payment.id));
       return true;
     });

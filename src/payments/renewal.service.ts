@@ -3,7 +3,7 @@ import { lockDonation } from "../modules/donations/donations.repo.js";
 import { findPaymentMethod } from "../modules/payment-methods/payment-methods.repo.js";
 import { insertPayment } from "../modules/payments/payments.repo.js";
 import { fromCents, toCents } from "./money.js";
-import { connectProcessor, findProcessor } from "./processors/index.js";
+import { findProcessor, type ProcessorRegistry } from "./processors/index.js";
 import type { ChargeRequest } from "./processors/processor.js";
 import { type Settled, type SettlementLinks, settlePayment } from "./settlement.service.js";
 
@@ -93,9 +93,14 @@ export const asRenewalOutcome = (settled: Settled): RenewalOutcome | "pending" =
 export async function chargeRenewal(
   db: Db,
   renewal: RecordedRenewal,
-  options: { links: SettlementLinks; now: Date; afterStep?: (step: "charge" | "settle") => void | Promise<void> },
+  options: {
+    links: SettlementLinks;
+    processors: ProcessorRegistry;
+    now: Date;
+    afterStep?: (step: "charge" | "settle") => void | Promise<void>;
+  },
 ): Promise<RenewalOutcome | "pending"> {
-  const processor = connectProcessor(db, renewal.processor);
+  const processor = await options.processors.connect(renewal.organizationId, renewal.processor);
   if (!processor) throw new Error(`no processor "${renewal.processor}"`);
   const charge = await processor.charge(renewal.charge);
   await options.afterStep?.("charge");

@@ -26,6 +26,9 @@ export interface TestResponse {
   body: any;
 }
 
+/** The key test servers encrypt processor secrets with (so a test's CLI process can read them too). */
+export const TEST_ENCRYPTION_KEY = "0123456789abcdef".repeat(4);
+
 async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -55,7 +58,13 @@ export async function startTestServer(
   const origin = `http://127.0.0.1:${port}`;
   // Load shedding is off unless a test turns it on: a busy shared test machine must not shed the suite.
   const config = loadConfig(
-    { LOG_LEVEL: "silent", AUTH_URL: origin, BASE_URL: origin, MAX_EVENT_LOOP_DELAY: "0" },
+    {
+      LOG_LEVEL: "silent",
+      AUTH_URL: origin,
+      BASE_URL: origin,
+      MAX_EVENT_LOOP_DELAY: "0",
+      DONATA_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    },
     overrides,
   );
   // Each server counts its own rate limits (files share one PostgreSQL database and one client IP),

@@ -4,12 +4,7 @@ import { problemBodyOf } from "../../errors/problem-body.js";
 import { parseId } from "../../http/ids.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
 import { fromCents, toCents } from "../../payments/money.js";
-import {
-  connectProcessor,
-  PROCESSOR_NAMES,
-  ProcessorTimeoutError,
-  requireProcessor,
-} from "../../payments/processors/index.js";
+import { type ProcessorDescription, ProcessorTimeoutError, requireProcessor } from "../../payments/processors/index.js";
 import type { ChargeResult } from "../../payments/processors/processor.js";
 import { type ReconcileResult, reconcileOne } from "../../payments/reconciliation.service.js";
 import { settlePayment } from "../../payments/settlement.service.js";
@@ -101,6 +96,7 @@ export function publicCampaignToWire(
   organization: OrganizationRow,
   campaign: CampaignRow,
   raised: number,
+  offered: ProcessorDescription[],
 ): Omit<PublicCampaignWire, "challenge_required" | "challenge_url"> {
   return {
     id: campaign.id,
@@ -129,22 +125,24 @@ export function publicCampaignToWire(
     cost_example_amount: campaign.costExampleAmount,
     cost_example_label: campaign.costExampleLabel,
     cover_fee: campaign.allowCoverFee ? feeFormulaOf(organization) : null,
-    processors: PROCESSOR_NAMES.map((name) => {
-      const processor = requireProcessor(name);
-      return {
-        name,
-        title: processor.title,
-        one_off: processor.capabilities.oneOff,
-        recurring: processor.capabilities.recurring,
-      };
-    }),
+    processors: offered.map((processor) => ({
+      name: processor.name,
+      title: processor.title,
+      one_off: processor.capabilities.oneOff,
+      recurring: processor.capabilities.recurring,
+    })),
   };
 }
 
 export async function getPublicCampaign(context: GivingContext, organizationSlug: string, campaignSlug: string) {
   const { organization, campaign } = await findDonationTarget(context.db, organizationSlug, campaignSlug);
   return {
-    ...publicCampaignToWire(organization, campaign, await sumPaidForCampaign(context.db, organization.id, campaign.id)),
+    ...publicCampaignToWire(
+      organization,
+      campaign,
+      await sumPaidForCampaign(context.db, organization.id, campaign.id),
+      await context.processors.offered(organization.id),
+    ),
     ...(await challengeWire(context, organization.id, organization.slug)),
   };
 }
@@ -298,6 +296,12 @@ async function completeOnce(
 
   const owner = await findOrganizationIdBySlug(context.db, organizationSlug);
   if (!owner) throw notFound("Checkout");
+  const offered = await context.processors.offered(owner.id);
+  if (!offered.some((candidate) => candidate.name === processor.name)) {
+    throw new AppError("processor_unsupported", `This organization does not take payments with ${processor.title}`, {
+      errors: [{ field: "processor", message: `must be one of ${offered.map((each) => each.name).join(", ")}` }],
+    });
+  }
 
   // Defences run before the processor is called, for the holder of the checkout's secret only:
   // guessing ids must not burn a donor's attempts.
@@ -476,8 +480,8 @@ async function recordAttempt(
 }
 
 /** Step 2: the processor call, outside any transaction; the same key never charges twice. */
-async function chargeAttempt(context: Pick<GivingContext, "db">, attempt: AttemptRow) {
-  const processor = connectProcessor(context.db, attempt.processor);
+async function chargeAttempt(context: Pick<GivingContext, "db" | "processors">, attempt: AttemptRow) {
+  const processor = await context.processors.connect(attempt.organizationId, attempt.processor);
   if (!processor) throw new Error(`no processor "${attempt.processor}" for attempt ${attempt.id}`);
   const organization = await findOrganizationCurrency(context.db, attempt.organizationId);
   try {
@@ -687,8 +691,12 @@ function completedBody(
  * The reconciler's step for one attempt left PENDING (a crash, a timeout): asks the processor what
  * became of its key and settles that; an attempt the processor never received is ABANDONED.
  */
-export async function reconcileCheckoutAttempt(context: SettleContext, attempt: AttemptRow, now: Date) {
-  const processor = connectProcessor(context.db, attempt.processor);
+export async function reconcileCheckoutAttempt(
+  context: SettleContext & Pick<GivingContext, "processors">,
+  attempt: AttemptRow,
+  now: Date,
+) {
+  const processor = await context.processors.connect(attempt.organizationId, attempt.processor);
   if (!processor || attempt.idempotencyKey === null) throw new Error(`attempt ${attempt.id} cannot be reconciled`);
   const charge = await processor.retrieve(attempt.idempotencyKey);
   if (charge) {
@@ -700,7 +708,7 @@ export async function reconcileCheckoutAttempt(context: SettleContext, attempt: 
 
 /** Every checkout attempt PENDING since before the cutoff, reconciled. */
 export async function reconcileCheckoutAttempts(
-  context: Pick<GivingContext, "db" | "links">,
+  context: Pick<GivingContext, "db" | "links" | "processors">,
   options: { now: Date; cutoff: Date; limit: number },
 ): Promise<ReconcileResult> {
   const { cutoff } = options;

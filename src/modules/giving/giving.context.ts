@@ -1,4 +1,5 @@
 import type { Db } from "../../db/client.js";
+import type { ProcessorRegistry } from "../../payments/processors/index.js";
 import type { DocumentLinks } from "../documents/document-links.js";
 import type { CardTestingGuard } from "./card-testing.service.js";
 
@@ -11,6 +12,8 @@ export type CompletionStep = "record" | "charge" | "supporter" | "payment_method
 export interface GivingContext {
   db: Db;
   links: DocumentLinks;
+  /** The payment adapters of each organization (sandbox or its Stripe account, bank transfer). */
+  processors: ProcessorRegistry;
   checkoutTtlSeconds: number;
   /** An attempt left PENDING longer than this is reconciled (asked of the processor and settled). */
   pendingTimeoutSeconds: number;

@@ -10,7 +10,7 @@ import { findPaymentMethod } from "../payment-methods/payment-methods.repo.js";
 import { lockPayment, markRefundRequested } from "./payments.repo.js";
 import { paymentToWire } from "./payments.service.js";
 
-export type GivingDb = Pick<GivingContext, "db" | "links">;
+export type GivingDb = Pick<GivingContext, "db" | "links" | "processors">;
 
 /**
  * PAID → REFUNDED through the payment's processor, in steps: the request is recorded and committed,
@@ -36,7 +36,7 @@ export async function refundPayment(context: GivingDb, scope: Scope, rawId: stri
     if (!row) throw notFound("Payment");
     return { payment: row, method, processorName };
   });
-  await askRefund(context.db, requested.processorName, requested.payment);
+  await askRefund(context.processors, requested.processorName, requested.payment);
   const refunded = await context.db.transaction((tx) => settleRefund(tx, scope.organizationId, id));
   return paymentToWire(refunded, requested.method);
 }

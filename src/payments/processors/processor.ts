@@ -37,10 +37,21 @@ export interface ChargeRequest {
   idempotencyKey: string;
 }
 
+/**
+ * The method a charge ended up with, when the processor knows better than the checkout did (Stripe:
+ * the donor's method saved on a Customer for off-session renewals, its brand and last digits).
+ */
+export interface ChargedMethod {
+  label: string;
+  reference: string;
+  expiryMonth?: number;
+  expiryYear?: number;
+}
+
 export type ChargeResult =
-  | { state: "PAID"; intentId: string }
+  | { state: "PAID"; intentId: string; method?: ChargedMethod }
   /** reason: a debit takes days (processing), or the donor must authenticate first (requires_action, 3-D Secure). */
-  | { state: "PENDING"; intentId: string; reason?: "processing" | "requires_action" }
+  | { state: "PENDING"; intentId: string; reason?: "processing" | "requires_action"; method?: ChargedMethod }
   | { state: "FAILED"; intentId: string; code: string; message: string };
 
 export interface RefundRequest {
