@@ -301,6 +301,9 @@ export const donations = pgTable(
     paymentMethodId: ref("payment_method_id"),
     nextChargeDate: instant("next_charge_date"),
     failureCount: smallint("failure_count").notNull().default(0),
+    // Billing cycles never charged: after an outage a renewal covers the overdue cycles once, and the
+    // cycles it jumped over are listed here for the donation's page.
+    skippedCycles: integer("skipped_cycles").array().notNull().default(sql`'{}'::integer[]`),
     // A signed link to the receipt, set when the donation is first paid.
     receiptUrl: text("receipt_url"),
   },

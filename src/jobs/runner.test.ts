@@ -321,6 +321,8 @@ describe("renewals", () => {
     expect(await run(at(due(5), MINUTE))).toEqual({ ...NOTHING, renewed: 1 });
     expect(statesOf(await paymentsOf(donation.id))).toEqual(Array(4).fill("PAID"));
     await expectQueued(donation.id, 6, due(6));
+    // The cycles the one charge covered are kept for the donation's page.
+    expect((await donationRow(donation.id)).skippedCycles).toEqual([4, 5]);
     expect(await run(at(due(5), 2 * MINUTE))).toEqual(NOTHING);
     expect(
       (await renewalJobs(donation.id)).map((job) => [job.state, (job.payload as { cycle: number }).cycle]),

@@ -70,12 +70,14 @@ async function settleRenewalPaid(tx: Executor, donation: DonationRow, cycle: num
   // After an outage, one charge covers the overdue cycles: the schedule resumes at the first
   // cycle still ahead instead of charging the donor once per missed period.
   let nextCycle = cycle + 1;
-  while (cycleDueDate(start, frequency, nextCycle) <= now) nextCycle += 1;
+  const skipped: number[] = [];
+  while (cycleDueDate(start, frequency, nextCycle) <= now) skipped.push(nextCycle++);
   const nextDue = cycleDueDate(start, frequency, nextCycle);
   const row = await updateDonation(tx, donation.organizationId, donation.id, {
     state: "active",
     failureCount: 0,
     nextChargeDate: nextDue,
+    ...(skipped.length > 0 ? { skippedCycles: [...donation.skippedCycles, ...skipped] } : {}),
   });
   await queueRenewal(tx, {
     organizationId: donation.organizationId,

@@ -53,6 +53,7 @@ CREATE TABLE "refunds" (
 	CONSTRAINT "refunds_amount_check" CHECK ("refunds"."amount" > 0)
 );
 --> statement-breakpoint
+ALTER TABLE "donations" ADD COLUMN "skipped_cycles" integer[] DEFAULT '{}'::integer[] NOT NULL;--> statement-breakpoint
 ALTER TABLE "payment_methods" ADD COLUMN "expiry_month" smallint;--> statement-breakpoint
 ALTER TABLE "payment_methods" ADD COLUMN "expiry_year" smallint;--> statement-breakpoint
 ALTER TABLE "payments" ADD COLUMN "amount_refunded" numeric(14, 2) DEFAULT 0 NOT NULL;--> statement-breakpoint

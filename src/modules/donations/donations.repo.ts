@@ -40,6 +40,7 @@ export const donationWireRow = wireRowOf<DonationWire>({
   update_date: instant(donations.updateDate),
   device: donations.device,
   tags: donations.tags,
+  skipped_cycles: donations.skippedCycles,
 });
 
 export interface DonationFilters {

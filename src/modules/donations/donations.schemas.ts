@@ -31,6 +31,11 @@ export const Donation = wireObject(
     update_date: DateTime,
     device: nullable(Type.String({ enum: ["desktop", "mobile", "tablet"] })),
     tags: Tags,
+    skipped_cycles: Type.Array(Type.Integer({ minimum: 1 }), {
+      description:
+        "Billing cycles of a recurring gift that were never charged: after an outage the first renewal " +
+        "charges once and the schedule resumes at the next cycle ahead (docs/giving.md)",
+    }),
   },
   "A gift, one-off or recurring",
 );

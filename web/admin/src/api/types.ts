@@ -95,6 +95,7 @@ export interface Donation {
   state: string;
   amount: number;
   covered_fee: number;
+  skipped_cycles: number[];
   currency: string;
   frequency: number | null;
   device: string | null;

@@ -14,7 +14,7 @@ import { COLLECTIONS, SUPPORTER_SUMMARY } from "./collections";
 
 const QUERY = `query DonationDetail($id: ID!, $donation_id: Int!) {
   donation(id: $id) {
-    id code state amount covered_fee currency frequency device note receipt_url tags supporter_id campaign_id completed_date create_date update_date
+    id code state amount covered_fee skipped_cycles currency frequency device note receipt_url tags supporter_id campaign_id completed_date create_date update_date
     supporter { ${SUPPORTER_SUMMARY} city country }
     campaign { id title slug }
   }
@@ -121,6 +121,17 @@ export function DonationDetailPage() {
                       donation.covered_fee > 0 ? fmt.money(donation.covered_fee, donation.currency) : "—",
                     ],
                     ["Frequency", frequencyLabel(donation.frequency)],
+                    ...(donation.skipped_cycles.length > 0
+                      ? [
+                          [
+                            "Skipped cycles",
+                            <span key="skipped" data-testid="skipped-cycles">
+                              {donation.skipped_cycles.join(", ")}: not charged (the renewal after an outage charged once
+                              and the schedule moved on)
+                            </span>,
+                          ] as [string, React.ReactNode],
+                        ]
+                      : []),
                     ["State", <StateBadge key="state" state={donation.state} />],
                     ["Completed", fmt.dateTime(donation.completed_date)],
                     ["Device", donation.device],
