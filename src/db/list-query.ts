@@ -307,7 +307,15 @@ const WIRE_IDENTITY = new Set([
   "PgNumericNumber",
   "PgDateString",
 ]);
-const WIRE_ARRAY_ITEM = new Set(["PgText", "PgVarchar", "PgChar", "PgNumeric", "PgNumericNumber"]);
+const WIRE_ARRAY_ITEM = new Set([
+  "PgText",
+  "PgVarchar",
+  "PgChar",
+  "PgNumeric",
+  "PgNumericNumber",
+  "PgInteger",
+  "PgSmallInt",
+]);
 
 /** A timestamptz column whose wire form is its instant in `Date#toISOString()` form. */
 export interface InstantField {

@@ -54,6 +54,8 @@ export interface Operations {
         update_date: string;
         device: "desktop" | "mobile" | "tablet" | null;
         tags: string[];
+        /** Billing cycles of a recurring gift that were never charged: after an outage the first renewal charges once and the schedule resumes at the next cycle ahead (docs/giving.md) */
+        skipped_cycles: number[];
       };
       /** Invalid parameters */
       400: Problem;
@@ -158,6 +160,8 @@ export interface Operations {
           update_date: string;
           device: "desktop" | "mobile" | "tablet" | null;
           tags: string[];
+          /** Billing cycles of a recurring gift that were never charged: after an outage the first renewal charges once and the schedule resumes at the next cycle ahead (docs/giving.md) */
+          skipped_cycles: number[];
         };
         /** One charge of a donation */
         payment: {
@@ -545,6 +549,8 @@ export interface Operations {
             update_date: string;
             device: "desktop" | "mobile" | "tablet" | null;
             tags: string[];
+            /** Billing cycles of a recurring gift that were never charged: after an outage the first renewal charges once and the schedule resumes at the next cycle ahead (docs/giving.md) */
+            skipped_cycles: number[];
           } | null;
           /** One charge of a donation */
           payment: {
@@ -691,6 +697,8 @@ export interface Operations {
           update_date: string;
           device: "desktop" | "mobile" | "tablet" | null;
           tags: string[];
+          /** Billing cycles of a recurring gift that were never charged: after an outage the first renewal charges once and the schedule resumes at the next cycle ahead (docs/giving.md) */
+          skipped_cycles: number[];
         }>;
         /** Total number of results ignoring limit and offset */
         count: number;
@@ -1040,6 +1048,8 @@ export interface Operations {
           update_date: string;
           device: "desktop" | "mobile" | "tablet" | null;
           tags: string[];
+          /** Billing cycles of a recurring gift that were never charged: after an outage the first renewal charges once and the schedule resumes at the next cycle ahead (docs/giving.md) */
+          skipped_cycles: number[];
         };
         /** One charge of a donation */
         payment: {
@@ -1333,6 +1343,8 @@ export interface Operations {
           update_date: string;
           device: "desktop" | "mobile" | "tablet" | null;
           tags: string[];
+          /** Billing cycles of a recurring gift that were never charged: after an outage the first renewal charges once and the schedule resumes at the next cycle ahead (docs/giving.md) */
+          skipped_cycles: number[];
         } | null;
         /** One charge of a donation */
         payment: {
@@ -1425,6 +1437,8 @@ export interface Operations {
         update_date: string;
         device: "desktop" | "mobile" | "tablet" | null;
         tags: string[];
+        /** Billing cycles of a recurring gift that were never charged: after an outage the first renewal charges once and the schedule resumes at the next cycle ahead (docs/giving.md) */
+        skipped_cycles: number[];
       };
       /** Invalid parameters */
       400: Problem;
