@@ -126,8 +126,8 @@ export function DonationDetailPage() {
                           [
                             "Skipped cycles",
                             <span key="skipped" data-testid="skipped-cycles">
-                              {donation.skipped_cycles.join(", ")}: not charged (the renewal after an outage charged once
-                              and the schedule moved on)
+                              {donation.skipped_cycles.join(", ")}: not charged (the renewal after an outage charged
+                              once and the schedule moved on)
                             </span>,
                           ] as [string, React.ReactNode],
                         ]
