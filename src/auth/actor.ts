@@ -5,7 +5,12 @@ export const ROLES = ["owner", "admin", "member"] as const;
 export type Role = (typeof ROLES)[number];
 
 /** Managing the installed applications and the organization's settings belongs to members; no application is ever granted it. */
-export type MemberPermission = "applications:read" | "applications:manage" | "organization:manage";
+export type MemberPermission =
+  | "applications:read"
+  | "applications:manage"
+  // Reading the payment settings and the audit log: every member, never an application.
+  | "organization:read"
+  | "organization:manage";
 
 /** Who is asking: an installed application (by bearer token) or a member (by session). */
 export type Actor =

@@ -5,7 +5,7 @@ import { appCreateCommand, appInstallCommand, appUninstallCommand } from "./app.
 import { billingRunCommand, workerCommand } from "./billing.command.js";
 import { type CliIo, type Command, parseCommandArgs, UsageError } from "./cli-kit.js";
 import { migrateCommand } from "./migrate.command.js";
-import { orgCreateCommand } from "./org.command.js";
+import { orgCreateCommand, orgSetProcessorCommand } from "./org.command.js";
 import { seedCommand } from "./seed.command.js";
 import { serveCommand } from "./serve.command.js";
 import { tokenCreateCommand } from "./token.command.js";
@@ -15,6 +15,7 @@ const COMMANDS: Command[] = [
   serveCommand,
   migrateCommand,
   orgCreateCommand,
+  orgSetProcessorCommand,
   userCreateCommand,
   appCreateCommand,
   appInstallCommand,

@@ -1,5 +1,12 @@
-import { createOrganization, organizationToWire } from "../modules/organizations/organizations.service.js";
-import { type Command, requiredString } from "./cli-kit.js";
+import { CLI_AUDIT_ACTOR } from "../modules/audit/audit.service.js";
+import {
+  createOrganization,
+  organizationToWire,
+  requireOrganization,
+} from "../modules/organizations/organizations.service.js";
+import { connectStripe, disconnectStripe } from "../modules/organizations/payment-settings.service.js";
+import { loadProcessorRegistry } from "../payments/processors/index.js";
+import { type Command, requiredString, UsageError } from "./cli-kit.js";
 import { withDatabase } from "./database.js";
 
 export const orgCreateCommand: Command = {
@@ -28,5 +35,59 @@ export const orgCreateCommand: Command = {
       json: organization,
       text: [`Created organization ${organization.slug} (${organization.currency}, ${organization.time_zone})`],
     };
+  },
+};
+
+export const orgSetProcessorCommand: Command = {
+  name: "org set-processor",
+  usage:
+    "donata org set-processor --org S --processor stripe --secret-key sk_… --publishable-key pk_… --webhook-secret whsec_… [--json]\n" +
+    "       donata org set-processor --org S --processor sandbox [--json]",
+  summary: "Connect an organization's Stripe account, or go back to the sandbox",
+  options: {
+    org: { type: "string" },
+    processor: { type: "string" },
+    "secret-key": { type: "string" },
+    "publishable-key": { type: "string" },
+    "webhook-secret": { type: "string" },
+  },
+  async run(values, io) {
+    const slug = requiredString(values, "org");
+    const processor = requiredString(values, "processor");
+    if (processor !== "stripe" && processor !== "sandbox") {
+      throw new UsageError(`--processor must be stripe or sandbox, not "${processor}"`);
+    }
+    const keys =
+      processor === "stripe"
+        ? {
+            secret_key: requiredString(values, "secret-key"),
+            publishable_key: requiredString(values, "publishable-key"),
+            webhook_secret: requiredString(values, "webhook-secret"),
+          }
+        : undefined;
+    if (!keys && ["secret-key", "publishable-key", "webhook-secret"].some((name) => values[name] !== undefined)) {
+      throw new UsageError("the sandbox takes no keys; leave out --secret-key, --publishable-key and --webhook-secret");
+    }
+    const settings = await withDatabase(io.env, async ({ config, database }) => {
+      const organization = await requireOrganization(database.db, slug);
+      const deps = {
+        db: database.db,
+        processors: loadProcessorRegistry(database.db, config),
+        baseUrl: config.baseUrl,
+      };
+      const target = { id: organization.id, slug: organization.slug };
+      return keys
+        ? connectStripe(deps, target, keys, CLI_AUDIT_ACTOR)
+        : disconnectStripe(deps, target, CLI_AUDIT_ACTOR);
+    });
+    const text =
+      settings.processor === "stripe"
+        ? [
+            `${slug} now takes payments with Stripe (${settings.mode} mode): secret key …${settings.secret_key_last4}, webhook secret …${settings.webhook_secret_last4}`,
+            `In Stripe's dashboard (Developers → Webhooks), send these events to ${settings.webhook_url}:`,
+            `  ${settings.webhook_events.join(", ")}`,
+          ]
+        : [`${slug} uses the sandbox: no real money moves (Stripe keys, if any, deleted)`];
+    return { json: { organization: slug, ...settings }, text };
   },
 };

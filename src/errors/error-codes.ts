@@ -59,6 +59,7 @@ export const ERROR_STATUS = {
   missing_required_field: 422,
   privacy_consent_required: 422,
   processor_unsupported: 422,
+  invalid_processor_keys: 422,
   idempotency_key_reused: 422,
   rate_limited: 429,
   too_many_attempts: 429,

@@ -13,6 +13,8 @@ import "../modules/donations/donation-actions.graphql.js";
 import "../modules/giving/card-testing.graphql.js";
 import "../modules/dashboard/dashboard.graphql.js";
 import "../modules/members/members.graphql.js";
+import "../modules/organizations/payment-settings.graphql.js";
+import "../modules/audit/audit.graphql.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());
 

@@ -183,11 +183,26 @@ function paymentMethodOf(id: string, type: "card" | "sepa_debit", last4: string)
   return { ...base, type, card } as Stripe.PaymentMethod;
 }
 
+/** A live secret key the stand-in knows (its account answers livemode: true); any other live key is refused. */
+export const STAND_IN_LIVE_KEY = "sk_live_donata4242";
+
+/**
+ * The keys the stand-in's accounts accept: any secret or restricted test key (sk_test_…, rk_test_…)
+ * except those naming themselves unknown (sk_test_unknown…, to test a refused key), and the one live
+ * key STAND_IN_LIVE_KEY. Any other key gets Stripe's 401.
+ */
+function isKnownKey(key: string): boolean {
+  if (key === STAND_IN_LIVE_KEY) return true;
+  return /^(?:sk|rk)_test_\w+$/.test(key) && !/^(?:sk|rk)_test_unknown/.test(key);
+}
+
+const isLiveKey = (key: string) => /^(?:sk|rk)_live_/.test(key);
+
 /**
  * A local HTTP server speaking the subset of Stripe's REST API the Stripe processor calls, with
  * Stripe's idempotency rules: a key's first response is stored (errors included, once the endpoint
  * started executing) and replayed for the same parameters; other parameters are a 400
- * idempotency_error. Only `sk_test_…` keys are accepted.
+ * idempotency_error. Keys: see isKnownKey.
  */
 export async function startStripeStandIn(): Promise<StripeStandIn> {
   const paymentIntents = new Map<string, Stripe.PaymentIntent>();
@@ -385,20 +400,27 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     return { status: 200, body: result };
   }
 
-  function balance(): Reply {
+  /** The balance answers in the key's mode: a live key's account is live. */
+  function balance(key: string): Reply {
     const money = [{ amount: 0, currency: "eur", source_types: { card: 0 } }];
-    const body: Stripe.Balance = { object: "balance", available: money, livemode: false, pending: money };
+    const body: Stripe.Balance = { object: "balance", available: money, livemode: isLiveKey(key), pending: money };
     return { status: 200, body };
   }
 
-  function route(method: string, path: string, params: Record<string, unknown>, query: URLSearchParams): Reply {
+  function route(
+    method: string,
+    path: string,
+    params: Record<string, unknown>,
+    query: URLSearchParams,
+    key: string,
+  ): Reply {
     if (method === "POST" && path === "/v1/payment_intents") return createPaymentIntent(params);
     if (method === "POST" && path === "/v1/refunds") return createRefund(params);
     if (method === "POST" && path === "/v1/customers") return createCustomer(params);
     if (method === "POST" && path === "/v1/payment_methods") return createPaymentMethod(params);
     if (method === "GET" && path === "/v1/payment_intents/search")
       return searchPaymentIntents(query.get("query") ?? "");
-    if (method === "GET" && path === "/v1/balance") return balance();
+    if (method === "GET" && path === "/v1/balance") return balance(key);
     const intentId = /^\/v1\/payment_intents\/([^/]+)$/.exec(path)?.[1];
     if (method === "GET" && intentId) {
       const intent = paymentIntents.get(intentId);
@@ -412,7 +434,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
 
   const authorized = (request: IncomingMessage) => {
     const key = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1];
-    return key && /^sk_test_\w+$/.test(key) ? key : undefined;
+    return key && isKnownKey(key) ? key : undefined;
   };
 
   async function handle(request: IncomingMessage, response: ServerResponse) {
@@ -469,7 +491,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
       headers["idempotency-key"] = idempotencyKey as string;
       return send(previous, delayMs);
     }
-    let reply = route(method, url.pathname, parseStripeForm(body), url.searchParams);
+    let reply = route(method, url.pathname, parseStripeForm(body), url.searchParams, key);
     if (fault?.kind === "error_500")
       reply = stripeError(500, { type: "api_error", message: "An unknown error occurred" });
     if (storedKey) stored.set(storedKey, { fingerprint, status: reply.status, json: JSON.stringify(reply.body) });

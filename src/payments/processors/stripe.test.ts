@@ -231,7 +231,8 @@ describe("Stripe processor", () => {
     const check = (secretKey: string) => verifyStripeSecretKey({ secretKey, api: standIn.api, timeoutMs: 300 });
     expect(await check("sk_test_donata4242")).toEqual({ mode: "test", last4: "4242" });
     await expect(check("sk_live_unknown0000")).rejects.toMatchObject({
-      code: "invalid_request",
+      code: "invalid_processor_keys",
+      status: 422,
       message: "The Stripe secret key was refused: Stripe does not know this key",
       errors: [{ field: "secret_key", message: "Stripe does not know this key" }],
     });

@@ -213,7 +213,7 @@ export interface StripeKeyCheck {
 /** Asks Stripe whether a secret key works (the balance is the cheapest call any key may make). */
 export async function verifyStripeSecretKey(options: StripeAccountOptions): Promise<StripeKeyCheck> {
   const refuse = (message: string, cause?: unknown) =>
-    new AppError("invalid_request", `The Stripe secret key was refused: ${message}`, {
+    new AppError("invalid_processor_keys", `The Stripe secret key was refused: ${message}`, {
       errors: [{ field: "secret_key", message }],
       cause,
     });

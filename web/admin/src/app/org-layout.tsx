@@ -4,6 +4,7 @@ import { onUnauthorized } from "../api/graphql";
 import { signOut } from "../api/session";
 import { ErrorState, Loading } from "../components/states";
 import { OrgContext, orgContextValue } from "./org-context";
+import { PaymentModeProvider, TestModeBanner } from "./payment-mode";
 import { useSession } from "./session-context";
 
 const NAV: { to: string; label: string; end?: boolean }[] = [
@@ -159,60 +160,63 @@ export function OrgLayout() {
 
   return (
     <OrgContext.Provider value={value}>
-      <a className="skip-link" href="#main">
-        Skip to content
-      </a>
-      <div className={navOpen ? "shell nav-open" : "shell"}>
-        <header className="topbar">
-          <button
-            type="button"
-            className="nav-toggle"
-            aria-expanded={navOpen}
-            aria-controls="sidebar"
-            onClick={() => setNavOpen((open) => !open)}
-          >
-            <span aria-hidden="true">☰</span>
-            <span className="visually-hidden">Menu</span>
-          </button>
-          <Link to={value.path()} className="brand">
-            <span className="brand-mark" aria-hidden="true">
-              D
+      <PaymentModeProvider>
+        <a className="skip-link" href="#main">
+          Skip to content
+        </a>
+        <div className={navOpen ? "shell nav-open" : "shell"}>
+          <header className="topbar">
+            <button
+              type="button"
+              className="nav-toggle"
+              aria-expanded={navOpen}
+              aria-controls="sidebar"
+              onClick={() => setNavOpen((open) => !open)}
+            >
+              <span aria-hidden="true">☰</span>
+              <span className="visually-hidden">Menu</span>
+            </button>
+            <Link to={value.path()} className="brand">
+              <span className="brand-mark" aria-hidden="true">
+                D
+              </span>
+              <span className="brand-text">Donata</span>
+            </Link>
+            <OrgSwitcher current={slug} />
+            <div className="topbar-spacer" />
+            <span className="user" title={session.user.email}>
+              <span className="user-name">{session.user.name ?? session.user.email}</span>
+              <span className={`badge badge-${org?.role === "member" ? "neutral" : "info"}`}>{org?.role}</span>
             </span>
-            <span className="brand-text">Donata</span>
-          </Link>
-          <OrgSwitcher current={slug} />
-          <div className="topbar-spacer" />
-          <span className="user" title={session.user.email}>
-            <span className="user-name">{session.user.name ?? session.user.email}</span>
-            <span className={`badge badge-${org?.role === "member" ? "neutral" : "info"}`}>{org?.role}</span>
-          </span>
-          <button type="button" className="button button-ghost" onClick={signOutNow} data-testid="sign-out">
-            Sign out
-          </button>
-        </header>
-        <nav id="sidebar" className="sidebar" aria-label="Main">
-          <ul>
-            {NAV.map((item) => (
-              <li key={item.label}>
-                <NavLink to={value.path(item.to)} end={item.end}>
-                  {item.label}
-                </NavLink>
-              </li>
-            ))}
-          </ul>
-          <p className="sidebar-heading">Settings</p>
-          <ul>
-            {NAV_SETTINGS.map((item) => (
-              <li key={item.label}>
-                <NavLink to={value.path(item.to)}>{item.label}</NavLink>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <main id="main" ref={mainRef} tabIndex={-1} className="main">
-          <Outlet />
-        </main>
-      </div>
+            <button type="button" className="button button-ghost" onClick={signOutNow} data-testid="sign-out">
+              Sign out
+            </button>
+          </header>
+          <nav id="sidebar" className="sidebar" aria-label="Main">
+            <ul>
+              {NAV.map((item) => (
+                <li key={item.label}>
+                  <NavLink to={value.path(item.to)} end={item.end}>
+                    {item.label}
+                  </NavLink>
+                </li>
+              ))}
+            </ul>
+            <p className="sidebar-heading">Settings</p>
+            <ul>
+              {NAV_SETTINGS.map((item) => (
+                <li key={item.label}>
+                  <NavLink to={value.path(item.to)}>{item.label}</NavLink>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <main id="main" ref={mainRef} tabIndex={-1} className="main">
+            <TestModeBanner />
+            <Outlet />
+          </main>
+        </div>
+      </PaymentModeProvider>
     </OrgContext.Provider>
   );
 }

@@ -5,6 +5,7 @@ import { useSubmit } from "../app/use-submit";
 import { Flash } from "../components/action-button";
 import { PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, InlineError } from "../components/states";
+import { PaymentsSection } from "./payment-settings";
 
 interface Settings {
   bank_transfer: { account_name: string; iban: string; bic: string | null } | null;
@@ -105,6 +106,7 @@ export function SettingsPage() {
         <p className="muted">How {org.name} takes donations.</p>
       </PageHeader>
       <Flash message={flash} />
+      <PaymentsSection />
       <Async state={state}>
         {({ organization }) => (
           <>

@@ -1,0 +1,193 @@
+import type { Db } from "../../db/client.js";
+import { AppError, type ValidationIssue } from "../../errors/app-error.js";
+import type { ProcessorRegistry } from "../../payments/processors/index.js";
+import {
+  deleteProcessorAccount,
+  findProcessorAccount,
+  type ProcessorAccountRow,
+  upsertProcessorAccount,
+} from "../../payments/processors/processor-accounts.repo.js";
+import { verifyStripeSecretKey } from "../../payments/processors/stripe.js";
+import { type AuditActor, recordAuditEvent } from "../audit/audit.service.js";
+
+/** The organization whose payment settings a call reads or changes (its slug names the webhook endpoint). */
+export interface SettingsOrganization {
+  id: number;
+  slug: string;
+}
+
+export interface PaymentSettingsDependencies {
+  db: Db;
+  processors: ProcessorRegistry;
+  /** The server's public origin (config.baseUrl): Stripe posts events to it. */
+  baseUrl: string;
+}
+
+export interface StripeKeysInput {
+  secret_key: string;
+  publishable_key: string;
+  webhook_secret: string;
+}
+
+/** The Stripe events the organization's webhook endpoint must receive (select them in Stripe's dashboard). */
+export const STRIPE_WEBHOOK_EVENTS = [
+  "payment_intent.succeeded",
+  "payment_intent.payment_failed",
+  "payment_intent.processing",
+  "charge.refunded",
+  "charge.dispute.created",
+  "charge.dispute.closed",
+  "payment_method.automatically_updated",
+  "payment_method.updated",
+] as const;
+
+export const stripeWebhookUrl = (baseUrl: string, slug: string) =>
+  `${baseUrl.replace(/\/+$/, "")}/webhooks/stripe/${encodeURIComponent(slug)}`;
+
+const last4 = (value: string) => value.slice(-4);
+
+/** What the settings show of a Stripe account: its mode, the public key and the last 4 characters of each secret, never a secret. */
+function settingsToWire(
+  row:
+    | Pick<ProcessorAccountRow, "mode" | "publishableKey" | "secretKeyLast4" | "webhookSecretLast4" | "updateDate">
+    | undefined,
+  webhookUrl: string,
+) {
+  return {
+    processor: row ? ("stripe" as const) : ("sandbox" as const),
+    mode: row ? (row.mode as "test" | "live") : null,
+    publishable_key: row?.publishableKey ?? null,
+    secret_key_last4: row?.secretKeyLast4 ?? null,
+    webhook_secret_last4: row?.webhookSecretLast4 ?? null,
+    webhook_url: webhookUrl,
+    webhook_events: [...STRIPE_WEBHOOK_EVENTS],
+    update_date: row?.updateDate.toISOString() ?? null,
+  };
+}
+
+export type PaymentSettingsWire = ReturnType<typeof settingsToWire>;
+
+export async function getPaymentSettings(
+  deps: PaymentSettingsDependencies,
+  organization: SettingsOrganization,
+): Promise<PaymentSettingsWire> {
+  const row = await findProcessorAccount(deps.db, organization.id, "stripe");
+  return settingsToWire(row, stripeWebhookUrl(deps.baseUrl, organization.slug));
+}
+
+const SECRET_KEY = /^(?:sk|rk)_(test|live)_[A-Za-z0-9_]+$/;
+const PUBLISHABLE_KEY = /^pk_(test|live)_[A-Za-z0-9_]+$/;
+const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9_+/=-]{8,}$/;
+
+/** The keys' form, checked before anything asks Stripe: every problem at once, by field. */
+export function checkStripeKeyForms(input: StripeKeysInput): { mode: "test" | "live"; keys: StripeKeysInput } {
+  const keys = {
+    secret_key: input.secret_key.trim(),
+    publishable_key: input.publishable_key.trim(),
+    webhook_secret: input.webhook_secret.trim(),
+  };
+  const errors: ValidationIssue[] = [];
+  const secretMode = SECRET_KEY.exec(keys.secret_key)?.[1] as "test" | "live" | undefined;
+  if (!secretMode) {
+    errors.push({
+      field: "secret_key",
+      message: keys.secret_key.startsWith("pk_")
+        ? "this is the publishable key; paste the secret key (sk_test_… or sk_live_…)"
+        : "a secret key starts with sk_test_ or sk_live_ (a restricted key with rk_test_ or rk_live_)",
+    });
+  }
+  const publishableMode = PUBLISHABLE_KEY.exec(keys.publishable_key)?.[1];
+  if (!publishableMode) {
+    errors.push({
+      field: "publishable_key",
+      message: keys.publishable_key.startsWith("sk_")
+        ? "this is a secret key; paste the publishable key (pk_test_… or pk_live_…)"
+        : "a publishable key starts with pk_test_ or pk_live_",
+    });
+  } else if (secretMode && publishableMode !== secretMode) {
+    errors.push({
+      field: "publishable_key",
+      message: `the secret key is a ${secretMode} key but this publishable key is a ${publishableMode} key; use both keys from the same mode`,
+    });
+  }
+  if (!WEBHOOK_SECRET.test(keys.webhook_secret)) {
+    errors.push({
+      field: "webhook_secret",
+      message: "a webhook signing secret starts with whsec_ (shown on the webhook endpoint's page in Stripe)",
+    });
+  }
+  if (errors.length > 0 || !secretMode) {
+    throw new AppError(
+      "invalid_processor_keys",
+      `The Stripe keys were not saved: ${errors.map((e) => `${e.field} ${e.message}`).join("; ")}`,
+      {
+        errors,
+      },
+    );
+  }
+  return { mode: secretMode, keys };
+}
+
+/**
+ * Connects (or replaces) the organization's Stripe account: the keys' form, then the secret key
+ * against Stripe (outside any transaction), then in one transaction the sealed secrets and the
+ * audit record. From then on the organization's donors pay with Stripe instead of the sandbox.
+ */
+export async function connectStripe(
+  deps: PaymentSettingsDependencies,
+  organization: SettingsOrganization,
+  input: StripeKeysInput,
+  actor: AuditActor,
+): Promise<PaymentSettingsWire> {
+  const { mode, keys } = checkStripeKeyForms(input);
+  await verifyStripeSecretKey({ secretKey: keys.secret_key, api: deps.processors.stripeApi });
+  const secrets = deps.processors.secrets;
+  const row = await deps.db.transaction(async (tx) => {
+    const previous = await findProcessorAccount(tx, organization.id, "stripe");
+    const saved = await upsertProcessorAccount(tx, {
+      organizationId: organization.id,
+      processor: "stripe",
+      mode,
+      publishableKey: keys.publishable_key,
+      secretKeyCiphertext: secrets.seal(keys.secret_key),
+      secretKeyLast4: last4(keys.secret_key),
+      webhookSecretCiphertext: secrets.seal(keys.webhook_secret),
+      webhookSecretLast4: last4(keys.webhook_secret),
+    });
+    await recordAuditEvent(tx, {
+      organizationId: organization.id,
+      actor,
+      action: previous ? "payments.stripe_updated" : "payments.stripe_connected",
+      details: {
+        processor: "stripe",
+        mode,
+        secret_key_last4: saved.secretKeyLast4,
+        webhook_secret_last4: saved.webhookSecretLast4,
+        publishable_key_last4: last4(saved.publishableKey),
+        ...(previous ? { previous_mode: previous.mode, previous_secret_key_last4: previous.secretKeyLast4 } : {}),
+      },
+    });
+    return saved;
+  });
+  return settingsToWire(row, stripeWebhookUrl(deps.baseUrl, organization.slug));
+}
+
+/** Back to the sandbox: the Stripe keys are deleted (audited); payments already made with Stripe keep their records. */
+export async function disconnectStripe(
+  deps: PaymentSettingsDependencies,
+  organization: SettingsOrganization,
+  actor: AuditActor,
+): Promise<PaymentSettingsWire> {
+  await deps.db.transaction(async (tx) => {
+    const previous = await findProcessorAccount(tx, organization.id, "stripe");
+    if (!previous) return;
+    await deleteProcessorAccount(tx, organization.id, "stripe");
+    await recordAuditEvent(tx, {
+      organizationId: organization.id,
+      actor,
+      action: "payments.stripe_disconnected",
+      details: { processor: "stripe", mode: previous.mode, secret_key_last4: previous.secretKeyLast4 },
+    });
+  });
+  return settingsToWire(undefined, stripeWebhookUrl(deps.baseUrl, organization.slug));
+}

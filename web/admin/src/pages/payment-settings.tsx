@@ -1,0 +1,269 @@
+import { type FormEvent, useState } from "react";
+import { ApiError } from "../api/graphql";
+import { useFormat } from "../app/format";
+import { useOrg } from "../app/org-context";
+import { usePaymentMode } from "../app/payment-mode";
+import { useGraphql, useQuery } from "../app/use-query";
+import { ActionButton, Flash } from "../components/action-button";
+import { CopyButton } from "../components/copy-button";
+import { DataTable } from "../components/data-table";
+import { Section } from "../components/page";
+import { Async, InlineError } from "../components/states";
+
+interface PaymentSettings {
+  processor: "stripe" | "sandbox";
+  mode: "test" | "live" | null;
+  publishable_key: string | null;
+  secret_key_last4: string | null;
+  webhook_secret_last4: string | null;
+  webhook_url: string;
+  webhook_events: string[];
+  update_date: string | null;
+}
+
+interface AuditEvent {
+  id: number;
+  create_date: string;
+  actor: string;
+  action: string;
+  description: string;
+}
+
+const SETTINGS_FIELDS =
+  "processor mode publishable_key secret_key_last4 webhook_secret_last4 webhook_url webhook_events update_date";
+const PAYMENTS = `query PaymentSettings { paymentSettings { ${SETTINGS_FIELDS} } auditEvents(first: 20) { id create_date actor action description } }`;
+const CONNECT = `mutation ConnectStripe($input: ConnectStripeInput!) { connectStripe(input: $input) { ${SETTINGS_FIELDS} } }`;
+const DISCONNECT = `mutation DisconnectStripe { disconnectStripe { ${SETTINGS_FIELDS} } }`;
+
+const KEY_FIELDS = [
+  {
+    name: "secret_key",
+    label: "Secret key",
+    hint: "sk_test_… or sk_live_… from Stripe's dashboard, Developers → API keys (a restricted rk_… key works too). Stored encrypted; never shown again.",
+    secret: true,
+  },
+  {
+    name: "publishable_key",
+    label: "Publishable key",
+    hint: "pk_test_… or pk_live_…, from the same page and the same mode (test or live) as the secret key.",
+    secret: false,
+  },
+  {
+    name: "webhook_secret",
+    label: "Webhook signing secret",
+    hint: "whsec_…, shown on the page of the webhook endpoint you add in Stripe for the URL above. Stored encrypted.",
+    secret: true,
+  },
+] as const;
+
+function StripeKeysForm({ connected, onSaved }: { connected: boolean; onSaved: (message: string) => void }) {
+  const gql = useGraphql();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Error | null>(null);
+  const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const data = new FormData(form);
+    setBusy(true);
+    setError(null);
+    setFieldErrors({});
+    try {
+      const input = Object.fromEntries(KEY_FIELDS.map((field) => [field.name, String(data.get(field.name) ?? "")]));
+      const saved = await gql<{ connectStripe: PaymentSettings }>(CONNECT, { input });
+      form.reset();
+      onSaved(`Stripe connected in ${saved.connectStripe.mode} mode. Donors now pay with Stripe.`);
+    } catch (caught) {
+      if (caught instanceof ApiError && caught.issues.length > 0) {
+        setFieldErrors(caught.fieldErrors());
+        setError(new Error("The keys were not saved; see the fields below."));
+      } else {
+        setError(caught as Error);
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={submit} noValidate data-testid="stripe-keys">
+      <h3>{connected ? "Replace the keys" : "Connect Stripe"}</h3>
+      <p className="muted">
+        The secret key is checked with Stripe before it is saved. Test keys (sk_test_…) let you try the donation page
+        with Stripe's test cards; live keys take real money.
+      </p>
+      <InlineError error={error} />
+      <div className="form-grid">
+        {KEY_FIELDS.map((field) => {
+          const id = `stripe-${field.name}`;
+          const problem = fieldErrors[field.name];
+          return (
+            <div className="form-field" key={field.name}>
+              <label htmlFor={id}>{field.label}</label>
+              <input
+                id={id}
+                name={field.name}
+                type={field.secret ? "password" : "text"}
+                autoComplete="off"
+                spellCheck={false}
+                aria-invalid={problem ? true : undefined}
+                aria-describedby={problem ? `${id}-error` : `${id}-hint`}
+              />
+              {problem && (
+                <p className="field-error" id={`${id}-error`} data-field-error={field.name}>
+                  {problem}
+                </p>
+              )}
+              <p className="hint" id={`${id}-hint`}>
+                {field.hint}
+              </p>
+            </div>
+          );
+        })}
+      </div>
+      <div className="form-actions">
+        <button type="submit" className="button button-primary" disabled={busy} data-testid="save-stripe-keys">
+          {busy ? "Checking the keys with Stripe…" : connected ? "Replace keys" : "Connect Stripe"}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function CurrentProcessor({ settings }: { settings: PaymentSettings }) {
+  const format = useFormat();
+  if (settings.processor === "sandbox") {
+    return (
+      <p className="notice" data-testid="payment-processor">
+        <strong>Sandbox</strong>: card payments are simulated and no real money moves. Connect a Stripe account below to
+        take real donations by card, SEPA Direct Debit and wallets.
+      </p>
+    );
+  }
+  return (
+    <dl className="fields" data-testid="payment-processor">
+      <div className="field">
+        <dt>Processor</dt>
+        <dd>
+          Stripe{" "}
+          <span className={`badge badge-${settings.mode === "live" ? "good" : "warn"}`} data-testid="payment-mode">
+            {settings.mode === "live" ? "Live mode" : "Test mode"}
+          </span>
+        </dd>
+      </div>
+      <div className="field">
+        <dt>Publishable key</dt>
+        <dd>
+          <code>{settings.publishable_key}</code>
+        </dd>
+      </div>
+      <div className="field">
+        <dt>Secret key</dt>
+        <dd>
+          <code data-testid="secret-key-last4">…{settings.secret_key_last4}</code>{" "}
+          <span className="muted small">(only the last 4 characters are ever shown)</span>
+        </dd>
+      </div>
+      <div className="field">
+        <dt>Webhook signing secret</dt>
+        <dd>
+          <code>…{settings.webhook_secret_last4}</code>
+        </dd>
+      </div>
+      <div className="field">
+        <dt>Keys saved</dt>
+        <dd>{format.dateTime(settings.update_date)}</dd>
+      </div>
+    </dl>
+  );
+}
+
+/** Settings → Payments: who processes card payments (sandbox or the organization's Stripe account) and its history. */
+export function PaymentsSection() {
+  const { canWrite } = useOrg();
+  const format = useFormat();
+  const gql = useGraphql();
+  const paymentMode = usePaymentMode();
+  const state = useQuery<{ paymentSettings: PaymentSettings; auditEvents: AuditEvent[] }>(PAYMENTS);
+  const [flash, setFlash] = useState<string | null>(null);
+  const changed = (message: string) => {
+    setFlash(message);
+    state.reload();
+    paymentMode.reload();
+  };
+  return (
+    <Section title="Payments" id="payments">
+      <Flash message={flash} />
+      <Async state={state}>
+        {({ paymentSettings: settings, auditEvents }) => {
+          const history = auditEvents.filter((event) => event.action.startsWith("payments."));
+          return (
+            <div className="payments-stack">
+              <CurrentProcessor settings={settings} />
+              <div>
+                <h3>Webhook endpoint</h3>
+                <p className="muted">
+                  In Stripe's dashboard, Developers → Webhooks, add an endpoint with this URL, select the events below,
+                  and paste its signing secret here. Stripe tells Donata through it when a payment succeeds, fails, is
+                  refunded or disputed.
+                </p>
+                <p>
+                  <code data-testid="webhook-url">{settings.webhook_url}</code>{" "}
+                  <CopyButton value={settings.webhook_url} />
+                </p>
+                <p className="muted small">Events: {settings.webhook_events.join(", ")}</p>
+              </div>
+              {canWrite ? (
+                <>
+                  <StripeKeysForm
+                    key={settings.update_date ?? "none"}
+                    connected={settings.processor === "stripe"}
+                    onSaved={changed}
+                  />
+                  {settings.processor === "stripe" && (
+                    <div className="form-actions">
+                      <ActionButton
+                        label="Disconnect Stripe"
+                        title="Disconnect Stripe?"
+                        confirmLabel="Disconnect"
+                        danger
+                        testId="disconnect-stripe"
+                        run={() => gql(DISCONNECT)}
+                        onDone={() =>
+                          changed("Stripe disconnected. Donors pay with the sandbox again (no real money).")
+                        }
+                      >
+                        <p>
+                          The keys are deleted and the donation page goes back to the sandbox: no real money can be
+                          given until you connect Stripe again. Payments already made with Stripe keep their records.
+                        </p>
+                      </ActionButton>
+                    </div>
+                  )}
+                </>
+              ) : (
+                <p className="muted">Only owners and admins can change the payment processor.</p>
+              )}
+              <div>
+                <h3>Change history</h3>
+                {history.length === 0 ? (
+                  <p className="muted">No changes yet.</p>
+                ) : (
+                  <DataTable
+                    testId="table-payment-history"
+                    caption="Changes to the payment settings"
+                    rows={history}
+                    columns={[
+                      { key: "date", label: "When", render: (row) => format.dateTime(row.create_date) },
+                      { key: "actor", label: "Who", render: (row) => row.actor },
+                      { key: "description", label: "What", render: (row) => row.description },
+                    ]}
+                  />
+                )}
+              </div>
+            </div>
+          );
+        }}
+      </Async>
+    </Section>
+  );
+}
