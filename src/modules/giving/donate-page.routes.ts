@@ -6,7 +6,7 @@ import { Type } from "typebox";
 import { AppError } from "../../errors/app-error.js";
 import { type PageSecurity, sendHtmlPage } from "../../http/html-page.js";
 import { getPublicCampaign } from "./checkout-flow.service.js";
-import { CHALLENGE_ASSETS, donateErrorPage, donatePage } from "./donate-page.js";
+import { CHALLENGE_ASSETS, type DonatePageCampaign, donateErrorPage, donatePage } from "./donate-page.js";
 import type { GivingContext } from "./giving.context.js";
 
 const Slug = Type.String({ maxLength: 100 });
@@ -16,6 +16,25 @@ const PAGE_SECURITY: PageSecurity = {
   allow: [
     "connect-src 'self'",
     // The ALTCHA widget solves its proof of work in a web worker served from this origin (no wasm).
+    "worker-src 'self'",
+    "img-src 'self' data:",
+    "form-action 'self'",
+  ],
+};
+
+/**
+ * The page of an organization that takes payments with Stripe also allows what Stripe documents
+ * for Stripe.js and the Payment Element (https://docs.stripe.com/security/guide#content-security-policy):
+ * its script, its iframes (the element's fields, wallets, the 3-D Secure challenge) and its API.
+ * Stripe's list adds https://maps.googleapis.com for the Address Element's autocomplete, which
+ * this page does not use. Nothing else is loosened, and pages of other organizations keep PAGE_SECURITY.
+ */
+export const STRIPE_PAGE_SECURITY: PageSecurity = {
+  frameAncestors: "'none'",
+  scriptSources: ["https://js.stripe.com", "https://*.js.stripe.com"],
+  allow: [
+    "connect-src 'self' https://api.stripe.com",
+    "frame-src https://js.stripe.com https://*.js.stripe.com https://hooks.stripe.com",
     "worker-src 'self'",
     "img-src 'self' data:",
     "form-action 'self'",
@@ -70,8 +89,9 @@ export function donatePageRoutes(app: FastifyInstance, context: GivingContext) {
     },
     async (request, reply) => {
       const { organization, campaign } = request.params as { organization: string; campaign: string };
-      const publicCampaign = await getPublicCampaign(context, organization, campaign);
-      return sendHtmlPage(reply, 200, PAGE_SECURITY, (nonce) => donatePage(publicCampaign, { nonce }));
+      const publicCampaign: DonatePageCampaign = await getPublicCampaign(context, organization, campaign);
+      const security = publicCampaign.stripe ? STRIPE_PAGE_SECURITY : PAGE_SECURITY;
+      return sendHtmlPage(reply, 200, security, (nonce) => donatePage(publicCampaign, { nonce }));
     },
   );
 }
