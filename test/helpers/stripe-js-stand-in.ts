@@ -19,7 +19,7 @@ import type { StripeStandIn } from "./stripe-stand-in.js";
  *
  * Every call is recorded in `window.__stripeCalls` (read with `stripeJsCalls(page)`).
  */
-export const STRIPE_JS_STAND_IN = String.raw`(() => {
+export const STRIPE_JS_STAND_IN = `(() => {
   "use strict";
   const calls = [];
   Object.defineProperty(window, "__stripeCalls", { value: calls });
@@ -201,7 +201,12 @@ export async function serveStripeJs(
     const body = new URLSearchParams(request.postData() ?? "");
     if (body.get("key") !== options.publishableKey) {
       const error = { error: { type: "invalid_request_error", message: "Invalid API Key provided" } };
-      return route.fulfill({ status: 401, headers: cors, contentType: "application/json", body: JSON.stringify(error) });
+      return route.fulfill({
+        status: 401,
+        headers: cors,
+        contentType: "application/json",
+        body: JSON.stringify(error),
+      });
     }
     body.delete("key");
     const { host, port } = options.standIn.api;

@@ -371,7 +371,7 @@
     const donation = result.donation;
     const pending = result.result === "pending";
     // A SEPA Direct Debit: Stripe has the mandate, the bank debits in a few business days.
-    const processing = pending && body.processor === "stripe";
+    const processing = pending && result.processing === true;
     const name = body.supporter.first_name;
     byId("success-title").textContent = pending
       ? `Almost done${name ? `, ${name}` : ""}!`
@@ -384,7 +384,7 @@
     byId("success-summary").textContent =
       `Your${FREQUENCY_WORDS[donation.frequency || 0]} gift of ${money(donation.amount)} to ${config.organization.name}${outcome}`;
     const bank = result.bank_transfer;
-    if (pending && bank) {
+    if (pending && !processing && bank) {
       byId("transfer").hidden = false;
       byId("transfer-text").textContent =
         "Please transfer the amount below to " +
@@ -397,7 +397,7 @@
       byId("transfer-bic").parentElement.hidden = !bank.bic;
       byId("transfer-bic-label").hidden = !bank.bic;
       byId("transfer-reference").textContent = bank.reference;
-    } else if (pending) {
+    } else if (pending && !processing) {
       // No bank details entered yet: better no instructions than wrong ones.
       byId("transfer-contact").hidden = false;
       byId("transfer-contact-text").textContent =
@@ -441,7 +441,7 @@
     try {
       if (stripeChosen) {
         // First, while the click still counts as the donor's gesture (a wallet opens its sheet here).
-        const checked = await elements.submit();
+        const checked = await elements.submit().catch(() => ({ error: { message: "The payment form is not ready." } }));
         if (checked.error) return stripeProblem(checked.error.message);
       }
       const started = await startCheckout().catch((error) => {
@@ -461,10 +461,11 @@
         const billing = {};
         if (name) billing.name = name;
         if (body.supporter.email) billing.email = body.supporter.email;
-        const minted = await stripe.createConfirmationToken({
-          elements,
-          params: { payment_method_data: { billing_details: billing } },
-        });
+        const minted = await stripe
+          .createConfirmationToken({ elements, params: { payment_method_data: { billing_details: billing } } })
+          .catch(() => ({
+            error: { message: "We could not reach the payment service. Check your connection and try again." },
+          }));
         if (minted.error) return stripeProblem(minted.error.message);
         body.confirmation_token = minted.confirmationToken.id;
       }

@@ -6,7 +6,7 @@ import { Type } from "typebox";
 import { AppError } from "../../errors/app-error.js";
 import { type PageSecurity, sendHtmlPage } from "../../http/html-page.js";
 import { getPublicCampaign } from "./checkout-flow.service.js";
-import { CHALLENGE_ASSETS, type DonatePageCampaign, donateErrorPage, donatePage } from "./donate-page.js";
+import { CHALLENGE_ASSETS, donateErrorPage, donatePage } from "./donate-page.js";
 import type { GivingContext } from "./giving.context.js";
 
 const Slug = Type.String({ maxLength: 100 });
@@ -89,7 +89,7 @@ export function donatePageRoutes(app: FastifyInstance, context: GivingContext) {
     },
     async (request, reply) => {
       const { organization, campaign } = request.params as { organization: string; campaign: string };
-      const publicCampaign: DonatePageCampaign = await getPublicCampaign(context, organization, campaign);
+      const publicCampaign = await getPublicCampaign(context, organization, campaign);
       const security = publicCampaign.stripe ? STRIPE_PAGE_SECURITY : PAGE_SECURITY;
       return sendHtmlPage(reply, 200, security, (nonce) => donatePage(publicCampaign, { nonce }));
     },

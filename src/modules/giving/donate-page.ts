@@ -2,15 +2,6 @@ import { readFileSync } from "node:fs";
 import { escapeHtml, htmlDocument } from "../../http/html-page.js";
 import type { PublicCampaignWire } from "./giving.schemas.js";
 
-/** The organization's Stripe account as the donation page sees it (the public campaign's `stripe`). */
-export interface PublicStripe {
-  publishable_key: string;
-  test_mode: boolean;
-}
-
-/** The public campaign; `stripe` is set once the organization takes payments with Stripe. */
-export type DonatePageCampaign = PublicCampaignWire & { stripe?: PublicStripe | null };
-
 /** Where Stripe requires Stripe.js to be loaded from (https://docs.stripe.com/js/including). */
 export const STRIPE_JS_URL = "https://js.stripe.com/v3/";
 
@@ -274,7 +265,7 @@ function consentSection(campaign: PublicCampaignWire): string {
 
 const PROCESSOR_LABELS: Record<string, string> = { sandbox: "Card", stripe: "Card or bank debit" };
 
-function paymentSection(campaign: DonatePageCampaign, initial: number): string {
+function paymentSection(campaign: PublicCampaignWire, initial: number): string {
   // Stripe's Payment Element takes the place of the sandbox card fields when the organization has Stripe.
   const online = campaign.stripe ? "stripe" : "sandbox";
   const known = campaign.processors.filter((processor) => processor.name === online || processor.name === "manual");
@@ -368,12 +359,12 @@ export const CHALLENGE_ASSETS = {
 } as const;
 
 /** Test-mode Stripe keys: nothing is charged, and the donor must know it. */
-function testModeBanner(campaign: DonatePageCampaign): string {
+function testModeBanner(campaign: PublicCampaignWire): string {
   if (!campaign.stripe?.test_mode) return "";
   return `<p class="test-mode" id="test-mode" role="note" aria-label="Test mode"><strong>Test mode</strong> — no real money moves. Use Stripe's test cards; nothing is charged.</p>\n`;
 }
 
-export function donatePage(campaign: DonatePageCampaign, options: { nonce: string }): string {
+export function donatePage(campaign: PublicCampaignWire, options: { nonce: string }): string {
   const { nonce } = options;
   const title = `${campaign.title} · ${campaign.organization.name}`;
   const header = `${testModeBanner(campaign)}<header>
