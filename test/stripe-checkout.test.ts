@@ -336,12 +336,15 @@ describe("3-D Secure", () => {
     expect(waiting.body.client_secret).toBe(challenged.body.client_secret);
 
     standIn.settle(intentId, "succeeded"); // the donor passed the challenge in Stripe.js
+    // Asked by its id (Stripe's search may not show a new intent for a minute), never created again.
+    const searches = () => standIn.requests.filter((sent) => sent.path === "/v1/payment_intents/search").length;
+    const searchesBefore = searches();
     const paid = await complete(checkout, body, key);
+    expect(searches()).toBe(searchesBefore);
     expect(paid.status, JSON.stringify(paid.body)).toBe(200);
     expect(paid.body).toMatchObject({ result: "succeeded", payment: { state: "PAID" }, donation: { state: "done" } });
     expect((await paymentRow(paid.body.payment.id))?.processorIntentId).toBe(intentId);
     expect(intentsFor(attempt?.idempotencyKey as string)).toHaveLength(1);
-    // Asked by id, never created again.
     const creates = standIn.requests.filter(
       (sent) =>
         sent.method === "POST" &&
