@@ -489,10 +489,10 @@ describe("processor failures", () => {
 
 describe("monthly gifts", () => {
   async function giveMonthly(paymentMethod: string) {
-    const checkout = await startCheckout(1, 10);
+    const checkout = await startCheckout(12, 10);
     const body = completion(checkout, {
       amount: 10,
-      frequency: 1,
+      frequency: 12, // monthly
       confirmation_token: await card(paymentMethod, true),
     });
     const key = unique(16);
