@@ -14,6 +14,8 @@ export const STRIPE_TEST_METHODS = {
   insufficientFunds: "pm_card_chargeDeclinedInsufficientFunds",
   /** 3-D Secure: requires_action when the donor is present, a 402 authentication_required off-session. */
   authenticationRequired: "pm_card_authenticationRequired",
+  /** Stripe's card 4000 0000 0000 0341 as the stand-in reads it: taken with the donor present, declined off-session (renewals). */
+  declinedOffSession: "pm_card_chargeCustomerFail",
 } as const;
 
 /** Where Stripe.js would send a donor's IBAN: a SEPA Direct Debit method for a confirmation token (debits stay `processing`). */
@@ -267,6 +269,9 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     };
     if (methodId === STRIPE_TEST_METHODS.declined)
       return fail("card_declined", "generic_decline", "Your card was declined.");
+    if (methodId === STRIPE_TEST_METHODS.declinedOffSession && offSession) {
+      return fail("card_declined", "generic_decline", "Your card was declined.");
+    }
     if (methodId === STRIPE_TEST_METHODS.insufficientFunds) {
       return fail("card_declined", "insufficient_funds", "Your card has insufficient funds.");
     }

@@ -536,6 +536,10 @@ async function chargeAttempt(context: Pick<GivingContext, "db" | "processors">, 
     if (!processor) throw new Error(`no processor "${attempt.processor}" for attempt ${attempt.id}`);
     return await processor.charge(request);
   } catch (error) {
+    // The processor refused the method itself (an unknown or spent Stripe token): nothing was charged.
+    if (error instanceof AppError && error.code === "invalid_card") {
+      await abandonPendingAttempt(context.db, attempt.organizationId, attempt.id);
+    }
     return unavailable(error);
   }
 }
