@@ -308,6 +308,64 @@ describe("hosted donation page with Stripe", () => {
     await context.close();
   });
 
+  it("shows a failed 3-D Secure challenge as a decline and lets the donor pay with another card", async () => {
+    const { context, page, problems, completions } = await openPage();
+    await fillDonor(page, "three_d_secure");
+    const challenge = page.frameLocator('iframe[title="3-D Secure authentication"]');
+    const failed = await submit(page, {
+      whileWaiting: () => challenge.getByRole("button", { name: "Fail authentication" }).click(),
+    });
+    expect(failed.status).toBe(402);
+    expect(completions).toHaveLength(2);
+    expect(completions[1]?.headers()["idempotency-key"]).toBe(completions[0]?.headers()["idempotency-key"]);
+    await expect(page.locator("#e-stripe").textContent()).resolves.toContain("Try another card or payment method.");
+    expect(await page.locator("#success").isVisible()).toBe(false);
+
+    await chooseMethod(page, "card_ok");
+    const retried = await submit(page);
+    expect(retried.status).toBe(200);
+    expect(retried.request.headers()["idempotency-key"]).not.toBe(failed.request.headers()["idempotency-key"]);
+    await page.locator("#success").waitFor({ state: "visible" });
+    await expect(checkoutOf(retried.body.checkout_id)).resolves.toMatchObject({ payment: { state: "PAID" } });
+    expect(problems.filter((problem) => !/status of 402/.test(problem))).toEqual([]);
+    await context.close();
+  });
+
+  it("after a lost answer, pressing Donate again sends the same token under the same key: one charge", async () => {
+    const { context, page, problems } = await openPage();
+    const requestsBefore = standIn.requests.length;
+    let dropped = 0;
+    // The request reaches the server and is charged; the answer never reaches the page.
+    await page.route(/\/checkouts\/\d+\/complete$/, async (route) => {
+      if (dropped++ > 0) return route.fallback();
+      await route.fetch();
+      return route.abort("connectionreset");
+    });
+    await fillDonor(page, "card_ok");
+    const lost = page.waitForEvent("requestfailed", (request) => /\/complete$/.test(request.url()));
+    await page.getByRole("button", { name: /^Donate/ }).click();
+    const first = await lost;
+    await expect(page.getByRole("alert").first().textContent()).resolves.toContain("you will not be charged twice");
+
+    const again = await submit(page);
+    expect(again.status).toBe(200);
+    expect(again.request.headers()["idempotency-key"]).toBe(first.headers()["idempotency-key"]);
+    expect(again.request.postData()).toBe(first.postData());
+    await page.locator("#success").waitFor({ state: "visible" });
+    const calls = await stripeJsCalls(page);
+    expect(callsNamed(calls, "createConfirmationToken")).toHaveLength(1);
+    const checkout = await checkoutOf(again.body.checkout_id);
+    expect(checkout).toMatchObject({ state: "CLOSED", payment: { state: "PAID" } });
+    // One PaymentIntent create (one Stripe key) for both presses of Donate.
+    const creates = standIn.requests.slice(requestsBefore).filter(
+      (request) => request.method === "POST" && request.path === "/v1/payment_intents",
+    );
+    expect(new Set(creates.map((request) => request.idempotencyKey)).size).toBe(1);
+    expect(standIn.paymentIntents.get(checkout.payment.processor_intent_id)?.status).toBe("succeeded");
+    expect(problems.filter((problem) => !/ERR_CONNECTION_RESET/.test(problem))).toEqual([]);
+    await context.close();
+  });
+
   it("shows a SEPA Direct Debit as processing, with the mandate text shown by the element", async () => {
     const { context, page, problems } = await openPage();
     await fillDonor(page, "sepa");

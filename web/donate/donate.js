@@ -169,6 +169,13 @@
       elements = stripe.elements(options);
       elementsSent = { amount: options.amount, setupFutureUsage: options.setupFutureUsage || null };
       const element = elements.create("payment", { layout: "tabs" });
+      // Stripe could not show its form (a wrong key, Stripe unreachable): say so where the form would be.
+      element.on("loaderror", (event) => {
+        const slot = byId("e-stripe");
+        slot.textContent =
+          event?.error?.message || "The secure payment form could not be loaded. Please reload the page.";
+        slot.hidden = false;
+      });
       byId("payment-element").textContent = "";
       element.mount("#payment-element");
       refresh();
