@@ -381,6 +381,21 @@ describe("3-D Secure", () => {
     expect((await attemptsOf(checkout.id)).map((each) => each.state)).toEqual(["DECLINED", "SUCCEEDED"]);
   });
 
+  it("a 202 is not a decline for the card-testing caps (more challenges than CARD_DECLINES_PER_IP allows)", async () => {
+    for (let index = 0; index < 12; index++) {
+      const checkout = await startCheckout();
+      const answer = await complete(
+        checkout,
+        completion(checkout, { confirmation_token: await card(STRIPE_TEST_METHODS.authenticationRequired) }),
+      );
+      expect(answer.status, JSON.stringify(answer.body)).toBe(202);
+    }
+    // Those challenges are abandoned: canceled, declined attempts, nothing charged.
+    await reconcileNow();
+    const waiting = [...standIn.paymentIntents.values()].filter((intent) => intent.status === "requires_action");
+    expect(waiting).toEqual([]);
+  });
+
   it("a challenge left unfinished is canceled: by the reconciler, or when the donor submits again", async () => {
     const abandoned = await startCheckout();
     const body = completion(abandoned, {
