@@ -357,9 +357,9 @@ describe("hosted donation page with Stripe", () => {
     const checkout = await checkoutOf(again.body.checkout_id);
     expect(checkout).toMatchObject({ state: "CLOSED", payment: { state: "PAID" } });
     // One PaymentIntent create (one Stripe key) for both presses of Donate.
-    const creates = standIn.requests.slice(requestsBefore).filter(
-      (request) => request.method === "POST" && request.path === "/v1/payment_intents",
-    );
+    const creates = standIn.requests
+      .slice(requestsBefore)
+      .filter((request) => request.method === "POST" && request.path === "/v1/payment_intents");
     expect(new Set(creates.map((request) => request.idempotencyKey)).size).toBe(1);
     expect(standIn.paymentIntents.get(checkout.payment.processor_intent_id)?.status).toBe("succeeded");
     expect(problems.filter((problem) => !/ERR_CONNECTION_RESET/.test(problem))).toEqual([]);
