@@ -84,11 +84,15 @@ describe("hosted donation page with Stripe", () => {
     return { context, page, problems, completions, stripeHosts, csp: response?.headers()["content-security-policy"] };
   }
 
-  async function fillDonor(page: Page, method: string) {
+  async function fillDonorDetails(page: Page) {
     await page.getByLabel("First name").fill("Ada");
     await page.getByLabel("Last name").fill("Lovelace");
     await page.getByRole("textbox", { name: "Email" }).fill(`ada-${unique(6)}@example.org`);
     await page.getByLabel("I have read the privacy notice").check();
+  }
+
+  async function fillDonor(page: Page, method: string) {
+    await fillDonorDetails(page);
     await chooseMethod(page, method);
   }
 
@@ -155,6 +159,30 @@ describe("hosted donation page with Stripe", () => {
     ]);
     expect(stripeHosts.unexpected).toEqual([]);
     expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it("says so when Stripe.js cannot be loaded, and sends nothing", async () => {
+    const context = await browser.newContext();
+    await serveStripeJs(context, { standIn, publishableKey });
+    const page = await context.newPage();
+    // Stripe unreachable from the donor's network (page routes win over the context's).
+    await page.route("https://js.stripe.com/**", (route) => route.abort("connectionrefused"));
+    let requests = 0;
+    page.on("request", (request) => {
+      if (/\/checkouts\//.test(request.url())) requests++;
+    });
+    await page.goto(`${server.url}${pagePath()}`);
+    await page.locator("#e-stripe").waitFor({ state: "visible" });
+    await expect(page.locator("#e-stripe").textContent()).resolves.toContain(
+      "The secure payment form could not be loaded",
+    );
+    await fillDonorDetails(page);
+    await page.getByRole("button", { name: /^Donate/ }).click();
+    await expect(page.getByRole("alert").first().textContent()).resolves.toBe(
+      "The secure payment form could not be loaded. Please reload the page.",
+    );
+    expect(requests).toBe(0);
     await context.close();
   });
 

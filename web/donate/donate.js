@@ -47,6 +47,7 @@
   let stripe = null;
   let elements = null;
   let stripeLoad = null;
+  let stripeFailed = false;
   let elementsSent = null;
 
   const frequency = () => {
@@ -182,6 +183,7 @@
       return elements;
     });
     stripeLoad.catch(() => {
+      stripeFailed = true;
       const slot = byId("e-stripe");
       slot.textContent = "The secure payment form could not be loaded. Check your connection and reload the page.";
       slot.hidden = false;
@@ -442,7 +444,11 @@
     const stripeChosen = processor() === "stripe";
     if (stripeChosen && !elements) {
       loadStripe().catch(() => {});
-      return showAlert("The secure payment form is still loading. Please wait a moment and try again.");
+      return showAlert(
+        stripeFailed
+          ? "The secure payment form could not be loaded. Please reload the page."
+          : "The secure payment form is still loading. Please wait a moment and try again.",
+      );
     }
     setBusy(true);
     try {
