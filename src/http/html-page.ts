@@ -42,6 +42,8 @@ export interface PageSecurity {
   frameAncestors: string;
   /** CSP directives beyond default-src 'none' and the nonce'd script and style (connect-src, form-action…). */
   allow?: readonly string[];
+  /** Script origins allowed beside the nonce (the donation page of a Stripe organization: https://js.stripe.com). */
+  scriptSources?: readonly string[];
   cacheControl?: string;
   headers?: Record<string, string>;
 }
@@ -53,7 +55,7 @@ export function sendHtmlPage(reply: FastifyReply, status: number, security: Page
   const nonce = randomBytes(16).toString("base64");
   const csp = [
     "default-src 'none'",
-    `script-src 'nonce-${nonce}'`,
+    ["script-src", `'nonce-${nonce}'`, ...(security.scriptSources ?? [])].join(" "),
     `style-src 'nonce-${nonce}'`,
     ...(security.allow ?? []),
     "base-uri 'none'",

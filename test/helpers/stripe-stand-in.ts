@@ -14,7 +14,47 @@ export const STRIPE_TEST_METHODS = {
   insufficientFunds: "pm_card_chargeDeclinedInsufficientFunds",
   /** 3-D Secure: requires_action when the donor is present, a 402 authentication_required off-session. */
   authenticationRequired: "pm_card_authenticationRequired",
+  /** Stripe's card 4000 0000 0000 0341 as the stand-in reads it: taken with the donor present, declined off-session (renewals). */
+  declinedOffSession: "pm_card_chargeCustomerFail",
 } as const;
+
+/** Where Stripe.js would send a donor's IBAN: a SEPA Direct Debit method for a confirmation token (debits stay `processing`). */
+export const STRIPE_TEST_IBAN = "DE89370400440532013000";
+
+/** What a confirmation token is made from: a test method (pm_card_visa…), a method made before, or a SEPA IBAN. */
+export type ConfirmationTokenSource = { paymentMethod: string } | { sepaIban: string };
+
+/**
+ * Mints a ConfirmationToken at the stand-in, as Stripe.js's `stripe.createConfirmationToken({ elements })`
+ * does in a donor's browser with the publishable key (pk_test_…): `setupFutureUsage: "off_session"`
+ * for a recurring gift, as the page's Elements are configured. For tests of the page and the API.
+ */
+export async function mintConfirmationToken(
+  api: StripeStandIn["api"],
+  source: ConfirmationTokenSource,
+  options: { setupFutureUsage?: "off_session"; publishableKey?: string } = {},
+): Promise<string> {
+  const form = new URLSearchParams();
+  if ("paymentMethod" in source) form.set("payment_method", source.paymentMethod);
+  else {
+    form.set("payment_method_data[type]", "sepa_debit");
+    form.set("payment_method_data[sepa_debit][iban]", source.sepaIban);
+    form.set("payment_method_data[billing_details][name]", "Jenny Rosen");
+    form.set("payment_method_data[billing_details][email]", "jenny@example.org");
+  }
+  if (options.setupFutureUsage) form.set("setup_future_usage", options.setupFutureUsage);
+  const response = await fetch(`${api.protocol}://${api.host}:${api.port}/v1/confirmation_tokens`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${options.publishableKey ?? "pk_test_donata"}`,
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: form,
+  });
+  const body = (await response.json()) as Stripe.ConfirmationToken & { error?: { message: string } };
+  if (!response.ok) throw new Error(`confirmation token refused: ${body.error?.message}`);
+  return body.id;
+}
 
 /** A fault for the next matching POST: a delay past the client's timeout, or a 500 before or after the charge is recorded. */
 export type StandInFault =
@@ -39,6 +79,8 @@ export interface StripeStandIn {
   readonly paymentIntents: ReadonlyMap<string, Stripe.PaymentIntent>;
   readonly refunds: ReadonlyMap<string, Stripe.Refund>;
   readonly customers: ReadonlyMap<string, Stripe.Customer>;
+  /** Every payment method: Stripe's test methods, SEPA methods, and those made from confirmation tokens. */
+  readonly paymentMethods: ReadonlyMap<string, Stripe.PaymentMethod>;
   /** Every request received, in order (method and path), replays and refusals included. */
   readonly requests: { method: string; path: string; idempotencyKey?: string }[];
   inject(fault: StandInFault): void;
@@ -212,6 +254,9 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     Object.values(STRIPE_TEST_METHODS).map((id) => [id, paymentMethodOf(id, "card", "4242")]),
   );
   const stored = new Map<string, StoredResponse>();
+  // A confirmation token is used once; the method it makes behaves as the test method it came from.
+  const confirmationTokens = new Map<string, { token: Stripe.ConfirmationToken; source: string; used: boolean }>();
+  const behaviourOf = new Map<string, string>();
   // Saved for off-session use, as `customer/method`: Stripe's test methods (pm_card_visa) may be saved on many customers.
   const saved = new Set<string>();
   const requests: StripeStandIn["requests"] = [];
@@ -228,16 +273,20 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
   }
 
   function confirm(intent: Stripe.PaymentIntent, params: Record<string, unknown>): Reply {
-    const methodId = intent.payment_method as string;
+    const paymentMethodId = intent.payment_method as string;
+    const methodId = behaviourOf.get(paymentMethodId) ?? paymentMethodId;
     const offSession = params.off_session === "true";
     const fail = (code: string, declineCode: string, message: string): Reply => {
       const error = { type: "card_error" as const, code, decline_code: declineCode, message };
       intent.status = "requires_payment_method";
-      intent.last_payment_error = { ...error, payment_method: methods.get(methodId) };
+      intent.last_payment_error = { ...error, payment_method: methods.get(paymentMethodId) };
       return stripeError(402, { ...error, payment_intent: intent });
     };
     if (methodId === STRIPE_TEST_METHODS.declined)
       return fail("card_declined", "generic_decline", "Your card was declined.");
+    if (methodId === STRIPE_TEST_METHODS.declinedOffSession && offSession) {
+      return fail("card_declined", "generic_decline", "Your card was declined.");
+    }
     if (methodId === STRIPE_TEST_METHODS.insufficientFunds) {
       return fail("card_declined", "insufficient_funds", "Your card has insufficient funds.");
     }
@@ -253,7 +302,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
       intent.next_action = { type: "use_stripe_sdk", use_stripe_sdk: {} };
       return { status: 200, body: intent };
     }
-    if (methods.get(methodId)?.type === "sepa_debit") {
+    if (methods.get(paymentMethodId)?.type === "sepa_debit") {
       intent.status = "processing";
       intent.processing = { type: "card" } as Stripe.PaymentIntent.Processing;
       return { status: 200, body: intent };
@@ -267,15 +316,120 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     intent.amount_received = intent.amount;
     intent.latest_charge = newId("ch");
     intent.processing = null;
-    if (intent.customer && intent.setup_future_usage) saved.add(`${intent.customer}/${intent.payment_method}`);
+    if (intent.customer && intent.setup_future_usage)
+      attach(intent.payment_method as string, intent.customer as string);
+  }
+
+  /** A method saved on a customer for off-session use (Stripe's test methods may be saved on many). */
+  function attach(methodId: string, customerId: string) {
+    saved.add(`${customerId}/${methodId}`);
+    const method = methods.get(methodId);
+    if (method && behaviourOf.has(methodId)) method.customer = customerId;
+  }
+
+  /** The intent as the client asked to see it: `expand[]=payment_method` puts the method object in. */
+  function expandIntent(intent: Stripe.PaymentIntent, expand: unknown, prefix = ""): Stripe.PaymentIntent {
+    const fields = Array.isArray(expand) ? (expand as string[]) : [];
+    const methodId = intent.payment_method;
+    if (!fields.includes(`${prefix}payment_method`) || typeof methodId !== "string") return intent;
+    return { ...intent, payment_method: methods.get(methodId) ?? methodId };
+  }
+
+  function createConfirmationToken(params: Record<string, unknown>): Reply {
+    let source: Stripe.PaymentMethod | undefined;
+    const methodId = params.payment_method as string | undefined;
+    const data = params.payment_method_data as
+      | { type?: string; sepa_debit?: { iban?: string }; billing_details?: Stripe.PaymentMethod.BillingDetails }
+      | undefined;
+    if (methodId) {
+      source = methods.get(methodId);
+      if (!source) return noSuch("PaymentMethod", methodId, "payment_method");
+    } else if (data?.type === "sepa_debit") {
+      const iban = String(data.sepa_debit?.iban ?? "");
+      if (!/^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$/.test(iban)) return missing("payment_method_data[sepa_debit][iban]");
+      source = paymentMethodOf(newId("pm"), "sepa_debit", iban.slice(-4));
+      methods.set(source.id, source);
+    } else return missing("payment_method");
+    const setupFutureUsage = params.setup_future_usage === "off_session" ? "off_session" : null;
+    const {
+      id: _id,
+      object: _object,
+      created: _created,
+      livemode: _livemode,
+      metadata: _metadata,
+      ...preview
+    } = source;
+    const token: Stripe.ConfirmationToken = {
+      id: newId("ctoken"),
+      object: "confirmation_token",
+      created: now(),
+      expires_at: now() + 12 * 3600,
+      livemode: false,
+      ...(source.type === "sepa_debit"
+        ? {
+            mandate_data: {
+              customer_acceptance: { online: { ip_address: "127.0.0.1", user_agent: "stand-in" }, type: "online" },
+            },
+          }
+        : {}),
+      metadata: {},
+      payment_intent: null,
+      payment_method_options: null,
+      payment_method_preview: preview as Stripe.ConfirmationToken.PaymentMethodPreview,
+      return_url: null,
+      setup_future_usage: setupFutureUsage,
+      setup_intent: null,
+      shipping: null,
+      use_stripe_sdk: true,
+    };
+    confirmationTokens.set(token.id, { token, source: source.id, used: false });
+    return { status: 200, body: token };
+  }
+
+  /** A confirmation token spent on an intent: a new PaymentMethod, behaving as the one it was made from. */
+  function spendConfirmationToken(params: Record<string, unknown>): Stripe.PaymentMethod | Reply {
+    const tokenId = params.confirmation_token as string;
+    const found = confirmationTokens.get(tokenId);
+    if (!found) return noSuch("confirmation token", tokenId, "confirmation_token");
+    if (found.used) {
+      return stripeError(400, {
+        type: "invalid_request_error",
+        code: "confirmation_token_already_used",
+        param: "confirmation_token",
+        message: `This ConfirmationToken (${tokenId}) has already been used.`,
+      });
+    }
+    const intentUsage = params.setup_future_usage === "off_session" ? "off_session" : null;
+    if (intentUsage !== found.token.setup_future_usage) {
+      return stripeError(400, {
+        type: "invalid_request_error",
+        param: "setup_future_usage",
+        message:
+          "The provided setup_future_usage does not match the ConfirmationToken's; create it with the same setupFutureUsage as the PaymentIntent.",
+      });
+    }
+    if (params.customer && !customers.has(String(params.customer)))
+      return noSuch("customer", String(params.customer), "customer");
+    found.used = true;
+    const source = methods.get(found.source) as Stripe.PaymentMethod;
+    const method = { ...source, id: newId("pm"), created: now() } as Stripe.PaymentMethod;
+    methods.set(method.id, method);
+    behaviourOf.set(method.id, behaviourOf.get(source.id) ?? source.id);
+    return method;
   }
 
   function createPaymentIntent(params: Record<string, unknown>): Reply {
     if (!params.amount) return missing("amount");
     if (!params.currency) return missing("currency");
-    const methodId = params.payment_method as string | undefined;
-    const method = methodId ? methods.get(methodId) : undefined;
+    let methodId = params.payment_method as string | undefined;
+    let method = methodId ? methods.get(methodId) : undefined;
     if (methodId && !method) return noSuch("PaymentMethod", methodId, "payment_method");
+    if (params.confirmation_token && !methodId) {
+      const spent = spendConfirmationToken(params);
+      if ("status" in spent && "body" in spent) return spent;
+      method = spent as Stripe.PaymentMethod;
+      methodId = method.id;
+    }
     if (params.off_session === "true" && !saved.has(`${params.customer}/${methodId}`)) {
       return stripeError(400, {
         type: "invalid_request_error",
@@ -286,8 +440,36 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     }
     const intent = paymentIntentOf(params, method);
     paymentIntents.set(intent.id, intent);
-    if (params.confirm === "true" && method) return confirm(intent, params);
-    return { status: 200, body: intent };
+    const reply = params.confirm === "true" && method ? confirm(intent, params) : { status: 200, body: intent };
+    return reply.body === intent ? { ...reply, body: expandIntent(intent, params.expand) } : reply;
+  }
+
+  function retrievePaymentIntent(intentId: string, query: Record<string, unknown>): Reply {
+    const intent = paymentIntents.get(intentId);
+    return intent ? { status: 200, body: expandIntent(intent, query.expand) } : noSuch("payment_intent", intentId);
+  }
+
+  function retrievePaymentMethod(methodId: string): Reply {
+    const method = methods.get(methodId);
+    return method ? { status: 200, body: method } : noSuch("PaymentMethod", methodId);
+  }
+
+  /** A donor who never finished 3-D Secure: the intent is canceled (one that succeeded meanwhile cannot be). */
+  function cancelPaymentIntent(intentId: string, params: Record<string, unknown>): Reply {
+    const intent = paymentIntents.get(intentId);
+    if (!intent) return noSuch("payment_intent", intentId);
+    if (intent.status === "succeeded" || intent.status === "canceled" || intent.status === "processing") {
+      return stripeError(400, {
+        type: "invalid_request_error",
+        code: "payment_intent_unexpected_state",
+        message: `You cannot cancel this PaymentIntent because it has a status of ${intent.status}.`,
+      });
+    }
+    intent.status = "canceled";
+    intent.canceled_at = now();
+    intent.cancellation_reason = "abandoned";
+    intent.next_action = null;
+    return { status: 200, body: expandIntent(intent, params.expand) };
   }
 
   function createRefund(params: Record<string, unknown>): Reply {
@@ -378,7 +560,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     return { status: 200, body: method };
   }
 
-  function searchPaymentIntents(query: string): Reply {
+  function searchPaymentIntents(query: string, expand: unknown): Reply {
     const match = /^metadata\['([^']+)'\]:'((?:[^'\\]|\\.)*)'$/.exec(query.trim());
     if (!match) {
       return stripeError(400, {
@@ -389,7 +571,9 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     }
     const [, field, escaped] = match as unknown as [string, string, string];
     const value = escaped.replace(/\\(.)/g, "$1");
-    const data = [...paymentIntents.values()].filter((intent) => intent.metadata[field] === value);
+    const data = [...paymentIntents.values()]
+      .filter((intent) => intent.metadata[field] === value)
+      .map((intent) => expandIntent(intent, expand, "data."));
     const result: Stripe.ApiSearchResult<Stripe.PaymentIntent> = {
       object: "search_result",
       data,
@@ -418,14 +602,18 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     if (method === "POST" && path === "/v1/refunds") return createRefund(params);
     if (method === "POST" && path === "/v1/customers") return createCustomer(params);
     if (method === "POST" && path === "/v1/payment_methods") return createPaymentMethod(params);
+    if (method === "POST" && path === "/v1/confirmation_tokens") return createConfirmationToken(params);
+    if (method === "POST" && path === "/v1/test_helpers/confirmation_tokens") return createConfirmationToken(params);
+    const queryParams = parseStripeForm(query.toString());
     if (method === "GET" && path === "/v1/payment_intents/search")
-      return searchPaymentIntents(query.get("query") ?? "");
+      return searchPaymentIntents(query.get("query") ?? "", queryParams.expand);
     if (method === "GET" && path === "/v1/balance") return balance(key);
     const intentId = /^\/v1\/payment_intents\/([^/]+)$/.exec(path)?.[1];
-    if (method === "GET" && intentId) {
-      const intent = paymentIntents.get(intentId);
-      return intent ? { status: 200, body: intent } : noSuch("payment_intent", intentId);
-    }
+    if (method === "GET" && intentId) return retrievePaymentIntent(intentId, queryParams);
+    const canceled = /^\/v1\/payment_intents\/([^/]+)\/cancel$/.exec(path)?.[1];
+    if (method === "POST" && canceled) return cancelPaymentIntent(canceled, params);
+    const methodId = /^\/v1\/payment_methods\/([^/]+)$/.exec(path)?.[1];
+    if (method === "GET" && methodId) return retrievePaymentMethod(methodId);
     return stripeError(404, {
       type: "invalid_request_error",
       message: `Unrecognized request URL (${method}: ${path}).`,
@@ -460,7 +648,11 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
       timers.add(timer);
     };
 
-    const key = authorized(request);
+    const publishable = /^Bearer (pk_test_\w+)$/.exec(request.headers.authorization ?? "")?.[1];
+    const key =
+      publishable && method === "POST" && url.pathname === "/v1/confirmation_tokens"
+        ? publishable
+        : authorized(request);
     if (!key) {
       const shown = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1] ?? "";
       return send(
@@ -511,6 +703,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     paymentIntents,
     refunds,
     customers,
+    paymentMethods: methods,
     requests,
     inject: (fault) => faults.push(fault),
     settle(intentId, outcome) {
@@ -520,13 +713,20 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
       }
       intent.next_action = null;
       if (outcome === "succeeded") return succeed(intent);
+      const challenged = intent.status === "requires_action";
       intent.status = "requires_payment_method";
       intent.processing = null;
-      intent.last_payment_error = {
-        type: "card_error",
-        code: "payment_intent_payment_attempt_failed",
-        message: "The debit was returned by the bank: insufficient funds.",
-      };
+      intent.last_payment_error = challenged
+        ? {
+            type: "card_error",
+            code: "payment_intent_authentication_failure",
+            message: "The provided PaymentMethod has failed authentication.",
+          }
+        : {
+            type: "card_error",
+            code: "payment_intent_payment_attempt_failed",
+            message: "The debit was returned by the bank: insufficient funds.",
+          };
     },
     async close() {
       for (const timer of timers) clearTimeout(timer);

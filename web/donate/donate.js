@@ -3,6 +3,12 @@
  * (its id and client secret stay in memory only); each submission completes it with a fresh
  * Idempotency-Key, except a retry of the very same submission after a network failure or a 5xx
  * (a processor timeout), which reuses its key so the server can never charge twice.
+ *
+ * When the organization takes payments with Stripe (config.stripe), Stripe's Payment Element
+ * replaces the card fields: the page never sees card or bank details, only a confirmation token
+ * minted by Stripe.js (stripe.createConfirmationToken), which the completion sends. A 202
+ * requires_action (3-D Secure) runs stripe.handleNextAction in the page, then sends the same
+ * body again under the same key, and the server answers with the outcome.
  */
 (() => {
   const config = JSON.parse(document.getElementById("donate-config").textContent);
@@ -38,6 +44,11 @@
   let challengePayload = null;
   let failedAttempt = null;
   let busy = false;
+  let stripe = null;
+  let elements = null;
+  let stripeLoad = null;
+  let stripeFailed = false;
+  let elementsSent = null;
 
   const frequency = () => {
     const checked = one(form, "input[name=frequency]:checked");
@@ -50,6 +61,8 @@
     const checked = one(form, "input[name=processor]:checked");
     return checked ? checked.value : null;
   };
+  const cardFields = document.getElementById("card-fields");
+  const stripeFields = document.getElementById("stripe-fields");
 
   function amount() {
     const ask = one(asksGroup(), "input:checked");
@@ -82,6 +95,7 @@
         : "Add the processing fee to my gift";
     }
     const total = valid ? (cents(value) + (covered() ? fee : 0)) / 100 : null;
+    if (valid) updateElements(Math.round(total * 100));
     if (!busy) button.textContent = valid ? `Donate ${money(total)}${FREQUENCY_WORDS[frequency()]}` : "Donate";
     const example = byId("cost-example");
     if (example && config.cost_example) {
@@ -127,9 +141,74 @@
 
   function applyProcessor() {
     const card = processor() === "sandbox";
-    byId("card-fields").hidden = !card;
-    for (const input of all(byId("card-fields"), "input")) input.disabled = !card;
+    if (cardFields) {
+      cardFields.hidden = !card;
+      for (const input of all(cardFields, "input")) input.disabled = !card;
+    }
+    if (stripeFields) stripeFields.hidden = processor() !== "stripe";
     byId("manual-note").hidden = processor() !== "manual";
+  }
+
+  /**
+   * Stripe's Payment Element: Stripe.js comes from js.stripe.com (the page's async script tag),
+   * the element is created in deferred-intent mode with the amount the donor will be charged
+   * (gift plus covered fee, in cents) and, for a recurring gift, setupFutureUsage off_session so
+   * the method is saved for renewals (and SEPA shows its mandate text).
+   */
+  function loadStripe() {
+    if (stripeLoad) return stripeLoad;
+    const w = /** @type {any} */ (window);
+    stripeLoad = new Promise((resolve, reject) => {
+      if (w.Stripe) return resolve(w.Stripe);
+      const tag = document.getElementById("stripe-js");
+      tag.addEventListener("load", () => (w.Stripe ? resolve(w.Stripe) : reject(new Error("Stripe.js missing"))));
+      tag.addEventListener("error", () => reject(new Error("Stripe.js not loaded")));
+    }).then((StripeJs) => {
+      stripe = StripeJs(config.stripe.publishable_key);
+      const options = { mode: "payment", currency: config.currency.toLowerCase(), amount: initialCents() };
+      if (frequency() !== 0) options.setupFutureUsage = "off_session";
+      elements = stripe.elements(options);
+      elementsSent = { amount: options.amount, setupFutureUsage: options.setupFutureUsage || null };
+      const element = elements.create("payment", { layout: "tabs" });
+      // Stripe could not show its form (a wrong key, Stripe unreachable): say so where the form would be.
+      element.on("loaderror", (event) => {
+        const slot = byId("e-stripe");
+        slot.textContent =
+          event?.error?.message || "The secure payment form could not be loaded. Please reload the page.";
+        slot.hidden = false;
+      });
+      byId("payment-element").textContent = "";
+      element.mount("#payment-element");
+      refresh();
+      return elements;
+    });
+    stripeLoad.catch(() => {
+      stripeFailed = true;
+      const slot = byId("e-stripe");
+      slot.textContent = "The secure payment form could not be loaded. Check your connection and reload the page.";
+      slot.hidden = false;
+    });
+    return stripeLoad;
+  }
+
+  /** The element needs an amount from the start: the chosen one, else the campaign's default or minimum. */
+  function initialCents() {
+    const value = amount();
+    if (value !== null && amountProblem(value) === null) {
+      const fee = config.cover_fee && covered() ? coverFeeCents(cents(value)) : 0;
+      return cents(value) + fee;
+    }
+    const r = rules();
+    return cents(r.default ?? r.min ?? 1);
+  }
+
+  /** Keeps the element's amount and future usage in step with the form (wallet sheets and the mandate show them). */
+  function updateElements(totalCents) {
+    if (!elements) return;
+    const setupFutureUsage = frequency() === 0 ? null : "off_session";
+    if (elementsSent.amount === totalCents && elementsSent.setupFutureUsage === setupFutureUsage) return;
+    elementsSent = { amount: totalCents, setupFutureUsage };
+    elements.update({ amount: totalCents, setupFutureUsage });
   }
 
   function clearErrors() {
@@ -170,6 +249,14 @@
     }
     showAlert(problem?.detail || fallback);
     if (first) first.focus();
+  }
+
+  /** A problem with the Stripe payment: under the Payment Element and in the alert. */
+  function stripeProblem(message, advice) {
+    const slot = byId("e-stripe");
+    slot.textContent = advice ? `${message} ${advice}` : message;
+    slot.hidden = false;
+    showAlert(message || "The payment could not be completed.");
   }
 
   const sentence = (text) => (text ? text.charAt(0).toUpperCase() + text.slice(1) : "");
@@ -292,27 +379,21 @@
     form.hidden = true;
     const donation = result.donation;
     const pending = result.result === "pending";
+    // A SEPA Direct Debit: Stripe has the mandate, the bank debits in a few business days.
+    const processing = pending && result.processing === true;
     const name = body.supporter.first_name;
     byId("success-title").textContent = pending
       ? `Almost done${name ? `, ${name}` : ""}!`
       : `Thank you${name ? `, ${name}` : ""}!`;
-    byId("success-summary").textContent = pending
-      ? "Your" +
-        FREQUENCY_WORDS[donation.frequency || 0] +
-        " gift of " +
-        money(donation.amount) +
-        " to " +
-        config.organization.name +
-        " is registered and waiting for your bank transfer."
-      : "Your" +
-        FREQUENCY_WORDS[donation.frequency || 0] +
-        " gift of " +
-        money(donation.amount) +
-        " to " +
-        config.organization.name +
-        " was received.";
+    const outcome = processing
+      ? " is processing: the bank debit takes a few business days. Your receipt follows once it clears."
+      : pending
+        ? " is registered and waiting for your bank transfer."
+        : " was received.";
+    byId("success-summary").textContent =
+      `Your${FREQUENCY_WORDS[donation.frequency || 0]} gift of ${money(donation.amount)} to ${config.organization.name}${outcome}`;
     const bank = result.bank_transfer;
-    if (pending && bank) {
+    if (pending && !processing && bank) {
       byId("transfer").hidden = false;
       byId("transfer-text").textContent =
         "Please transfer the amount below to " +
@@ -325,7 +406,7 @@
       byId("transfer-bic").parentElement.hidden = !bank.bic;
       byId("transfer-bic-label").hidden = !bank.bic;
       byId("transfer-reference").textContent = bank.reference;
-    } else if (pending) {
+    } else if (pending && !processing) {
       // No bank details entered yet: better no instructions than wrong ones.
       byId("transfer-contact").hidden = false;
       byId("transfer-contact-text").textContent =
@@ -360,8 +441,22 @@
       invalid.focus();
       return;
     }
+    const stripeChosen = processor() === "stripe";
+    if (stripeChosen && !elements) {
+      loadStripe().catch(() => {});
+      return showAlert(
+        stripeFailed
+          ? "The secure payment form could not be loaded. Please reload the page."
+          : "The secure payment form is still loading. Please wait a moment and try again.",
+      );
+    }
     setBusy(true);
     try {
+      if (stripeChosen) {
+        // First, while the click still counts as the donor's gesture (a wallet opens its sheet here).
+        const checked = await elements.submit().catch(() => ({ error: { message: "The payment form is not ready." } }));
+        if (checked.error) return stripeProblem(checked.error.message);
+      }
       const started = await startCheckout().catch((error) => {
         showProblem(error.problem, "The donation could not be started. Please try again.");
         return undefined;
@@ -369,7 +464,25 @@
       if (started === undefined) return;
       if (!started) return showAlert("Please choose an amount.");
       const body = submission();
-      if (challengeLoad) {
+      const formText = JSON.stringify(body);
+      // Pressing Donate again after a network failure or a 5xx sends the same Stripe token (and
+      // challenge solution) under the same key: the server can never confirm two payments.
+      const retry = stripeChosen && failedAttempt?.formText === formText ? failedAttempt : null;
+      if (retry) Object.assign(body, retry.body);
+      else if (stripeChosen) {
+        const name = [body.supporter.first_name, body.supporter.last_name].filter(Boolean).join(" ");
+        const billing = {};
+        if (name) billing.name = name;
+        if (body.supporter.email) billing.email = body.supporter.email;
+        const minted = await stripe
+          .createConfirmationToken({ elements, params: { payment_method_data: { billing_details: billing } } })
+          .catch(() => ({
+            error: { message: "We could not reach the payment service. Check your connection and try again." },
+          }));
+        if (minted.error) return stripeProblem(minted.error.message);
+        body.confirmation_token = minted.confirmationToken.id;
+      }
+      if (challengeLoad && !retry) {
         byId("submit").textContent = "Checking your browser…";
         const solved = await challengeSolution().catch(() => null);
         if (!solved) return showAlert("The security check did not finish. Please reload the page and try again.");
@@ -377,27 +490,40 @@
       }
       const text = JSON.stringify(body);
       const key = failedAttempt && failedAttempt.text === text ? failedAttempt.key : newKey();
+      const url = `${api}/checkouts/${encodeURIComponent(checkout.id)}/complete`;
       let response;
       try {
-        response = await post(`${api}/checkouts/${encodeURIComponent(checkout.id)}/complete`, body, {
-          "Idempotency-Key": key,
-        });
+        response = await post(url, body, { "Idempotency-Key": key });
+        // 3-D Secure: the donor answers their bank in Stripe's frame, then the same request tells the outcome.
+        for (let round = 0; response.status === 202 && response.body?.result === "requires_action"; round++) {
+          if (round === 3) break;
+          byId("submit").textContent = "Waiting for your bank…";
+          await stripe.handleNextAction({ clientSecret: response.body.client_secret });
+          byId("submit").textContent = "Processing…";
+          response = await post(url, body, { "Idempotency-Key": key });
+        }
       } catch (_) {
-        failedAttempt = { key, text };
+        failedAttempt = { key, text, body, formText };
         return showAlert(
           "We could not reach the server. Check your connection and try again: you will not be charged twice.",
         );
       }
       // After a 5xx the payment may have gone through (a processor timeout): the same submission keeps its key.
-      failedAttempt = response.status >= 500 ? { key, text } : null;
+      failedAttempt = response.status >= 500 || response.status === 202 ? { key, text, body, formText } : null;
       if (body.altcha) renewChallenge();
       if (response.status === 200) return showSuccess(response.body, body);
+      if (response.status === 202) {
+        return stripeProblem("The payment is waiting for your bank's confirmation. Press Donate to continue.");
+      }
       const problem = response.body || {};
       if (response.status === 403 && /^challenge_/.test(problem.code || "")) {
         loadChallenge().catch(() => {});
         return showAlert(
           "This form now asks your browser for a short security check. Please wait a moment, then press Donate again.",
         );
+      }
+      if (response.status === 402 && stripeChosen) {
+        return stripeProblem(problem.detail || "The payment was declined.", "Try another card or payment method.");
       }
       if (response.status === 402) {
         fieldError("card.number", "This card was declined. Try another card or payment method.");
@@ -498,4 +624,5 @@
   coverFeeBox?.addEventListener("change", refresh);
   form.addEventListener("submit", submit);
   applyFrequency();
+  if (config.stripe) loadStripe().catch(() => {});
 })();

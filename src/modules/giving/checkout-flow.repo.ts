@@ -66,6 +66,28 @@ export async function lockPendingAttempt(tx: Executor, organizationId: number, c
   return row;
 }
 
+/** Whether this request (by its Idempotency-Key) has an attempt still PENDING on the checkout: a resumed completion. */
+export async function hasPendingAttemptForRequest(
+  db: Executor,
+  organizationId: number,
+  checkoutId: number,
+  requestKey: string,
+) {
+  const [row] = await db
+    .select({ id: checkoutAttempts.id })
+    .from(checkoutAttempts)
+    .where(
+      and(
+        eq(checkoutAttempts.organizationId, organizationId),
+        eq(checkoutAttempts.checkoutId, checkoutId),
+        eq(checkoutAttempts.state, "PENDING"),
+        eq(checkoutAttempts.requestKey, requestKey),
+      ),
+    )
+    .limit(1);
+  return row !== undefined;
+}
+
 /** An attempt's id, taken first so that its processor key can be derived from it in the insert. */
 export const nextAttemptId = (tx: Executor) => nextId(tx, "checkout_attempts");
 

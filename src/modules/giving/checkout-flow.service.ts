@@ -6,6 +6,7 @@ import { generateSecret, hashSecret } from "../../oauth/secrets.js";
 import { fromCents, toCents } from "../../payments/money.js";
 import { type ProcessorDescription, ProcessorTimeoutError, requireProcessor } from "../../payments/processors/index.js";
 import type { ChargeResult } from "../../payments/processors/processor.js";
+import { type StripeProcessor, stripeMethodReference } from "../../payments/processors/stripe.js";
 import { type ReconcileResult, reconcileOne } from "../../payments/reconciliation.service.js";
 import { settlePayment } from "../../payments/settlement.service.js";
 import { assertTransition } from "../../payments/transitions.js";
@@ -56,6 +57,7 @@ import {
   findCampaignWithOrganization,
   findOrganizationCurrency,
   findOrganizationIdBySlug,
+  hasPendingAttemptForRequest,
   insertCheckoutAttempt,
   listStalePendingAttempts,
   lockAttempt,
@@ -69,6 +71,7 @@ import type { CompletionStep, GivingContext } from "./giving.context.js";
 import type {
   CheckoutCompletedWire,
   CheckoutCompleteInput,
+  CheckoutRequiresActionWire,
   CheckoutStartBody,
   PublicCampaignWire,
 } from "./giving.schemas.js";
@@ -97,6 +100,7 @@ export function publicCampaignToWire(
   campaign: CampaignRow,
   raised: number,
   offered: ProcessorDescription[],
+  stripe: PublicCampaignWire["stripe"] = null,
 ): Omit<PublicCampaignWire, "challenge_required" | "challenge_url"> {
   return {
     id: campaign.id,
@@ -131,17 +135,20 @@ export function publicCampaignToWire(
       one_off: processor.capabilities.oneOff,
       recurring: processor.capabilities.recurring,
     })),
+    stripe,
   };
 }
 
 export async function getPublicCampaign(context: GivingContext, organizationSlug: string, campaignSlug: string) {
   const { organization, campaign } = await findDonationTarget(context.db, organizationSlug, campaignSlug);
+  const stripe = await context.processors.stripeAccount(organization.id);
   return {
     ...publicCampaignToWire(
       organization,
       campaign,
       await sumPaidForCampaign(context.db, organization.id, campaign.id),
       await context.processors.offered(organization.id),
+      stripe ? { publishable_key: stripe.row.publishableKey, test_mode: stripe.row.mode !== "live" } : null,
     ),
     ...(await challengeWire(context, organization.id, organization.slug)),
   };
@@ -240,7 +247,8 @@ async function matchSupporter(
   return insertSupporter(tx, organizationId, { ...values, ...consentValues });
 }
 
-type CompletionBody = CheckoutCompletedWire | ReturnType<typeof paymentFailedProblem>;
+/** Settled, declined, or waiting for the donor's 3-D Secure challenge (HTTP 202, never stored as the key's outcome). */
+type CompletionBody = CheckoutCompletedWire | CheckoutRequiresActionWire | ReturnType<typeof paymentFailedProblem>;
 
 export interface CompletionRequest {
   userAgent: string | undefined;
@@ -291,7 +299,7 @@ async function completeOnce(
   }
   const fields = cleanSupporterInput(input.supporter);
   // Card checks happen before anything is written; nothing is stored of the card but its label.
-  const method = processor.tokenize({ card: input.card });
+  const method = processor.tokenize({ card: input.card, confirmationToken: input.confirmation_token });
   const { guard } = context;
 
   const owner = await findOrganizationIdBySlug(context.db, organizationSlug);
@@ -314,7 +322,13 @@ async function completeOnce(
   // A retry of a finished request (same key) replays its answer: no new attempt, no second challenge.
   let reservation: DeclineReservation | undefined;
   if (!(await hasStoredOutcome(context.db, owner.id, scope, request.idempotencyKey))) {
-    if (await guard.challengeRequired(context.db, owner.id)) await guard.redeemChallenge(owner.id, input.altcha);
+    // The same request sent again after the donor's 3-D Secure challenge passed the challenge the first time.
+    const resumed =
+      request.idempotencyKey !== undefined &&
+      (await hasPendingAttemptForRequest(context.db, owner.id, checkoutId, request.idempotencyKey));
+    if (!resumed && (await guard.challengeRequired(context.db, owner.id))) {
+      await guard.redeemChallenge(owner.id, input.altcha);
+    }
     reservation = await guard.reserveAttempt(owner.id, checkoutId, request.clientIp, cardNumber);
   }
   let declined = false;
@@ -343,7 +357,8 @@ interface AttemptGift {
 type Recorded =
   | { kind: "replay"; outcome: Outcome<CompletionBody> & { replayed: boolean } }
   | { kind: "busy"; attempt: AttemptRow }
-  | { kind: "attempt"; attempt: AttemptRow };
+  /** resumed: recorded by an earlier request with this key (a retry after a timeout, or after 3-D Secure). */
+  | { kind: "attempt"; attempt: AttemptRow; resumed: boolean };
 
 /** What the settle step needs besides the transaction: the links it writes and the test hook. */
 export type SettleContext = Pick<GivingContext, "db" | "links" | "afterStep">;
@@ -382,7 +397,9 @@ async function completeInSteps(
   // charges in flight; an attempt abandoned by a crash is reconciled first.
   for (let waits = 0; recorded.kind === "busy"; waits++) {
     const stale = recorded.attempt.updateDate.getTime() <= Date.now() - context.pendingTimeoutSeconds * 1000;
-    if (stale) await reconcileCheckoutAttempt(context, recorded.attempt, new Date());
+    // A charge waiting for the donor's 3-D Secure: the donor submitted anew instead, so it is given up.
+    const superseded = recorded.attempt.processorIntentId !== null;
+    if (stale || superseded) await reconcileCheckoutAttempt(context, recorded.attempt, new Date()).catch(unavailable);
     else if (waits >= MAX_WAITS) {
       throw new AppError(
         "payment_in_progress",
@@ -393,11 +410,35 @@ async function completeInSteps(
     recorded = await recordAttempt(...step);
   }
   if (recorded.kind === "replay") return recorded.outcome;
-  const { attempt } = recorded;
+  const { attempt, resumed } = recorded;
   await context.afterStep?.("record");
-  const charge = await chargeAttempt(context, attempt);
+  const charge = await chargeAttempt(context, attempt, resumed);
   await context.afterStep?.("charge");
-  return settleCheckoutAttempt(context, attempt.organizationId, attempt.id, charge, new Date());
+  const settled = await settleCheckoutAttempt(context, attempt.organizationId, attempt.id, charge, new Date());
+  if (settled.status !== 202) return settled;
+  // Waiting for the donor's 3-D Secure challenge: the page runs it with the intent's client secret.
+  const stripe = await stripeOf(context, attempt.organizationId);
+  const secret = await stripe.authenticationSecret(charge.intentId).catch(unavailable);
+  if (secret) return { ...settled, body: { ...(settled.body as CheckoutRequiresActionWire), client_secret: secret } };
+  // The challenge ended meanwhile: its outcome is the answer.
+  const now = await stripe.retrieveIntent(charge.intentId).catch(unavailable);
+  return settleCheckoutAttempt(context, attempt.organizationId, attempt.id, now, new Date());
+}
+
+const unavailable = (error: unknown): never => {
+  if (error instanceof ProcessorTimeoutError) throw processorUnavailable();
+  throw error;
+};
+
+/** The organization's Stripe client, for the steps only Stripe has (customers, 3-D Secure). */
+async function stripeOf(context: Pick<GivingContext, "processors">, organizationId: number): Promise<StripeProcessor> {
+  const account = await context.processors.stripeAccount(organizationId);
+  if (!account) {
+    throw new AppError("processor_unavailable", "The organization no longer takes payments with Stripe", {
+      headers: { "retry-after": "60" },
+    });
+  }
+  return account.processor;
 }
 
 /** Step 1: the attempt, PENDING with its processor key, committed before any money moves. */
@@ -434,7 +475,7 @@ async function recordAttempt(
     if (pending) {
       if (key === undefined || pending.requestKey !== key) return { kind: "busy", attempt: pending };
       if (pending.requestHash !== requestHash) throw idempotencyKeyReused();
-      return { kind: "attempt", attempt: pending };
+      return { kind: "attempt", attempt: pending, resumed: true };
     }
 
     if (checkout.state !== "OPEN") throw checkoutClosed(checkoutId);
@@ -475,27 +516,64 @@ async function recordAttempt(
       clientFingerprint: guard.fingerprint("client", request.clientIp),
       gift,
     });
-    return { kind: "attempt", attempt };
+    return { kind: "attempt", attempt, resumed: false };
   });
 }
 
 /** Step 2: the processor call, outside any transaction; the same key never charges twice. */
-async function chargeAttempt(context: Pick<GivingContext, "db" | "processors">, attempt: AttemptRow) {
-  const processor = await context.processors.connect(attempt.organizationId, attempt.processor);
-  if (!processor) throw new Error(`no processor "${attempt.processor}" for attempt ${attempt.id}`);
+async function chargeAttempt(context: Pick<GivingContext, "db" | "processors">, attempt: AttemptRow, resumed: boolean) {
   const organization = await findOrganizationCurrency(context.db, attempt.organizationId);
+  const request = {
+    amountCents: toCents(attempt.amount) + toCents(attempt.coveredFee),
+    currency: organization?.currency ?? "EUR",
+    reference: (attempt.gift as AttemptGift).methodReference,
+    kind: "initial" as const,
+    idempotencyKey: attempt.idempotencyKey as string,
+  };
   try {
-    return await processor.charge({
-      amountCents: toCents(attempt.amount) + toCents(attempt.coveredFee),
-      currency: organization?.currency ?? "EUR",
-      reference: (attempt.gift as AttemptGift).methodReference,
-      kind: "initial",
-      idempotencyKey: attempt.idempotencyKey as string,
-    });
+    if (attempt.processor === "stripe") return await chargeWithStripe(context, attempt, request, resumed);
+    const processor = await context.processors.connect(attempt.organizationId, attempt.processor);
+    if (!processor) throw new Error(`no processor "${attempt.processor}" for attempt ${attempt.id}`);
+    return await processor.charge(request);
   } catch (error) {
-    if (error instanceof ProcessorTimeoutError) throw processorUnavailable();
-    throw error;
+    // The processor refused the method itself (an unknown or spent Stripe token): nothing was charged.
+    if (error instanceof AppError && error.code === "invalid_card") {
+      await abandonPendingAttempt(context.db, attempt.organizationId, attempt.id);
+    }
+    return unavailable(error);
   }
+}
+
+/**
+ * Stripe's charge step. After the donor's 3-D Secure challenge the intent is asked for its state
+ * (creating it again would replay Stripe's first answer, requires_action); a retry after a lost
+ * answer looks for the intent by key first. A recurring gift's method is saved on a Customer (made
+ * with a key derived from the attempt's) for off-session renewals.
+ */
+async function chargeWithStripe(
+  context: Pick<GivingContext, "processors">,
+  attempt: AttemptRow,
+  request: Parameters<StripeProcessor["charge"]>[0],
+  resumed: boolean,
+): Promise<ChargeResult> {
+  const stripe = await stripeOf(context, attempt.organizationId);
+  if (attempt.processorIntentId) return stripe.retrieveIntent(attempt.processorIntentId);
+  if (resumed) {
+    const found = await stripe.retrieve(request.idempotencyKey);
+    if (found) return found;
+  }
+  if (attempt.frequency === 1 || attempt.frequency === 12) {
+    const { supporter } = attempt.gift as AttemptGift;
+    const email = supporter.email as string;
+    const name = [supporter.first_name, supporter.last_name].filter(Boolean).join(" ") || email;
+    const customer = await stripe.createCustomer({
+      email,
+      name,
+      idempotencyKey: `${request.idempotencyKey}:customer`,
+    });
+    return stripe.charge({ ...request, reference: stripeMethodReference(customer, request.reference) });
+  }
+  return stripe.charge(request);
 }
 
 /**
@@ -536,6 +614,19 @@ export async function settleCheckoutAttempt(
       return { ...outcome, replayed: false };
     };
 
+    if (charge.state === "PENDING" && charge.reason === "requires_action") {
+      // Nothing is settled while the donor authenticates: the same request sent again asks Stripe.
+      if (attempt.processorIntentId !== charge.intentId) {
+        await updateAttempt(tx, organizationId, attempt.id, { processorIntentId: charge.intentId });
+      }
+      const body: CheckoutRequiresActionWire = {
+        result: "requires_action",
+        checkout_id: checkout.id,
+        client_secret: "",
+      };
+      return { status: 202, body, replayed: false };
+    }
+
     if (charge.state === "FAILED") {
       await updateAttempt(tx, organizationId, attempt.id, {
         state: "DECLINED",
@@ -557,12 +648,16 @@ export async function settleCheckoutAttempt(
 
     const supporter = await matchSupporter(tx, organizationId, gift.supporter, gift.consents);
     await step("supporter");
+    // The processor's word on the method when it has one (Stripe: brand and last digits, the saved cus_…/pm_…).
+    const charged = charge.state === "PAID" || charge.state === "PENDING" ? charge.method : undefined;
     const methodRow = await insertPaymentMethod(tx, {
       organizationId,
       supporterId: supporter.id,
       processor: attempt.processor,
-      label: gift.methodLabel,
-      reference: gift.methodReference,
+      label: charged?.label ?? gift.methodLabel,
+      reference: charged?.reference ?? gift.methodReference,
+      expiryMonth: charged?.expiryMonth,
+      expiryYear: charged?.expiryYear,
     });
     await step("payment_method");
 
@@ -602,8 +697,8 @@ export async function settleCheckoutAttempt(
       currency: organization.currency,
       paymentMethodId: methodRow.id,
       processorIntentId: charge.intentId,
-      // A transfer awaited by hand is not asked of a processor again.
-      idempotencyKey: charge.state === "PENDING" ? null : attempt.idempotencyKey,
+      // A transfer awaited by hand is not asked of a processor again; a debit processing is (by the reconciler).
+      idempotencyKey: charge.state === "PENDING" && attempt.processor === "manual" ? null : attempt.idempotencyKey,
     });
     const settled = await settlePayment(tx, context.links, organizationId, pending.id, charge, now);
     const { payment } = settled;
@@ -679,6 +774,8 @@ function completedBody(
   const bank = method?.processor === "manual" ? bankTransferToWire(organization) : null;
   return {
     result: payment.state === "PAID" ? "succeeded" : "pending",
+    // A debit Stripe is still collecting (SEPA: days), as opposed to a transfer awaited by hand.
+    processing: payment.state === "PENDING" && method?.processor === "stripe",
     checkout_id: checkoutId,
     donation: donationToWire(donation),
     payment: paymentToWire(payment, method),
@@ -698,7 +795,13 @@ export async function reconcileCheckoutAttempt(
 ) {
   const processor = await context.processors.connect(attempt.organizationId, attempt.processor);
   if (!processor || attempt.idempotencyKey === null) throw new Error(`attempt ${attempt.id} cannot be reconciled`);
-  const charge = await processor.retrieve(attempt.idempotencyKey);
+  let charge = attempt.processorIntentId
+    ? await (await stripeOf(context, attempt.organizationId)).retrieveIntent(attempt.processorIntentId)
+    : await processor.retrieve(attempt.idempotencyKey);
+  // A donor who never finished 3-D Secure (or submitted anew): the intent is canceled, the attempt declined.
+  if (charge?.state === "PENDING" && charge.reason === "requires_action" && attempt.processor === "stripe") {
+    charge = await (await stripeOf(context, attempt.organizationId)).cancelIntent(charge.intentId);
+  }
   if (charge) {
     await settleCheckoutAttempt(context, attempt.organizationId, attempt.id, charge, now);
     return;

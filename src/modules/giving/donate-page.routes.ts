@@ -22,6 +22,25 @@ const PAGE_SECURITY: PageSecurity = {
   ],
 };
 
+/**
+ * The page of an organization that takes payments with Stripe also allows what Stripe documents
+ * for Stripe.js and the Payment Element (https://docs.stripe.com/security/guide#content-security-policy):
+ * its script, its iframes (the element's fields, wallets, the 3-D Secure challenge) and its API.
+ * Stripe's list adds https://maps.googleapis.com for the Address Element's autocomplete, which
+ * this page does not use. Nothing else is loosened, and pages of other organizations keep PAGE_SECURITY.
+ */
+export const STRIPE_PAGE_SECURITY: PageSecurity = {
+  frameAncestors: "'none'",
+  scriptSources: ["https://js.stripe.com", "https://*.js.stripe.com"],
+  allow: [
+    "connect-src 'self' https://api.stripe.com",
+    "frame-src https://js.stripe.com https://*.js.stripe.com https://hooks.stripe.com",
+    "worker-src 'self'",
+    "img-src 'self' data:",
+    "form-action 'self'",
+  ],
+};
+
 /** The ALTCHA widget's strict-CSP build (no inline style or worker), its stylesheet and its PBKDF2 worker. */
 function challengeAssets() {
   const external = fileURLToPath(import.meta.resolve("altcha/external"));
@@ -71,7 +90,8 @@ export function donatePageRoutes(app: FastifyInstance, context: GivingContext) {
     async (request, reply) => {
       const { organization, campaign } = request.params as { organization: string; campaign: string };
       const publicCampaign = await getPublicCampaign(context, organization, campaign);
-      return sendHtmlPage(reply, 200, PAGE_SECURITY, (nonce) => donatePage(publicCampaign, { nonce }));
+      const security = publicCampaign.stripe ? STRIPE_PAGE_SECURITY : PAGE_SECURITY;
+      return sendHtmlPage(reply, 200, security, (nonce) => donatePage(publicCampaign, { nonce }));
     },
   );
 }

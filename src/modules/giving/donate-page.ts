@@ -2,6 +2,9 @@ import { readFileSync } from "node:fs";
 import { escapeHtml, htmlDocument } from "../../http/html-page.js";
 import type { PublicCampaignWire } from "./giving.schemas.js";
 
+/** Where Stripe requires Stripe.js to be loaded from (https://docs.stripe.com/js/including). */
+export const STRIPE_JS_URL = "https://js.stripe.com/v3/";
+
 /**
  * The hosted donation page: server-rendered HTML built from the public campaign, with one small
  * inline script that talks to the public checkout API. No framework and no external assets, so
@@ -100,11 +103,11 @@ function amountRules(campaign: PublicCampaignWire, recurring: boolean): AmountRu
   };
 }
 
-function pageShell(options: { title: string; nonce: string; body: string; script?: string }): string {
+function pageShell(options: { title: string; nonce: string; body: string; script?: string; head?: string }): string {
   return htmlDocument({
     ...options,
     style: STYLE,
-    head: '<link rel="icon" href="data:,">\n',
+    head: `<link rel="icon" href="data:,">\n${options.head ?? ""}`,
     body: `<main id="main">\n${options.body}\n</main>`,
     scripts: options.script,
   });
@@ -260,24 +263,46 @@ function consentSection(campaign: PublicCampaignWire): string {
 </fieldset>`;
 }
 
+const PROCESSOR_LABELS: Record<string, string> = { sandbox: "Card", stripe: "Card or bank debit" };
+
 function paymentSection(campaign: PublicCampaignWire, initial: number): string {
-  const known = campaign.processors.filter((processor) => processor.name === "sandbox" || processor.name === "manual");
+  // Stripe's Payment Element takes the place of the sandbox card fields when the organization has Stripe.
+  const online = campaign.stripe ? "stripe" : "sandbox";
+  const known = campaign.processors.filter((processor) => processor.name === online || processor.name === "manual");
   const usable = known.filter((processor) => (initial === 0 ? processor.one_off : processor.recurring));
   const first = usable[0]?.name;
   const choices = known
     .map((processor) => {
-      const label = processor.name === "sandbox" ? "Card" : processor.title;
+      const label = PROCESSOR_LABELS[processor.name] ?? processor.title;
       return choice("processor", `processor-${processor.name}`, processor.name, label, processor.name === first);
     })
     .join("\n    ");
-  const year = new Date().getUTCFullYear();
   return `<fieldset class="group" data-field="processor" aria-describedby="e-processor">
   <legend>Payment</legend>
   <div class="segmented">
     ${choices}
   </div>
   <p class="field-error" id="e-processor" hidden></p>
-  <div id="card-fields" class="fields"${first === "sandbox" ? "" : " hidden"}>
+  ${campaign.stripe ? stripeFields(first === "stripe") : cardFields(first === "sandbox")}
+  <p id="manual-note" class="hint"${first === "manual" ? "" : " hidden"}>You will get the bank transfer details after confirming; your gift counts once the money arrives.</p>
+  <p id="manual-one-off" class="hint" hidden>Bank transfer is available for one-off gifts only.</p>
+</fieldset>`;
+}
+
+/**
+ * Where Stripe's Payment Element is mounted (cards, SEPA Direct Debit with its mandate text,
+ * Apple Pay / Google Pay where the browser offers them); web/donate/donate.js mounts it.
+ */
+function stripeFields(shown: boolean): string {
+  return `<div id="stripe-fields" class="stripe-fields" data-field="stripe"${shown ? "" : " hidden"}>
+    <div id="payment-element" class="payment-element"><p class="hint" id="payment-element-loading">Loading the secure payment form…</p></div>
+    <p class="field-error" id="e-stripe" hidden></p>
+  </div>`;
+}
+
+function cardFields(shown: boolean): string {
+  const year = new Date().getUTCFullYear();
+  return `<div id="card-fields" class="fields"${shown ? "" : " hidden"}>
     <div class="field wide" data-field="card.number">
       <label for="f-card-number">Card number <span class="required" aria-hidden="true">*</span></label>
       <input type="text" id="f-card-number" data-card="number" inputmode="numeric" autocomplete="cc-number" maxlength="23" required aria-describedby="card-hint e-f-card-number">
@@ -299,10 +324,7 @@ function paymentSection(campaign: PublicCampaignWire, initial: number): string {
       <p class="field-error" id="e-f-card-cvc" hidden></p>
     </div>
     <p class="hint wide" id="card-hint">Test mode, no real money moves: 4242 4242 4242 4242 succeeds, 4000 0000 0000 0002 is declined, 4000 0000 0000 0341 succeeds now and fails on renewal. Use any future expiry date and any 3 digits as CVC.</p>
-  </div>
-  <p id="manual-note" class="hint"${first === "manual" ? "" : " hidden"}>You will get the bank transfer details after confirming; your gift counts once the money arrives.</p>
-  <p id="manual-one-off" class="hint" hidden>Bank transfer is available for one-off gifts only.</p>
-</fieldset>`;
+  </div>`;
 }
 
 function successSection(): string {
@@ -336,10 +358,16 @@ export const CHALLENGE_ASSETS = {
   worker: "/donate/assets/altcha-pbkdf2.worker.js",
 } as const;
 
+/** Test-mode Stripe keys: nothing is charged, and the donor must know it. */
+function testModeBanner(campaign: PublicCampaignWire): string {
+  if (!campaign.stripe?.test_mode) return "";
+  return `<p class="test-mode" id="test-mode" role="note" aria-label="Test mode"><strong>Test mode</strong> — no real money moves. Use Stripe's test cards; nothing is charged.</p>\n`;
+}
+
 export function donatePage(campaign: PublicCampaignWire, options: { nonce: string }): string {
   const { nonce } = options;
   const title = `${campaign.title} · ${campaign.organization.name}`;
-  const header = `<header>
+  const header = `${testModeBanner(campaign)}<header>
   <p class="org">${escapeHtml(campaign.organization.name)}</p>
   <h1>${escapeHtml(campaign.title)}</h1>
   ${goalSection(campaign)}
@@ -365,6 +393,7 @@ export function donatePage(campaign: PublicCampaignWire, options: { nonce: strin
         : null,
     processors: campaign.processors,
     cover_fee: campaign.cover_fee,
+    stripe: campaign.stripe ?? null,
     challenge: { required: campaign.challenge_required, url: campaign.challenge_url, ...CHALLENGE_ASSETS },
   };
   const body = `${header}
@@ -387,7 +416,11 @@ ${successSection()}`;
   const script = `<script type="application/json" id="donate-config" nonce="${nonce}">${scriptJson(config)}</script>
 <script nonce="${nonce}">${SCRIPT}</script>
 `;
-  return pageShell({ title, nonce, body, script });
+  // Stripe.js straight from Stripe, as Stripe requires (never bundled or self-hosted); async, the script waits for it.
+  const head = campaign.stripe
+    ? `<script src="${STRIPE_JS_URL}" id="stripe-js" nonce="${nonce}" async></script>\n`
+    : undefined;
+  return pageShell({ title, nonce, body, script, head });
 }
 
 const ERROR_COPY: Record<number, { title: string; message: string }> = {

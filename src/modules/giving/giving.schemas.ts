@@ -51,6 +51,15 @@ export const PublicCampaign = wireObject(
     processors: Type.Array(
       wireObject({ name: Type.String(), title: Type.String(), one_off: Type.Boolean(), recurring: Type.Boolean() }),
     ),
+    stripe: nullable(
+      wireObject(
+        {
+          publishable_key: Type.String({ description: "For Stripe.js: `Stripe(publishable_key)`" }),
+          test_mode: Type.Boolean({ description: "Test-mode keys: show a test mode banner, no real money moves" }),
+        },
+        "Not null when the organization takes payments with Stripe (processor `stripe`): pay with Stripe's Payment Element",
+      ),
+    ),
     ...challengeFields,
   },
   "What a donation form needs to know about a campaign",
@@ -104,7 +113,7 @@ export const CheckoutCompleteBody = Type.Object(
     client_secret: Type.String({ minLength: 1, maxLength: 200 }),
     amount: Amount,
     frequency: Frequency,
-    processor: Type.String({ enum: ["sandbox", "manual"] }),
+    processor: Type.String({ enum: ["sandbox", "stripe", "manual"] }),
     cover_fee: Type.Optional(
       Type.Boolean({ description: "Add the estimated processing fee (computed by the server) to the charge" }),
     ),
@@ -118,6 +127,14 @@ export const CheckoutCompleteBody = Type.Object(
         },
         { additionalProperties: false },
       ),
+    ),
+    confirmation_token: Type.Optional(
+      Type.String({
+        maxLength: 255,
+        description:
+          "processor `stripe`: the ConfirmationToken (ctoken_…) made by Stripe.js `stripe.createConfirmationToken({ elements })`; " +
+          "card numbers and IBANs never reach Donata",
+      }),
     ),
     supporter: Type.Object(supporterFields, { additionalProperties: false }),
     consents: Type.Optional(
@@ -142,6 +159,7 @@ export interface CheckoutCompleteInput {
   processor: string;
   cover_fee?: boolean;
   card?: { number: string; exp_month: number; exp_year: number; cvc: string };
+  confirmation_token?: string;
   supporter: Partial<Record<(typeof SUPPORTER_FORM_FIELDS)[number], string>>;
   consents?: Partial<Record<(typeof CONSENTS)[number], boolean>>;
   altcha?: string;
@@ -149,7 +167,17 @@ export interface CheckoutCompleteInput {
 
 export const CheckoutCompleted = wireObject(
   {
-    result: Type.String({ enum: ["succeeded", "pending"], description: "pending: a manual payment awaits the money" }),
+    result: Type.String({
+      enum: ["succeeded", "pending"],
+      description: "pending: a bank transfer awaits the money, or a SEPA Direct Debit is processing (see `processing`)",
+    }),
+    processing: Type.Optional(
+      Type.Boolean({
+        description:
+          "true while the processor is still collecting the payment (a SEPA Direct Debit takes a few business days): " +
+          "the gift is recorded and its payment PENDING; it settles by itself",
+      }),
+    ),
     checkout_id: Id,
     donation: Donation,
     payment: Payment,
@@ -172,3 +200,17 @@ export const CheckoutCompleted = wireObject(
   "The outcome of a completed checkout",
 );
 export type CheckoutCompletedWire = Static<typeof CheckoutCompleted>;
+
+export const CheckoutRequiresAction = wireObject(
+  {
+    result: Type.String({ enum: ["requires_action"] }),
+    checkout_id: Id,
+    client_secret: Type.String({
+      description:
+        "The PaymentIntent's client secret: run `stripe.handleNextAction({ clientSecret })` (3-D Secure), then send " +
+        "the same completion again with the same Idempotency-Key to learn the outcome",
+    }),
+  },
+  "The donor must authenticate the payment (3-D Secure) before it can complete; nothing is settled yet",
+);
+export type CheckoutRequiresActionWire = Static<typeof CheckoutRequiresAction>;

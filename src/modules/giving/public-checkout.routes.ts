@@ -7,6 +7,7 @@ import {
   CheckoutCompleteBody,
   CheckoutCompleted,
   type CheckoutCompleteInput,
+  CheckoutRequiresAction,
   CheckoutStartBody,
   CheckoutStarted,
   PublicCampaign,
@@ -23,7 +24,7 @@ const GivingProblems = {
   404: problem("No such organization, campaign or checkout"),
   409: problem("The checkout is closed or expired"),
   410: problem("The campaign has ended"),
-  422: problem("A campaign rule, the card or the privacy consent refused the gift"),
+  422: problem("A campaign rule, the card (or Stripe confirmation token) or the privacy consent refused the gift"),
 };
 const TooMany = {
   429: problem("A card-testing cap was reached (see Retry-After); nothing was charged"),
@@ -111,12 +112,18 @@ export function publicCheckoutRoutes(app: FastifyInstance, context: GivingContex
         summary: "Complete a checkout: supporter, donation and payment in one step",
         description:
           "Send an `Idempotency-Key` header (e.g. a UUID per submission): a retry with the same key replays the " +
-          "first outcome and never charges twice. A declined card answers 402 and leaves the checkout OPEN.",
+          "first outcome and never charges twice. A declined card answers 402 and leaves the checkout OPEN.\n\n" +
+          "With processor `stripe`, send `confirmation_token` (Stripe.js `createConfirmationToken`) instead of `card`. " +
+          "A payment that needs 3-D Secure answers 202 `requires_action` with the intent's `client_secret`: run " +
+          "`stripe.handleNextAction({ clientSecret })`, then send the same body with the same Idempotency-Key again " +
+          "for the outcome (200, 402, or 202 while still waiting). A SEPA Direct Debit answers 200 `pending` with " +
+          "`processing: true`: it settles days later.",
         params: Type.Object({ organization: Slug, id: Type.String({ maxLength: 40 }) }),
         headers: Type.Object({ "idempotency-key": Type.Optional(Type.String()) }),
         body: CheckoutCompleteBody,
         response: {
           200: CheckoutCompleted,
+          202: CheckoutRequiresAction,
           402: problem("The processor refused the payment; the checkout stays OPEN for another try"),
           403: problem("challenge_required / challenge_invalid: the form is protected, send `altcha`"),
           ...GivingProblems,
@@ -132,6 +139,7 @@ export function publicCheckoutRoutes(app: FastifyInstance, context: GivingContex
         clientIp: request.ip,
       });
       if (outcome.replayed) reply.header("Idempotent-Replayed", "true");
+      if (outcome.status === 202) return reply.code(202).send(outcome.body);
       if (outcome.status !== 200) {
         return reply
           .code(outcome.status)

@@ -41,7 +41,15 @@ export async function findPaymentMethod(tx: Executor, organizationId: number, id
 
 export async function insertPaymentMethod(
   tx: Executor,
-  values: { organizationId: number; supporterId: number; processor: string; label: string; reference: string },
+  values: {
+    organizationId: number;
+    supporterId: number;
+    processor: string;
+    label: string;
+    reference: string;
+    expiryMonth?: number | null;
+    expiryYear?: number | null;
+  },
 ) {
   const [row] = await tx
     .insert(paymentMethods)
@@ -51,6 +59,8 @@ export async function insertPaymentMethod(
       processor: values.processor,
       label: values.label,
       processorReference: values.reference,
+      expiryMonth: values.expiryMonth ?? null,
+      expiryYear: values.expiryYear ?? null,
     })
     .returning();
   if (!row) throw new Error("payment method insert returned nothing");

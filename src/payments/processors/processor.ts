@@ -18,6 +18,8 @@ export interface CardDetails {
 
 export interface MethodInput {
   card?: CardDetails;
+  /** Stripe: the ConfirmationToken Stripe.js made in the donor's browser (ctoken_…). */
+  confirmationToken?: string;
 }
 
 /** A reusable payment method as the adapter sees it: a label for people and a reference for charging. */

@@ -72,7 +72,15 @@ describe("Stripe processor", () => {
   it("charges a card once: PAID, and the same key answers the same intent", async () => {
     const charge = request(STRIPE_TEST_METHODS.succeeds);
     const result = await processor.charge(charge);
-    expect(result).toEqual({ state: "PAID", intentId: expect.stringMatching(/^pi_/) });
+    // The method comes back with the charge (expanded): what a payment method row shows and renewals charge.
+    const year = new Date().getUTCFullYear() + 3;
+    const method = {
+      label: "Visa •••• 4242",
+      reference: STRIPE_TEST_METHODS.succeeds,
+      expiryMonth: 12,
+      expiryYear: year,
+    };
+    expect(result).toEqual({ state: "PAID", intentId: expect.stringMatching(/^pi_/), method });
     expect(await processor.charge(charge)).toEqual(result);
     expect(await processor.retrieve(charge.idempotencyKey)).toEqual(result);
     const [intent, ...others] = intentsFor(charge.idempotencyKey);
@@ -96,12 +104,17 @@ describe("Stripe processor", () => {
   it("leaves a 3-D Secure charge PENDING until the donor authenticates", async () => {
     const charge = request(STRIPE_TEST_METHODS.authenticationRequired);
     const result = await processor.charge(charge);
-    expect(result).toEqual({ state: "PENDING", intentId: expect.stringMatching(/^pi_/), reason: "requires_action" });
+    expect(result).toMatchObject({
+      state: "PENDING",
+      intentId: expect.stringMatching(/^pi_/),
+      reason: "requires_action",
+    });
     const secret = await processor.authenticationSecret(result.intentId);
     expect(secret).toMatch(new RegExp(`^${result.intentId}_secret_`));
     standIn.settle(result.intentId, "succeeded");
     expect(await processor.authenticationSecret(result.intentId)).toBeNull();
-    expect(await processor.retrieve(charge.idempotencyKey)).toEqual({ state: "PAID", intentId: result.intentId });
+    expect(await processor.retrieve(charge.idempotencyKey)).toMatchObject({ state: "PAID", intentId: result.intentId });
+    expect(await processor.retrieveIntent(result.intentId)).toMatchObject({ state: "PAID", intentId: result.intentId });
   });
 
   it("saves a recurring donor's method on a Customer and renews off-session; a renewal needing authentication fails", async () => {
@@ -132,10 +145,18 @@ describe("Stripe processor", () => {
     const method = await sepaMethod();
     const cleared = request(method);
     const pending = await processor.charge(cleared);
-    expect(pending).toEqual({ state: "PENDING", intentId: expect.stringMatching(/^pi_/), reason: "processing" });
+    expect(pending).toEqual({
+      state: "PENDING",
+      intentId: expect.stringMatching(/^pi_/),
+      reason: "processing",
+      method: { label: "SEPA Direct Debit •••• 3000", reference: method },
+    });
     expect(await processor.retrieve(cleared.idempotencyKey)).toEqual(pending);
     standIn.settle(pending.intentId, "succeeded");
-    expect(await processor.retrieve(cleared.idempotencyKey)).toEqual({ state: "PAID", intentId: pending.intentId });
+    expect(await processor.retrieve(cleared.idempotencyKey)).toMatchObject({
+      state: "PAID",
+      intentId: pending.intentId,
+    });
 
     const returned = request(method);
     const second = await processor.charge(returned);
@@ -154,7 +175,7 @@ describe("Stripe processor", () => {
     const charge = request(STRIPE_TEST_METHODS.succeeds);
     await expect(processor.charge(charge)).rejects.toBeInstanceOf(ProcessorTimeoutError);
     const found = await processor.retrieve(charge.idempotencyKey);
-    expect(found).toEqual({ state: "PAID", intentId: expect.stringMatching(/^pi_/) });
+    expect(found).toMatchObject({ state: "PAID", intentId: expect.stringMatching(/^pi_/) });
     expect(await processor.charge(charge)).toEqual(found);
     expect(intentsFor(charge.idempotencyKey)).toHaveLength(1);
   });

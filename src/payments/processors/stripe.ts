@@ -1,6 +1,7 @@
 import Stripe from "stripe";
 import { AppError } from "../../errors/app-error.js";
 import {
+  type ChargedMethod,
   type ChargeRequest,
   type ChargeResult,
   type Processor,
@@ -36,16 +37,74 @@ function parseReference(reference: string): { customer?: string; paymentMethod: 
   return second ? { customer: first, paymentMethod: second } : { paymentMethod: first ?? reference };
 }
 
+/** What a Stripe gift carries until Stripe says which method it was: the donor's ConfirmationToken. */
+export const STRIPE_PENDING_LABEL = "Stripe";
+
+const CONFIRMATION_TOKEN = /^ctoken_[A-Za-z0-9_]{1,200}$/;
+
 export const stripeDescription: ProcessorDescription = {
   name: "stripe",
   title: "Card, SEPA Direct Debit and wallets (Stripe)",
   capabilities: { oneOff: true, recurring: true, refunds: true },
-  tokenize() {
-    throw new AppError("processor_unsupported", "Card details go to Stripe from the donation page, never to Donata", {
-      errors: [{ field: "card", message: "pay with the Stripe payment form" }],
-    });
+  /**
+   * The donor's method reaches Donata only as a ConfirmationToken made by Stripe.js in the page
+   * (`stripe.createConfirmationToken({ elements })`): card numbers and IBANs never do.
+   */
+  tokenize(input) {
+    if (input.card) {
+      throw new AppError("processor_unsupported", "Card details go to Stripe from the donation page, never to Donata", {
+        errors: [{ field: "card", message: "pay with the Stripe payment form and send confirmation_token" }],
+      });
+    }
+    const token = input.confirmationToken;
+    if (!token || !CONFIRMATION_TOKEN.test(token)) {
+      throw new AppError("invalid_card", "A Stripe payment needs the ConfirmationToken made by Stripe.js", {
+        errors: [
+          {
+            field: "confirmation_token",
+            message: token ? "must be a ConfirmationToken id (ctoken_…)" : "is required with processor stripe",
+          },
+        ],
+      });
+    }
+    return { label: STRIPE_PENDING_LABEL, reference: token };
   },
 };
+
+const BRANDS: Record<string, string> = {
+  amex: "American Express",
+  american_express: "American Express",
+  cartes_bancaires: "Cartes Bancaires",
+  diners: "Diners Club",
+  discover: "Discover",
+  eftpos_au: "eftpos",
+  jcb: "JCB",
+  mastercard: "Mastercard",
+  unionpay: "UnionPay",
+  visa: "Visa",
+};
+
+/** The method a charge was made with, as a label for people and the reference renewals charge off-session. */
+export function chargedMethodOf(intent: Stripe.PaymentIntent): ChargedMethod | undefined {
+  const method = intent.payment_method;
+  if (!method || typeof method === "string") return undefined;
+  const customer = typeof intent.customer === "string" ? intent.customer : (intent.customer?.id ?? null);
+  // Saved for renewals only when the intent asked for it: a one-off gift keeps the bare method.
+  const reference = stripeMethodReference(intent.setup_future_usage ? customer : null, method.id);
+  if (method.card) {
+    const brand = method.card.display_brand ?? method.card.brand;
+    const wallet = method.card.wallet?.type;
+    const name = BRANDS[brand] ?? brand.replace(/_/g, " ").replace(/^\w/, (first) => first.toUpperCase());
+    return {
+      label: `${name}${wallet ? ` (${wallet.replace(/_/g, " ")})` : ""} •••• ${method.card.last4}`,
+      reference,
+      expiryMonth: method.card.exp_month,
+      expiryYear: method.card.exp_year,
+    };
+  }
+  if (method.sepa_debit) return { label: `SEPA Direct Debit •••• ${method.sepa_debit.last4 ?? ""}`.trim(), reference };
+  return { label: method.type.replace(/_/g, " "), reference };
+}
 
 function clientFor(options: StripeAccountOptions): Stripe {
   return new Stripe(options.secretKey, {
@@ -64,16 +123,19 @@ function declineCode(decline: string | undefined, code: string | undefined): str
 
 /** What a PaymentIntent's status means for a payment. */
 export function chargeResultOf(intent: Stripe.PaymentIntent): ChargeResult {
+  // Known when the payment method was expanded (our own calls); a webhook's intent names it only.
+  const known = chargedMethodOf(intent);
+  const method = known ? { method: known } : {};
   switch (intent.status) {
     case "succeeded":
-      return { state: "PAID", intentId: intent.id };
+      return { state: "PAID", intentId: intent.id, ...method };
     case "processing":
-      return { state: "PENDING", intentId: intent.id, reason: "processing" };
+      return { state: "PENDING", intentId: intent.id, reason: "processing", ...method };
     case "requires_action":
     case "requires_confirmation":
-      return { state: "PENDING", intentId: intent.id, reason: "requires_action" };
+      return { state: "PENDING", intentId: intent.id, reason: "requires_action", ...method };
     case "requires_capture":
-      return { state: "PENDING", intentId: intent.id };
+      return { state: "PENDING", intentId: intent.id, ...method };
     case "canceled":
       return { state: "FAILED", intentId: intent.id, code: "canceled", message: "The payment was canceled" };
     default: {
@@ -108,10 +170,14 @@ function rethrow(error: unknown): never {
   // A method id from the page that Stripe does not know (or may not use here): nothing was charged.
   if (
     error instanceof Stripe.errors.StripeInvalidRequestError &&
-    (error.param === "payment_method" || error.code?.startsWith("payment_method_"))
+    (error.param === "payment_method" ||
+      error.param === "confirmation_token" ||
+      error.code?.startsWith("payment_method_") ||
+      error.code?.startsWith("confirmation_token_"))
   ) {
+    const field = error.param === "confirmation_token" ? "confirmation_token" : "payment_method";
     throw new AppError("invalid_card", `The payment method was refused: ${error.message}`, {
-      errors: [{ field: "payment_method", message: error.message }],
+      errors: [{ field, message: error.message }],
       cause: error,
     });
   }
@@ -125,6 +191,10 @@ export interface StripeProcessor extends Processor {
   createCustomer(customer: { email: string; name: string; idempotencyKey: string }): Promise<string>;
   /** The client secret Stripe.js needs to run a charge's 3-D Secure challenge, or null if none is waiting. */
   authenticationSecret(intentId: string): Promise<string | null>;
+  /** A charge's state now, asked by its intent (after the donor's 3-D Secure challenge): never a new charge. */
+  retrieveIntent(intentId: string): Promise<ChargeResult>;
+  /** Gives up a charge still waiting for the donor (3-D Secure abandoned); answers its final state. */
+  cancelIntent(intentId: string): Promise<ChargeResult>;
 }
 
 /**
@@ -137,22 +207,29 @@ export interface StripeProcessor extends Processor {
  */
 export function createStripeProcessor(options: StripeAccountOptions): StripeProcessor {
   const stripe = clientFor(options);
+  const retrieveIntent = async (intentId: string) =>
+    chargeResultOf(await stripe.paymentIntents.retrieve(intentId, { expand: ["payment_method"] }).catch(rethrow));
   return {
     ...stripeDescription,
 
     async charge(request: ChargeRequest): Promise<ChargeResult> {
       const { customer, paymentMethod } = parseReference(request.reference);
       const renewal = request.kind === "renewal";
+      // A ConfirmationToken from Stripe.js carries the method (and a SEPA mandate) for a donor present.
+      const method = paymentMethod.startsWith("ctoken_")
+        ? { confirmation_token: paymentMethod }
+        : { payment_method: paymentMethod };
       const params: Stripe.PaymentIntentCreateParams = {
         amount: request.amountCents,
         currency: request.currency.toLowerCase(),
-        payment_method: paymentMethod,
+        ...method,
         confirm: true,
         // Confirmed on the server: 3-D Secure completes in the page with Stripe.js, never by a redirect.
         automatic_payment_methods: { enabled: true, allow_redirects: "never" },
         metadata: { [STRIPE_KEY_METADATA]: request.idempotencyKey, donata_reference: request.reference },
         ...(customer ? { customer } : {}),
         ...(renewal ? { off_session: true } : customer ? { setup_future_usage: "off_session" as const } : {}),
+        expand: ["payment_method"],
       };
       try {
         return chargeResultOf(await stripe.paymentIntents.create(params, { idempotencyKey: request.idempotencyKey }));
@@ -172,7 +249,11 @@ export function createStripeProcessor(options: StripeAccountOptions): StripeProc
     async retrieve(idempotencyKey: string): Promise<ChargeResult | null> {
       const quoted = idempotencyKey.replace(/['\\]/g, "\\$&");
       const found = await stripe.paymentIntents
-        .search({ query: `metadata['${STRIPE_KEY_METADATA}']:'${quoted}'`, limit: 1 })
+        .search({
+          query: `metadata['${STRIPE_KEY_METADATA}']:'${quoted}'`,
+          limit: 1,
+          expand: ["data.payment_method"],
+        })
         .catch(rethrow);
       const intent = found.data[0];
       return intent ? chargeResultOf(intent) : null;
@@ -193,6 +274,23 @@ export function createStripeProcessor(options: StripeAccountOptions): StripeProc
     async authenticationSecret(intentId: string) {
       const intent = await stripe.paymentIntents.retrieve(intentId).catch(rethrow);
       return intent.status === "requires_action" ? intent.client_secret : null;
+    },
+
+    retrieveIntent,
+
+    async cancelIntent(intentId: string) {
+      try {
+        return chargeResultOf(await stripe.paymentIntents.cancel(intentId, { expand: ["payment_method"] }));
+      } catch (error) {
+        // Settled meanwhile (the donor authenticated, the debit went through): its state is the answer.
+        if (
+          error instanceof Stripe.errors.StripeInvalidRequestError &&
+          error.code === "payment_intent_unexpected_state"
+        ) {
+          return retrieveIntent(intentId);
+        }
+        rethrow(error);
+      }
     },
 
     async createCustomer(customer) {

@@ -87,7 +87,7 @@ export interface Operations {
       amount: number;
       /** Charges per year: 0 one-off, 1 yearly, 12 monthly */
       frequency: 0 | 12 | 1;
-      processor: "sandbox" | "manual";
+      processor: "sandbox" | "stripe" | "manual";
       /** Add the estimated processing fee (computed by the server) to the charge */
       cover_fee?: boolean;
       card?: {
@@ -96,6 +96,8 @@ export interface Operations {
         exp_year: number;
         cvc: string;
       };
+      /** processor `stripe`: the ConfirmationToken (ctoken_…) made by Stripe.js `stripe.createConfirmationToken({ elements })`; card numbers and IBANs never reach Donata */
+      confirmation_token?: string;
       supporter: {
         business_name?: string;
         first_name?: string;
@@ -131,8 +133,10 @@ export interface Operations {
     responses: {
       /** The outcome of a completed checkout */
       200: {
-        /** pending: a manual payment awaits the money */
+        /** pending: a bank transfer awaits the money, or a SEPA Direct Debit is processing (see `processing`) */
         result: "succeeded" | "pending";
+        /** true while the processor is still collecting the payment (a SEPA Direct Debit takes a few business days): the gift is recorded and its payment PENDING; it settles by itself */
+        processing?: boolean;
         checkout_id: number;
         /** A gift, one-off or recurring */
         donation: {
@@ -204,6 +208,13 @@ export interface Operations {
           reference: string;
         } | null;
       };
+      /** The donor must authenticate the payment (3-D Secure) before it can complete; nothing is settled yet */
+      202: {
+        result: "requires_action";
+        checkout_id: number;
+        /** The PaymentIntent's client secret: run `stripe.handleNextAction({ clientSecret })` (3-D Secure), then send the same completion again with the same Idempotency-Key to learn the outcome */
+        client_secret: string;
+      };
       /** Invalid parameters */
       400: Problem;
       /** The processor refused the payment; the checkout stays OPEN for another try */
@@ -216,7 +227,7 @@ export interface Operations {
       409: Problem;
       /** The campaign has ended */
       410: Problem;
-      /** A campaign rule, the card or the privacy consent refused the gift */
+      /** A campaign rule, the card (or Stripe confirmation token) or the privacy consent refused the gift */
       422: Problem;
       /** A card-testing cap was reached (see Retry-After); nothing was charged */
       429: Problem;
@@ -1565,6 +1576,13 @@ export interface Operations {
           one_off: boolean;
           recurring: boolean;
         }>;
+        /** Not null when the organization takes payments with Stripe (processor `stripe`): pay with Stripe's Payment Element */
+        stripe: {
+          /** For Stripe.js: `Stripe(publishable_key)` */
+          publishable_key: string;
+          /** Test-mode keys: show a test mode banner, no real money moves */
+          test_mode: boolean;
+        } | null;
         /** true while the form is protected: completing needs `altcha`, a solved challenge from challenge_url */
         challenge_required: boolean;
         /** GET it for a fresh proof-of-work challenge (ALTCHA) */
@@ -1578,7 +1596,7 @@ export interface Operations {
       409: Problem;
       /** The campaign has ended */
       410: Problem;
-      /** A campaign rule, the card or the privacy consent refused the gift */
+      /** A campaign rule, the card (or Stripe confirmation token) or the privacy consent refused the gift */
       422: Problem;
     };
   };
@@ -1733,7 +1751,7 @@ export interface Operations {
       409: Problem;
       /** The campaign has ended */
       410: Problem;
-      /** A campaign rule, the card or the privacy consent refused the gift */
+      /** A campaign rule, the card (or Stripe confirmation token) or the privacy consent refused the gift */
       422: Problem;
       /** A card-testing cap was reached (see Retry-After); nothing was charged */
       429: Problem;
