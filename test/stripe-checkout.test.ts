@@ -8,6 +8,8 @@ import { checkoutAttempts, checkouts, donations, paymentMethods, payments } from
 import { reconcilePending } from "../src/jobs/reconciler.job.js";
 import { runBilling } from "../src/jobs/runner.js";
 import { type DocumentLinks, loadDocumentLinks } from "../src/modules/documents/document-links.js";
+import type { CompletionStep } from "../src/modules/giving/giving.context.js";
+import { settleChargeOutcome } from "../src/modules/payments/processor-events.service.js";
 import { loadProcessorRegistry, type ProcessorRegistry } from "../src/payments/processors/index.js";
 import { STRIPE_KEY_METADATA } from "../src/payments/processors/stripe.js";
 import { createPrivateDatabase, testDatabaseUrl } from "./helpers/database.js";
@@ -50,6 +52,8 @@ let sandboxTenant: Tenant;
 let account: FakeStripeAccount;
 let campaignSlug: string;
 let sandboxCampaignSlug: string;
+/** Test hook: runs between the completion's steps (a Stripe event arriving before Stripe's answer). */
+let afterStep: ((step: CompletionStep) => Promise<void>) | undefined;
 
 const db = () => database.db;
 
@@ -81,7 +85,11 @@ beforeAll(async () => {
     CARD_DECLINE_FLOOR_MS: "0",
     STRIPE_API_URL: `http://127.0.0.1:${standIn.api.port}`,
   });
-  app = await buildApp({ config, database });
+  app = await buildApp({
+    config,
+    database,
+    testHooks: { afterCompletionStep: (step) => afterStep?.(step) },
+  });
   url = await app.listen({ port: 0, host: "127.0.0.1" });
   processors = loadProcessorRegistry(database.db, config);
   links = await loadDocumentLinks(database.db, config.baseUrl);
@@ -577,6 +585,69 @@ describe("monthly gifts", () => {
       failureCode: "authentication_required",
     });
     expect((await donationRow(answer.donation.id))?.state).toBe("past_due");
+  });
+});
+
+describe("a Stripe event before Stripe's answer", () => {
+  async function monthlyCheckout(paymentMethod: string) {
+    const checkout = await startCheckout(12, 10);
+    const body = completion(checkout, {
+      amount: 10,
+      frequency: 12,
+      confirmation_token: await card(paymentMethod, true),
+    });
+    return { checkout, body };
+  }
+  const savedMethodOf = async (paymentId: number) => methodRow((await paymentRow(paymentId))?.paymentMethodId ?? null);
+
+  it("settled by the event after 3-D Secure, the page's request replays it, the method charged is saved", async () => {
+    const { checkout, body } = await monthlyCheckout(STRIPE_TEST_METHODS.authenticationRequired);
+    const key = unique(16);
+    expect((await complete(checkout, body, key)).status).toBe(202);
+    const [attempt] = await attemptsOf(checkout.id);
+    const intentId = attempt?.processorIntentId as string;
+    standIn.settle(intentId, "succeeded");
+    // payment_intent.succeeded, as the webhook route hands it over: the intent names its method by id only.
+    const settled = await settleChargeOutcome({ db: db(), links, processors }, attempt?.idempotencyKey as string, {
+      state: "PAID",
+      intentId,
+    });
+    expect(settled).toBe("checkout_attempt");
+    const paid = await complete(checkout, body, key);
+    expect(paid.status).toBe(200);
+    expect(paid.headers.get("idempotent-replayed")).toBe("true");
+    const method = await savedMethodOf(paid.body.payment.id);
+    expect(method).toMatchObject({
+      label: "Visa •••• 4242",
+      processorReference: expect.stringMatching(/^cus_\w+\/pm_\w+$/),
+    });
+  });
+
+  it("settled by an event while our charge was in flight: the answer's method replaces the token", async () => {
+    const { checkout, body } = await monthlyCheckout(STRIPE_TEST_METHODS.succeeds);
+    afterStep = async (step) => {
+      if (step !== "charge") return;
+      const [attempt] = await attemptsOf(checkout.id);
+      const [intent] = intentsFor(attempt?.idempotencyKey as string);
+      // Without the registry: the event's method is unknown, the row keeps the token for now.
+      await settleChargeOutcome({ db: db(), links }, attempt?.idempotencyKey as string, {
+        state: "PAID",
+        intentId: intent?.id as string,
+      });
+      const [settled] = await attemptsOf(checkout.id);
+      expect(settled?.state).toBe("SUCCEEDED");
+    };
+    try {
+      const paid = await complete(checkout, body);
+      expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+      const method = await savedMethodOf(paid.body.payment.id);
+      expect(method).toMatchObject({
+        label: "Visa •••• 4242",
+        processorReference: expect.stringMatching(/^cus_\w+\/pm_\w+$/),
+      });
+    } finally {
+      afterStep = undefined;
+    }
   });
 });
 

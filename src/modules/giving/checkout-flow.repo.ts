@@ -130,7 +130,11 @@ export function listStalePendingAttempts(db: Executor, cutoff: Date, limit: numb
 
 export async function findAttemptByIdempotencyKey(db: Executor, idempotencyKey: string) {
   const [row] = await db
-    .select({ organizationId: checkoutAttempts.organizationId, id: checkoutAttempts.id })
+    .select({
+      organizationId: checkoutAttempts.organizationId,
+      id: checkoutAttempts.id,
+      processor: checkoutAttempts.processor,
+    })
     .from(checkoutAttempts)
     .where(eq(checkoutAttempts.idempotencyKey, idempotencyKey));
   return row;

@@ -33,6 +33,7 @@ import {
   findPaymentMethod,
   insertPaymentMethod,
   type PaymentMethodRow,
+  replacePlaceholderMethod,
 } from "../payment-methods/payment-methods.repo.js";
 import { insertPayment, lockPayment, type PaymentRow, sumPaidForCampaign } from "../payments/payments.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
@@ -599,7 +600,10 @@ export async function settleCheckoutAttempt(
     const checkout = await lockCheckout(tx, organizationId, ref.checkoutId);
     const attempt = await lockAttempt(tx, organizationId, attemptId);
     if (!checkout || !attempt) throw notFound("Checkout");
-    if (attempt.state !== "PENDING") return settledOutcome(tx, attempt, checkout);
+    if (attempt.state !== "PENDING") {
+      await completeMethodLearntLate(tx, attempt, checkout, charge);
+      return settledOutcome(tx, attempt, checkout);
+    }
     const finish = async (outcome: Outcome<CompletionBody>) => {
       if (attempt.requestKey !== null && attempt.requestHash !== null) {
         await storeOutcome(
@@ -726,6 +730,25 @@ export async function settleCheckoutAttempt(
 
     return finish({ status: 200, body: completedBody(organization, checkout.id, donation, payment, methodRow) });
   });
+}
+
+/**
+ * A Stripe event settled the attempt before Stripe's answer to our charge arrived: the event names
+ * the method only by id, so the row kept the donor's token. The answer's method (label, the
+ * `cus_…/pm_…` renewals charge) replaces it.
+ */
+async function completeMethodLearntLate(
+  tx: Executor,
+  attempt: AttemptRow,
+  checkout: CheckoutRow,
+  charge: ChargeResult,
+) {
+  const charged = charge.state === "FAILED" ? undefined : charge.method;
+  if (attempt.state !== "SUCCEEDED" || !charged || checkout.paymentId === null) return;
+  const payment = await lockPayment(tx, attempt.organizationId, checkout.paymentId);
+  const method = await findPaymentMethod(tx, attempt.organizationId, payment?.paymentMethodId ?? null);
+  if (!method?.processorReference?.startsWith("ctoken_")) return;
+  await replacePlaceholderMethod(tx, attempt.organizationId, method.id, method.processorReference, charged);
 }
 
 /** The answer of an attempt settled already (by a concurrent retry or the reconciler). */

@@ -66,3 +66,32 @@ export async function insertPaymentMethod(
   if (!row) throw new Error("payment method insert returned nothing");
   return row;
 }
+
+/**
+ * The method a charge was made with, learnt after its payment was settled without it (a processor
+ * event came before the processor's own answer): only a row still holding the placeholder is changed.
+ */
+export async function replacePlaceholderMethod(
+  tx: Executor,
+  organizationId: number,
+  id: number,
+  placeholderReference: string,
+  method: { label: string; reference: string; expiryMonth?: number | null; expiryYear?: number | null },
+) {
+  await tx
+    .update(paymentMethods)
+    .set({
+      label: method.label,
+      processorReference: method.reference,
+      expiryMonth: method.expiryMonth ?? null,
+      expiryYear: method.expiryYear ?? null,
+      updateDate: new Date(),
+    })
+    .where(
+      and(
+        eq(paymentMethods.organizationId, organizationId),
+        eq(paymentMethods.id, id),
+        eq(paymentMethods.processorReference, placeholderReference),
+      ),
+    );
+}

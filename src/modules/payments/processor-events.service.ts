@@ -1,3 +1,5 @@
+import type { ProcessorRegistry } from "../../payments/processors/index.js";
+import type { ChargeResult } from "../../payments/processors/processor.js";
 import { type PaymentOutcome, settlePayment, settleRefund } from "../../payments/settlement.service.js";
 import { findAttemptByIdempotencyKey } from "../giving/checkout-flow.repo.js";
 import { type SettleContext, settleCheckoutAttempt } from "../giving/checkout-flow.service.js";
@@ -10,7 +12,7 @@ import { findPaymentBy } from "./payments.repo.js";
  * it once. Returns what it settled, or null for a charge the platform does not know.
  */
 export async function settleChargeOutcome(
-  context: Pick<SettleContext, "db" | "links">,
+  context: Pick<SettleContext, "db" | "links"> & { processors?: ProcessorRegistry },
   idempotencyKey: string,
   outcome: PaymentOutcome,
   now = new Date(),
@@ -25,10 +27,17 @@ export async function settleChargeOutcome(
   const attempt = await findAttemptByIdempotencyKey(context.db, idempotencyKey);
   if (!attempt) return null;
   const intentId = outcome.intentId ?? "";
-  const charge =
+  let charge: ChargeResult =
     outcome.state === "FAILED"
       ? { state: "FAILED" as const, intentId, code: outcome.code, message: outcome.message }
       : { state: outcome.state, intentId };
+  // A Stripe event names the payment method by id only: a checkout's first payment asks Stripe for
+  // the intent (outside any transaction), so the method saved is the one charged (the cus_…/pm_…
+  // renewals need), not the donor's confirmation token; and its state now, whatever the event order.
+  if (attempt.processor === "stripe" && charge.state !== "FAILED" && intentId && context.processors) {
+    const stripe = await context.processors.stripeAccount(attempt.organizationId);
+    if (stripe) charge = await stripe.processor.retrieveIntent(intentId);
+  }
   await settleCheckoutAttempt(context, attempt.organizationId, attempt.id, charge, now);
   return "checkout_attempt";
 }
