@@ -31,7 +31,10 @@ import {
 import { createOrganization } from "../src/modules/organizations/organizations.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { generateSecret, hashSecret } from "../src/oauth/secrets.js";
+import { upsertProcessorAccount } from "../src/payments/processors/processor-accounts.repo.js";
+import { createSecretBox } from "../src/secrets/secret-box.js";
 import { seedOrganization } from "../src/seed/seed.service.js";
+import { mintConfirmationToken, type StripeStandIn, startStripeStandIn } from "../test/helpers/stripe-stand-in.js";
 
 const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 const ORG = "bench";
@@ -39,12 +42,18 @@ const SEED = { campaigns: 50, supporters: 30_000, checkouts: 100_000, randomSeed
 const CONNECTIONS = 10;
 const DEEP_OFFSET = 50_000;
 const SINGLE_READ_IDS = 1000;
-const HARD_DEADLINE_MS = 360_000;
+const HARD_DEADLINE_MS = 420_000;
 /** Authorization codes made ahead for the code-exchange scenario (each is single-use). */
 const PREPARED_CODES = 40_000;
 /** Open checkouts made ahead for the completion scenario (each completes once). */
 const PREPARED_CHECKOUTS = 30_000;
 const GIVING_ORG = "bench-giving";
+/** The organization whose donors pay with the Stripe adapter, against the local Stripe stand-in. */
+const STRIPE_ORG = "bench-stripe";
+/** Checkouts and confirmation tokens made ahead for the Stripe completion scenario (each is single-use). */
+const PREPARED_STRIPE_CHECKOUTS = 8_000;
+/** The key the application child seals and opens the bench organization's Stripe keys with. */
+const BENCH_ENCRYPTION_KEY = "5a".repeat(32);
 const REFRESH_CHAINS = 40;
 const CHILD_READY_TIMEOUT_MS = 30_000;
 const BACKGROUND_SECONDS = 3;
@@ -73,6 +82,8 @@ async function runAppChild() {
       CHECKOUTS_PER_IP: "1000000",
       CARD_DECLINES_PER_IP: "100000",
       CARD_DECLINES_PER_CARD: "100000",
+      DONATA_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
+      STRIPE_API_URL: process.env.BENCH_STRIPE_API_URL,
     },
     { databaseUrl, host: "127.0.0.1", port: 0 },
   );
@@ -100,6 +111,19 @@ async function runAppChild() {
   process.on("disconnect", stop);
 }
 
+/** The Stripe stand-in in its own process, so that it competes with the load generator no more than Stripe would. */
+async function runStripeChild() {
+  if (!process.send) throw new Error("BENCH_ROLE=stripe is started by bench/run.ts only");
+  const standIn: StripeStandIn = await startStripeStandIn();
+  process.send({ type: "ready", port: standIn.api.port });
+  const stop = () => {
+    standIn.close().finally(() => process.exit(0));
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  process.on("disconnect", stop);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Parent: setup, load generation, report.
 // ---------------------------------------------------------------------------------------------
@@ -117,8 +141,8 @@ interface Scenario {
     body(context: Record<string, unknown>): string;
     onResponse?(status: number, body: string, context: Record<string, unknown>): void;
   };
-  /** A JSON POST whose path and body are made per request (checkout completions). */
-  json?: { next(): { path: string; body: string } };
+  /** A JSON POST whose path, body (and extra headers) are made per request (checkout completions). */
+  json?: { next(): { path: string; body: string; headers?: Record<string, string> } };
   /** Sent instead of the bearer token (the token endpoint authenticates the client in the body). */
   noAuth?: boolean;
 }
@@ -297,7 +321,10 @@ function load(
         {
           method: "POST",
           headers: { "content-type": "application/json", "user-agent": "Mozilla/5.0 (bench) Chrome/120.0" },
-          setupRequest: (request) => ({ ...request, ...json.next() }),
+          setupRequest: (request) => {
+            const made = json.next();
+            return { ...request, ...made, headers: { ...request.headers, ...made.headers } };
+          },
         },
       ];
     }
@@ -404,11 +431,12 @@ async function main() {
   let setupDatabase: Database | undefined;
   let appChild: ChildProcess | undefined;
   let baselineChild: ChildProcess | undefined;
+  let stripeChild: ChildProcess | undefined;
   let cleaned: Promise<void> | undefined;
 
   const cleanup = () => {
     cleaned ??= (async () => {
-      await Promise.all([stopChild(appChild), stopChild(baselineChild)]).catch(() => {});
+      await Promise.all([stopChild(appChild), stopChild(baselineChild), stopChild(stripeChild)]).catch(() => {});
       await setupDatabase?.close().catch(() => {});
       if (!created) return;
       if (keepDatabase) {
@@ -571,12 +599,74 @@ async function main() {
       for (const [index, row] of rows.entries())
         preparedCheckouts.push({ id: row.id, secret: secrets[index] as string });
     }
+
+    // The same for an organization paying with the Stripe adapter: its keys sealed as Settings
+    // saves them, its checkouts, and one confirmation token per checkout minted at the stand-in as
+    // Stripe.js does in the donor's browser.
+    stripeChild = forkTs(fileURLToPath(import.meta.url), { ...process.env, BENCH_ROLE: "stripe" });
+    const stripeApi = {
+      protocol: "http" as const,
+      host: "127.0.0.1",
+      port: (await waitForReady(stripeChild, "Stripe stand-in")).port,
+    };
+    const stripeOrg = await createOrganization(db, { slug: STRIPE_ORG, name: "Bench Stripe" });
+    const box = createSecretBox(Buffer.from(BENCH_ENCRYPTION_KEY, "hex"));
+    await upsertProcessorAccount(db, {
+      organizationId: stripeOrg.id,
+      processor: "stripe",
+      mode: "test",
+      publishableKey: "pk_test_bench",
+      secretKeyCiphertext: box.seal("sk_test_bench"),
+      secretKeyLast4: "ench",
+      webhookSecretCiphertext: box.seal("whsec_bench"),
+      webhookSecretLast4: "ench",
+    });
+    const [stripeCampaign] = await db
+      .insert(campaigns)
+      .values({
+        organizationId: stripeOrg.id,
+        title: "Bench Stripe appeal",
+        slug: "bench-appeal",
+        minAmount: 1,
+        maxAmount: 10_000,
+      })
+      .returning();
+    if (!stripeCampaign) throw new Error("bench Stripe campaign not inserted");
+    const stripeSecrets = Array.from({ length: PREPARED_STRIPE_CHECKOUTS }, () => generateSecret("dnt_cks"));
+    const stripeRows = await db
+      .insert(checkouts)
+      .values(
+        stripeSecrets.map((secret) => ({
+          organizationId: stripeOrg.id,
+          campaignId: stripeCampaign.id,
+          state: "OPEN",
+          clientSecretHash: hashSecret(secret),
+        })),
+      )
+      .returning({ id: checkouts.id });
+    const stripeTokens: string[] = [];
+    for (let start = 0; start < stripeRows.length; start += 50) {
+      const batch = stripeRows.slice(start, start + 50);
+      stripeTokens.push(
+        ...(await Promise.all(batch.map(() => mintConfirmationToken(stripeApi, { paymentMethod: "pm_card_visa" })))),
+      );
+    }
+    const preparedStripe = stripeRows.map((row, index) => ({
+      id: row.id,
+      secret: stripeSecrets[index] as string,
+      token: stripeTokens[index] as string,
+    }));
     await setupDatabase.close();
     setupDatabase = undefined;
 
     // 2. The real application in a child process.
     const benchFile = fileURLToPath(import.meta.url);
-    appChild = forkTs(benchFile, { ...process.env, BENCH_ROLE: "app", BENCH_APP_DATABASE_URL: benchUrl.toString() });
+    appChild = forkTs(benchFile, {
+      ...process.env,
+      BENCH_ROLE: "app",
+      BENCH_APP_DATABASE_URL: benchUrl.toString(),
+      BENCH_STRIPE_API_URL: `http://127.0.0.1:${stripeApi.port}`,
+    });
     const app = await waitForReady(appChild, "application server");
     const appOrigin = `http://127.0.0.1:${app.port}`;
     log(`application listening on ${appOrigin} (pid ${appChild.pid}, database pool ${app.poolSize})`);
@@ -680,6 +770,32 @@ async function main() {
               frequency: 0,
               processor: "sandbox",
               card: { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" },
+              supporter: { first_name: "Bench", last_name: "Donor", email: `donor-${checkout.id}@bench.example` },
+              consents: { privacy: true },
+            }),
+          };
+        },
+      },
+      server: appServer,
+    });
+    let nextStripe = 0;
+    scenarios.push({
+      name: "POST …/checkouts/{id}/complete (one-off gift, Stripe adapter against the local stand-in)",
+      url: `${appOrigin}/api/v1/public/organizations/${STRIPE_ORG}/checkouts/0/complete`,
+      noAuth: true,
+      json: {
+        next() {
+          // Each checkout and token completes once; past the prepared ones the answers are 4xx and the run says so.
+          const checkout = preparedStripe[nextStripe++ % preparedStripe.length] as (typeof preparedStripe)[number];
+          return {
+            path: `/api/v1/public/organizations/${STRIPE_ORG}/checkouts/${checkout.id}/complete`,
+            headers: { "idempotency-key": `bench-${checkout.id}` },
+            body: JSON.stringify({
+              client_secret: checkout.secret,
+              amount: 25,
+              frequency: 0,
+              processor: "stripe",
+              confirmation_token: checkout.token,
               supporter: { first_name: "Bench", last_name: "Donor", email: `donor-${checkout.id}@bench.example` },
               consents: { privacy: true },
             }),
@@ -979,7 +1095,12 @@ on every request, so each request also runs the token lookup.
   }
 }
 
-if (process.env.BENCH_ROLE === "app") {
+if (process.env.BENCH_ROLE === "stripe") {
+  runStripeChild().catch((error) => {
+    console.error("bench Stripe stand-in child:", error);
+    process.exit(1);
+  });
+} else if (process.env.BENCH_ROLE === "app") {
   runAppChild().catch((error) => {
     console.error("bench app child:", error);
     process.exit(1);
