@@ -2,7 +2,7 @@ import type { RefundReport } from "../../payments/processors/processor.js";
 import { type PaymentOutcome, settlePayment, settleRefund } from "../../payments/settlement.service.js";
 import { findAttemptByIdempotencyKey } from "../giving/checkout-flow.repo.js";
 import { type SettleContext, settleCheckoutAttempt } from "../giving/checkout-flow.service.js";
-import { findPaymentBy, lockPayment } from "./payments.repo.js";
+import { findPaymentBy, lockPayment, updatePaymentDispute } from "./payments.repo.js";
 import { findRefundBy, insertRefund } from "./refunds.repo.js";
 
 /**
@@ -82,4 +82,32 @@ export async function settleProcessorRefund(
   }
   const refundId = refund.id;
   return context.db.transaction((tx) => settleRefund(tx, organizationId, refundId, report, now));
+}
+
+/** A dispute's statuses once it is over (Stripe's): a late "updated" event never reopens it. */
+const CLOSED_DISPUTE_STATUSES = new Set(["won", "lost", "warning_closed", "prevented"]);
+
+/**
+ * A chargeback the processor reports on a charge (opened, updated, closed), recorded on its payment.
+ * Returns the payment, or null for a charge the organization does not have, "unchanged" for a late
+ * report of a dispute already closed.
+ */
+export async function recordDispute(
+  context: Pick<SettleContext, "db">,
+  organizationId: number,
+  intentId: string,
+  dispute: { id: string; status: string; reason: string; amountCents: number; date: Date },
+) {
+  const found = await findPaymentBy(context.db, "processorIntentId", intentId, organizationId);
+  if (!found) return null;
+  return context.db.transaction(async (tx) => {
+    const payment = await lockPayment(tx, organizationId, found.id);
+    if (!payment) return null;
+    const reopened = !CLOSED_DISPUTE_STATUSES.has(dispute.status);
+    if (payment.disputeId === dispute.id && CLOSED_DISPUTE_STATUSES.has(payment.disputeStatus ?? "") && reopened) {
+      return "unchanged" as const;
+    }
+    const { amountCents, ...rest } = dispute;
+    return (await updatePaymentDispute(tx, organizationId, payment.id, { ...rest, amount: amountCents / 100 })) ?? null;
+  });
 }

@@ -35,12 +35,14 @@ export function PaymentActions({
           className={`button button-danger-outline${size}`}
           testId={`refund-${payment.id}`}
           run={() => gql(REFUND, { id: payment.id })}
-          onDone={() => onDone(`Payment #${payment.id} refunded.`)}
+          onDone={() =>
+            onDone(`Refund of payment #${payment.id} sent; it shows as refunded once the processor confirms.`)
+          }
         >
           <p>
             Payment #{payment.id} of <strong>{amount}</strong> goes back to the donor
             {payment.payment_method ? ` (${payment.payment_method.label})` : ""}. A one-off donation fully refunded
-            becomes revoked. This cannot be undone.
+            becomes revoked. A bank debit's refund (SEPA) takes a few days to confirm. This cannot be undone.
           </p>
         </ActionButton>
       )}
