@@ -202,6 +202,14 @@ const PAYMENT_QUERY = `query($id: ID!) { payment(id: $id) {
 const paymentOverGraphql = async (tenant: Tenant, id: number) =>
   (await graphql(tenant.token, PAYMENT_QUERY, { id })).data.payment;
 
+const reconcile = async () =>
+  reconcilePending(server.database.db, {
+    now: new Date(),
+    timeoutSeconds: server.config.paymentPendingTimeoutSeconds,
+    links: await loadDocumentLinks(server.database.db, server.config.baseUrl),
+    processors: loadProcessorRegistry(server.database.db, server.config),
+  });
+
 const stripeRefundsOf = (intentId: string) =>
   [...standIn.refunds.values()].filter((refund) => refund.payment_intent === intentId);
 
@@ -454,6 +462,31 @@ describe("refunds", () => {
     expect(await paymentRow(orgA.organizationId, payment.id)).toMatchObject({ state: "REFUNDED", amountRefunded: 30 });
   });
 
+  it("a SEPA refund whose event never came is settled by the reconciler from Stripe's answer", async () => {
+    const { payment, intent } = await stripePayment(orgA, { sepa: true, amountCents: 2000 });
+    standIn.settle(payment.processorIntentId as string, "succeeded");
+    await deliverTo(orgA, eventOf("payment_intent.succeeded", intent()));
+    expect((await postAs(orgA.token, `/api/v1/payments/${payment.id}/refund`)).body.state).toBe("PAID");
+    const [pending] = stripeRefundsOf(payment.processorIntentId as string);
+    const [recorded] = await refundsOf(orgA.organizationId, payment.id);
+    const makeStale = () =>
+      server.database.db
+        .update(refunds)
+        .set({ updateDate: new Date(Date.now() - (server.config.paymentPendingTimeoutSeconds + 60) * 1000) })
+        .where(and(eq(refunds.organizationId, orgA.organizationId), eq(refunds.id, recorded?.id as number)));
+    // Still pending at Stripe: left PENDING, and not asked again before another timeout.
+    await makeStale();
+    await reconcile();
+    const [stillPending] = await refundsOf(orgA.organizationId, payment.id);
+    expect(stillPending?.state).toBe("PENDING");
+    expect(stillPending?.updateDate.getTime()).toBeGreaterThan(Date.now() - 60_000);
+    standIn.settleRefund(pending?.id as string, "succeeded");
+    await makeStale();
+    await reconcile();
+    expect(await paymentRow(orgA.organizationId, payment.id)).toMatchObject({ state: "REFUNDED", amountRefunded: 20 });
+    expect(stripeRefundsOf(payment.processorIntentId as string)).toHaveLength(1);
+  });
+
   it("a refund made in Stripe's dashboard (charge.refunded) shows in Donata, the payment REFUNDED", async () => {
     const { payment, donation, intent } = await stripePayment(orgA, { amountCents: 1800 });
     // Stripe's dashboard: a refund without our key, then the event naming only the charge.
@@ -500,13 +533,6 @@ describe("refunds", () => {
     expect(stripeRefundsOf(second.payment.processorIntentId as string)).toEqual([]);
     const [recorded] = await refundsOf(orgA.organizationId, second.payment.id);
     expect(recorded).toMatchObject({ state: "PENDING", idempotencyKey: `refund:${recorded?.id}` });
-    const reconcile = async () =>
-      reconcilePending(server.database.db, {
-        now: new Date(),
-        timeoutSeconds: server.config.paymentPendingTimeoutSeconds,
-        links: await loadDocumentLinks(server.database.db, server.config.baseUrl),
-        processors: loadProcessorRegistry(server.database.db, server.config),
-      });
     await reconcile();
     expect((await refundsOf(orgA.organizationId, second.payment.id))[0]?.state).toBe("PENDING");
     await server.database.db
