@@ -413,6 +413,8 @@ describe("refunds", () => {
     expect((await postAs(orgA.token, `/api/v1/payments/${payment.id}/refund`, { amount: "ten" })).status).toBe(400);
     expect((await postAs(orgA.token, `/api/v1/payments/${payment.id}/refund`, { amount: 0 })).status).toBe(400);
     expect((await postAs(orgA.token, `/api/v1/payments/${payment.id}/refund`, { amount: 1.005 })).status).toBe(422);
+    const tiny = await postAs(orgA.token, `/api/v1/payments/${payment.id}/refund`, { amount: 1e-9 });
+    expect(tiny).toMatchObject({ status: 422, body: { code: "invalid_amount" } });
     expect(stripeRefundsOf(payment.processorIntentId as string)).toEqual([]);
 
     const part = await postAs(orgA.token, `/api/v1/payments/${payment.id}/refund`, { amount: 10 });

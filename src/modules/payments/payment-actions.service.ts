@@ -19,7 +19,7 @@ export type GivingDb = Pick<GivingContext, "db" | "links" | "processors">;
 function refundCents(amount: number | undefined, remainingCents: number): number {
   if (amount === undefined) return remainingCents;
   const cents = Math.round(amount * 100);
-  if (!Number.isFinite(amount) || amount <= 0 || Math.abs(cents - amount * 100) > 1e-6) {
+  if (!Number.isFinite(amount) || cents < 1 || Math.abs(cents - amount * 100) > 1e-6) {
     throw new AppError("invalid_amount", "The refund amount must be a positive amount with at most two decimals", {
       errors: [{ field: "amount", message: "must be a positive amount with at most two decimals" }],
     });
