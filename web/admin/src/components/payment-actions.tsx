@@ -24,6 +24,8 @@ export function PaymentActions({
   const amount = fmt.money(payment.amount, payment.currency);
   const size = small ? " button-small" : "";
   const manual = payment.payment_method?.processor === "manual" || !payment.payment_method;
+  // What the refund left the payment as: REFUNDED, or still PAID while the processor confirms.
+  let refundedState: string | undefined;
   return (
     <span className="inline-actions">
       {payment.state === "PAID" && (
@@ -34,9 +36,16 @@ export function PaymentActions({
           danger
           className={`button button-danger-outline${size}`}
           testId={`refund-${payment.id}`}
-          run={() => gql(REFUND, { id: payment.id })}
+          run={async () => {
+            const result = await gql<{ refundPayment: { state: string } }>(REFUND, { id: payment.id });
+            refundedState = result.refundPayment.state;
+          }}
           onDone={() =>
-            onDone(`Refund of payment #${payment.id} sent; it shows as refunded once the processor confirms.`)
+            onDone(
+              refundedState === "REFUNDED"
+                ? `Payment #${payment.id} refunded.`
+                : `Refund of payment #${payment.id} asked; it shows as refunded once the processor confirms it.`,
+            )
           }
         >
           <p>
