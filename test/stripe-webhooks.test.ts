@@ -436,6 +436,18 @@ describe("refunds", () => {
     expect((await server.get(`/api/v1/donations/${donation.id}`, orgA.token)).body.state).toBe("revoked");
   });
 
+  it("documents the optional refund body in OpenAPI; the webhook is Stripe's, not in it", async () => {
+    const document = (await server.get("/api/v1/openapi.json")).body;
+    const refund = document.paths["/api/v1/payments/{id}/refund"].post;
+    expect(refund.requestBody.content["application/json"].schema).toMatchObject({
+      type: "object",
+      additionalProperties: false,
+      properties: { amount: { type: "number", exclusiveMinimum: 0 } },
+    });
+    expect(refund.requestBody.content["application/json"].schema.required).toBeUndefined();
+    expect(Object.keys(document.paths).filter((path) => path.startsWith("/webhooks/"))).toEqual([]);
+  });
+
   it("a SEPA refund stays pending until its event says it succeeded (and a failed one leaves the payment PAID)", async () => {
     const { payment, intent } = await stripePayment(orgA, { sepa: true, amountCents: 3000 });
     standIn.settle(payment.processorIntentId as string, "succeeded");
