@@ -34,6 +34,7 @@ import type { GivingContext } from "./modules/giving/giving.context.js";
 import { publicCheckoutRoutes } from "./modules/giving/public-checkout.routes.js";
 import { paymentActionRoutes } from "./modules/payments/payment-actions.routes.js";
 import { paymentRoutes } from "./modules/payments/payments.routes.js";
+import { stripeWebhookRoutes } from "./modules/payments/stripe-webhooks.routes.js";
 import { supporterRoutes } from "./modules/supporters/supporters.routes.js";
 import { authorizeRoutes } from "./oauth/authorize.routes.js";
 import { OAuthError } from "./oauth/oauth-error.js";
@@ -187,6 +188,7 @@ export async function buildApp({
   donatePageRoutes(app, giving);
   paymentActionRoutes(app, giving);
   donationActionRoutes(app, giving);
+  await stripeWebhookRoutes(app, giving);
   const signInThrottle = { store: limits, rules: config.rateLimits };
   tokenRoutes(app, db, config);
   authorizeRoutes(app, db, config, signInThrottle);

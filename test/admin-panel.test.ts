@@ -5,6 +5,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkoutAttempts, checkoutProtection, organizations } from "../src/db/schema.js";
 import { createInstallationToken } from "../src/modules/applications/applications.service.js";
+import { updatePaymentDispute } from "../src/modules/payments/payments.repo.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { launchChromium } from "./helpers/chromium.js";
 import {
@@ -134,6 +135,32 @@ describe("admin panel in a browser", () => {
     await expect.poll(() => rowIds(page, "checkouts")).toEqual(await apiIds("/api/v1/checkouts/?state=OPEN"));
     const csv = await page.locator('[data-testid="download-csv"]').getAttribute("href");
     expect(csv).toContain("state=OPEN");
+    await page.context().close();
+  });
+
+  it("refunds a payment from its page; shows its refunds and the dispute the processor reported", async () => {
+    const db = server.database.db;
+    const { payment } = await fakeCompletedCheckout(db, tenant.organizationId);
+    await updatePaymentDispute(db, tenant.organizationId, payment.id, {
+      id: "dp_panel_1",
+      status: "needs_response",
+      reason: "product_not_received",
+      amount: payment.amount,
+      date: new Date("2026-03-04T10:00:00Z"),
+    });
+    const page = await signIn(owner);
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/payments/${payment.id}`);
+    const dispute = page.locator("#payment-dispute");
+    await expect.poll(() => dispute.textContent()).toContain("dp_panel_1");
+    expect(await dispute.textContent()).toContain("product not received");
+    await page.click(`[data-testid="refund-${payment.id}"]`);
+    await page.click('[data-testid="confirm-dialog-confirm"]');
+    await expect
+      .poll(async () => (await server.get(`/api/v1/payments/${payment.id}`, tenant.token)).body.state)
+      .toBe("REFUNDED");
+    const refundsList = page.locator('[data-testid="payment-refunds"]');
+    await expect.poll(() => refundsList.textContent()).toContain("SUCCEEDED");
+    expect(await page.locator(".flash").textContent()).toBe(`Payment #${payment.id} refunded.`);
     await page.context().close();
   });
 

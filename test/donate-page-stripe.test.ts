@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { campaigns } from "../src/db/schema.js";
 import { loadProcessorRegistry } from "../src/payments/processors/index.js";
 import { launchChromium } from "./helpers/chromium.js";
-import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
+import { connectFakeStripeAccount, fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
-import { connectFakeStripeAccount } from "./helpers/stripe-account.js";
 import { type StripeJsCall, serveStripeJs, stripeJsCalls } from "./helpers/stripe-js-stand-in.js";
 import { type StripeStandIn, startStripeStandIn } from "./helpers/stripe-stand-in.js";
 
@@ -30,7 +29,11 @@ describe("hosted donation page with Stripe", () => {
     ]);
     tenant = await fakeTenant(server.database.db);
     const processors = loadProcessorRegistry(server.database.db, server.config);
-    ({ publishableKey } = await connectFakeStripeAccount(server.database.db, processors, tenant.organizationId));
+    ({ publishableKey } = await connectFakeStripeAccount(
+      server.database.db,
+      tenant.organizationId,
+      processors.secrets,
+    ));
     campaign = await fakeCampaign(server.database.db, tenant.organizationId, {
       slug: `wells-${unique(6)}`,
       title: "Clean water wells",

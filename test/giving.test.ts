@@ -1,10 +1,11 @@
+import { randomUUID } from "node:crypto";
 import { and, eq, like, sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { campaigns, checkoutAttempts, checkouts, jobs, payments, sandboxCharges } from "../src/db/schema.js";
+import { campaigns, checkoutAttempts, checkouts, jobs, payments, refunds, sandboxCharges } from "../src/db/schema.js";
 import { reconcilePending } from "../src/jobs/reconciler.job.js";
 import { type DocumentLinks, loadDocumentLinks } from "../src/modules/documents/document-links.js";
 import type { CompletionStep } from "../src/modules/giving/giving.context.js";
-import { settleChargeOutcome, settleRefundByIntent } from "../src/modules/payments/processor-events.service.js";
+import { settleChargeOutcome, settleProcessorRefund } from "../src/modules/payments/processor-events.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { loadProcessorRegistry } from "../src/payments/processors/index.js";
 import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
@@ -647,10 +648,21 @@ describe("giving: public checkout, processors, transitions", () => {
       ).toBeNull();
 
       // A refund made in the processor's dashboard, reported by the charge id: the payment is refunded, once.
-      const refunded = await settleRefundByIntent({ db: server.database.db }, checkout.payment.processor_intent_id);
-      expect(refunded?.state).toBe("REFUNDED");
-      const again = await settleRefundByIntent({ db: server.database.db }, checkout.payment.processor_intent_id);
-      expect(again?.updateDate.toISOString()).toBe(refunded?.updateDate.toISOString());
+      const dashboardRefund = {
+        state: "SUCCEEDED" as const,
+        refundId: `re_dashboard_${randomUUID()}`,
+        intentId: checkout.payment.processor_intent_id,
+        amountCents: Math.round(checkout.payment.amount * 100),
+        idempotencyKey: null,
+      };
+      const reportRefund = () =>
+        settleProcessorRefund({ db: server.database.db }, tenant.organizationId, dashboardRefund);
+      const refunded = await reportRefund();
+      expect(refunded?.payment.state).toBe("REFUNDED");
+      expect(refunded?.refund).toMatchObject({ origin: "processor", state: "SUCCEEDED" });
+      const again = await reportRefund();
+      expect(again?.settled).toBe("unchanged");
+      expect(again?.payment.updateDate.toISOString()).toBe(refunded?.payment.updateDate.toISOString());
       expect((await server.get(`/api/v1/donations/${checkout.donation.id}`, tenant.token)).body.state).toBe("active");
     });
 
@@ -665,14 +677,20 @@ describe("giving: public checkout, processors, transitions", () => {
       expect(attempt).toMatchObject({ state: "DECLINED", failureCode: "card_declined", gift: null });
       expect(JSON.stringify(attempt)).not.toContain("Lovelace");
 
-      // A refund whose request was recorded when the process died, before the processor was asked.
+      // A refund recorded PENDING when the process died, before the processor was asked.
       const gift = await give({ amount: 10 });
       const [requested] = await server.database.db
-        .update(payments)
-        .set({ refundRequestDate: new Date(Date.now() - (server.config.paymentPendingTimeoutSeconds + 60) * 1000) })
-        .where(and(eq(payments.organizationId, tenant.organizationId), eq(payments.id, gift.body.payment.id)))
+        .insert(refunds)
+        .values({
+          organizationId: tenant.organizationId,
+          paymentId: gift.body.payment.id,
+          amount: 10,
+          currency: "EUR",
+          idempotencyKey: `refund:crashed:${randomUUID()}`,
+          updateDate: new Date(Date.now() - (server.config.paymentPendingTimeoutSeconds + 60) * 1000),
+        })
         .returning();
-      expect(requested?.state).toBe("PAID");
+      expect(requested?.state).toBe("PENDING");
       await reconcile();
       const payment = (await server.get(`/api/v1/payments/${gift.body.payment.id}`, tenant.token)).body;
       expect(payment.state).toBe("REFUNDED");

@@ -13,9 +13,15 @@ import { settleChargeOutcome } from "../src/modules/payments/processor-events.se
 import { loadProcessorRegistry, type ProcessorRegistry } from "../src/payments/processors/index.js";
 import { STRIPE_KEY_METADATA } from "../src/payments/processors/stripe.js";
 import { createPrivateDatabase, testDatabaseUrl } from "./helpers/database.js";
-import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
+import {
+  connectFakeStripeAccount,
+  type FakeStripeAccount,
+  fakeCampaign,
+  fakeTenant,
+  type Tenant,
+  unique,
+} from "./helpers/factories.js";
 import { TEST_ENCRYPTION_KEY } from "./helpers/server.js";
-import { connectFakeStripeAccount, type FakeStripeAccount } from "./helpers/stripe-account.js";
 import {
   type ConfirmationTokenSource,
   mintConfirmationToken,
@@ -95,7 +101,7 @@ beforeAll(async () => {
   links = await loadDocumentLinks(database.db, config.baseUrl);
 
   tenant = await fakeTenant(db());
-  account = await connectFakeStripeAccount(db(), processors, tenant.organizationId);
+  account = await connectFakeStripeAccount(db(), tenant.organizationId, processors.secrets);
   sandboxTenant = await fakeTenant(db());
   const campaignValues = {
     hasOneOff: true,

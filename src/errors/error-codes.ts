@@ -4,6 +4,7 @@
  */
 export const ERROR_STATUS = {
   invalid_request: 400,
+  invalid_signature: 400,
   bad_request: 400,
   too_many_statements: 400,
   ctp_empty_json_body: 400,
@@ -42,6 +43,8 @@ export const ERROR_STATUS = {
   payment_in_progress: 409,
   refund_unsupported: 409,
   not_manual_payment: 409,
+  refund_in_progress: 409,
+  refund_failed: 409,
   campaign_closed: 410,
   request_too_large: 413,
   ctp_body_too_large: 413,
@@ -51,6 +54,7 @@ export const ERROR_STATUS = {
   unknown_reference: 422,
   invalid_card: 422,
   invalid_amount: 422,
+  refund_amount_too_large: 422,
   amount_out_of_range: 422,
   custom_amount_not_allowed: 422,
   frequency_not_offered: 422,

@@ -13,6 +13,7 @@ import type { CardTestingGuard } from "../modules/giving/card-testing.service.js
 import { findPaymentMethodsByIds, paymentMethodToWire } from "../modules/payment-methods/payment-methods.repo.js";
 import { findPaymentRowsByIds } from "../modules/payments/payments.repo.js";
 import { paymentToWire } from "../modules/payments/payments.service.js";
+import { listPaymentRefunds, type RefundRow } from "../modules/payments/refunds.repo.js";
 import { findSupporterRowsByIds } from "../modules/supporters/supporters.repo.js";
 import { supporterToWire } from "../modules/supporters/supporters.service.js";
 import type { ProcessorRegistry } from "../payments/processors/index.js";
@@ -49,6 +50,16 @@ export function createLoaders(db: Db, organizationId: number) {
     supporter: byId((ids) => findSupporterRowsByIds(db, organizationId, ids), supporterToWire),
     donation: byId((ids) => findDonationRowsByIds(db, organizationId, ids), donationToWire),
     paymentMethod: methods,
+    /** A payment's row: what the wire shape leaves out (refunded amount, dispute). */
+    paymentRow: byId(
+      (ids) => findPaymentRowsByIds(db, organizationId, ids),
+      (row) => row,
+    ),
+    /** A payment's refunds, oldest first. */
+    paymentRefunds: new DataLoader<number, RefundRow[]>(async (ids) => {
+      const rows = await listPaymentRefunds(db, organizationId, ids);
+      return ids.map((id) => rows.filter((row) => row.paymentId === id));
+    }),
     payment: new DataLoader<number, ReturnType<typeof paymentToWire> | null>(async (ids) => {
       const rows = await findPaymentRowsByIds(db, organizationId, ids);
       const methodById = await findPaymentMethodsByIds(

@@ -13,7 +13,10 @@ const conflict = {
 };
 const IdParams = Type.Object({ id: Type.String({ maxLength: 40 }) });
 
-/** A state transition on one record (`POST /api/v1/<resource>/:id/<action>`): no body, the record back, 409 when refused. */
+/**
+ * A state transition on one record (`POST /api/v1/<resource>/:id/<action>`): no body unless the
+ * action declares an optional JSON one, the record back, 409 when refused.
+ */
 export function actionRoute(
   app: FastifyInstance,
   db: Db,
@@ -23,7 +26,9 @@ export function actionRoute(
     operationId: string;
     summary: string;
     response: TSchema;
-    run: (scope: FastifyRequest["auth"], id: string) => Promise<unknown>;
+    /** An optional JSON body (its fields optional): no body at all is the same as `{}`. */
+    body?: TSchema;
+    run: (scope: FastifyRequest["auth"], id: string, body: unknown) => Promise<unknown>;
   },
 ) {
   const { path, permission, run } = action;
@@ -31,7 +36,15 @@ export function actionRoute(
     path,
     {
       preHandler: requireToken(db, permission),
+      ...(action.body
+        ? {
+            preValidation: async (request: FastifyRequest) => {
+              request.body ??= {};
+            },
+          }
+        : {}),
       schema: {
+        ...(action.body ? { body: action.body } : {}),
         operationId: action.operationId,
         tags: [path.split("/")[3] as string],
         summary: action.summary,
@@ -40,6 +53,6 @@ export function actionRoute(
         response: { 200: action.response, ...ProblemResponses, ...conflict },
       },
     },
-    (request) => run(request.auth, (request.params as { id: string }).id),
+    (request) => run(request.auth, (request.params as { id: string }).id, request.body),
   );
 }

@@ -1,8 +1,9 @@
 import type { Db } from "../db/client.js";
-import { listStalePendingCharges, listStaleRefundRequests } from "../modules/payments/payments.repo.js";
+import { listStalePendingCharges } from "../modules/payments/payments.repo.js";
+import { listStalePendingRefunds, updateRefund } from "../modules/payments/refunds.repo.js";
 import { toCents } from "./money.js";
 import type { ProcessorRegistry } from "./processors/index.js";
-import { askRefund } from "./refund.service.js";
+import { recheckRefund } from "./refund.service.js";
 import { type SettlementLinks, settlePayment, settleRefund } from "./settlement.service.js";
 
 export interface ReconcileResult {
@@ -21,9 +22,9 @@ export async function reconcileOne(result: ReconcileResult, work: () => Promise<
 }
 
 /**
- * Payments (with a key) left PENDING and refunds asked before the cutoff: the processor is asked
+ * Payments (with a key) and refunds left PENDING since before the cutoff: the processor is asked
  * what became of the key and the answer is settled. A renewal the processor never received is
- * charged with the same key; a refund is asked again with its key (neither happens twice).
+ * charged with the same key; a refund is looked up, or asked again with its key (neither happens twice).
  */
 export async function reconcilePayments(
   db: Db,
@@ -58,12 +59,17 @@ export async function reconcilePayments(
       return true;
     });
   }
-  const refunds = await listStaleRefundRequests(db, cutoff, limit);
-  for (const { payment, processor } of refunds) {
+  const refunds = await listStalePendingRefunds(db, cutoff, limit);
+  for (const { refund, payment, processor } of refunds) {
     await reconcileOne(result, async () => {
-      if (payment.state === "PAID") await askRefund(processors, processor ?? "manual", payment);
-      await db.transaction((tx) => settleRefund(tx, payment.organizationId, payment.id));
-      return true;
+      const answer = await recheckRefund(processors, processor ?? "manual", payment, refund);
+      const settled = await db.transaction(async (tx) => {
+        const done = await settleRefund(tx, payment.organizationId, refund.id, answer, now);
+        // Still under way (a SEPA refund): asked again after another timeout, not at every run.
+        if (done.settled === "pending") await updateRefund(tx, payment.organizationId, refund.id, {});
+        return done.settled;
+      });
+      return settled !== "pending";
     });
   }
   return result;

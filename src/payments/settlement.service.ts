@@ -3,13 +3,15 @@ import { notFound } from "../errors/app-error.js";
 import { queueRenewal } from "../jobs/jobs.repo.js";
 import { type DonationRow, lockDonation, revokeDonation, updateDonation } from "../modules/donations/donations.repo.js";
 import {
+  addRefundedAmount,
   countPaidPayments,
   lockPayment,
-  markPaymentRefunded,
   type PaymentRow,
   updatePayment,
 } from "../modules/payments/payments.repo.js";
+import { lockRefund, type RefundRow, updateRefund } from "../modules/payments/refunds.repo.js";
 import { setCertificationUrl } from "../modules/supporters/supporters.repo.js";
+import type { RefundResult } from "./processors/processor.js";
 import { cycleDueDate, MAX_RENEWAL_FAILURES, retryDate } from "./schedule.js";
 import { assertTransition } from "./transitions.js";
 
@@ -170,25 +172,59 @@ export async function settlePayment(
   return { payment: failed, ...result };
 }
 
+/** How settling a refund changed things: money back (the payment now REFUNDED or still partly paid), refused, still under way, or nothing. */
+export type RefundSettled = "refunded" | "partly_refunded" | "failed" | "pending" | "unchanged";
+
 /**
- * A refund the processor made (asked by us, or done in its dashboard): PAID → REFUNDED, and a
- * one-off gift whose payments are all refunded is revoked. A payment already refunded is returned
- * as it is.
+ * The one refund settlement step, in the caller's transaction: the processor's answer applied to a
+ * PENDING refund. SUCCEEDED adds its amount to the payment's refunded amount; the payment becomes
+ * REFUNDED when that reaches its amount, and a one-off gift with no paid payment left is revoked.
+ * FAILED leaves the payment as it was; PENDING waits for the processor's event or the reconciler.
+ * A refund already settled is left as it is, so an answer delivered twice settles once.
  */
-export async function settleRefund(tx: Executor, organizationId: number, paymentId: number): Promise<PaymentRow> {
-  const payment = await lockPayment(tx, organizationId, paymentId);
+export async function settleRefund(
+  tx: Executor,
+  organizationId: number,
+  refundId: number,
+  result: RefundResult,
+  now: Date,
+): Promise<{ refund: RefundRow; payment: PaymentRow; settled: RefundSettled }> {
+  const refund = await lockRefund(tx, organizationId, refundId);
+  if (!refund) throw notFound("Refund");
+  const payment = await lockPayment(tx, organizationId, refund.paymentId);
   if (!payment) throw notFound("Payment");
-  if (payment.state === "REFUNDED") return payment;
-  assertTransition("payment", payment.id, payment.state, "REFUNDED");
+  if (refund.state !== "PENDING") return { refund, payment, settled: "unchanged" };
+  const processorRefundId = result.refundId || refund.processorRefundId;
+  if (result.state === "PENDING") {
+    if (processorRefundId === refund.processorRefundId) return { refund, payment, settled: "pending" };
+    const row = await updateRefund(tx, organizationId, refund.id, { processorRefundId });
+    return { refund: row ?? refund, payment, settled: "pending" };
+  }
+  if (result.state === "FAILED") {
+    const row = await updateRefund(tx, organizationId, refund.id, {
+      state: "FAILED",
+      processorRefundId,
+      failureMessage: result.message ?? "The processor refused the refund",
+      settleDate: now,
+    });
+    return { refund: row ?? refund, payment, settled: "failed" };
+  }
+  const settledRefund = await updateRefund(tx, organizationId, refund.id, {
+    state: "SUCCEEDED",
+    processorRefundId,
+    settleDate: now,
+  });
+  if (payment.state !== "PAID") return { refund: settledRefund ?? refund, payment, settled: "unchanged" };
   const donation = await lockDonation(tx, organizationId, payment.donationId);
   if (!donation) throw notFound("Donation");
-  const refunded = await markPaymentRefunded(tx, organizationId, payment.id);
-  if (!refunded) throw notFound("Payment");
-  if (donation.state === "done") {
-    if ((await countPaidPayments(tx, organizationId, donation.id)) === 0) {
-      assertTransition("donation", donation.id, donation.state, "revoked");
-      await revokeDonation(tx, organizationId, donation.id);
-    }
+  const updated = await addRefundedAmount(tx, organizationId, payment.id, Math.round(refund.amount * 100));
+  if (!updated) throw notFound("Payment");
+  if (updated.state !== "REFUNDED")
+    return { refund: settledRefund ?? refund, payment: updated, settled: "partly_refunded" };
+  assertTransition("payment", payment.id, payment.state, "REFUNDED");
+  if (donation.state === "done" && (await countPaidPayments(tx, organizationId, donation.id)) === 0) {
+    assertTransition("donation", donation.id, donation.state, "revoked");
+    await revokeDonation(tx, organizationId, donation.id);
   }
-  return refunded;
+  return { refund: settledRefund ?? refund, payment: updated, settled: "refunded" };
 }

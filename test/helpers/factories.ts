@@ -12,6 +12,8 @@ import {
 import { createApplication, PERMISSIONS } from "../../src/modules/applications/applications.service.js";
 import { createOrganization } from "../../src/modules/organizations/organizations.service.js";
 import { issueTokenPair } from "../../src/oauth/tokens.service.js";
+import { upsertProcessorAccount } from "../../src/payments/processors/processor-accounts.repo.js";
+import type { SecretBox } from "../../src/secrets/secret-box.js";
 
 /** Lowercase hex, so ordering is the same under C and ICU/libc collations. */
 export const unique = (length = 10) => randomBytes(length).toString("hex").slice(0, length);
@@ -235,3 +237,32 @@ export async function fakeAppToken(db: Db, tenant: Pick<Tenant, "organizationId"
   );
   return tokens.access_token;
 }
+
+/**
+ * Gives the organization a Stripe account (the stand-in accepts any sk_test_ key) with its webhook
+ * secret, sealed as the settings form saves them, without asking Stripe about the key.
+ */
+export async function connectFakeStripeAccount(
+  db: Db,
+  organizationId: number,
+  secrets: Pick<SecretBox, "seal">,
+  options: { webhookSecret?: string; mode?: "test" | "live"; secretKey?: string } = {},
+) {
+  const mode = options.mode ?? "test";
+  const secretKey = options.secretKey ?? `sk_${mode}_${unique(24)}`;
+  const webhookSecret = options.webhookSecret ?? `whsec_${unique(32)}`;
+  const publishableKey = `pk_${mode}_${unique(24)}`;
+  await upsertProcessorAccount(db, {
+    organizationId,
+    processor: "stripe",
+    mode,
+    publishableKey,
+    secretKeyCiphertext: secrets.seal(secretKey),
+    secretKeyLast4: secretKey.slice(-4),
+    webhookSecretCiphertext: secrets.seal(webhookSecret),
+    webhookSecretLast4: webhookSecret.slice(-4),
+  });
+  return { secretKey, publishableKey, webhookSecret, mode };
+}
+
+export type FakeStripeAccount = Awaited<ReturnType<typeof connectFakeStripeAccount>>;

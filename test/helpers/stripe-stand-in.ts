@@ -84,6 +84,8 @@ export interface StripeStandIn {
   /** Every request received, in order (method and path), replays and refusals included. */
   readonly requests: { method: string; path: string; idempotencyKey?: string }[];
   inject(fault: StandInFault): void;
+  /** A SEPA refund goes through or fails days later: settles a `pending` refund. */
+  settleRefund(refundId: string, outcome: "succeeded" | "failed"): Stripe.Refund;
   /** A SEPA debit clears or is returned days later, or the donor completes 3-D Secure: settles a `processing` or `requires_action` intent. */
   settle(intentId: string, outcome: "succeeded" | "failed"): void;
   close(): Promise<void>;
@@ -239,6 +241,34 @@ function isKnownKey(key: string): boolean {
 }
 
 const isLiveKey = (key: string) => /^(?:sk|rk)_live_/.test(key);
+
+/** A chargeback on a paid intent, as Stripe sends it in `charge.dispute.*` events. */
+export function stripeDisputeOf(
+  intent: Stripe.PaymentIntent,
+  overrides: Partial<Pick<Stripe.Dispute, "id" | "status" | "reason" | "amount">> = {},
+): Stripe.Dispute {
+  return {
+    id: newId("dp"),
+    object: "dispute",
+    amount: intent.amount_received,
+    balance_transactions: [],
+    charge: intent.latest_charge as string,
+    created: now(),
+    currency: intent.currency,
+    enhanced_eligibility_types: [],
+    // Evidence is the organization's business in Stripe's dashboard; Donata never reads it.
+    evidence: {} as Stripe.Dispute.Evidence,
+    evidence_details: {} as Stripe.Dispute.EvidenceDetails,
+    intended_submission_method: null,
+    is_charge_refundable: false,
+    livemode: false,
+    metadata: {},
+    payment_intent: intent.id,
+    reason: "fraudulent",
+    status: "needs_response",
+    ...overrides,
+  };
+}
 
 /**
  * A local HTTP server speaking the subset of Stripe's REST API the Stripe processor calls, with
@@ -484,7 +514,10 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
         message: `This PaymentIntent (${intentId}) does not have a successful charge to refund.`,
       });
     }
-    const refunded = [...refunds.values()].filter((refund) => refund.payment_intent === intentId);
+    // A failed or canceled refund gave nothing back: it does not count against what is left.
+    const refunded = [...refunds.values()].filter(
+      (refund) => refund.payment_intent === intentId && refund.status !== "failed" && refund.status !== "canceled",
+    );
     const remaining = intent.amount_received - refunded.reduce((sum, refund) => sum + refund.amount, 0);
     const amount = params.amount === undefined ? remaining : Number(params.amount);
     if (remaining === 0) {
@@ -524,6 +557,18 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     };
     refunds.set(refund.id, refund);
     return { status: 200, body: refund };
+  }
+
+  function retrieveRefund(refundId: string): Reply {
+    const refund = refunds.get(refundId);
+    return refund ? { status: 200, body: refund } : noSuch("refund", refundId);
+  }
+
+  function listRefunds(query: URLSearchParams): Reply {
+    const intentId = query.get("payment_intent");
+    const data = [...refunds.values()].filter((refund) => !intentId || refund.payment_intent === intentId).reverse();
+    const list: Stripe.ApiList<Stripe.Refund> = { object: "list", data, has_more: false, url: "/v1/refunds" };
+    return { status: 200, body: list };
   }
 
   function createCustomer(params: Record<string, unknown>): Reply {
@@ -601,6 +646,8 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     if (method === "POST" && path === "/v1/payment_intents") return createPaymentIntent(params);
     if (method === "POST" && path === "/v1/refunds") return createRefund(params);
     if (method === "POST" && path === "/v1/customers") return createCustomer(params);
+    if (method === "GET" && path === "/v1/refunds") return listRefunds(query);
+    if (method === "GET" && path.startsWith("/v1/refunds/")) return retrieveRefund(path.slice("/v1/refunds/".length));
     if (method === "POST" && path === "/v1/payment_methods") return createPaymentMethod(params);
     if (method === "POST" && path === "/v1/confirmation_tokens") return createConfirmationToken(params);
     if (method === "POST" && path === "/v1/test_helpers/confirmation_tokens") return createConfirmationToken(params);
@@ -706,6 +753,13 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     paymentMethods: methods,
     requests,
     inject: (fault) => faults.push(fault),
+    settleRefund(refundId, outcome) {
+      const refund = refunds.get(refundId);
+      if (refund?.status !== "pending") throw new Error(`refund ${refundId} is not pending`);
+      refund.status = outcome;
+      if (outcome === "failed") refund.failure_reason = "expired_or_canceled_card";
+      return refund;
+    },
     settle(intentId, outcome) {
       const intent = paymentIntents.get(intentId);
       if (intent?.status !== "processing" && intent?.status !== "requires_action") {

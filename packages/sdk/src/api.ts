@@ -79,9 +79,13 @@ export class SupportersResource extends Collection<Supporter, SupporterListParam
 export class CampaignsResource extends Collection<Campaign, CampaignListParams> {}
 
 export class PaymentsResource extends Collection<Payment, PaymentListParams> {
-  /** Refunds a PAID payment (409 `invalid_state` otherwise). */
-  refund(id: number | string): Promise<RefundResult> {
-    return this.post(`${encodeURIComponent(String(id))}/refund`);
+  /**
+   * Refunds a PAID payment (409 `invalid_state` otherwise): what is left of it, or `amount`. The
+   * payment is REFUNDED once the processor confirmed its whole amount refunded.
+   */
+  refund(id: number | string, options: { amount?: number } = {}): Promise<RefundResult> {
+    const body = options.amount === undefined ? undefined : { amount: options.amount };
+    return this.post(`${encodeURIComponent(String(id))}/refund`, body);
   }
 
   /** Records that a PENDING manual payment was received. */

@@ -1,4 +1,4 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, like, or } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import { instant, selectTenantRow, wireRowOf } from "../../db/list-query.js";
 import { paymentMethods } from "../../db/schema.js";
@@ -94,4 +94,30 @@ export async function replacePlaceholderMethod(
         eq(paymentMethods.processorReference, placeholderReference),
       ),
     );
+}
+
+/**
+ * What the processor now says of a method (a card's new expiry or number after its bank updated it):
+ * every method of the organization with that processor reference (`pm_…`, or `cus_…/pm_…` when saved
+ * on a customer). Returns how many were updated.
+ */
+export async function updatePaymentMethodsByReference(
+  tx: Executor,
+  organizationId: number,
+  processor: string,
+  methodId: string,
+  details: { label: string; expiryMonth: number | null; expiryYear: number | null },
+): Promise<PaymentMethodRow[]> {
+  const escaped = methodId.replace(/[\\%_]/g, "\\$&");
+  return tx
+    .update(paymentMethods)
+    .set({ ...details, updateDate: new Date() })
+    .where(
+      and(
+        eq(paymentMethods.organizationId, organizationId),
+        eq(paymentMethods.processor, processor),
+        or(eq(paymentMethods.processorReference, methodId), like(paymentMethods.processorReference, `%/${escaped}`)),
+      ),
+    )
+    .returning();
 }

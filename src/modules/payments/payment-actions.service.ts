@@ -1,24 +1,47 @@
 import type { Scope } from "../../auth/scope.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
-import { findProcessor } from "../../payments/processors/index.js";
+import { toCents } from "../../payments/money.js";
+import { findProcessor, ProcessorTimeoutError } from "../../payments/processors/index.js";
+import type { RefundResult } from "../../payments/processors/processor.js";
 import { askRefund } from "../../payments/refund.service.js";
 import { settlePayment, settleRefund } from "../../payments/settlement.service.js";
 import { assertTransition } from "../../payments/transitions.js";
 import type { GivingContext } from "../giving/giving.context.js";
 import { findPaymentMethod } from "../payment-methods/payment-methods.repo.js";
-import { lockPayment, markRefundRequested } from "./payments.repo.js";
+import { lockPayment } from "./payments.repo.js";
 import { paymentToWire } from "./payments.service.js";
+import { insertRefund, sumPendingRefundCents } from "./refunds.repo.js";
 
 export type GivingDb = Pick<GivingContext, "db" | "links" | "processors">;
 
+/** The amount asked for, in cents: what is left by default, never more. */
+function refundCents(amount: number | undefined, remainingCents: number): number {
+  if (amount === undefined) return remainingCents;
+  const cents = Math.round(amount * 100);
+  if (!Number.isFinite(amount) || cents < 1 || Math.abs(cents - amount * 100) > 1e-6) {
+    throw new AppError("invalid_amount", "The refund amount must be a positive amount with at most two decimals", {
+      errors: [{ field: "amount", message: "must be a positive amount with at most two decimals" }],
+    });
+  }
+  if (cents > remainingCents) {
+    throw new AppError(
+      "refund_amount_too_large",
+      `The refund amount ${amount} is more than what is left to refund (${remainingCents / 100})`,
+      { errors: [{ field: "amount", message: `must be at most ${remainingCents / 100}` }] },
+    );
+  }
+  return cents;
+}
+
 /**
- * PAID → REFUNDED through the payment's processor, in steps: the request is recorded and committed,
- * the processor is asked (outside any transaction, with a key derived from the payment, so asking
- * again never refunds twice), and the refund is settled. A crash in between leaves the request for
- * the reconciler. A one-off gift fully refunded is revoked.
+ * Refunds a PAID payment, in full (by default: what is left) or in part, in steps: the refund is
+ * recorded PENDING with its key and committed, the processor is asked outside any transaction
+ * (asking again with the key never refunds twice), and its answer is settled. The payment becomes
+ * REFUNDED only when confirmed refunds reach its amount (a one-off gift then is revoked); a refund
+ * still under way (SEPA) or whose answer was lost is finished by its event or the reconciler.
  */
-export async function refundPayment(context: GivingDb, scope: Scope, rawId: string) {
+export async function refundPayment(context: GivingDb, scope: Scope, rawId: string, amount?: number) {
   const id = parseId(rawId, "Payment");
   const requested = await context.db.transaction(async (tx) => {
     const payment = await lockPayment(tx, scope.organizationId, id);
@@ -32,13 +55,49 @@ export async function refundPayment(context: GivingDb, scope: Scope, rawId: stri
         `The processor "${method?.processor}" of payment ${payment.id} cannot refund`,
       );
     }
-    const row = await markRefundRequested(tx, scope.organizationId, payment.id);
-    if (!row) throw notFound("Payment");
-    return { payment: row, method, processorName };
+    const remaining =
+      toCents(payment.amount) -
+      toCents(payment.amountRefunded) -
+      (await sumPendingRefundCents(tx, scope.organizationId, payment.id));
+    if (remaining <= 0) {
+      throw new AppError("refund_in_progress", `What is left of payment ${payment.id} is already being refunded`);
+    }
+    const refund = await insertRefund(tx, {
+      organizationId: scope.organizationId,
+      paymentId: payment.id,
+      amount: refundCents(amount, remaining) / 100,
+      currency: payment.currency,
+      origin: "api",
+    });
+    if (!refund) throw new Error("refund insert returned nothing");
+    return { payment, refund, method, processorName };
   });
-  await askRefund(context.processors, requested.processorName, requested.payment);
-  const refunded = await context.db.transaction((tx) => settleRefund(tx, scope.organizationId, id));
-  return paymentToWire(refunded, requested.method);
+  let result: RefundResult;
+  try {
+    result = await askRefund(context.processors, requested.processorName, requested.payment, requested.refund);
+  } catch (error) {
+    // No answer: the refund stays PENDING with its key, and the reconciler asks again.
+    if (error instanceof ProcessorTimeoutError) return paymentToWire(requested.payment, requested.method);
+    if (error instanceof AppError) {
+      await context.db.transaction((tx) =>
+        settleRefund(
+          tx,
+          scope.organizationId,
+          requested.refund.id,
+          { state: "FAILED", refundId: "", message: error.message },
+          new Date(),
+        ),
+      );
+    }
+    throw error;
+  }
+  const settled = await context.db.transaction((tx) =>
+    settleRefund(tx, scope.organizationId, requested.refund.id, result, new Date()),
+  );
+  if (settled.settled === "failed") {
+    throw new AppError("refund_failed", `The processor refused the refund of payment ${id}: ${result.message ?? ""}`);
+  }
+  return paymentToWire(settled.payment, requested.method);
 }
 
 /** A manual payment (bank transfer, cash) arrived: PENDING → PAID, settled as any payment is. */

@@ -117,22 +117,39 @@ export async function insertPayment(
 /** Changes a payment's columns (state, intent, failure, refund dates); its update date is now. */
 export const updatePayment = tenantRowUpdater(payments);
 
-/** PAID → REFUNDED: the refund date is now and the pending request is done. */
-export const markPaymentRefunded = (tx: Executor, organizationId: number, id: number) =>
-  updatePayment(tx, organizationId, id, {
-    state: "REFUNDED",
-    refundDate: sql`now()`,
-    refundRequestDate: null,
-  });
-
-/** Records that a refund was asked (the first request's date stays), before the processor is called. */
-export async function markRefundRequested(tx: Executor, organizationId: number, id: number) {
+/**
+ * Adds a confirmed refund to the payment's refunded amount (never past the amount); when it reaches
+ * the amount the payment is REFUNDED, its refund date now.
+ */
+export async function addRefundedAmount(tx: Executor, organizationId: number, id: number, cents: number) {
+  const refunded = sql`least(${payments.amount}, ${payments.amountRefunded} + ${cents}::numeric / 100)`;
   const [row] = await tx
     .update(payments)
-    .set({ refundRequestDate: sql`coalesce(${payments.refundRequestDate}, now())` })
+    .set({
+      amountRefunded: refunded,
+      state: sql`case when ${refunded} >= ${payments.amount} then 'REFUNDED' else ${payments.state} end`,
+      refundDate: sql`case when ${refunded} >= ${payments.amount} then now() else ${payments.refundDate} end`,
+      updateDate: sql`now()`,
+    })
     .where(and(eq(payments.organizationId, organizationId), eq(payments.id, id)))
     .returning();
   return row;
+}
+
+/** Records a chargeback the processor reports (opened, updated, closed) on the payment. */
+export function updatePaymentDispute(
+  tx: Executor,
+  organizationId: number,
+  id: number,
+  dispute: { id: string; status: string; reason: string; amount: number; date: Date },
+) {
+  return updatePayment(tx, organizationId, id, {
+    disputeId: dispute.id,
+    disputeStatus: dispute.status,
+    disputeReason: dispute.reason,
+    disputeAmount: dispute.amount,
+    disputeDate: dispute.date,
+  });
 }
 
 export async function countPaidPayments(tx: Executor, organizationId: number, donationId: number) {
@@ -164,12 +181,22 @@ export async function sumPaidForCampaign(db: Executor, organizationId: number, c
   return Number(row?.cents ?? 0) / 100;
 }
 
-/** A payment by its processor key or the processor's charge id (every organization). */
-export async function findPaymentBy(db: Executor, field: "idempotencyKey" | "processorIntentId", value: string) {
+/** A payment by its processor key or the processor's charge id (every organization, or one). */
+export async function findPaymentBy(
+  db: Executor,
+  field: "idempotencyKey" | "processorIntentId",
+  value: string,
+  organizationId?: number,
+) {
   const [row] = await db
     .select({ organizationId: payments.organizationId, id: payments.id })
     .from(payments)
-    .where(eq(payments[field], value));
+    .where(
+      and(
+        eq(payments[field], value),
+        organizationId === undefined ? undefined : eq(payments.organizationId, organizationId),
+      ),
+    );
   return row;
 }
 
@@ -187,16 +214,5 @@ export function listStalePendingCharges(db: Executor, cutoff: Date, limit: numbe
     .leftJoin(paymentMethods, methodOfPayment)
     .where(and(eq(payments.state, "PENDING"), isNotNull(payments.idempotencyKey), lte(payments.updateDate, cutoff)))
     .orderBy(asc(payments.updateDate))
-    .limit(limit);
-}
-
-/** Refunds asked before the cutoff and not settled, oldest first, with their processor. */
-export function listStaleRefundRequests(db: Executor, cutoff: Date, limit: number) {
-  return db
-    .select({ payment: payments, processor: paymentMethods.processor })
-    .from(payments)
-    .leftJoin(paymentMethods, methodOfPayment)
-    .where(and(isNotNull(payments.refundRequestDate), lte(payments.refundRequestDate, cutoff)))
-    .orderBy(asc(payments.refundRequestDate))
     .limit(limit);
 }

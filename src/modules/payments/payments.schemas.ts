@@ -24,6 +24,19 @@ export const Payment = wireObject(
 );
 export type PaymentWire = Static<typeof Payment>;
 
+export const RefundBody = Type.Object(
+  {
+    amount: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        description: "What to refund, in the payment's currency; default: all that is not yet refunded",
+      }),
+    ),
+  },
+  { additionalProperties: false, description: "An optional body: without it the whole remaining amount is refunded" },
+);
+export type RefundBody = Static<typeof RefundBody>;
+
 export const PAYMENT_ORDER_FIELDS = [
   "id",
   "donation_id",

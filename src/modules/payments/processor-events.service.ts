@@ -1,13 +1,14 @@
 import type { ProcessorRegistry } from "../../payments/processors/index.js";
-import type { ChargeResult } from "../../payments/processors/processor.js";
+import type { ChargeResult, RefundReport } from "../../payments/processors/processor.js";
 import { type PaymentOutcome, settlePayment, settleRefund } from "../../payments/settlement.service.js";
 import { findAttemptByIdempotencyKey } from "../giving/checkout-flow.repo.js";
 import { type SettleContext, settleCheckoutAttempt } from "../giving/checkout-flow.service.js";
-import { findPaymentBy } from "./payments.repo.js";
+import { findPaymentBy, lockPayment, updatePaymentDispute } from "./payments.repo.js";
+import { findRefundBy, insertRefund } from "./refunds.repo.js";
 
 /**
  * Outcomes a processor reports on its own (a bank debit that settles days later, a refund made in
- * its dashboard; Stripe webhooks next): found by the charge's key or the processor's charge id and
+ * its dashboard: Stripe's webhook events): found by the charge's key or the processor's charge id and
  * settled through the same step as a charge we made and asked about. Reporting one twice settles
  * it once. Returns what it settled, or null for a charge the platform does not know.
  */
@@ -16,8 +17,10 @@ export async function settleChargeOutcome(
   idempotencyKey: string,
   outcome: PaymentOutcome,
   now = new Date(),
+  /** The organization whose processor reported it (a webhook): another's charge is not found. */
+  organizationId?: number,
 ): Promise<"payment" | "checkout_attempt" | null> {
-  const payment = await findPaymentBy(context.db, "idempotencyKey", idempotencyKey);
+  const payment = await findPaymentBy(context.db, "idempotencyKey", idempotencyKey, organizationId);
   if (payment) {
     await context.db.transaction((tx) =>
       settlePayment(tx, context.links, payment.organizationId, payment.id, outcome, now),
@@ -25,7 +28,7 @@ export async function settleChargeOutcome(
     return "payment";
   }
   const attempt = await findAttemptByIdempotencyKey(context.db, idempotencyKey);
-  if (!attempt) return null;
+  if (!attempt || (organizationId !== undefined && attempt.organizationId !== organizationId)) return null;
   const intentId = outcome.intentId ?? "";
   let charge: ChargeResult =
     outcome.state === "FAILED"
@@ -42,9 +45,77 @@ export async function settleChargeOutcome(
   return "checkout_attempt";
 }
 
-/** A refund the processor made (from its dashboard, or one we asked for), by its charge id. */
-export async function settleRefundByIntent(context: Pick<SettleContext, "db">, intentId: string) {
-  const payment = await findPaymentBy(context.db, "processorIntentId", intentId);
+/**
+ * A refund the processor reports (one we asked for, or one made in its dashboard), by its charge id:
+ * found by the processor's refund id or our key, recorded with origin "processor" when Donata did
+ * not ask for it, and settled. Reporting it twice settles it once. Null for a charge the
+ * organization does not have.
+ */
+export async function settleProcessorRefund(
+  context: Pick<SettleContext, "db">,
+  organizationId: number,
+  report: RefundReport,
+  now = new Date(),
+) {
+  if (!report.intentId) return null;
+  const payment = await findPaymentBy(context.db, "processorIntentId", report.intentId, organizationId);
   if (!payment) return null;
-  return context.db.transaction((tx) => settleRefund(tx, payment.organizationId, payment.id));
+  const find = async () =>
+    (report.refundId
+      ? await findRefundBy(context.db, organizationId, "processorRefundId", report.refundId)
+      : undefined) ??
+    (report.idempotencyKey
+      ? await findRefundBy(context.db, organizationId, "idempotencyKey", report.idempotencyKey)
+      : undefined);
+  let refund = await find();
+  if (refund && refund.paymentId !== payment.id) return null;
+  if (!refund) {
+    if (!report.refundId || report.amountCents <= 0) return null;
+    refund = await context.db.transaction(async (tx) => {
+      const row = await lockPayment(tx, organizationId, payment.id);
+      if (!row) return undefined;
+      return insertRefund(tx, {
+        organizationId,
+        paymentId: payment.id,
+        amount: report.amountCents / 100,
+        currency: row.currency,
+        origin: "processor",
+        idempotencyKey: `processor:${report.refundId}`,
+        processorRefundId: report.refundId,
+      });
+    });
+    // Recorded meanwhile by the same report delivered twice at once.
+    refund ??= await find();
+    if (!refund) return null;
+  }
+  const refundId = refund.id;
+  return context.db.transaction((tx) => settleRefund(tx, organizationId, refundId, report, now));
+}
+
+/** A dispute's statuses once it is over (Stripe's): a late "updated" event never reopens it. */
+const CLOSED_DISPUTE_STATUSES = new Set(["won", "lost", "warning_closed", "prevented"]);
+
+/**
+ * A chargeback the processor reports on a charge (opened, updated, closed), recorded on its payment.
+ * Returns the payment, or null for a charge the organization does not have, "unchanged" for a late
+ * report of a dispute already closed.
+ */
+export async function recordDispute(
+  context: Pick<SettleContext, "db">,
+  organizationId: number,
+  intentId: string,
+  dispute: { id: string; status: string; reason: string; amountCents: number; date: Date },
+) {
+  const found = await findPaymentBy(context.db, "processorIntentId", intentId, organizationId);
+  if (!found) return null;
+  return context.db.transaction(async (tx) => {
+    const payment = await lockPayment(tx, organizationId, found.id);
+    if (!payment) return null;
+    const reopened = !CLOSED_DISPUTE_STATUSES.has(dispute.status);
+    if (payment.disputeId === dispute.id && CLOSED_DISPUTE_STATUSES.has(payment.disputeStatus ?? "") && reopened) {
+      return "unchanged" as const;
+    }
+    const { amountCents, ...rest } = dispute;
+    return (await updatePaymentDispute(tx, organizationId, payment.id, { ...rest, amount: amountCents / 100 })) ?? null;
+  });
 }

@@ -26,7 +26,12 @@ export const manualProcessor: Processor = {
     return { state: "PENDING", intentId: intentId(idempotencyKey) };
   },
 
-  async refund() {
-    // The money goes back by hand; the platform records it.
+  // The money goes back by hand; the platform records it as done.
+  async refund(request) {
+    return { state: "SUCCEEDED", refundId: `man_re_${intentId(request.idempotencyKey).slice(7)}` };
+  },
+
+  async retrieveRefund() {
+    return null;
   },
 };

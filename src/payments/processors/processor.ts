@@ -46,8 +46,8 @@ export interface ChargeRequest {
 export interface ChargedMethod {
   label: string;
   reference: string;
-  expiryMonth?: number;
-  expiryYear?: number;
+  expiryMonth?: number | null;
+  expiryYear?: number | null;
 }
 
 export type ChargeResult =
@@ -58,10 +58,31 @@ export type ChargeResult =
 
 export interface RefundRequest {
   intentId: string;
+  /** Integer cents: the whole charge or a part of it. */
   amountCents: number;
   currency: string;
   /** Same key, same refund: asking again after a crash never refunds twice. */
   idempotencyKey: string;
+}
+
+/**
+ * What the processor says of a refund: done, still under way (a SEPA refund takes days; its event or
+ * the reconciler settles it later), or refused (the payment is left as it was).
+ */
+export interface RefundResult {
+  state: "SUCCEEDED" | "PENDING" | "FAILED";
+  /** The processor's id of the refund ("" when it refused before making one). */
+  refundId: string;
+  message?: string;
+}
+
+/** A refund the processor reports on its own (an event, one made in its dashboard), with what it refunds. */
+export interface RefundReport extends RefundResult {
+  /** The processor's charge id the refund belongs to. */
+  intentId: string | null;
+  amountCents: number;
+  /** Our key, when Donata asked for the refund (null for one made in the processor's dashboard). */
+  idempotencyKey: string | null;
 }
 
 /** What an adapter is, without a connection: enough to describe it to a form and check a card. */
@@ -81,7 +102,16 @@ export interface Processor extends ProcessorDescription {
   charge(request: ChargeRequest): Promise<ChargeResult>;
   /** The outcome of the charge made with this key, or null if the processor never received it. */
   retrieve(idempotencyKey: string): Promise<ChargeResult | null>;
-  refund(request: RefundRequest): Promise<void>;
+  refund(request: RefundRequest): Promise<RefundResult>;
+  /**
+   * The refund's current state, by the processor's id when known, else by our key; null if the
+   * processor never received it (the reconciler then asks again with the same key).
+   */
+  retrieveRefund(request: {
+    refundId: string | null;
+    intentId: string;
+    idempotencyKey: string;
+  }): Promise<RefundResult | null>;
 }
 
 /** The processor did not answer in time: the charge may or may not have happened (ask with retrieve). */

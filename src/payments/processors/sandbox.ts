@@ -84,6 +84,10 @@ function intentId(idempotencyKey: string): string {
   return `sbx_pi_${createHash("sha256").update(idempotencyKey).digest("hex").slice(0, 24)}`;
 }
 
+function sandboxRefundId(idempotencyKey: string): string {
+  return `sbx_re_${createHash("sha256").update(idempotencyKey).digest("hex").slice(0, 24)}`;
+}
+
 /** What the sandbox decides for a charge (no network, deterministic from the method reference). */
 function decide(request: ChargeRequest): ChargeResult {
   const behaviour = /^sbx_pm_([a-z_]+)_[0-9a-f]+$/.exec(request.reference)?.[1] as Behaviour | undefined;
@@ -167,6 +171,12 @@ export function createSandboxProcessor(db: Executor): Processor {
 
     async refund(request: RefundRequest) {
       await refundSandboxCharge(db, request.intentId);
+      return { state: "SUCCEEDED", refundId: sandboxRefundId(request.idempotencyKey) };
+    },
+
+    // Refunds answer at once: one never received is simply asked again with its key.
+    async retrieveRefund() {
+      return null;
     },
   };
 }

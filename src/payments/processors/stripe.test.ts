@@ -225,20 +225,61 @@ describe("Stripe processor", () => {
       idempotencyKey: `refund:${randomUUID()}`,
     });
     const part = refundOf(paid.intentId, 1000);
-    await processor.refund(part);
-    await processor.refund(part);
+    const first = await processor.refund(part);
+    expect(first).toEqual({ state: "SUCCEEDED", refundId: expect.stringMatching(/^re_/) });
+    expect(await processor.refund(part)).toEqual(first);
     expect(refundsOf(paid.intentId)).toEqual([1000]);
     await processor.refund(refundOf(paid.intentId, 1500));
     expect(refundsOf(paid.intentId)).toEqual([1000, 1500]);
-    await expect(processor.refund(refundOf(paid.intentId, 1000))).rejects.toMatchObject({
-      code: "charge_already_refunded",
+    // Stripe refuses (nothing left): a FAILED answer with its reason, nothing refunded.
+    expect(await processor.refund(refundOf(paid.intentId, 1000))).toEqual({
+      state: "FAILED",
+      refundId: "",
+      message: expect.stringContaining("has already been refunded"),
     });
+    expect(
+      await processor.retrieveRefund({ refundId: first.refundId, intentId: paid.intentId, idempotencyKey: "x" }),
+    ).toEqual(first);
+    expect(
+      await processor.retrieveRefund({ refundId: null, intentId: paid.intentId, idempotencyKey: part.idempotencyKey }),
+    ).toEqual(first);
+    expect(
+      await processor.retrieveRefund({ refundId: null, intentId: paid.intentId, idempotencyKey: "refund:never" }),
+    ).toBeNull();
 
     const whole = await processor.charge(request(STRIPE_TEST_METHODS.succeeds));
     const full = refundOf(whole.intentId, 2500);
     await processor.refund(full);
     await processor.refund(full);
     expect(refundsOf(whole.intentId)).toEqual([2500]);
+  });
+
+  it("a SEPA refund is PENDING until the bank returns the money; retrieveRefund then tells", async () => {
+    const debit = request(await sepaMethod());
+    const charged = await processor.charge(debit);
+    standIn.settle(charged.intentId, "succeeded");
+    const refund = {
+      intentId: charged.intentId,
+      amountCents: 2500,
+      currency: "EUR",
+      idempotencyKey: `refund:${randomUUID()}`,
+    };
+    const pending = await processor.refund(refund);
+    expect(pending).toEqual({ state: "PENDING", refundId: expect.stringMatching(/^re_/) });
+    standIn.settleRefund(pending.refundId, "succeeded");
+    expect(await processor.retrieveRefund({ ...refund, refundId: pending.refundId })).toEqual({
+      state: "SUCCEEDED",
+      refundId: pending.refundId,
+    });
+    expect(await processor.refundsOf(charged.intentId)).toEqual([
+      {
+        state: "SUCCEEDED",
+        refundId: pending.refundId,
+        intentId: charged.intentId,
+        amountCents: 2500,
+        idempotencyKey: refund.idempotencyKey,
+      },
+    ]);
   });
 
   it("reports a refused secret key as a configuration error, never as a charge outcome", async () => {

@@ -7,7 +7,9 @@ import {
   type Processor,
   type ProcessorDescription,
   ProcessorTimeoutError,
+  type RefundReport,
   type RefundRequest,
+  type RefundResult,
 } from "./processor.js";
 
 /** Where the client sends requests: Stripe itself unless a test points it at the local stand-in. */
@@ -91,19 +93,30 @@ export function chargedMethodOf(intent: Stripe.PaymentIntent): ChargedMethod | u
   const customer = typeof intent.customer === "string" ? intent.customer : (intent.customer?.id ?? null);
   // Saved for renewals only when the intent asked for it: a one-off gift keeps the bare method.
   const reference = stripeMethodReference(intent.setup_future_usage ? customer : null, method.id);
+  return { ...stripeMethodDetails(method), reference };
+}
+
+/** How people see a Stripe method ("Visa •••• 4242", "Visa (apple pay) •••• 4242", "SEPA Direct Debit •••• 3000") and its card's expiry. */
+export function stripeMethodDetails(method: Stripe.PaymentMethod): {
+  label: string;
+  expiryMonth: number | null;
+  expiryYear: number | null;
+} {
   if (method.card) {
     const brand = method.card.display_brand ?? method.card.brand;
     const wallet = method.card.wallet?.type;
     const name = BRANDS[brand] ?? brand.replace(/_/g, " ").replace(/^\w/, (first) => first.toUpperCase());
     return {
       label: `${name}${wallet ? ` (${wallet.replace(/_/g, " ")})` : ""} •••• ${method.card.last4}`,
-      reference,
       expiryMonth: method.card.exp_month,
       expiryYear: method.card.exp_year,
     };
   }
-  if (method.sepa_debit) return { label: `SEPA Direct Debit •••• ${method.sepa_debit.last4 ?? ""}`.trim(), reference };
-  return { label: method.type.replace(/_/g, " "), reference };
+  if (method.sepa_debit) {
+    const label = `SEPA Direct Debit •••• ${method.sepa_debit.last4 ?? ""}`.trim();
+    return { label, expiryMonth: null, expiryYear: null };
+  }
+  return { label: method.type.replace(/_/g, " "), expiryMonth: null, expiryYear: null };
 }
 
 function clientFor(options: StripeAccountOptions): Stripe {
@@ -150,6 +163,34 @@ export function chargeResultOf(intent: Stripe.PaymentIntent): ChargeResult {
   }
 }
 
+/** What a Stripe refund's status means: pending and requires_action are under way (a SEPA refund takes days). */
+export function refundResultOf(refund: Stripe.Refund): RefundResult {
+  switch (refund.status) {
+    case "succeeded":
+      return { state: "SUCCEEDED", refundId: refund.id };
+    case "failed":
+    case "canceled":
+      return {
+        state: "FAILED",
+        refundId: refund.id,
+        message: `The refund ${refund.status}${refund.failure_reason ? `: ${refund.failure_reason}` : ""}`,
+      };
+    default:
+      return { state: "PENDING", refundId: refund.id };
+  }
+}
+
+/** A refund as Stripe reports it on its own (an event, a dashboard refund): its amount and our key, if we made it. */
+export function refundReportOf(refund: Stripe.Refund): RefundReport {
+  const intent = refund.payment_intent;
+  return {
+    ...refundResultOf(refund),
+    intentId: typeof intent === "string" ? intent : (intent?.id ?? null),
+    amountCents: refund.amount,
+    idempotencyKey: refund.metadata?.[STRIPE_KEY_METADATA] ?? null,
+  };
+}
+
 /** An answer that says nothing of the outcome (no answer, a 5xx, a key still in flight): ask again with retrieve. */
 function outcomeUnknown(error: unknown): boolean {
   if (error instanceof Stripe.errors.StripeConnectionError) return true;
@@ -189,6 +230,8 @@ function rethrow(error: unknown): never {
 export interface StripeProcessor extends Processor {
   /** A Customer to save a recurring donor's method on (the first charge then keeps it for off-session renewals). */
   createCustomer(customer: { email: string; name: string; idempotencyKey: string }): Promise<string>;
+  /** Every refund of a charge, as Stripe has them now (a `charge.refunded` event names only the charge). */
+  refundsOf(intentId: string): Promise<RefundReport[]>;
   /** The client secret Stripe.js needs to run a charge's 3-D Secure challenge, or null if none is waiting. */
   authenticationSecret(intentId: string): Promise<string | null>;
   /** A charge's state now, asked by its intent (after the donor's 3-D Secure challenge): never a new charge. */
@@ -209,6 +252,13 @@ export function createStripeProcessor(options: StripeAccountOptions): StripeProc
   const stripe = clientFor(options);
   const retrieveIntent = async (intentId: string) =>
     chargeResultOf(await stripe.paymentIntents.retrieve(intentId, { expand: ["payment_method"] }).catch(rethrow));
+
+  async function findRefundByKey(intentId: string, idempotencyKey: string): Promise<RefundResult | null> {
+    const refunds = await stripe.refunds.list({ payment_intent: intentId, limit: 100 }).catch(rethrow);
+    const found = refunds.data.find((refund) => refund.metadata?.[STRIPE_KEY_METADATA] === idempotencyKey);
+    return found ? refundResultOf(found) : null;
+  }
+
   return {
     ...stripeDescription,
 
@@ -259,16 +309,36 @@ export function createStripeProcessor(options: StripeAccountOptions): StripeProc
       return intent ? chargeResultOf(intent) : null;
     },
 
-    async refund(request: RefundRequest): Promise<void> {
-      const refund = await stripe.refunds
-        .create(
-          { payment_intent: request.intentId, amount: request.amountCents },
-          { idempotencyKey: request.idempotencyKey },
-        )
-        .catch(rethrow);
-      if (refund.status === "failed" || refund.status === "canceled") {
-        throw new Error(`Stripe refund ${refund.id} for ${request.intentId} ${refund.status}`);
+    async refund(request: RefundRequest): Promise<RefundResult> {
+      const params: Stripe.RefundCreateParams = {
+        payment_intent: request.intentId,
+        amount: request.amountCents,
+        metadata: { [STRIPE_KEY_METADATA]: request.idempotencyKey },
+      };
+      try {
+        return refundResultOf(await stripe.refunds.create(params, { idempotencyKey: request.idempotencyKey }));
+      } catch (error) {
+        // Stripe refused the refund (already refunded, amount too large…): nothing moved.
+        if (error instanceof Stripe.errors.StripeInvalidRequestError && !outcomeUnknown(error)) {
+          return { state: "FAILED", refundId: "", message: error.message };
+        }
+        // A lost answer (Stripe replays a 500 for the key's 24 hours): the refund is found by our key.
+        if (outcomeUnknown(error)) {
+          const found = await findRefundByKey(request.intentId, request.idempotencyKey);
+          if (found) return found;
+        }
+        rethrow(error);
       }
+    },
+
+    async retrieveRefund(request) {
+      if (request.refundId) return refundResultOf(await stripe.refunds.retrieve(request.refundId).catch(rethrow));
+      return findRefundByKey(request.intentId, request.idempotencyKey);
+    },
+
+    async refundsOf(intentId) {
+      const refunds = await stripe.refunds.list({ payment_intent: intentId, limit: 100 }).catch(rethrow);
+      return refunds.data.map(refundReportOf);
     },
 
     async authenticationSecret(intentId: string) {

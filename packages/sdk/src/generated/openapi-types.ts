@@ -1105,7 +1105,7 @@ export interface Operations {
       422: Problem;
     };
   };
-  /** POST /api/v1/payments/{id}/refund: Refund a PAID payment (a one-off donation fully refunded becomes revoked) */
+  /** POST /api/v1/payments/{id}/refund: Refund a PAID payment in full or in part (`amount`, default: what is left). The payment becomes REFUNDED once the processor confirms refunds of its whole amount (a one-off donation is then revoked); a refund still under way (SEPA) leaves it PAID until confirmed */
   refund_payment: {
     method: "POST";
     path: "/api/v1/payments/{id}/refund";
@@ -1114,7 +1114,10 @@ export interface Operations {
     };
     query: Record<string, never>;
     headers: Record<string, never>;
-    body: never;
+    body: {
+      /** What to refund, in the payment's currency; default: all that is not yet refunded */
+      amount?: number;
+    };
     responses: {
       /** One charge of a donation */
       200: {

@@ -10,6 +10,15 @@ const TONES: Record<string, string> = {
   past_due: "warn",
   FAILED: "bad",
   REFUNDED: "neutral",
+  SUCCEEDED: "good",
+  // A dispute's status, as Stripe names it.
+  warning_needs_response: "bad",
+  needs_response: "bad",
+  warning_under_review: "warn",
+  under_review: "warn",
+  won: "good",
+  lost: "bad",
+  warning_closed: "neutral",
   revoked: "bad",
   archived: "neutral",
   owner: "info",
@@ -17,7 +26,14 @@ const TONES: Record<string, string> = {
   member: "neutral",
 };
 
-const LABELS: Record<string, string> = { past_due: "past due" };
+const LABELS: Record<string, string> = {
+  past_due: "past due",
+  warning_needs_response: "inquiry: needs response",
+  needs_response: "needs response",
+  warning_under_review: "inquiry: under review",
+  under_review: "under review",
+  warning_closed: "inquiry closed",
+};
 
 export function StateBadge({ state }: { state: string | null | undefined }) {
   if (!state) return <span>—</span>;

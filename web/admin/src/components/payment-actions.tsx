@@ -24,6 +24,8 @@ export function PaymentActions({
   const amount = fmt.money(payment.amount, payment.currency);
   const size = small ? " button-small" : "";
   const manual = payment.payment_method?.processor === "manual" || !payment.payment_method;
+  // What the refund left the payment as: REFUNDED, or still PAID while the processor confirms.
+  let refundedState: string | undefined;
   return (
     <span className="inline-actions">
       {payment.state === "PAID" && (
@@ -34,13 +36,22 @@ export function PaymentActions({
           danger
           className={`button button-danger-outline${size}`}
           testId={`refund-${payment.id}`}
-          run={() => gql(REFUND, { id: payment.id })}
-          onDone={() => onDone(`Payment #${payment.id} refunded.`)}
+          run={async () => {
+            const result = await gql<{ refundPayment: { state: string } }>(REFUND, { id: payment.id });
+            refundedState = result.refundPayment.state;
+          }}
+          onDone={() =>
+            onDone(
+              refundedState === "REFUNDED"
+                ? `Payment #${payment.id} refunded.`
+                : `Refund of payment #${payment.id} asked; it shows as refunded once the processor confirms it.`,
+            )
+          }
         >
           <p>
             Payment #{payment.id} of <strong>{amount}</strong> goes back to the donor
             {payment.payment_method ? ` (${payment.payment_method.label})` : ""}. A one-off donation fully refunded
-            becomes revoked. This cannot be undone.
+            becomes revoked. A bank debit's refund (SEPA) takes a few days to confirm. This cannot be undone.
           </p>
         </ActionButton>
       )}

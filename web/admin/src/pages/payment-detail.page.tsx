@@ -15,11 +15,28 @@ const QUERY = `query PaymentDetail($id: ID!) {
   payment(id: $id) {
     id donation_id state amount currency payment_date processor_intent_id create_date update_date
     payment_method { id label processor create_date }
+    amount_refunded
+    refunds { id state amount currency origin failure_message create_date settle_date }
+    dispute { id status reason amount date }
     donation { id code state amount currency frequency supporter { ${SUPPORTER_SUMMARY} } campaign { id title } }
   }
 }`;
 
+interface RefundLine {
+  id: string;
+  state: string;
+  amount: number;
+  currency: string;
+  origin: string;
+  failure_message: string | null;
+  create_date: string;
+  settle_date: string | null;
+}
+
 type PaymentDetail = Payment & {
+  amount_refunded: number;
+  refunds: RefundLine[];
+  dispute: { id: string; status: string; reason: string | null; amount: number | null; date: string | null } | null;
   donation: {
     id: number;
     code: string;
@@ -82,6 +99,10 @@ export function PaymentDetailPage() {
                     ["State", <StateBadge key="state" state={payment.state} />],
                     ["Paid on", fmt.dateTime(payment.payment_date)],
                     [
+                      "Refunded",
+                      payment.amount_refunded > 0 ? fmt.money(payment.amount_refunded, payment.currency) : null,
+                    ],
+                    [
                       "Method",
                       payment.payment_method
                         ? `${payment.payment_method.label} (${payment.payment_method.processor})`
@@ -95,6 +116,37 @@ export function PaymentDetailPage() {
                   ]}
                 />
               </Section>
+              {payment.dispute && (
+                <Section title="Dispute" id="payment-dispute">
+                  <Fields
+                    items={[
+                      ["Status", <StateBadge key="dispute-status" state={payment.dispute.status} />],
+                      ["Reason", payment.dispute.reason?.replace(/_/g, " ")],
+                      [
+                        "Amount",
+                        payment.dispute.amount === null ? null : fmt.money(payment.dispute.amount, payment.currency),
+                      ],
+                      ["Opened", fmt.dateTime(payment.dispute.date)],
+                      ["Processor dispute", <code key="dispute-id">{payment.dispute.id}</code>],
+                    ]}
+                  />
+                </Section>
+              )}
+              {payment.refunds.length > 0 && (
+                <Section title={`Refunds (${payment.refunds.length})`} id="payment-refunds">
+                  <ul className="plain-list" data-testid="payment-refunds">
+                    {payment.refunds.map((refund) => (
+                      <li key={refund.id}>
+                        <StateBadge state={refund.state} /> {fmt.money(refund.amount, refund.currency)}{" "}
+                        {refund.origin === "processor" ? "(made at the processor)" : ""} asked{" "}
+                        {fmt.dateTime(refund.create_date)}
+                        {refund.settle_date ? `, settled ${fmt.dateTime(refund.settle_date)}` : ""}
+                        {refund.failure_message ? ` — ${refund.failure_message}` : ""}
+                      </li>
+                    ))}
+                  </ul>
+                </Section>
+              )}
               <Section title="Donation" id="payment-donation">
                 <Fields
                   items={[
