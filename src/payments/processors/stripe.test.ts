@@ -149,7 +149,7 @@ describe("Stripe processor", () => {
       state: "PENDING",
       intentId: expect.stringMatching(/^pi_/),
       reason: "processing",
-      method: { label: "SEPA Direct Debit •••• 3000", reference: method },
+      method: { label: "SEPA Direct Debit •••• 3000", reference: method, expiryMonth: null, expiryYear: null },
     });
     expect(await processor.retrieve(cleared.idempotencyKey)).toEqual(pending);
     standIn.settle(pending.intentId, "succeeded");
