@@ -718,6 +718,28 @@ describe("giving: public checkout, processors, transitions", () => {
       expect(unchanged.update_date).toBe(refunded.body.update_date);
     });
 
+    it("a partial refund keeps the payment PAID and counts only what was kept: raised total, receipt, statement", async () => {
+      const raised = async () =>
+        (await server.get(`/api/v1/public/organizations/${tenant.slug}/campaigns/${campaign.slug}`)).body.raised as number;
+      const before = await raised();
+      const gift = await give({ amount: 40 });
+      expect(await raised()).toBe(before + 40);
+      const part = await postAs(tenant.token, `/api/v1/payments/${gift.body.payment.id}/refund`, { amount: 15 });
+      expect(part.status).toBe(200);
+      expect(part.body).toMatchObject({ id: gift.body.payment.id, state: "PAID" });
+      expect(await raised()).toBe(before + 25);
+
+      const receipt = await fetch(gift.body.receipt_url as string);
+      const receiptHtml = await receipt.text();
+      expect(receipt.status).toBe(200);
+      expect(receiptHtml).toContain("Partly refunded");
+      expect(receiptHtml).toMatch(/15[.,]00.{0,20} was refunded to the donor/);
+      const supporter = (await server.get(`/api/v1/supporters/${gift.body.donation.supporter_id}`, tenant.token)).body;
+      const statementHtml = await (await fetch(supporter.certification_url as string)).text();
+      expect(statementHtml).toMatch(/25[.,]00/);
+      expect(statementHtml).not.toMatch(/40[.,]00/);
+    });
+
     it("refunding one payment of a recurring donation keeps it active", async () => {
       const gift = await give({ amount: 10, frequency: 12 });
       expect((await postAs(tenant.token, `/api/v1/payments/${gift.body.payment.id}/refund`)).status).toBe(200);

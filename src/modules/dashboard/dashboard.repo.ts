@@ -12,8 +12,8 @@ export async function selectDashboardTotals(db: Executor, org: number, tz: strin
     db,
     sql`
       select
-        coalesce(sum(p.amount) filter (where p.payment_date >= date_trunc('month', now() at time zone ${tz}) at time zone ${tz}), 0) as month,
-        coalesce(sum(p.amount) filter (where p.payment_date >= date_trunc('year', now() at time zone ${tz}) at time zone ${tz}), 0) as year,
+        coalesce(sum(p.amount - p.amount_refunded) filter (where p.payment_date >= date_trunc('month', now() at time zone ${tz}) at time zone ${tz}), 0) as month,
+        coalesce(sum(p.amount - p.amount_refunded) filter (where p.payment_date >= date_trunc('year', now() at time zone ${tz}) at time zone ${tz}), 0) as year,
         (select coalesce(sum(amount), 0) from donations where organization_id = ${org} and state = 'active' and frequency = 12) as active_monthly,
         (select coalesce(sum(amount), 0) from donations where organization_id = ${org} and state = 'active' and frequency = 1) as active_yearly
       from payments p
@@ -36,7 +36,7 @@ export function selectMonthlySeries(db: Executor, org: number, tz: string, month
           interval '1 month') as m
       ),
       paid as (
-        select to_char(p.payment_date at time zone ${tz}, 'YYYY-MM') as period, p.amount, d.frequency
+        select to_char(p.payment_date at time zone ${tz}, 'YYYY-MM') as period, p.amount - p.amount_refunded as amount, d.frequency
         from payments p
         join donations d on d.organization_id = p.organization_id and d.id = p.donation_id
         where p.organization_id = ${org} and p.state = 'PAID'
@@ -58,7 +58,7 @@ export function selectTopCampaigns(db: Executor, org: number, tz: string) {
   return rows<{ campaign_id: string; raised: string; donations: string }>(
     db,
     sql`
-      select d.campaign_id, sum(p.amount) as raised, count(distinct d.id) as donations
+      select d.campaign_id, sum(p.amount - p.amount_refunded) as raised, count(distinct d.id) as donations
       from payments p
       join donations d on d.organization_id = p.organization_id and d.id = p.donation_id
       where p.organization_id = ${org} and p.state = 'PAID'

@@ -50,6 +50,7 @@ export function listReceiptPayments(db: Executor, organizationId: number, donati
       id: payments.id,
       state: payments.state,
       amount: payments.amount,
+      amountRefunded: payments.amountRefunded,
       currency: payments.currency,
       paymentDate: payments.paymentDate,
       methodLabel: paymentMethods.label,
@@ -117,7 +118,8 @@ export function listStatementPayments(
     .select({
       id: payments.id,
       paymentDate: payments.paymentDate,
-      amount: payments.amount,
+      // What the donor gave and kept given: a partial refund is not a donation.
+      amount: sql<number>`${payments.amount} - ${payments.amountRefunded}`.mapWith(Number),
       currency: payments.currency,
       donationCode: donations.code,
       campaignTitle: campaigns.title,

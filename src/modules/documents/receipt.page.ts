@@ -151,7 +151,15 @@ export interface Receipt {
   paymentMethodLabel: string | null;
   /** The processor of the gift's method: "manual" (bank transfer) prints where the money went. */
   processor: string | null;
-  payments: { id: number; state: string; amount: number; currency: string; paymentDate: Date | null }[];
+  payments: {
+    id: number;
+    state: string;
+    amount: number;
+    /** Refunded of a PAID payment (a partial refund); a REFUNDED payment is refunded in full. */
+    amountRefunded: number;
+    currency: string;
+    paymentDate: Date | null;
+  }[];
 }
 
 /** The receipt behind a signed link; a donation that was never paid has none. */
@@ -193,6 +201,15 @@ function receiptMarker(receipt: Receipt): { stamp: string; note: string } | null
     const what = refunded === 1 ? "One payment was" : `${refunded} payments were`;
     return { stamp: "Partly refunded", note: `${what} refunded; refunded payments are not counted.` };
   }
+  const partly = receipt.payments.filter((payment) => payment.state === "PAID" && toCents(payment.amountRefunded) > 0);
+  if (partly.length > 0) {
+    const cents = partly.reduce((sum, payment) => sum + toCents(payment.amountRefunded), 0);
+    const currency = partly[0]?.currency ?? receipt.donation.currency;
+    return {
+      stamp: "Partly refunded",
+      note: `${formatMoney(fromCents(cents), currency)} was refunded to the donor; only what was kept is counted as given.`,
+    };
+  }
   return null;
 }
 
@@ -231,7 +248,10 @@ export function receiptPage(receipt: Receipt, nonce: string, issuedAt = new Date
   const recurring = isRecurring(donation.frequency);
   const marker = receiptMarker(receipt);
   const giftDate = donation.completedDate ?? receipt.payments[0]?.paymentDate ?? null;
-  const received = receipt.payments.filter((payment) => payment.state === "PAID");
+  // What was received and kept: a partly refunded payment counts for what was not given back.
+  const received = receipt.payments
+    .filter((payment) => payment.state === "PAID")
+    .map((payment) => ({ ...payment, amount: fromCents(toCents(payment.amount) - toCents(payment.amountRefunded)) }));
   const amountFact: [string, string] = [
     recurring ? "Amount of each payment" : "Amount",
     `<span class="amount${marker?.stamp === "Refunded" ? " struck" : ""}">${escapeHtml(format.money(donation.amount, donation.currency))}</span>`,
@@ -247,8 +267,8 @@ export function receiptPage(receipt: Receipt, nonce: string, issuedAt = new Date
     .map(
       (payment) => `<tr>
           <td>${payment.paymentDate ? escapeHtml(format.date(payment.paymentDate)) : "—"}</td>
-          <td>${payment.state === "PAID" ? "Received" : "<strong>REFUNDED</strong>"}</td>
-          <td class="number${payment.state === "PAID" ? "" : " struck"}">${escapeHtml(format.money(payment.amount, payment.currency))}</td>
+          <td>${payment.state === "PAID" ? `Received${toCents(payment.amountRefunded) > 0 ? `, ${escapeHtml(format.money(payment.amountRefunded, payment.currency))} refunded` : ""}` : "<strong>REFUNDED</strong>"}</td>
+          <td class="number${payment.state === "PAID" ? "" : " struck"}">${escapeHtml(format.money(payment.state === "PAID" ? fromCents(toCents(payment.amount) - toCents(payment.amountRefunded)) : payment.amount, payment.currency))}</td>
         </tr>`,
     )
     .join("\n        ");

@@ -116,7 +116,7 @@ export function statementPage(statement: Statement, nonce: string, issuedAt = ne
     ${supporterBlock(supporter)}
     <h2>Donations received in ${year}</h2>
     ${table}
-    <p class="note">Only payments received are listed; refunded or failed payments are not. Dates are in the
+    <p class="note">Only payments received are listed, less any part refunded; refunded or failed payments are not. Dates are in the
       ${escapeHtml(organization.timeZone)} time zone.</p>
     <footer>
       ${escapeHtml(organization.name)} thanks you for your support. Keep this statement for your tax records.

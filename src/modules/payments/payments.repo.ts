@@ -165,7 +165,7 @@ export async function countPaidPayments(tx: Executor, organizationId: number, do
 /** Money paid to a campaign and not refunded. */
 export async function sumPaidForCampaign(db: Executor, organizationId: number, campaignId: number): Promise<number> {
   const [row] = await db
-    .select({ cents: sql<string>`coalesce(sum(${payments.amount} * 100), 0)` })
+    .select({ cents: sql<string>`coalesce(sum((${payments.amount} - ${payments.amountRefunded}) * 100), 0)` })
     .from(payments)
     .innerJoin(
       donations,
