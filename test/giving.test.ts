@@ -720,7 +720,8 @@ describe("giving: public checkout, processors, transitions", () => {
 
     it("a partial refund keeps the payment PAID and counts only what was kept: raised total, receipt, statement", async () => {
       const raised = async () =>
-        (await server.get(`/api/v1/public/organizations/${tenant.slug}/campaigns/${campaign.slug}`)).body.raised as number;
+        (await server.get(`/api/v1/public/organizations/${tenant.slug}/campaigns/${campaign.slug}`)).body
+          .raised as number;
       const before = await raised();
       const gift = await give({ amount: 40 });
       expect(await raised()).toBe(before + 40);
