@@ -1,9 +1,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkoutAttempts, checkoutProtection, organizations } from "../src/db/schema.js";
+import { checkoutAttempts, checkoutProtection, organizations, payments } from "../src/db/schema.js";
 import { createInstallationToken } from "../src/modules/applications/applications.service.js";
 import { updatePaymentDispute } from "../src/modules/payments/payments.repo.js";
 import { createUser } from "../src/modules/users/users.service.js";
@@ -153,7 +153,24 @@ describe("admin panel in a browser", () => {
     const dispute = page.locator("#payment-dispute");
     await expect.poll(() => dispute.textContent()).toContain("dp_panel_1");
     expect(await dispute.textContent()).toContain("product not received");
+    // A partial refund first: typed in the dialog; the payment stays PAID for what is kept.
     await page.click(`[data-testid="refund-${payment.id}"]`);
+    const amountField = page.locator(`[data-testid="refund-amount-${payment.id}"]`);
+    expect(await amountField.inputValue()).toBe(payment.amount.toFixed(2));
+    await amountField.fill("too much");
+    await page.click('[data-testid="confirm-dialog-confirm"]');
+    await expect.poll(() => page.locator("dialog").textContent()).toContain("Enter the amount to refund");
+    await amountField.fill("1");
+    await page.click('[data-testid="confirm-dialog-confirm"]');
+    await expect.poll(() => page.locator(".flash").textContent()).toContain(`of payment #${payment.id} refunded.`);
+    const [partly] = await db
+      .select({ state: payments.state, amountRefunded: payments.amountRefunded })
+      .from(payments)
+      .where(and(eq(payments.organizationId, tenant.organizationId), eq(payments.id, payment.id)));
+    expect(partly).toEqual({ state: "PAID", amountRefunded: 1 });
+    // Then the rest: the dialog offers what is left.
+    await page.click(`[data-testid="refund-${payment.id}"]`);
+    expect(await amountField.inputValue()).toBe((payment.amount - 1).toFixed(2));
     await page.click('[data-testid="confirm-dialog-confirm"]');
     await expect
       .poll(async () => (await server.get(`/api/v1/payments/${payment.id}`, tenant.token)).body.state)

@@ -81,6 +81,8 @@ export interface Payment {
   donation_id: number;
   state: string;
   amount: number;
+  /** Refunds the processor confirmed (a partial refund leaves the payment PAID). */
+  amount_refunded?: number;
   currency: string;
   payment_date: string | null;
   processor_intent_id: string | null;

@@ -1,10 +1,11 @@
+import { useEffect, useId, useState } from "react";
 import type { Payment } from "../api/types";
 import { useFormat } from "../app/format";
 import { useOrg } from "../app/org-context";
 import { useGraphql } from "../app/use-query";
 import { ActionButton } from "./action-button";
 
-const REFUND = `mutation Refund($id: ID!) { refundPayment(id: $id) { id state } }`;
+const REFUND = `mutation Refund($id: ID!, $amount: Float) { refundPayment(id: $id, amount: $amount) { id state refunds { id state amount } } }`;
 const MARK_PAID = `mutation MarkPaid($id: ID!) { markPaymentPaid(id: $id) { id state } }`;
 
 /** Refund (a PAID payment) and mark paid (a PENDING manual payment), each behind a confirmation. */
@@ -13,19 +14,26 @@ export function PaymentActions({
   onDone,
   small,
 }: {
-  payment: Pick<Payment, "id" | "state" | "amount" | "currency" | "payment_method">;
+  payment: Pick<Payment, "id" | "state" | "amount" | "currency" | "payment_method"> & { amount_refunded?: number };
   onDone: (message: string) => void;
   small?: boolean;
 }) {
   const { canWrite } = useOrg();
   const fmt = useFormat();
   const gql = useGraphql();
+  // What is left to refund (in cents, to stay exact), and what the admin chose to give back of it.
+  const leftCents = Math.round(payment.amount * 100) - Math.round((payment.amount_refunded ?? 0) * 100);
+  const [refundText, setRefundText] = useState((leftCents / 100).toFixed(2));
+  const refundInputId = useId();
+  // After a partial refund the page reloads the payment: the dialog then offers what is left.
+  useEffect(() => setRefundText((leftCents / 100).toFixed(2)), [leftCents]);
   if (!canWrite) return null;
-  const amount = fmt.money(payment.amount, payment.currency);
+  const amount = fmt.money(leftCents / 100, payment.currency);
   const size = small ? " button-small" : "";
   const manual = payment.payment_method?.processor === "manual" || !payment.payment_method;
-  // What the refund left the payment as: REFUNDED, or still PAID while the processor confirms.
-  let refundedState: string | undefined;
+  // What the processor said of the refund just asked: SUCCEEDED, or PENDING until it confirms (SEPA).
+  let refundState: string | undefined;
+  let refundedCents = 0;
   return (
     <span className="inline-actions">
       {payment.state === "PAID" && (
@@ -37,14 +45,29 @@ export function PaymentActions({
           className={`button button-danger-outline${size}`}
           testId={`refund-${payment.id}`}
           run={async () => {
-            const result = await gql<{ refundPayment: { state: string } }>(REFUND, { id: payment.id });
-            refundedState = result.refundPayment.state;
+            const text = refundText.trim().replace(",", ".");
+            if (!/^\d+(\.\d{1,2})?$/.test(text) || Number(text) <= 0) {
+              throw new Error("Enter the amount to refund, such as 10 or 10.50.");
+            }
+            const cents = Math.round(Number(text) * 100);
+            if (cents > leftCents) throw new Error(`At most ${amount} can be refunded.`);
+            // The whole remainder is asked without an amount: the server refunds what is left.
+            const variables = cents === leftCents ? { id: payment.id } : { id: payment.id, amount: cents / 100 };
+            const result = await gql<{ refundPayment: { refunds: { id: string; state: string }[] } }>(
+              REFUND,
+              variables,
+            );
+            const newest = [...result.refundPayment.refunds].sort((a, b) => Number(b.id) - Number(a.id))[0];
+            refundState = newest?.state;
+            refundedCents = cents;
           }}
           onDone={() =>
             onDone(
-              refundedState === "REFUNDED"
-                ? `Payment #${payment.id} refunded.`
-                : `Refund of payment #${payment.id} asked; it shows as refunded once the processor confirms it.`,
+              refundState !== "SUCCEEDED"
+                ? `Refund of payment #${payment.id} asked; it shows as refunded once the processor confirms it.`
+                : refundedCents === leftCents
+                  ? `Payment #${payment.id} refunded.`
+                  : `${fmt.money(refundedCents / 100, payment.currency)} of payment #${payment.id} refunded.`,
             )
           }
         >
@@ -53,6 +76,17 @@ export function PaymentActions({
             {payment.payment_method ? ` (${payment.payment_method.label})` : ""}. A one-off donation fully refunded
             becomes revoked. A bank debit's refund (SEPA) takes a few days to confirm. This cannot be undone.
           </p>
+          <label htmlFor={refundInputId}>Amount to refund ({payment.currency})</label>
+          <input
+            id={refundInputId}
+            className="input"
+            inputMode="decimal"
+            autoComplete="off"
+            value={refundText}
+            onChange={(event) => setRefundText(event.target.value)}
+            data-testid={`refund-amount-${payment.id}`}
+          />
+          <p className="muted">A smaller amount is a partial refund: the payment stays paid for what is kept.</p>
         </ActionButton>
       )}
       {payment.state === "PENDING" && manual && (

@@ -235,7 +235,7 @@ const payments: CollectionDef<Payment> = {
   title: "Payments",
   singular: "payment",
   selection:
-    "id donation_id state amount currency payment_date processor_intent_id create_date payment_method { id label processor }",
+    "id donation_id state amount amount_refunded currency payment_date processor_intent_id create_date payment_method { id label processor }",
   emptyText: "No payments match these filters.",
   filters: [
     { name: "state", label: "State", kind: "select", gqlType: "String", options: options(STATES.payments) },
