@@ -1077,6 +1077,16 @@ on every request, so each request also runs the token lookup.
   codes with PKCE (${PREPARED_CODES} codes prepared ahead, as the authorize endpoint stores them, each used
   once); and refresh-token rotation, each connection following its own chain (every response's new refresh
   token is the next request's). These have no target; their ratio to the baseline is shown for reference.
+- **Checkout completion, sandbox and Stripe**: a donor completing a one-off gift of 25 on the public API
+  (\`POST …/checkouts/{id}/complete\`, each of ${PREPARED_CHECKOUTS} / ${PREPARED_STRIPE_CHECKOUTS} open checkouts
+  prepared ahead used once): once with the sandbox card (its ledger is a table in the same PostgreSQL, so its
+  charge is an extra insert and read there), once for an organization with Stripe keys, through the real Stripe
+  adapter (the official \`stripe\` client, PaymentIntent created and confirmed with a confirmation token minted
+  ahead at the stand-in, as Stripe.js does in the browser) against the local Stripe stand-in
+  (test/helpers/stripe-stand-in.ts) in a child process of its own. The Stripe figure is Donata's side of a
+  real charge: Stripe itself answers a confirmed PaymentIntent in roughly 0.3–1 s over the internet, which a
+  donor waits for on top and which the stand-in does not imitate. The two are measured one after the other;
+  on this machine the second of two similar scenarios tends to come out faster, so compare them with care.
 - **Two cores**: the machine has ${cpus.length} logical cores shared by autocannon, the application and PostgreSQL.
   Running the application in a child process gives it its own event loop, so the load generator's JSON handling
   and timers do not run on the server's thread and inflate its latency; the operating system still schedules three
