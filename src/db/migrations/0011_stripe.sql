@@ -75,4 +75,11 @@ CREATE UNIQUE INDEX "refunds_idempotency_key_idx" ON "refunds" USING btree ("ide
 CREATE INDEX "refunds_processor_refund_idx" ON "refunds" USING btree ("processor_refund_id") WHERE "refunds"."processor_refund_id" is not null;--> statement-breakpoint
 CREATE INDEX "refunds_pending_idx" ON "refunds" USING btree ("update_date") WHERE "refunds"."state" = 'PENDING';--> statement-breakpoint
 ALTER TABLE "payments" ADD CONSTRAINT "payments_amount_refunded_check" CHECK ("payments"."amount_refunded" >= 0 and "payments"."amount_refunded" <= "payments"."amount");--> statement-breakpoint
-UPDATE "payments" SET "amount_refunded" = "amount" WHERE "state" = 'REFUNDED';
+UPDATE "payments" SET "amount_refunded" = "amount" WHERE "state" = 'REFUNDED';--> statement-breakpoint
+-- Refund requests left unsettled by the previous release (payments.refund_request_date) become PENDING
+-- refunds the reconciler finishes. Only the sandbox and bank transfer could refund then, and both
+-- refund a charge once whatever the key, so the legacy requests get keys of their own namespace.
+INSERT INTO "refunds" ("organization_id", "payment_id", "state", "amount", "currency", "idempotency_key", "origin", "create_date", "update_date")
+SELECT "organization_id", "id", 'PENDING', "amount" - "amount_refunded", "currency", 'refund:legacy:' || "id", 'api', "refund_request_date", "refund_request_date"
+FROM "payments" WHERE "refund_request_date" IS NOT NULL AND "state" = 'PAID';--> statement-breakpoint
+UPDATE "payments" SET "refund_request_date" = NULL WHERE "refund_request_date" IS NOT NULL;
