@@ -5,8 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { paymentMethods, payments, processorEvents, refunds } from "../src/db/schema.js";
 import { reconcilePending } from "../src/jobs/reconciler.job.js";
 import { loadDocumentLinks } from "../src/modules/documents/document-links.js";
+import { createUser } from "../src/modules/users/users.service.js";
 import { loadProcessorRegistry, type ProcessorRegistry } from "../src/payments/processors/index.js";
 import { createStripeProcessor, STRIPE_KEY_METADATA } from "../src/payments/processors/stripe.js";
+import { launchChromium } from "./helpers/chromium.js";
 import {
   connectFakeStripeAccount,
   fakeCampaign,
@@ -621,5 +623,68 @@ describe("disputes and card updates", () => {
     expect(untouched).toMatchObject({ label: "Visa •••• 4242", expiryMonth: null });
     const unknown = eventOf("payment_method.updated", { ...card, id: `pm_${unique(24)}` });
     expect((await deliverTo(orgA, unknown)).body.outcome).toBe("ignored");
+  });
+});
+
+describe("refunds from the admin panel with Stripe", () => {
+  it("an owner refunds part, then the rest, of a card payment; a SEPA refund shows as asked until Stripe confirms", async () => {
+    const db = server.database.db;
+    const email = `owner-${unique(6)}@example.test`;
+    const password = "a long enough password";
+    await createUser(db, { email, password, organization: orgA.slug, role: "owner" });
+    const card = await stripePayment(orgA, { amountCents: 3000 });
+    const sepa = await stripePayment(orgA, { sepa: true, amountCents: 1500 });
+    standIn.settle(sepa.payment.processorIntentId as string, "succeeded");
+    await deliverTo(orgA, eventOf("payment_intent.succeeded", sepa.intent()));
+    const browser = await launchChromium();
+    try {
+      const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+      await page.goto(`${server.url}/admin/sign-in`);
+      await page.fill("#email", email);
+      await page.fill("#password", password);
+      await page.click('[data-testid="sign-in-form"] button[type="submit"]');
+      await page.waitForURL(new RegExp(`/admin/o/${orgA.slug}/?$`));
+
+      const refundsAtStripe = () =>
+        [...standIn.refunds.values()]
+          .filter((refund) => refund.payment_intent === card.payment.processorIntentId)
+          .map((refund) => [refund.amount, refund.status]);
+      await page.goto(`${server.url}/admin/o/${orgA.slug}/payments/${card.payment.id}`);
+      await page.click(`[data-testid="refund-${card.payment.id}"]`);
+      await page.locator(`[data-testid="refund-amount-${card.payment.id}"]`).fill("10");
+      await page.click('[data-testid="confirm-dialog-confirm"]');
+      await expect
+        .poll(() => page.locator(".flash").textContent())
+        .toContain(`of payment #${card.payment.id} refunded.`);
+      expect(refundsAtStripe()).toEqual([[1000, "succeeded"]]);
+      const paymentRow = async (id: number) =>
+        (
+          await db
+            .select()
+            .from(payments)
+            .where(and(eq(payments.organizationId, orgA.organizationId), eq(payments.id, id)))
+        )[0];
+      expect(await paymentRow(card.payment.id)).toMatchObject({ state: "PAID", amountRefunded: 10 });
+
+      await page.click(`[data-testid="refund-${card.payment.id}"]`);
+      expect(await page.locator(`[data-testid="refund-amount-${card.payment.id}"]`).inputValue()).toBe("20.00");
+      await page.click('[data-testid="confirm-dialog-confirm"]');
+      await expect.poll(async () => (await paymentRow(card.payment.id))?.state).toBe("REFUNDED");
+      expect(refundsAtStripe()).toEqual([
+        [1000, "succeeded"],
+        [2000, "succeeded"],
+      ]);
+
+      // A bank debit's refund is pending at Stripe: the panel says it was asked, the payment stays PAID.
+      await page.goto(`${server.url}/admin/o/${orgA.slug}/payments/${sepa.payment.id}`);
+      await page.click(`[data-testid="refund-${sepa.payment.id}"]`);
+      await page.click('[data-testid="confirm-dialog-confirm"]');
+      await expect
+        .poll(() => page.locator(".flash").textContent())
+        .toBe(`Refund of payment #${sepa.payment.id} asked; it shows as refunded once the processor confirms it.`);
+      expect(await paymentRow(sepa.payment.id)).toMatchObject({ state: "PAID", amountRefunded: 0 });
+    } finally {
+      await browser.close();
+    }
   });
 });
