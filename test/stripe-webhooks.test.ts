@@ -7,6 +7,7 @@ import { reconcilePending } from "../src/jobs/reconciler.job.js";
 import { loadDocumentLinks } from "../src/modules/documents/document-links.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { loadProcessorRegistry, type ProcessorRegistry } from "../src/payments/processors/index.js";
+import { deleteProcessorAccount } from "../src/payments/processors/processor-accounts.repo.js";
 import { createStripeProcessor, STRIPE_KEY_METADATA } from "../src/payments/processors/stripe.js";
 import { launchChromium } from "./helpers/chromium.js";
 import {
@@ -623,6 +624,27 @@ describe("disputes and card updates", () => {
     expect(untouched).toMatchObject({ label: "Visa •••• 4242", expiryMonth: null });
     const unknown = eventOf("payment_method.updated", { ...card, id: `pm_${unique(24)}` });
     expect((await deliverTo(orgA, unknown)).body.outcome).toBe("ignored");
+  });
+});
+
+describe("refunds after disconnecting Stripe", () => {
+  it("are refused 409 processor_not_connected, recording nothing, until Stripe is connected again", async () => {
+    const tenant = await stripeTenant();
+    const { payment } = await stripePayment(tenant);
+    await deleteProcessorAccount(server.database.db, tenant.organizationId, "stripe");
+    const refused = await postAs(tenant.token, `/api/v1/payments/${payment.id}/refund`);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ code: "processor_not_connected" });
+    expect(refused.body.detail).toContain("Settings → Payments");
+    const recorded = await server.database.db.select().from(refunds).where(eq(refunds.paymentId, payment.id));
+    expect(recorded).toEqual([]);
+    await connectFakeStripeAccount(server.database.db, tenant.organizationId, registry.secrets, {
+      secretKey: tenant.secretKey,
+      webhookSecret: tenant.webhookSecret,
+    });
+    const refunded = await postAs(tenant.token, `/api/v1/payments/${payment.id}/refund`);
+    expect(refunded.status).toBe(200);
+    expect(refunded.body).toMatchObject({ id: payment.id, state: "REFUNDED" });
   });
 });
 

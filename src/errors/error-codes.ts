@@ -44,6 +44,7 @@ export const ERROR_STATUS = {
   refund_unsupported: 409,
   not_manual_payment: 409,
   refund_in_progress: 409,
+  processor_not_connected: 409,
   refund_failed: 409,
   campaign_closed: 410,
   request_too_large: 413,

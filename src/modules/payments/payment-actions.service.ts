@@ -9,7 +9,7 @@ import { settlePayment, settleRefund } from "../../payments/settlement.service.j
 import { assertTransition } from "../../payments/transitions.js";
 import type { GivingContext } from "../giving/giving.context.js";
 import { findPaymentMethod } from "../payment-methods/payment-methods.repo.js";
-import { lockPayment } from "./payments.repo.js";
+import { findPaymentRow, lockPayment } from "./payments.repo.js";
 import { paymentToWire } from "./payments.service.js";
 import { insertRefund, sumPendingRefundCents } from "./refunds.repo.js";
 
@@ -35,6 +35,25 @@ function refundCents(amount: number | undefined, remainingCents: number): number
 }
 
 /**
+ * The processor a payment was made with must still be connected to refund it (an organization that
+ * disconnected Stripe cannot refund its Stripe payments until it reconnects): asked before anything
+ * is recorded, outside the transaction (the registry reads the organization's account itself).
+ */
+async function requireConnectedProcessor(context: GivingDb, scope: Scope, id: number) {
+  const payment = await findPaymentRow(context.db, scope, id);
+  if (!payment) throw notFound("Payment");
+  const method = await findPaymentMethod(context.db, scope.organizationId, payment.paymentMethodId);
+  const processorName = method?.processor ?? "manual";
+  if (findProcessor(processorName) && !(await context.processors.connect(scope.organizationId, processorName))) {
+    throw new AppError(
+      "processor_not_connected",
+      `Payment ${payment.id} was made with ${findProcessor(processorName)?.title ?? processorName}, which this ` +
+        "organization is no longer connected to; connect it again in Settings → Payments to refund it",
+    );
+  }
+}
+
+/**
  * Refunds a PAID payment, in full (by default: what is left) or in part, in steps: the refund is
  * recorded PENDING with its key and committed, the processor is asked outside any transaction
  * (asking again with the key never refunds twice), and its answer is settled. The payment becomes
@@ -43,6 +62,7 @@ function refundCents(amount: number | undefined, remainingCents: number): number
  */
 export async function refundPayment(context: GivingDb, scope: Scope, rawId: string, amount?: number) {
   const id = parseId(rawId, "Payment");
+  await requireConnectedProcessor(context, scope, id);
   const requested = await context.db.transaction(async (tx) => {
     const payment = await lockPayment(tx, scope.organizationId, id);
     if (!payment) throw notFound("Payment");
