@@ -11,6 +11,7 @@ import { type DocumentLinks, loadDocumentLinks } from "../src/modules/documents/
 import type { CompletionStep } from "../src/modules/giving/giving.context.js";
 import { settleChargeOutcome } from "../src/modules/payments/processor-events.service.js";
 import { loadProcessorRegistry, type ProcessorRegistry } from "../src/payments/processors/index.js";
+import { deleteProcessorAccount } from "../src/payments/processors/processor-accounts.repo.js";
 import { STRIPE_KEY_METADATA } from "../src/payments/processors/stripe.js";
 import { createPrivateDatabase, testDatabaseUrl } from "./helpers/database.js";
 import {
@@ -591,6 +592,43 @@ describe("monthly gifts", () => {
       failureCode: "authentication_required",
     });
     expect((await donationRow(answer.donation.id))?.state).toBe("past_due");
+  });
+});
+
+describe("renewals after the organization disconnected Stripe", () => {
+  it("fail as processor_not_connected: the donation past_due, retried on the usual schedule", async () => {
+    const checkout = await startCheckout(12, 10);
+    const body = completion(checkout, {
+      amount: 10,
+      frequency: 12,
+      confirmation_token: await card(STRIPE_TEST_METHODS.succeeds, true),
+    });
+    const answer = await complete(checkout, body, unique(16));
+    expect(answer.status).toBe(200);
+    const donationId = answer.body.donation.id as number;
+    const due = (await donationRow(donationId))?.nextChargeDate as Date;
+    await deleteProcessorAccount(db(), tenant.organizationId, "stripe");
+    try {
+      const result = await runBilling(db(), {
+        now: new Date(due.getTime() + 60_000),
+        checkoutTtlSeconds: 3600,
+        pendingTimeoutSeconds: 600,
+        links,
+        processors,
+      });
+      expect(result).toMatchObject({ renewed: 0, failed: 1 });
+      const [renewal] = await db()
+        .select()
+        .from(payments)
+        .where(and(eq(payments.donationId, donationId), eq(payments.billingCycle, 1)));
+      expect(renewal).toMatchObject({ state: "FAILED", failureCode: "processor_not_connected" });
+      expect((await donationRow(donationId))?.state).toBe("past_due");
+    } finally {
+      account = await connectFakeStripeAccount(db(), tenant.organizationId, processors.secrets, {
+        secretKey: account.secretKey,
+        webhookSecret: account.webhookSecret,
+      });
+    }
   });
 });
 

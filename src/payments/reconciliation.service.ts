@@ -36,6 +36,9 @@ export async function reconcilePayments(
   for (const { payment, processor: name, reference } of charges) {
     await reconcileOne(result, async () => {
       const processor = name ? await processors.connect(payment.organizationId, name) : undefined;
+      // A processor the organization disconnected may still hold the charge: it stays PENDING (and
+      // counts as an error) until the organization connects it again, never settled as not charged.
+      if (name && !processor) throw new Error(`processor "${name}" of payment ${payment.id} is not connected`);
       const key = payment.idempotencyKey as string;
       let found = processor ? await processor.retrieve(key) : null;
       // A renewal the processor never received is charged now, with the same key: the worker's own work.

@@ -5,7 +5,7 @@ import { insertPayment } from "../modules/payments/payments.repo.js";
 import { fromCents, toCents } from "./money.js";
 import { findProcessor, type ProcessorRegistry } from "./processors/index.js";
 import type { ChargeRequest } from "./processors/processor.js";
-import { type Settled, type SettlementLinks, settlePayment } from "./settlement.service.js";
+import { type PaymentOutcome, type Settled, type SettlementLinks, settlePayment } from "./settlement.service.js";
 
 export type RenewalOutcome = "renewed" | "failed" | "revoked" | "skipped";
 
@@ -101,8 +101,16 @@ export async function chargeRenewal(
   },
 ): Promise<RenewalOutcome | "pending"> {
   const processor = await options.processors.connect(renewal.organizationId, renewal.processor);
-  if (!processor) throw new Error(`no processor "${renewal.processor}"`);
-  const charge = await processor.charge(renewal.charge);
+  // The organization disconnected the processor the donor's method lives at (Stripe): the renewal
+  // fails like a declined one (past_due, retried on the usual schedule), visible to the admin.
+  const charge: PaymentOutcome = processor
+    ? await processor.charge(renewal.charge)
+    : {
+        state: "FAILED",
+        intentId: null,
+        code: "processor_not_connected",
+        message: `The organization is no longer connected to the processor "${renewal.processor}"`,
+      };
   await options.afterStep?.("charge");
   const { settled } = await db.transaction(async (tx) => {
     const outcome = await settlePayment(
