@@ -7,7 +7,7 @@ import { checkoutAttempts, checkoutProtection, organizations, payments } from ".
 import { createInstallationToken } from "../src/modules/applications/applications.service.js";
 import { updatePaymentDispute } from "../src/modules/payments/payments.repo.js";
 import { createUser } from "../src/modules/users/users.service.js";
-import { launchChromium } from "./helpers/chromium.js";
+import { launchChromium, signInToPanel } from "./helpers/chromium.js";
 import {
   fakeCampaign,
   fakeCheckout,
@@ -30,16 +30,8 @@ describe("admin panel in a browser", () => {
   let framedApp: Server;
   let framedOrigin: string;
 
-  const signIn = async (email: string): Promise<Page> => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(`${server.url}/admin/sign-in`);
-    await page.fill("#email", email);
-    await page.fill("#password", PASSWORD);
-    await page.click('[data-testid="sign-in-form"] button[type="submit"]');
-    await page.waitForURL(new RegExp(`/admin/o/${tenant.slug}/?$`));
-    return page;
-  };
+  const signIn = (email: string): Promise<Page> =>
+    signInToPanel(browser, { url: server.url, email, password: PASSWORD, organization: tenant.slug });
 
   const rowIds = async (page: Page, collection: string) => {
     const table = page.locator(`[data-testid="table-${collection}"]`);

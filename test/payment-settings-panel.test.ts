@@ -3,7 +3,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processorAccounts } from "../src/db/schema.js";
 import { createUser } from "../src/modules/users/users.service.js";
-import { launchChromium } from "./helpers/chromium.js";
+import { launchChromium, signInToPanel } from "./helpers/chromium.js";
 import { fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 import { type StripeStandIn, startStripeStandIn } from "./helpers/stripe-stand-in.js";
@@ -19,16 +19,8 @@ describe("admin panel: Settings → Payments", () => {
   let owner: string;
   let memberEmail: string;
 
-  const signIn = async (email: string): Promise<Page> => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(`${server.url}/admin/sign-in`);
-    await page.fill("#email", email);
-    await page.fill("#password", PASSWORD);
-    await page.click('[data-testid="sign-in-form"] button[type="submit"]');
-    await page.waitForURL(new RegExp(`/admin/o/${tenant.slug}/?$`));
-    return page;
-  };
+  const signIn = (email: string): Promise<Page> =>
+    signInToPanel(browser, { url: server.url, email, password: PASSWORD, organization: tenant.slug });
 
   const stripeRow = async () =>
     (

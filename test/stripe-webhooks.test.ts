@@ -9,7 +9,7 @@ import { createUser } from "../src/modules/users/users.service.js";
 import { loadProcessorRegistry, type ProcessorRegistry } from "../src/payments/processors/index.js";
 import { deleteProcessorAccount } from "../src/payments/processors/processor-accounts.repo.js";
 import { createStripeProcessor, STRIPE_KEY_METADATA } from "../src/payments/processors/stripe.js";
-import { launchChromium } from "./helpers/chromium.js";
+import { launchChromium, signInToPanel } from "./helpers/chromium.js";
 import {
   connectFakeStripeAccount,
   fakeCampaign,
@@ -660,12 +660,7 @@ describe("refunds from the admin panel with Stripe", () => {
     await deliverTo(orgA, eventOf("payment_intent.succeeded", sepa.intent()));
     const browser = await launchChromium();
     try {
-      const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-      await page.goto(`${server.url}/admin/sign-in`);
-      await page.fill("#email", email);
-      await page.fill("#password", password);
-      await page.click('[data-testid="sign-in-form"] button[type="submit"]');
-      await page.waitForURL(new RegExp(`/admin/o/${orgA.slug}/?$`));
+      const page = await signInToPanel(browser, { url: server.url, email, password, organization: orgA.slug });
 
       const refundsAtStripe = () =>
         [...standIn.refunds.values()]
