@@ -29,6 +29,9 @@ export function PaymentActions({
   useEffect(() => setRefundText((leftCents / 100).toFixed(2)), [leftCents]);
   if (!canWrite) return null;
   const amount = fmt.money(leftCents / 100, payment.currency);
+  // The amount typed, in cents, when it reads as one (the confirm button names it).
+  const typed = refundText.trim().replace(",", ".");
+  const typedCents = /^\d+(\.\d{1,2})?$/.test(typed) ? Math.round(Number(typed) * 100) : 0;
   const size = small ? " button-small" : "";
   const manual = payment.payment_method?.processor === "manual" || !payment.payment_method;
   // What the processor said of the refund just asked: SUCCEEDED, or PENDING until it confirms (SEPA).
@@ -39,17 +42,18 @@ export function PaymentActions({
       {payment.state === "PAID" && (
         <ActionButton
           label="Refund"
-          title={`Refund ${amount}?`}
-          confirmLabel={`Refund ${amount}`}
+          title={`Refund payment #${payment.id}?`}
+          confirmLabel={
+            typedCents > 0 && typedCents <= leftCents
+              ? `Refund ${fmt.money(typedCents / 100, payment.currency)}`
+              : "Refund"
+          }
           danger
           className={`button button-danger-outline${size}`}
           testId={`refund-${payment.id}`}
           run={async () => {
-            const text = refundText.trim().replace(",", ".");
-            if (!/^\d+(\.\d{1,2})?$/.test(text) || Number(text) <= 0) {
-              throw new Error("Enter the amount to refund, such as 10 or 10.50.");
-            }
-            const cents = Math.round(Number(text) * 100);
+            if (typedCents <= 0) throw new Error("Enter the amount to refund, such as 10 or 10.50.");
+            const cents = typedCents;
             if (cents > leftCents) throw new Error(`At most ${amount} can be refunded.`);
             // The whole remainder is asked without an amount: the server refunds what is left.
             const variables = cents === leftCents ? { id: payment.id } : { id: payment.id, amount: cents / 100 };
@@ -72,7 +76,7 @@ export function PaymentActions({
           }
         >
           <p>
-            Payment #{payment.id} of <strong>{amount}</strong> goes back to the donor
+            Up to <strong>{amount}</strong> of payment #{payment.id} can go back to the donor
             {payment.payment_method ? ` (${payment.payment_method.label})` : ""}. A one-off donation fully refunded
             becomes revoked. A bank debit's refund (SEPA) takes a few days to confirm. This cannot be undone.
           </p>
