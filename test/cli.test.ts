@@ -1,14 +1,14 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Db, openDatabase } from "../src/db/client.js";
 import { memberships, organizations, users } from "../src/db/schema.js";
 import { verifyPassword } from "../src/modules/users/users.service.js";
+import { type CliResult, runCli as runDonata, spawnCli as spawnDonata } from "./helpers/cli.js";
 import { testDatabaseUrl } from "./helpers/database.js";
 import { unique } from "./helpers/factories.js";
 
@@ -17,17 +17,7 @@ import { unique } from "./helpers/factories.js";
  * run's PostgreSQL database or, without one, a PGlite directory of this file's own.
  */
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const BIN = path.join(ROOT, "bin", "donata.js");
 const TEST_TIMEOUT = 120_000;
-
-interface CliResult {
-  args: string[];
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON output is asserted field by field
 type Json = Record<string, any>;
@@ -37,57 +27,12 @@ let dataDir = "";
 let scratch = "";
 const children = new Set<ChildProcess>();
 
-/** Settings the child must not inherit from the parent: it gets them from each test or not at all. */
-const INHERITED_SETTINGS = [
-  ...["DATABASE_URL", "DATA_DIR", "PORT", "HOST", "BASE_URL", "AUTH_URL", "LOG_LEVEL", "DATABASE_POOL_SIZE"],
-  ...["ACCESS_TOKEN_TTL", "REFRESH_TOKEN_TTL", "DEBUG", "NODE_OPTIONS"],
-];
-
-function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of INHERITED_SETTINGS) delete env[name];
-  return { ...env, LOG_LEVEL: "warn", ...extra };
-}
-
 /** The database of this file: DATABASE_URL on PostgreSQL, DATA_DIR on PGlite (never both). */
 const target = (): Record<string, string> => (databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: dataDir });
 
-function spawnCli(args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    env: childEnv(env),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.add(child);
-  child.on("exit", () => children.delete(child));
-  return child;
-}
-
-function runCli(args: string[], env: Record<string, string>, timeoutMs = 90_000): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawnCli(args, env);
-    let stdout = "";
-    let stderr = "";
-    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`donata ${args.join(" ")} still running after ${timeoutMs} ms\n${stdout}${stderr}`));
-    }, timeoutMs);
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ args, code, signal, stdout, stderr });
-    });
-  });
-}
+const spawnCli = (args: string[], env: Record<string, string>) => spawnDonata(args, env, children);
+const runCli = (args: string[], env: Record<string, string>, timeoutMs?: number) =>
+  runDonata(args, env, { children, timeoutMs });
 
 const cli = (...args: string[]) => runCli(args, target());
 

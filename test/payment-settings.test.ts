@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Db, openDatabase } from "../src/db/client.js";
@@ -16,6 +15,7 @@ import { createUser } from "../src/modules/users/users.service.js";
 import { createProcessorRegistry } from "../src/payments/processors/index.js";
 import { createSecretBox, parseEncryptionKey } from "../src/secrets/secret-box.js";
 import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
+import { runCli as runDonataCli } from "./helpers/cli.js";
 import { testDatabaseUrl } from "./helpers/database.js";
 import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, TEST_ENCRYPTION_KEY, type TestServer } from "./helpers/server.js";
@@ -359,8 +359,6 @@ describe("payment settings (Stripe keys per organization)", () => {
   });
 
   describe("donata org set-processor", () => {
-    const ROOT = fileURLToPath(new URL("..", import.meta.url));
-    const BIN = path.join(ROOT, "bin", "donata.js");
     const children = new Set<ChildProcess>();
     let dataDir = "";
     let slug = "";
@@ -372,42 +370,16 @@ describe("payment settings (Stripe keys per organization)", () => {
     };
 
     const runCli = (...args: string[]) =>
-      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-        const env: NodeJS.ProcessEnv = { ...process.env };
-        for (const name of ["DATABASE_URL", "DATA_DIR", "BASE_URL", "NODE_OPTIONS", "DONATA_ENCRYPTION_KEY"]) {
-          delete env[name];
-        }
-        const child = spawn(process.execPath, [BIN, ...args], {
-          cwd: ROOT,
-          env: {
-            ...env,
-            LOG_LEVEL: "warn",
-            BASE_URL: "https://give.example.org",
-            DONATA_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
-            STRIPE_API_URL: `http://127.0.0.1:${standIn.api.port}`,
-            ...target(),
-          },
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        children.add(child);
-        let stdout = "";
-        let stderr = "";
-        child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-          stdout += chunk;
-        });
-        child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-          stderr += chunk;
-        });
-        const timer = setTimeout(() => {
-          child.kill("SIGKILL");
-          reject(new Error(`donata ${args.join(" ")} still running after 90 s`));
-        }, 90_000);
-        child.on("close", (code) => {
-          clearTimeout(timer);
-          children.delete(child);
-          resolve({ code, stdout, stderr });
-        });
-      });
+      runDonataCli(
+        args,
+        {
+          BASE_URL: "https://give.example.org",
+          DONATA_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+          STRIPE_API_URL: `http://127.0.0.1:${standIn.api.port}`,
+          ...target(),
+        },
+        { children },
+      );
 
     /** The CLI's database in this process (PGlite: only once no CLI process has it open). */
     const withCliDatabase = async <T>(work: (db: Db) => Promise<T>): Promise<T> => {
