@@ -4,7 +4,12 @@ import { problemBodyOf } from "../../errors/problem-body.js";
 import { parseId } from "../../http/ids.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
 import { fromCents, toCents } from "../../payments/money.js";
-import { type ProcessorDescription, ProcessorTimeoutError, requireProcessor } from "../../payments/processors/index.js";
+import {
+  offeredProcessors,
+  type ProcessorDescription,
+  ProcessorTimeoutError,
+  requireProcessor,
+} from "../../payments/processors/index.js";
 import type { ChargeResult } from "../../payments/processors/processor.js";
 import { type StripeProcessor, stripeMethodReference } from "../../payments/processors/stripe.js";
 import { type ReconcileResult, reconcileOne } from "../../payments/reconciliation.service.js";
@@ -148,7 +153,7 @@ export async function getPublicCampaign(context: GivingContext, organizationSlug
       organization,
       campaign,
       await sumPaidForCampaign(context.db, organization.id, campaign.id),
-      await context.processors.offered(organization.id),
+      offeredProcessors(stripe !== undefined),
       stripe ? { publishable_key: stripe.row.publishableKey, test_mode: stripe.row.mode !== "live" } : null,
     ),
     ...(await challengeWire(context, organization.id, organization.slug)),

@@ -56,6 +56,11 @@ export interface ProcessorRegistry {
   stripeAccount(organizationId: number): Promise<StripeAccount | undefined>;
 }
 
+/** What donors may pay with: Stripe once the organization has an account there, else the sandbox; bank transfer always. */
+export function offeredProcessors(hasStripeAccount: boolean): ProcessorDescription[] {
+  return [hasStripeAccount ? stripeDescription : sandboxDescription, manualProcessor];
+}
+
 export function stripeApiOf(url: string | undefined): StripeApiBase | undefined {
   if (!url) return undefined;
   const parsed = new URL(url);
@@ -98,8 +103,7 @@ export function createProcessorRegistry(
       return undefined;
     },
     async offered(organizationId) {
-      const stripe = await findProcessorAccount(db, organizationId, "stripe");
-      return [stripe ? stripeDescription : sandboxDescription, manualProcessor];
+      return offeredProcessors(Boolean(await findProcessorAccount(db, organizationId, "stripe")));
     },
   };
 }
