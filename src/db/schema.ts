@@ -28,22 +28,35 @@ const createDate = () => instant("create_date").notNull().defaultNow();
 const updateDate = () => instant("update_date").notNull().defaultNow();
 const tags = () => text("tags").array().notNull().default(sql`'{}'::text[]`);
 
-export const organizations = pgTable("organizations", {
-  id: id().primaryKey(),
-  slug: text("slug").notNull().unique(),
-  name: text("name").notNull(),
-  currency: text("currency").notNull().default("EUR"),
-  timeZone: text("time_zone").notNull().default("UTC"),
-  // Bank transfer instructions donors see after choosing the manual processor (IBAN stored compact).
-  bankAccountName: text("bank_account_name"),
-  iban: text("iban"),
-  bic: text("bic"),
-  // The estimated processing fee a donor may cover: percent of the gift plus a fixed amount.
-  coverFeePercent: numeric("cover_fee_percent", { precision: 5, scale: 2, mode: "number" }).notNull().default(2.9),
-  coverFeeFixed: money("cover_fee_fixed").notNull().default(0.3),
-  createDate: createDate(),
-  updateDate: updateDate(),
-});
+export const organizations = pgTable(
+  "organizations",
+  {
+    id: id().primaryKey(),
+    slug: text("slug").notNull().unique(),
+    name: text("name").notNull(),
+    currency: text("currency").notNull().default("EUR"),
+    timeZone: text("time_zone").notNull().default("UTC"),
+    // Bank transfer instructions donors see after choosing the manual processor (IBAN stored compact).
+    bankAccountName: text("bank_account_name"),
+    iban: text("iban"),
+    bic: text("bic"),
+    // The estimated processing fee a donor may cover: percent of the gift plus a fixed amount.
+    coverFeePercent: numeric("cover_fee_percent", { precision: 5, scale: 2, mode: "number" }).notNull().default(2.9),
+    coverFeeFixed: money("cover_fee_fixed").notNull().default(0.3),
+    // Email: the address donors' replies go to (and the organization's own notifications), a logo
+    // shown at the top of every message, the language of messages, and notice of new gifts.
+    email: text("email"),
+    logoUrl: text("logo_url"),
+    locale: text("locale").notNull().default("en"),
+    giftNotifications: text("gift_notifications").notNull().default("off"),
+    createDate: createDate(),
+    updateDate: updateDate(),
+  },
+  (t) => [
+    check("organizations_locale_check", sql`${t.locale} in ('en', 'it')`),
+    check("organizations_gift_notifications_check", sql`${t.giftNotifications} in ('off', 'each', 'daily')`),
+  ],
+);
 
 export const users = pgTable(
   "users",
@@ -304,6 +317,11 @@ export const donations = pgTable(
     // Billing cycles never charged: after an outage a renewal covers the overdue cycles once, and the
     // cycles it jumped over are listed here for the donation's page.
     skippedCycles: integer("skipped_cycles").array().notNull().default(sql`'{}'::integer[]`),
+    // A pause the donor or an admin asked for: no renewal is charged before this date.
+    pausedUntil: instant("paused_until"),
+    // Why a recurring gift stopped, and who stopped it ("donor", "admin", "failed_payments").
+    cancelReason: text("cancel_reason"),
+    cancelledBy: text("cancelled_by"),
     // A signed link to the receipt, set when the donation is first paid.
     receiptUrl: text("receipt_url"),
   },
@@ -714,5 +732,87 @@ export const auditEvents = pgTable(
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
     index("audit_events_create_date_idx").on(t.organizationId, t.createDate, t.id),
+  ],
+);
+
+// Every email the platform sends, written in the transaction of the event that causes it and
+// delivered by the worker (SMTP, or kept as "captured" without SMTP_URL). The message is rendered
+// when it is delivered; `data` is what its template needs, taken when the event happened.
+export const outboxMessages = pgTable(
+  "outbox_messages",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    createDate: createDate(),
+    updateDate: updateDate(),
+    // The template: receipt, recurring_welcome, renewal_failed, card_expiring, …
+    kind: text("kind").notNull(),
+    toAddress: text("to_address").notNull(),
+    supporterId: ref("supporter_id"),
+    donationId: ref("donation_id"),
+    data: jsonb("data").notNull().default({}),
+    // One message per event: a second enqueue with the same key is a no-op (statement runs resume).
+    dedupeKey: text("dedupe_key"),
+    state: text("state").notNull().default("queued"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptDate: instant("next_attempt_date").notNull().defaultNow(),
+    lastError: text("last_error"),
+    // What was delivered (or captured): filled in by the delivery.
+    subject: text("subject"),
+    html: text("html"),
+    text: text("text"),
+    headers: jsonb("headers"),
+    messageId: text("message_id"),
+    sentDate: instant("sent_date"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    uniqueIndex("outbox_messages_dedupe_key").on(t.organizationId, t.dedupeKey),
+    index("outbox_messages_due_idx").on(t.nextAttemptDate).where(sql`${t.state} in ('queued', 'sending')`),
+    index("outbox_messages_create_date_idx").on(t.organizationId, t.createDate, t.id),
+    index("outbox_messages_supporter_idx").on(t.organizationId, t.supporterId),
+    check(
+      "outbox_messages_state_check",
+      sql`${t.state} in ('queued', 'sending', 'sent', 'captured', 'failed', 'cancelled')`,
+    ),
+  ],
+);
+
+// Donor portal sign-in links (from the sign-in form: single use, 15 minutes; from a receipt email:
+// longer-lived) and donor sessions. The link or cookie holds a random token; only its hash is stored.
+// A donor is an email address within one organization.
+export const donorLinks = pgTable(
+  "donor_links",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    tokenHash: text("token_hash").notNull(),
+    email: text("email").notNull(),
+    purpose: text("purpose").notNull(),
+    expiresDate: instant("expires_date").notNull(),
+    usedDate: instant("used_date"),
+    createDate: createDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    uniqueIndex("donor_links_token_hash_key").on(t.tokenHash),
+    check("donor_links_purpose_check", sql`${t.purpose} in ('sign_in', 'receipt')`),
+  ],
+);
+
+export const donorSessions = pgTable(
+  "donor_sessions",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    tokenHash: text("token_hash").notNull(),
+    email: text("email").notNull(),
+    csrfToken: text("csrf_token").notNull(),
+    expiresDate: instant("expires_date").notNull(),
+    createDate: createDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    uniqueIndex("donor_sessions_token_hash_key").on(t.tokenHash),
   ],
 );

@@ -1,0 +1,147 @@
+import { and, asc, desc, eq, inArray, lte, sql } from "drizzle-orm";
+import type { Executor } from "../db/client.js";
+import { outboxMessages } from "../db/schema.js";
+
+export type OutboxRow = typeof outboxMessages.$inferSelect;
+
+/**
+ * The messages the platform sends, one template each (src/email/templates/<kind>.mjml and .txt).
+ * Transactional ones go to every donor whatever their marketing consent; none of these is marketing.
+ */
+export const EMAIL_KINDS = [
+  "receipt",
+  "recurring_welcome",
+  "renewal_failed",
+  "card_expiring",
+  "recurring_cancelled",
+  "bank_transfer",
+  "statement",
+  "donor_sign_in",
+  "donor_change",
+  "gift_notification",
+  "gift_digest",
+] as const;
+export type EmailKind = (typeof EMAIL_KINDS)[number];
+
+export interface EmailToSend {
+  organizationId: number;
+  kind: EmailKind;
+  to: string;
+  supporterId?: number | null;
+  donationId?: number | null;
+  /** What the template needs that cannot be read again at delivery (ids, a link, a reason). */
+  data?: Record<string, unknown>;
+  /** One message per key and organization: enqueueing the same key again does nothing. */
+  dedupeKey?: string;
+}
+
+/**
+ * Records a message in the caller's transaction: it is delivered once that transaction commits, and
+ * never if it rolls back. Returns the message id, or null when its dedupe key was already used.
+ */
+export async function enqueueEmail(tx: Executor, message: EmailToSend): Promise<number | null> {
+  const [row] = await tx
+    .insert(outboxMessages)
+    .values({
+      organizationId: message.organizationId,
+      kind: message.kind,
+      toAddress: message.to,
+      supporterId: message.supporterId ?? null,
+      donationId: message.donationId ?? null,
+      data: message.data ?? {},
+      dedupeKey: message.dedupeKey ?? null,
+    })
+    .onConflictDoNothing()
+    .returning({ id: outboxMessages.id });
+  return row?.id ?? null;
+}
+
+/**
+ * Claims due messages for delivery: queued ones whose time has come, and "sending" ones whose lease
+ * ran out (a process died mid-delivery). Each is leased until `leaseUntil` so that no other worker
+ * takes it meanwhile; SKIP LOCKED lets several workers share the outbox.
+ */
+export async function claimDueMessages(tx: Executor, now: Date, leaseUntil: Date, limit: number) {
+  const due = await tx
+    .select({ organizationId: outboxMessages.organizationId, id: outboxMessages.id })
+    .from(outboxMessages)
+    .where(and(inArray(outboxMessages.state, ["queued", "sending"]), lte(outboxMessages.nextAttemptDate, now)))
+    .orderBy(asc(outboxMessages.nextAttemptDate), asc(outboxMessages.id))
+    .limit(limit)
+    .for("update", { skipLocked: true });
+  if (due.length === 0) return [];
+  return tx
+    .update(outboxMessages)
+    .set({
+      state: "sending",
+      attempts: sql`${outboxMessages.attempts} + 1`,
+      nextAttemptDate: leaseUntil,
+      updateDate: sql`now()`,
+    })
+    .where(
+      and(
+        inArray(
+          outboxMessages.id,
+          due.map((row) => row.id),
+        ),
+        inArray(outboxMessages.organizationId, [...new Set(due.map((row) => row.organizationId))]),
+      ),
+    )
+    .returning();
+}
+
+export type DeliveryUpdate = Partial<
+  Pick<
+    OutboxRow,
+    | "state"
+    | "nextAttemptDate"
+    | "lastError"
+    | "subject"
+    | "html"
+    | "text"
+    | "headers"
+    | "messageId"
+    | "sentDate"
+    | "attempts"
+  >
+>;
+
+export async function updateMessage(tx: Executor, organizationId: number, id: number, values: DeliveryUpdate) {
+  const [row] = await tx
+    .update(outboxMessages)
+    .set({ ...values, updateDate: sql`now()` })
+    .where(and(eq(outboxMessages.organizationId, organizationId), eq(outboxMessages.id, id)))
+    .returning();
+  return row;
+}
+
+export async function findMessage(tx: Executor, organizationId: number, id: number) {
+  const [row] = await tx
+    .select()
+    .from(outboxMessages)
+    .where(and(eq(outboxMessages.organizationId, organizationId), eq(outboxMessages.id, id)));
+  return row;
+}
+
+/** An organization's messages, newest first (the admin panel's Outbox). */
+export async function listMessages(
+  tx: Executor,
+  organizationId: number,
+  filters: { state?: string; supporterId?: number; kind?: string; beforeId?: number },
+  limit: number,
+) {
+  return tx
+    .select()
+    .from(outboxMessages)
+    .where(
+      and(
+        eq(outboxMessages.organizationId, organizationId),
+        filters.state ? eq(outboxMessages.state, filters.state) : undefined,
+        filters.kind ? eq(outboxMessages.kind, filters.kind) : undefined,
+        filters.supporterId !== undefined ? eq(outboxMessages.supporterId, filters.supporterId) : undefined,
+        filters.beforeId !== undefined ? sql`${outboxMessages.id} < ${filters.beforeId}` : undefined,
+      ),
+    )
+    .orderBy(desc(outboxMessages.id))
+    .limit(limit);
+}
