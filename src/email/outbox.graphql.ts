@@ -136,13 +136,16 @@ builder.mutationField("sendStatements", (t) =>
     type: StatementRunType,
     description:
       "Queues the yearly statement of every supporter who gave in the year (organization's time zone), in batches; " +
-      "resumable and never twice per supporter and year (same as `donata statements send`). Owners and admins only.",
+      "resumable and never twice per supporter and year (same as `donata statements send`; use that command past " +
+      "about 20,000 supporters, which one request cannot walk). Owners and admins only.",
     args: { year: t.arg.int({ required: true, description: "2000 to the current year" }) },
     resolve: (_root, args, context) => {
       authorize(context, "organization:manage");
       return sendStatements(context.db, {
         organizationId: context.scope.organizationId,
         year: args.year,
+        // Few, large batches: a request may run GRAPHQL_MAX_STATEMENTS (100) statements, ~4 per batch.
+        batchSize: 1000,
         actor: auditActorOf(context.actor),
       });
     },

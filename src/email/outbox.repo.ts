@@ -189,3 +189,27 @@ export async function transitionMessage(
     .returning();
   return row;
 }
+
+/**
+ * Records several messages in one statement (a statement run's batch); those whose dedupe key was
+ * already used are skipped. Returns the ids of the messages recorded.
+ */
+export async function enqueueEmails(tx: Executor, messages: EmailToSend[]): Promise<number[]> {
+  if (messages.length === 0) return [];
+  const rows = await tx
+    .insert(outboxMessages)
+    .values(
+      messages.map((message) => ({
+        organizationId: message.organizationId,
+        kind: message.kind,
+        toAddress: message.to,
+        supporterId: message.supporterId ?? null,
+        donationId: message.donationId ?? null,
+        data: message.data ?? {},
+        dedupeKey: message.dedupeKey ?? null,
+      })),
+    )
+    .onConflictDoNothing()
+    .returning({ id: outboxMessages.id });
+  return rows.map((row) => row.id);
+}

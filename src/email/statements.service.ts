@@ -2,7 +2,7 @@ import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
 import { type AuditActor, recordAuditEvent } from "../modules/audit/audit.service.js";
 import { findOrganizationById } from "../modules/organizations/organizations.repo.js";
-import { enqueueEmail } from "./outbox.repo.js";
+import { type EmailToSend, enqueueEmails } from "./outbox.repo.js";
 import { listStatementRecipients } from "./statements.repo.js";
 
 export const FIRST_STATEMENT_YEAR = 2000;
@@ -61,14 +61,14 @@ export async function sendStatements(db: Db, run: StatementRun): Promise<Stateme
         afterId,
         batchSize,
       );
+      const messages: EmailToSend[] = [];
       for (const supporter of batch) {
-        counts.supporters += 1;
         const email = supporter.email?.trim();
         if (!email || supporter.eraseDate) {
           counts.skipped_no_email += 1;
           continue;
         }
-        const id = await enqueueEmail(tx, {
+        messages.push({
           organizationId: organization.id,
           kind: "statement",
           to: email,
@@ -76,9 +76,12 @@ export async function sendStatements(db: Db, run: StatementRun): Promise<Stateme
           data: { year },
           dedupeKey: `statement:${year}:${supporter.id}`,
         });
-        if (id === null) counts.already_sent += 1;
-        else counts.queued += 1;
       }
+      // One insert per batch: a GraphQL request has a budget of statements (GRAPHQL_MAX_STATEMENTS).
+      const queued = (await enqueueEmails(tx, messages)).length;
+      counts.supporters += batch.length;
+      counts.queued += queued;
+      counts.already_sent += messages.length - queued;
       afterId = batch.at(-1)?.id ?? afterId;
       return batch.length < batchSize;
     });
