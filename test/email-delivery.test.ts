@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer } from "node:net";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config.js";
 import { organizations, outboxMessages } from "../src/db/schema.js";
 import { enqueueEmail, findMessage } from "../src/email/outbox.repo.js";
 import { createMailer } from "../src/email/transport.js";
@@ -285,3 +286,26 @@ async function closedPort(): Promise<number> {
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   return port;
 }
+
+describe("email configuration", () => {
+  it("takes smtp:// and smtps:// URLs and a bare From address, and refuses anything else by name", () => {
+    expect(loadConfig({})).toMatchObject({
+      smtpUrl: undefined,
+      mailFrom: "no-reply@localhost",
+      mailIntervalSeconds: 5,
+    });
+    expect(
+      loadConfig({ SMTP_URL: "smtps://user:pass@mail.example.org:465", MAIL_FROM: "gifts@example.org" }),
+    ).toMatchObject({ smtpUrl: "smtps://user:pass@mail.example.org:465", mailFrom: "gifts@example.org" });
+    expect(() => loadConfig({ SMTP_URL: "http://mail.example.org" })).toThrow(
+      new ConfigError('SMTP_URL must start with smtp:// or smtps://, got "http://"'),
+    );
+    expect(() => loadConfig({ SMTP_URL: "mail.example.org:25" })).toThrow(ConfigError);
+    expect(() => loadConfig({ MAIL_FROM: "Gifts <gifts@example.org>" })).toThrow(
+      new ConfigError(
+        'MAIL_FROM must be a bare email address such as donations@example.org, got "Gifts <gifts@example.org>"',
+      ),
+    );
+    expect(() => loadConfig({ MAIL_INTERVAL: "0" })).toThrow(ConfigError);
+  });
+});
