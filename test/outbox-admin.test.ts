@@ -23,6 +23,7 @@ import {
   unique,
 } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
+import { flushOutbox, startSmtpServer } from "./helpers/smtp.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: GraphQL answers are asserted field by field
 type Json = Record<string, any>;
@@ -41,6 +42,7 @@ const CANCEL = `mutation ($id: ID!) { cancelOutboxMessage(id: $id) { id state at
 const SETTINGS_FIELDS = "email logo_url locale gift_notifications update_date";
 const READ_SETTINGS = `{ emailSettings { ${SETTINGS_FIELDS} } }`;
 const UPDATE_SETTINGS = `mutation ($input: EmailSettingsInput!) { updateEmailSettings(input: $input) { ${SETTINGS_FIELDS} } }`;
+const PREVIEW = `query ($kind: String!, $locale: String) { emailPreview(kind: $kind, locale: $locale) { kind subject html text } }`;
 const SEND_STATEMENTS = `mutation ($year: Int!) { sendStatements(year: $year) { year supporters queued already_sent skipped_no_email } }`;
 
 const REJECTED = "550 5.1.1 <gone@example.test>: Recipient address rejected: User unknown in virtual mailbox table";
@@ -475,6 +477,121 @@ describe("Outbox and email settings (admin GraphQL)", () => {
     expect(audit.body.data.auditEvents[0]).toEqual({
       action: "email.settings_updated",
       description: "Changed the email settings (logo_url: (none), gift_notifications: off)",
+    });
+  });
+
+  it("shows what the delivery captured or the SMTP server refused; a retried message is then sent", async () => {
+    const db = server.database.db;
+    const org = await fakeTenant(db);
+    const orgOwner = await signIn(org.slug, "owner");
+    const signInEmail = (to: string) =>
+      enqueueEmail(db, {
+        organizationId: org.organizationId,
+        kind: "donor_sign_in",
+        to,
+        data: { url: `${server.config.baseUrl}/donor/${org.slug}/enter?token=t${unique(8)}` },
+      });
+
+    // Without SMTP_URL: captured, rendered, readable in the Outbox.
+    const capturedId = await signInEmail("captured@example.test");
+    expect(await flushOutbox(server, org.organizationId)).toMatchObject({ captured: 1 });
+    const captured = (await graphql(ONE, { id: capturedId }, orgOwner)).body.data.outboxMessage;
+    expect(captured).toMatchObject({
+      state: "captured",
+      attempts: 1,
+      to: "captured@example.test",
+      subject: expect.stringContaining("sign-in link"),
+      html: expect.stringContaining("<!doctype html>"),
+      text: expect.stringContaining("/enter?token=t"),
+      message_id: expect.stringMatching(/^<outbox\./),
+      sent_date: expect.stringMatching(/^\d{4}-/),
+    });
+    expect(captured.headers).toEqual(
+      expect.arrayContaining([
+        { name: "Auto-Submitted", value: "auto-generated" },
+        { name: "Message-ID", value: captured.message_id },
+      ]),
+    );
+
+    // A mail server that refuses the address for good: failed with its answer, until an admin retries.
+    const smtp = await startSmtpServer();
+    try {
+      const withSmtp = { config: { ...server.config, smtpUrl: smtp.url }, database: server.database };
+      const refusedId = await signInEmail("gone@example.test");
+      smtp.failNext(550, 1, "5.1.1 <gone@example.test>: Recipient address rejected");
+      expect(await flushOutbox(withSmtp, org.organizationId)).toMatchObject({ failed: 1 });
+      const failed = (await graphql(ONE, { id: refusedId }, orgOwner)).body.data.outboxMessage;
+      expect(failed).toMatchObject({ state: "failed", attempts: 1, next_attempt_date: null });
+      expect(failed.last_error).toContain("5.1.1 <gone@example.test>: Recipient address rejected");
+      expect((await graphql(LIST, { state: "failed" }, orgOwner)).body.data.outboxMessages.count).toBe(1);
+
+      const retried = await graphql(RETRY, { id: refusedId }, orgOwner);
+      expect(retried.body.data.retryOutboxMessage).toMatchObject({ state: "queued", attempts: 1 });
+      expect(await flushOutbox(withSmtp, org.organizationId)).toMatchObject({ sent: 1 });
+      const sent = (await graphql(ONE, { id: refusedId }, orgOwner)).body.data.outboxMessage;
+      expect(sent).toMatchObject({ state: "sent", attempts: 2, last_error: null });
+      expect(smtp.to("gone@example.test")).toHaveLength(1);
+      expect(smtp.to("gone@example.test")[0]?.subject).toBe(sent.subject);
+
+      // A cancelled message is never delivered.
+      const cancelledId = await signInEmail("never@example.test");
+      expect((await graphql(CANCEL, { id: cancelledId }, orgOwner)).body.data.cancelOutboxMessage.state).toBe(
+        "cancelled",
+      );
+      expect(await flushOutbox(withSmtp, org.organizationId)).toMatchObject({ sent: 0, captured: 0 });
+      expect(smtp.to("never@example.test")).toEqual([]);
+    } finally {
+      await smtp.close();
+    }
+  });
+
+  it("previews a message with sample data in the organization's name, in its language or another", async () => {
+    const db = server.database.db;
+    const org = await fakeTenant(db);
+    const orgMember = await signIn(org.slug, "member");
+    const orgOwner = await signIn(org.slug, "owner");
+    const saved = await graphql(
+      UPDATE_SETTINGS,
+      {
+        input: {
+          email: "hello@example.org",
+          logo_url: "https://cdn.example.test/logo.png",
+          locale: "it",
+          gift_notifications: "off",
+        },
+      },
+      orgOwner,
+    );
+    expect(saved.body.errors).toBeUndefined();
+    const name = (await findOrganizationBySlug(db, org.slug))?.name ?? "";
+
+    const italian = await graphql(PREVIEW, { kind: "donor_sign_in" }, orgMember);
+    expect(italian.body.errors).toBeUndefined();
+    expect(italian.body.data.emailPreview).toMatchObject({
+      kind: "donor_sign_in",
+      subject: `Il tuo link di accesso per ${name}`,
+      text: expect.stringContaining(`/donor/${org.slug}/`),
+    });
+    expect(italian.body.data.emailPreview.html).toContain('src="https://cdn.example.test/logo.png"');
+    expect(italian.body.data.emailPreview.html).toContain("hello@example.org");
+    const english = await graphql(PREVIEW, { kind: "donor_sign_in", locale: "en" }, orgMember);
+    expect(english.body.data.emailPreview.subject).toBe(`Your sign-in link for ${name}`);
+    // Nothing is queued by a preview.
+    expect((await graphql(LIST, {}, orgOwner)).body.data.outboxMessages.count).toBe(0);
+
+    expect(refusal(await graphql(PREVIEW, { kind: "newsletter" }, orgMember))).toMatchObject({
+      code: "invalid_request",
+      errors: [{ parameter: "kind", message: expect.stringMatching(/^use one of receipt, /) }],
+    });
+    expect(refusal(await graphql(PREVIEW, { kind: "receipt", locale: "fr" }, orgMember))).toEqual({
+      code: "invalid_request",
+      message: "Invalid locale: use one of en, it",
+      errors: [{ parameter: "locale", message: "use one of en, it" }],
+    });
+    expect(refusal(await graphql(PREVIEW, { kind: "donor_sign_in" }, appToken))).toEqual({
+      message: 'This application was not granted the "organization:read" permission',
+      code: "insufficient_scope",
+      errors: undefined,
     });
   });
 

@@ -1,14 +1,17 @@
 import type { Db } from "../db/client.js";
 import { AppError, notFound } from "../errors/app-error.js";
+import { MESSAGES } from "./messages/index.js";
 import {
   countMessages,
   EMAIL_KINDS,
+  type EmailKind,
   findMessage,
   listMessages,
   type MessageFilters,
   type OutboxRow,
   transitionMessage,
 } from "./outbox.repo.js";
+import { EMAIL_LOCALES, type EmailLocale, type RenderDeps, renderSample } from "./render.js";
 
 export const OUTBOX_STATES = ["queued", "sending", "sent", "captured", "failed", "cancelled"] as const;
 export const MAX_OUTBOX_PAGE = 100;
@@ -149,4 +152,27 @@ export function cancelOutboxMessage(db: Db, organizationId: number, rawId: strin
     refusal: "only a queued message can be cancelled",
     values: { state: "cancelled" },
   });
+}
+
+/**
+ * A kind rendered over its sample data, with the organization's name, logo and reply-to, in its
+ * language or the one asked for: what donors would get (the panel's template preview).
+ */
+export async function previewEmail(
+  db: Db,
+  organizationId: number,
+  query: { kind: string; locale?: string | null },
+  deps: RenderDeps,
+) {
+  if (!(EMAIL_KINDS as readonly string[]).includes(query.kind)) {
+    throw invalidParameter("kind", `use one of ${EMAIL_KINDS.join(", ")}`);
+  }
+  if (query.locale != null && !(EMAIL_LOCALES as readonly string[]).includes(query.locale)) {
+    throw invalidParameter("locale", `use one of ${EMAIL_LOCALES.join(", ")}`);
+  }
+  const kind = query.kind as EmailKind;
+  if (!MESSAGES[kind]) throw new AppError("not_found", `The ${kind} email has no template yet`);
+  const rendered = await renderSample(db, organizationId, kind, (query.locale ?? undefined) as EmailLocale, deps);
+  if (!rendered) throw new Error("organization of the request vanished");
+  return { kind, subject: rendered.subject, html: rendered.html, text: rendered.text };
 }

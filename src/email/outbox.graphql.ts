@@ -9,6 +9,7 @@ import {
   MAX_OUTBOX_PAGE,
   OUTBOX_STATES,
   type OutboxMessageWire,
+  previewEmail,
   retrieveOutboxMessage,
   retryOutboxMessage,
 } from "./outbox-admin.service.js";
@@ -98,6 +99,36 @@ builder.queryFields((t) => ({
     },
   }),
 }));
+
+const EmailPreviewType = builder
+  .objectRef<{ kind: string; subject: string; html: string; text: string }>("EmailPreview")
+  .implement({
+    description: "A message rendered over sample data with the organization's name, logo and reply-to",
+    fields: (t) => ({
+      kind: t.exposeString("kind"),
+      subject: t.exposeString("subject"),
+      html: t.exposeString("html", { description: "Render it sandboxed" }),
+      text: t.exposeString("text"),
+    }),
+  });
+
+builder.queryField("emailPreview", (t) =>
+  t.field({
+    type: EmailPreviewType,
+    description: "How a kind of email looks with sample data (members only)",
+    args: {
+      kind: t.arg.string({ required: true, description: EMAIL_KINDS.join(", ") }),
+      locale: t.arg.string({ description: "en or it; default the organization's language" }),
+    },
+    resolve: (_root, args, context) => {
+      authorize(context, "organization:read");
+      return previewEmail(context.db, context.scope.organizationId, args, {
+        baseUrl: context.config.baseUrl,
+        mailFrom: context.config.mailFrom,
+      });
+    },
+  }),
+);
 
 builder.mutationFields((t) => ({
   retryOutboxMessage: t.field({
