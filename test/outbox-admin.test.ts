@@ -5,7 +5,7 @@ import path from "node:path";
 import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Db, openDatabase } from "../src/db/client.js";
-import { auditEvents, outboxMessages } from "../src/db/schema.js";
+import { auditEvents, donations, outboxMessages, payments, supporters } from "../src/db/schema.js";
 import { type EmailKind, enqueueEmail, type OutboxRow, updateMessage } from "../src/email/outbox.repo.js";
 import { findOrganizationBySlug, updateOrganizationColumns } from "../src/modules/organizations/organizations.repo.js";
 import { createUser } from "../src/modules/users/users.service.js";
@@ -712,6 +712,59 @@ describe("Outbox and email settings (admin GraphQL)", () => {
         details: { year, supporters: 6, queued: 2, already_sent: 2, skipped_no_email: 2 },
       });
     });
+
+    it("walks more supporters in one request than the GraphQL statement budget would allow one by one", async () => {
+      const db = server.database.db;
+      const org = await fakeTenant(db);
+      const orgOwner = await signIn(org.slug, "owner");
+      const year = THIS_YEAR - 1;
+      const count = 1_050;
+      const campaign = await fakeCampaign(db, org.organizationId);
+      const people = await db
+        .insert(supporters)
+        .values(
+          Array.from({ length: count }, (_, index) => ({
+            organizationId: org.organizationId,
+            email: `giver-${index}-${unique(4)}@example.test`,
+          })),
+        )
+        .returning({ id: supporters.id });
+      const gifts = await db
+        .insert(donations)
+        .values(
+          people.map((person, index) => ({
+            organizationId: org.organizationId,
+            code: `don-${index}-${unique(8)}`,
+            supporterId: person.id,
+            campaignId: campaign.id,
+            state: "done",
+            amount: 10,
+            currency: "EUR",
+            frequency: 0,
+          })),
+        )
+        .returning({ id: donations.id });
+      await db.insert(payments).values(
+        gifts.map((gift) => ({
+          organizationId: org.organizationId,
+          donationId: gift.id,
+          state: "PAID",
+          amount: 10,
+          currency: "EUR",
+          paymentDate: new Date(`${year}-04-01T10:00:00Z`),
+        })),
+      );
+      const answer = await graphql(SEND_STATEMENTS, { year }, orgOwner);
+      expect(answer.body.errors).toBeUndefined();
+      expect(answer.body.data.sendStatements).toEqual({
+        year,
+        supporters: count,
+        queued: count,
+        already_sent: 0,
+        skipped_no_email: 0,
+      });
+      expect(await statementsOf(db, org.organizationId)).toHaveLength(count);
+    }, 120_000);
 
     it("refuses a year before 2000 or after the current one", async () => {
       for (const year of [1999, THIS_YEAR + 1, -5]) {
