@@ -51,8 +51,8 @@ interface MessageDetail extends MessageSummary {
   donation_id: number | null;
 }
 
-const LIST = `query Outbox($first: Int, $after: String, $state: String, $kind: String) {
-  outboxMessages(first: $first, after: $after, state: $state, kind: $kind) {
+const LIST = `query Outbox($first: Int, $after: String, $state: String, $kind: String, $supporter_id: Int) {
+  outboxMessages(first: $first, after: $after, state: $state, kind: $kind, supporter_id: $supporter_id) {
     count has_more end_cursor items { id kind to state subject attempts create_date sent_date }
   }
 }`;
@@ -73,12 +73,13 @@ export function OutboxPage() {
   const [params, setParams] = useSearchParams();
   const state = params.get("state") ?? "";
   const kind = params.get("kind") ?? "";
+  const supporter = /^[1-9]\d*$/.test(params.get("supporter_id") ?? "") ? Number(params.get("supporter_id")) : null;
   // The cursors of the pages before this one: Previous pops, Next pushes.
   const [cursors, setCursors] = useState<string[]>([]);
   const after = cursors.at(-1) ?? null;
   const list = useQuery<{
     outboxMessages: { count: number; has_more: boolean; end_cursor: string | null; items: MessageSummary[] };
-  }>(LIST, { first: PAGE_SIZE, after, state: state || null, kind: kind || null });
+  }>(LIST, { first: PAGE_SIZE, after, state: state || null, kind: kind || null, supporter_id: supporter });
   const setFilter = (name: string, value: string) => {
     const next = new URLSearchParams(params);
     if (value) next.set(name, value);
@@ -118,13 +119,25 @@ export function OutboxPage() {
               ))}
             </select>
           </div>
+          {supporter !== null && (
+            <div className="filter">
+              <span>
+                Supporter <Link to={path(`supporters/${supporter}`)}>#{supporter}</Link>{" "}
+                <button type="button" className="button button-ghost" onClick={() => setFilter("supporter_id", "")}>
+                  Show every supporter
+                </button>
+              </span>
+            </div>
+          )}
         </div>
       </section>
       <Async state={list}>
         {({ outboxMessages: page }) =>
           page.items.length === 0 ? (
             <Empty>
-              {state || kind ? "No message matches these filters." : "No email yet: they appear here as donors give."}
+              {state || kind || supporter !== null
+                ? "No message matches these filters."
+                : "No email yet: they appear here as donors give."}
             </Empty>
           ) : (
             <>
