@@ -484,11 +484,12 @@ describe("Outbox and email settings (admin GraphQL)", () => {
     const db = server.database.db;
     const org = await fakeTenant(db);
     const orgOwner = await signIn(org.slug, "owner");
-    const signInEmail = (to: string) =>
+    const signInEmail = (to: string, supporter?: number) =>
       enqueueEmail(db, {
         organizationId: org.organizationId,
         kind: "donor_sign_in",
         to,
+        supporterId: supporter,
         data: { url: `${server.config.baseUrl}/donor/${org.slug}/enter?token=t${unique(8)}` },
       });
 
@@ -517,7 +518,8 @@ describe("Outbox and email settings (admin GraphQL)", () => {
     const smtp = await startSmtpServer();
     try {
       const withSmtp = { config: { ...server.config, smtpUrl: smtp.url }, database: server.database };
-      const refusedId = await signInEmail("gone@example.test");
+      const donor = await fakeSupporter(db, org.organizationId, { email: "gone@example.test" });
+      const refusedId = await signInEmail("gone@example.test", donor.id);
       smtp.failNext(550, 1, "5.1.1 <gone@example.test>: Recipient address rejected");
       expect(await flushOutbox(withSmtp, org.organizationId)).toMatchObject({ failed: 1 });
       const failed = (await graphql(ONE, { id: refusedId }, orgOwner)).body.data.outboxMessage;
@@ -525,13 +527,19 @@ describe("Outbox and email settings (admin GraphQL)", () => {
       expect(failed.last_error).toContain("5.1.1 <gone@example.test>: Recipient address rejected");
       expect((await graphql(LIST, { state: "failed" }, orgOwner)).body.data.outboxMessages.count).toBe(1);
 
+      // The admin corrects the supporter's address, then retries: the message goes to the new one.
+      await db
+        .update(supporters)
+        .set({ email: "fixed@example.test" })
+        .where(and(eq(supporters.organizationId, org.organizationId), eq(supporters.id, donor.id)));
       const retried = await graphql(RETRY, { id: refusedId }, orgOwner);
       expect(retried.body.data.retryOutboxMessage).toMatchObject({ state: "queued", attempts: 1 });
       expect(await flushOutbox(withSmtp, org.organizationId)).toMatchObject({ sent: 1 });
       const sent = (await graphql(ONE, { id: refusedId }, orgOwner)).body.data.outboxMessage;
-      expect(sent).toMatchObject({ state: "sent", attempts: 2, last_error: null });
-      expect(smtp.to("gone@example.test")).toHaveLength(1);
-      expect(smtp.to("gone@example.test")[0]?.subject).toBe(sent.subject);
+      expect(sent).toMatchObject({ state: "sent", attempts: 2, last_error: null, to: "fixed@example.test" });
+      expect(smtp.to("gone@example.test")).toEqual([]);
+      expect(smtp.to("fixed@example.test")).toHaveLength(1);
+      expect(smtp.to("fixed@example.test")[0]?.subject).toBe(sent.subject);
 
       // A cancelled message is never delivered.
       const cancelledId = await signInEmail("never@example.test");

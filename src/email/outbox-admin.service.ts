@@ -1,5 +1,6 @@
 import type { Db } from "../db/client.js";
 import { AppError, notFound } from "../errors/app-error.js";
+import { findSupporter } from "../modules/supporters/supporters.repo.js";
 import { MESSAGES } from "./messages/index.js";
 import {
   countMessages,
@@ -136,12 +137,19 @@ async function moveMessage(
   throw new AppError("invalid_state_transition", `Message ${id} is ${current.state}; ${action.refusal}`);
 }
 
-/** A failed message goes back to the queue, due now; its attempts are kept (the worker counts on). */
-export function retryOutboxMessage(db: Db, organizationId: number, rawId: string) {
+/**
+ * A failed message goes back to the queue, due now; its attempts are kept (the worker counts on).
+ * It goes to the supporter's current address: the usual fix of a refused address is to correct it.
+ */
+export async function retryOutboxMessage(db: Db, organizationId: number, rawId: string) {
+  const id = parseMessageId(rawId);
+  const current = id === null ? undefined : await findMessage(db, organizationId, id);
+  const supporter = current?.supporterId ? await findSupporter(db, organizationId, current.supporterId) : undefined;
+  const address = supporter?.email?.trim();
   return moveMessage(db, organizationId, rawId, {
     from: "failed",
     refusal: "only a failed message can be retried",
-    values: { state: "queued", nextAttemptDate: new Date() },
+    values: { state: "queued", nextAttemptDate: new Date(), ...(address ? { toAddress: address } : {}) },
   });
 }
 

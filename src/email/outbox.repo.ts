@@ -190,7 +190,7 @@ export async function transitionMessage(
   organizationId: number,
   id: number,
   from: string,
-  values: DeliveryUpdate,
+  values: DeliveryUpdate & { toAddress?: string },
 ) {
   const [row] = await tx
     .update(outboxMessages)
