@@ -188,7 +188,7 @@ function SettingsForm({ settings, onSaved }: { settings: EmailSettings; onSaved:
 }
 
 /** Each message with sample data, in the organization's name, logo and language (or another). */
-function TemplatePreview({ defaultLocale }: { defaultLocale: string }) {
+function TemplatePreview({ defaultLocale, hasLogo }: { defaultLocale: string; hasLogo: boolean }) {
   const [kind, setKind] = useState<string>("receipt");
   const [locale, setLocale] = useState(defaultLocale);
   const preview = useQuery<{ emailPreview: { subject: string; html: string; text: string } }>(PREVIEW, {
@@ -219,6 +219,11 @@ function TemplatePreview({ defaultLocale }: { defaultLocale: string }) {
           </select>
         </div>
       </div>
+      {hasLogo && (
+        <p className="hint">
+          The panel does not load images from other sites, so your logo shows as its name here; donors see the image.
+        </p>
+      )}
       <Async state={preview}>
         {({ emailPreview }) => (
           <>
@@ -318,7 +323,11 @@ export function EmailSettingsPage() {
               />
             </Section>
             <Section title="Message preview" id="email-preview">
-              <TemplatePreview key={JSON.stringify(emailSettings)} defaultLocale={emailSettings.locale} />
+              <TemplatePreview
+                key={JSON.stringify(emailSettings)}
+                defaultLocale={emailSettings.locale}
+                hasLogo={emailSettings.logo_url !== null}
+              />
             </Section>
           </>
         )}
