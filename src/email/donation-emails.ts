@@ -1,8 +1,5 @@
 import type { Db, Executor } from "../db/client.js";
-import {
-  listOrganizationsDueDigest,
-  listRenewalsWithExpiringCard,
-} from "../modules/donations/donation-emails.repo.js";
+import { listOrganizationsDueDigest, listRenewalsWithExpiringCard } from "../modules/donations/donation-emails.repo.js";
 import type { DonationRow } from "../modules/donations/donations.repo.js";
 import { findOrganizationById } from "../modules/organizations/organizations.repo.js";
 import type { PaymentRow } from "../modules/payments/payments.repo.js";
