@@ -42,6 +42,12 @@ export interface Config {
   readonly paymentPendingTimeoutSeconds: number;
   /** Seconds between two runs of the background worker (renewals, checkout expiry). */
   readonly workerIntervalSeconds: number;
+  /** smtp://user:pass@host:587 or smtps://… to send email; undefined keeps messages as "captured" (admin panel → Outbox). */
+  readonly smtpUrl: string | undefined;
+  /** The From address of every message; its display name is the organization's. */
+  readonly mailFrom: string;
+  /** Seconds between two passes of the email delivery loop over the outbox. */
+  readonly mailIntervalSeconds: number;
   /** redis://… to keep rate-limit counters in Redis; undefined keeps them in the database. */
   readonly redisUrl: string | undefined;
   /** A request whose headers have not all arrived after this many seconds is answered 408 and closed. */
@@ -127,6 +133,30 @@ function origin(env: NodeJS.ProcessEnv, name: string, fallback: string): string 
   return raw.replace(/\/+$/, "");
 }
 
+function smtpUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.SMTP_URL;
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError("SMTP_URL must be a URL such as smtp://user:pass@host:587 or smtps://user:pass@host:465");
+  }
+  if (url.protocol !== "smtp:" && url.protocol !== "smtps:") {
+    throw new ConfigError(`SMTP_URL must start with smtp:// or smtps://, got "${url.protocol}//"`);
+  }
+  return raw;
+}
+
+/** MAIL_FROM, or no-reply at the public host (a bare address: the organization's name is added per message). */
+function mailFrom(env: NodeJS.ProcessEnv, baseUrl: string): string {
+  const raw = env.MAIL_FROM || `no-reply@${new URL(baseUrl).hostname}`;
+  if (!/^[^\s@<>"]+@[^\s@<>"]+$/.test(raw)) {
+    throw new ConfigError(`MAIL_FROM must be a bare email address such as donations@example.org, got "${raw}"`);
+  }
+  return raw;
+}
+
 /** The only reader of process.env: everything else receives a Config. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const port = integer(env, "PORT", 3000, 0, 65535);
@@ -154,6 +184,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     // Far longer than any processor call takes, so the reconciler never races a charge in flight.
     paymentPendingTimeoutSeconds: integer(env, "PAYMENT_PENDING_TIMEOUT", 600, 1, 7 * 86400),
     workerIntervalSeconds: integer(env, "WORKER_INTERVAL", 30, 1, 3600),
+    smtpUrl: smtpUrl(env),
+    mailFrom: mailFrom(env, origin(env, "BASE_URL", defaultOrigin)),
+    mailIntervalSeconds: integer(env, "MAIL_INTERVAL", 5, 1, 3600),
     redisUrl: redisUrl(env),
     ...timeouts(env),
     // Longer than the 60 s idle timeout of common load balancers, so they never reuse a closed connection.

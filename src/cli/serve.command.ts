@@ -1,4 +1,6 @@
 import { buildApp } from "../app.js";
+import { createMailer } from "../email/transport.js";
+import { startMailer } from "../jobs/email.job.js";
 import { startWorker } from "../jobs/runner.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
 import { loadProcessorRegistry } from "../payments/processors/index.js";
@@ -33,6 +35,17 @@ export const serveCommand: Command = {
             processors: loadProcessorRegistry(database.db, config),
             onError: (error) => app.log.error({ err: error }, "worker run failed"),
           });
+      const mailer = values["no-worker"]
+        ? undefined
+        : startMailer(database.db, {
+            mailer: createMailer(config.smtpUrl),
+            render: { baseUrl: config.baseUrl, mailFrom: config.mailFrom },
+            intervalSeconds: config.mailIntervalSeconds,
+            onError: (error) => app.log.error({ err: error }, "email delivery failed"),
+          });
+      if (!config.smtpUrl && !values["no-worker"]) {
+        say("Email: no SMTP_URL, messages are captured (admin panel → Outbox)");
+      }
       say(`Donata (${database.kind}) listening on http://${config.host}:${port}  docs: ${config.baseUrl}/docs`);
       await new Promise<void>((resolve) => {
         let stopping = false;
@@ -44,7 +57,7 @@ export const serveCommand: Command = {
           stopping = true;
           say(`${signal} received: finishing in-flight requests, then closing the database`);
           // app.close() waits for in-flight requests before resolving.
-          Promise.all([worker?.stop(), app.close()]).finally(resolve);
+          Promise.all([worker?.stop(), mailer?.stop(), app.close()]).finally(resolve);
         };
         process.on("SIGINT", () => stop("SIGINT"));
         process.on("SIGTERM", () => stop("SIGTERM"));

@@ -61,11 +61,23 @@ export async function enqueueEmail(tx: Executor, message: EmailToSend): Promise<
  * ran out (a process died mid-delivery). Each is leased until `leaseUntil` so that no other worker
  * takes it meanwhile; SKIP LOCKED lets several workers share the outbox.
  */
-export async function claimDueMessages(tx: Executor, now: Date, leaseUntil: Date, limit: number) {
+export async function claimDueMessages(
+  tx: Executor,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+  organizationIds?: readonly number[],
+) {
   const due = await tx
     .select({ organizationId: outboxMessages.organizationId, id: outboxMessages.id })
     .from(outboxMessages)
-    .where(and(inArray(outboxMessages.state, ["queued", "sending"]), lte(outboxMessages.nextAttemptDate, now)))
+    .where(
+      and(
+        inArray(outboxMessages.state, ["queued", "sending"]),
+        lte(outboxMessages.nextAttemptDate, now),
+        organizationIds ? inArray(outboxMessages.organizationId, [...organizationIds]) : undefined,
+      ),
+    )
     .orderBy(asc(outboxMessages.nextAttemptDate), asc(outboxMessages.id))
     .limit(limit)
     .for("update", { skipLocked: true });

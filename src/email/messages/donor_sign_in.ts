@@ -1,0 +1,19 @@
+import { type BaseModel, type EmailMessage, loadBaseModel } from "../render.js";
+
+export interface DonorSignInModel extends BaseModel {
+  url: string;
+}
+
+/** The portal's sign-in link: the link is minted (and only its hash stored) when the donor asks for it. */
+export const message: EmailMessage<DonorSignInModel> = {
+  kind: "donor_sign_in",
+  async load(tx, row) {
+    const base = await loadBaseModel(tx, row.organizationId);
+    const url = (row.data as { url?: unknown }).url;
+    if (!base || typeof url !== "string") return null;
+    return { ...base, url };
+  },
+  sample(base, deps) {
+    return { ...base, url: `${deps.baseUrl}/donor/${base.organization.slug}/enter?token=sample` };
+  },
+};

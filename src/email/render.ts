@@ -1,0 +1,226 @@
+import { readFileSync } from "node:fs";
+import { eq } from "drizzle-orm";
+import Handlebars from "handlebars";
+import mjml2html from "mjml";
+import type { Executor } from "../db/client.js";
+import { organizations } from "../db/schema.js";
+import { formatMoney } from "../payments/money.js";
+import type { EmailKind, OutboxRow } from "./outbox.repo.js";
+
+export const EMAIL_LOCALES = ["en", "it"] as const;
+export type EmailLocale = (typeof EMAIL_LOCALES)[number];
+
+/** What every message's model carries: who sends it and in which language. */
+export interface BaseModel {
+  locale: EmailLocale;
+  organization: {
+    id: number;
+    name: string;
+    slug: string;
+    email: string | null;
+    logo_url: string | null;
+    time_zone: string;
+  };
+}
+
+/** What loaders may need beyond the database: public URLs are built from the base URL. */
+export interface RenderDeps {
+  baseUrl: string;
+  /** The bare From address (MAIL_FROM); the organization's name is its display name. */
+  mailFrom: string;
+}
+
+/**
+ * One message kind: how its model is read when the message is delivered (null: nothing to send any
+ * more, e.g. the supporter was erased) and a sample model for the panel's preview.
+ */
+export interface EmailMessage<Model extends BaseModel = BaseModel> {
+  kind: EmailKind;
+  load(tx: Executor, row: OutboxRow, deps: RenderDeps): Promise<Model | null>;
+  sample(base: BaseModel, deps: RenderDeps): Model;
+}
+
+export interface RenderedEmail {
+  subject: string;
+  html: string;
+  text: string;
+  /** From, Reply-To, Message-ID, Auto-Submitted…: what is sent, and shown in the Outbox. */
+  headers: Record<string, string>;
+}
+
+const TEMPLATES = new URL("./templates/", import.meta.url);
+const LOCALES = new URL("./locales/", import.meta.url);
+
+type Catalog = Record<string, unknown>;
+const catalogs = new Map<string, Catalog>();
+const compiled = new Map<string, HandlebarsTemplateDelegate>();
+
+function catalog(locale: string): Catalog {
+  let found = catalogs.get(locale);
+  if (!found) {
+    found = JSON.parse(readFileSync(new URL(`${locale}.json`, LOCALES), "utf8")) as Catalog;
+    catalogs.set(locale, found);
+  }
+  return found;
+}
+
+function lookup(source: unknown, path: string): unknown {
+  let value = source;
+  for (const part of path.split(".")) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+/**
+ * A catalog string with its `{name}` / `{organization.name}` placeholders filled from `params`, then
+ * from the model. A key missing in the locale falls back to English, then to the key itself.
+ */
+export function translate(locale: string, key: string, params: Record<string, unknown>, model: unknown): string {
+  const found = lookup(catalog(locale), key) ?? lookup(catalog("en"), key);
+  const message = typeof found === "string" ? found : key;
+  return message.replace(/\{([\w.]+)\}/g, (whole, name: string) => {
+    const value = name in params ? params[name] : lookup(model, name);
+    return value === undefined || value === null ? whole : String(value);
+  });
+}
+
+type HelperOptions = { hash: Record<string, unknown>; data: { root: BaseModel } };
+
+function engine(escapesHtml: boolean) {
+  const hb = Handlebars.create();
+  hb.registerHelper("t", (key: string, options: HelperOptions) =>
+    translate(options.data.root.locale, key, options.hash, options.data.root),
+  );
+  hb.registerHelper("money", (amount: unknown, currency: unknown, options: HelperOptions) =>
+    typeof amount === "number" && typeof currency === "string"
+      ? formatMoney(amount, currency, options.data.root.locale)
+      : "",
+  );
+  hb.registerHelper("date", (value: unknown, options: HelperOptions) => {
+    if (typeof value !== "string" && !(value instanceof Date)) return "";
+    const date = new Date(value);
+    if (Number.isNaN(date.getTime())) return "";
+    return new Intl.DateTimeFormat(options.data.root.locale, {
+      dateStyle: "long",
+      timeZone: options.data.root.organization.time_zone,
+    }).format(date);
+  });
+  hb.registerHelper("eq", (a: unknown, b: unknown) => a === b);
+  return { hb, escapesHtml };
+}
+
+const html = engine(true);
+const text = engine(false);
+
+function template(file: string): HandlebarsTemplateDelegate {
+  let found = compiled.get(file);
+  if (!found) {
+    const source = readFileSync(new URL(file, TEMPLATES), "utf8");
+    const { hb, escapesHtml } = file.endsWith(".txt") ? text : html;
+    found = hb.compile(source, { noEscape: !escapesHtml, strict: false });
+    compiled.set(file, found);
+  }
+  return found;
+}
+
+/** Renders a kind's templates over its model: subject from the catalog, MJML → HTML, and the text part. */
+export async function renderEmail(
+  kind: EmailKind,
+  model: BaseModel,
+  deps: RenderDeps,
+  envelope: { messageId: string },
+): Promise<RenderedEmail> {
+  const subject = translate(model.locale, `${kind}.subject`, {}, model);
+  const body = template(`${kind}.mjml`)(model, { data: { root: model } });
+  const mjml = template("layout.mjml")({ ...model, subject, body }, { data: { root: model } });
+  const result = await mjml2html(mjml, { validationLevel: "strict", keepComments: false });
+  if (result.errors.length > 0) {
+    throw new Error(`template ${kind}.mjml: ${result.errors.map((error) => error.formattedMessage).join("; ")}`);
+  }
+  const plain = template(`${kind}.txt`)(model, { data: { root: model } });
+  const footer = template("layout.txt")({ ...model, subject, body: plain.trim() }, { data: { root: model } });
+  const name = model.organization.name.replace(/["\\\r\n]/g, "");
+  return {
+    subject,
+    html: result.html,
+    text: footer,
+    headers: {
+      From: `"${name}" <${deps.mailFrom}>`,
+      ...(model.organization.email ? { "Reply-To": model.organization.email } : {}),
+      "Message-ID": envelope.messageId,
+      "Auto-Submitted": "auto-generated",
+      "X-Donata-Message": kind,
+    },
+  };
+}
+
+/** The sender's part of every model, read once per message. */
+export async function loadBaseModel(tx: Executor, organizationId: number): Promise<BaseModel | null> {
+  const [row] = await tx
+    .select({
+      id: organizations.id,
+      name: organizations.name,
+      slug: organizations.slug,
+      email: organizations.email,
+      logoUrl: organizations.logoUrl,
+      locale: organizations.locale,
+      timeZone: organizations.timeZone,
+    })
+    .from(organizations)
+    .where(eq(organizations.id, organizationId));
+  if (!row) return null;
+  return {
+    locale: (EMAIL_LOCALES as readonly string[]).includes(row.locale) ? (row.locale as EmailLocale) : "en",
+    organization: {
+      id: row.id,
+      name: row.name,
+      slug: row.slug,
+      email: row.email,
+      logo_url: row.logoUrl,
+      time_zone: row.timeZone,
+    },
+  };
+}
+
+/** The Message-ID of an outbox message: stable across retries, so a receiver can tell a resend. */
+export function messageIdOf(row: Pick<OutboxRow, "organizationId" | "id">, baseUrl: string): string {
+  return `<outbox.${row.organizationId}.${row.id}@${new URL(baseUrl).hostname}>`;
+}
+
+const messages = new Map<EmailKind, EmailMessage>();
+
+/** The message module of a kind (src/email/messages/<kind>.ts), loaded on first use. */
+export async function messageOf(kind: EmailKind): Promise<EmailMessage> {
+  let found = messages.get(kind);
+  if (!found) {
+    const module = (await import(`./messages/${kind}.js`)) as { message: EmailMessage };
+    found = module.message;
+    messages.set(kind, found);
+  }
+  return found;
+}
+
+/** Reads an outbox message's model and renders it; null when there is nothing to send any more. */
+export async function renderOutboxMessage(tx: Executor, row: OutboxRow, deps: RenderDeps) {
+  const message = await messageOf(row.kind as EmailKind);
+  const model = await message.load(tx, row, deps);
+  if (!model) return null;
+  return renderEmail(row.kind as EmailKind, model, deps, { messageId: messageIdOf(row, deps.baseUrl) });
+}
+
+/** A kind rendered over its sample model, with the organization's own name, logo and reply-to (the panel's preview). */
+export async function renderSample(
+  tx: Executor,
+  organizationId: number,
+  kind: EmailKind,
+  locale: EmailLocale | undefined,
+  deps: RenderDeps,
+) {
+  const base = await loadBaseModel(tx, organizationId);
+  if (!base) return null;
+  const message = await messageOf(kind);
+  const model = message.sample(locale ? { ...base, locale } : base, deps);
+  return renderEmail(kind, model, deps, { messageId: `<preview@${new URL(deps.baseUrl).hostname}>` });
+}

@@ -1,0 +1,128 @@
+import type { Db } from "../db/client.js";
+import { claimDueMessages, type OutboxRow, updateMessage } from "../email/outbox.repo.js";
+import { type RenderDeps, type RenderedEmail, renderOutboxMessage } from "../email/render.js";
+import { DeliveryError, type Mailer } from "../email/transport.js";
+
+/** Waits after a failed attempt: 1 min, 5 min, 15 min, 1 h, 3 h, 6 h, 12 h; the 8th failure is final (about a day). */
+const BACKOFF_SECONDS = [60, 300, 900, 3600, 3 * 3600, 6 * 3600, 12 * 3600];
+export const MAX_DELIVERY_ATTEMPTS = BACKOFF_SECONDS.length + 1;
+/** A claimed message not settled within this time (the process died mid-delivery) is claimed again. */
+const LEASE_SECONDS = 300;
+
+export interface DeliveryDeps {
+  mailer: Mailer;
+  render: RenderDeps;
+}
+
+export interface DeliveryResult {
+  sent: number;
+  captured: number;
+  retried: number;
+  failed: number;
+  cancelled: number;
+}
+
+function storedRendering(row: OutboxRow): RenderedEmail | null {
+  if (row.subject === null || row.html === null || row.text === null || row.headers === null) return null;
+  return { subject: row.subject, html: row.html, text: row.text, headers: row.headers as Record<string, string> };
+}
+
+/**
+ * One pass over the outbox: claims due messages (a short transaction), renders each once (kept, so a
+ * retry sends the same message with the same Message-ID), hands it to the SMTP server outside any
+ * transaction, then records the answer. A temporary refusal or a dropped connection is retried with
+ * backoff; a permanent one (5xx) fails at once with the server's answer. A process that dies between
+ * the server's 250 and the record leaves the message leased; it is sent again after the lease.
+ */
+export async function deliverOutbox(
+  db: Db,
+  deps: DeliveryDeps,
+  options: {
+    now?: Date;
+    limit?: number;
+    /** Only these organizations' messages (tests sharing one database each deliver their own). */
+    organizationIds?: readonly number[];
+  } = {},
+): Promise<DeliveryResult> {
+  const result: DeliveryResult = { sent: 0, captured: 0, retried: 0, failed: 0, cancelled: 0 };
+  const now = options.now ?? new Date();
+  const limit = options.limit ?? 50;
+  for (;;) {
+    const claimed = await db.transaction((tx) =>
+      claimDueMessages(tx, now, new Date(now.getTime() + LEASE_SECONDS * 1000), limit, options.organizationIds),
+    );
+    for (const row of claimed) await deliverOne(db, deps, row, now, result);
+    if (claimed.length < limit) return result;
+  }
+}
+
+async function deliverOne(db: Db, deps: DeliveryDeps, row: OutboxRow, now: Date, result: DeliveryResult) {
+  let email = storedRendering(row);
+  if (!email) {
+    try {
+      email = await renderOutboxMessage(db, row, deps.render);
+    } catch (error) {
+      // A template or data error does not heal by waiting: failed, visible in the Outbox with the reason.
+      result.failed += 1;
+      await updateMessage(db, row.organizationId, row.id, {
+        state: "failed",
+        lastError: `Rendering failed: ${error instanceof Error ? error.message : String(error)}`.slice(0, 2000),
+      });
+      return;
+    }
+    if (!email) {
+      result.cancelled += 1;
+      await updateMessage(db, row.organizationId, row.id, {
+        state: "cancelled",
+        lastError: "Nothing to send any more (the record it was about is gone)",
+      });
+      return;
+    }
+    await updateMessage(db, row.organizationId, row.id, { ...email, headers: email.headers });
+  }
+  try {
+    await deps.mailer.send(row.toAddress, email);
+    const captured = deps.mailer.mode === "capture";
+    result[captured ? "captured" : "sent"] += 1;
+    await updateMessage(db, row.organizationId, row.id, {
+      state: captured ? "captured" : "sent",
+      sentDate: new Date(),
+      messageId: email.headers["Message-ID"] ?? null,
+      lastError: null,
+    });
+  } catch (error) {
+    const permanent = error instanceof DeliveryError && error.permanent;
+    const reason = (error instanceof Error ? error.message : String(error)).slice(0, 2000);
+    const final = permanent || row.attempts >= MAX_DELIVERY_ATTEMPTS;
+    result[final ? "failed" : "retried"] += 1;
+    await updateMessage(db, row.organizationId, row.id, {
+      state: final ? "failed" : "queued",
+      lastError: reason,
+      nextAttemptDate: new Date(now.getTime() + (BACKOFF_SECONDS[row.attempts - 1] ?? 0) * 1000),
+    });
+  }
+}
+
+/** Delivers the outbox every `intervalSeconds` until stopped; a failed pass is reported and the loop goes on. */
+export function startMailer(db: Db, deps: DeliveryDeps & { intervalSeconds: number; onError(error: unknown): void }) {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  let stopped = false;
+  const tick = () => {
+    running = deliverOutbox(db, deps)
+      .catch(deps.onError)
+      .finally(() => {
+        running = undefined;
+        if (!stopped) timer = setTimeout(tick, deps.intervalSeconds * 1000);
+      });
+  };
+  timer = setTimeout(tick, 0);
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+      deps.mailer.close();
+    },
+  };
+}
