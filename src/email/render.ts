@@ -189,16 +189,11 @@ export function messageIdOf(row: Pick<OutboxRow, "organizationId" | "id">, baseU
   return `<outbox.${row.organizationId}.${row.id}@${new URL(baseUrl).hostname}>`;
 }
 
-const messages = new Map<EmailKind, EmailMessage>();
-
-/** The message module of a kind (src/email/messages/<kind>.ts), loaded on first use. */
+/** The message module of a kind (src/email/messages/<kind>.ts, listed in messages/index.ts). */
 export async function messageOf(kind: EmailKind): Promise<EmailMessage> {
-  let found = messages.get(kind);
-  if (!found) {
-    const module = (await import(`./messages/${kind}.js`)) as { message: EmailMessage };
-    found = module.message;
-    messages.set(kind, found);
-  }
+  const { MESSAGES } = await import("./messages/index.js");
+  const found = MESSAGES[kind];
+  if (!found) throw new Error(`no message module for the kind "${kind}"`);
   return found;
 }
 
