@@ -135,7 +135,8 @@ export async function renderEmail(
   const subject = translate(model.locale, `${kind}.subject`, {}, model);
   const body = template(`${kind}.mjml`)(model, { data: { root: model } });
   const mjml = template("layout.mjml")({ ...model, subject, body }, { data: { root: model } });
-  const result = await mjml2html(mjml, { validationLevel: "strict", keepComments: false });
+  // No web fonts: a message loads nothing from third parties (fonts: {} keeps MJML from linking Google Fonts).
+  const result = await mjml2html(mjml, { validationLevel: "strict", keepComments: false, fonts: {} });
   if (result.errors.length > 0) {
     throw new Error(`template ${kind}.mjml: ${result.errors.map((error) => error.formattedMessage).join("; ")}`);
   }
@@ -191,9 +192,10 @@ export function messageIdOf(row: Pick<OutboxRow, "organizationId" | "id">, baseU
 
 /** The message module of a kind (src/email/messages/<kind>.ts, listed in messages/index.ts). */
 export async function messageOf(kind: EmailKind): Promise<EmailMessage> {
+  // Imported here, not at the top: the message modules import this one for its types and helpers.
   const { MESSAGES } = await import("./messages/index.js");
   const found = MESSAGES[kind];
-  if (!found) throw new Error(`no message module for the kind "${kind}"`);
+  if (!found) throw new Error(`no message module for kind "${kind}"`);
   return found;
 }
 
