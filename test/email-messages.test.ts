@@ -7,16 +7,17 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app.js";
 import { type Config, loadConfig } from "../src/config.js";
 import { type Database, openDatabase } from "../src/db/client.js";
-import { donations, organizations, outboxMessages, paymentMethods, supporters } from "../src/db/schema.js";
+import { donations, donorLinks, organizations, outboxMessages, paymentMethods, supporters } from "../src/db/schema.js";
 import { runBilling } from "../src/jobs/runner.js";
 import { loadDocumentLinks } from "../src/modules/documents/document-links.js";
+import { DONOR_COOKIE } from "../src/modules/donor-portal/donor-session.js";
 import type { CompletionStep } from "../src/modules/giving/giving.context.js";
 import { loadProcessorRegistry } from "../src/payments/processors/index.js";
 import { cycleDueDate, MAX_RENEWAL_FAILURES, retryDate } from "../src/payments/schedule.js";
 import { createPrivateDatabase, testDatabaseUrl } from "./helpers/database.js";
 import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { readResponse, TEST_ENCRYPTION_KEY } from "./helpers/server.js";
-import { flushOutbox, startSmtpServer, type TestSmtpServer } from "./helpers/smtp.js";
+import { flushOutbox, linksOf, startSmtpServer, type TestSmtpServer } from "./helpers/smtp.js";
 
 /**
  * The donor-facing messages end to end: gifts made through the public checkout API, renewals run by
@@ -43,13 +44,6 @@ interface MessagesServer {
   config: Config;
   database: Database;
   close(): Promise<void>;
-}
-
-/** Every link of an HTML message (the href of its anchors, &amp; decoded), in order, without duplicates. */
-function linksOf(html: string | false | undefined): string[] {
-  if (!html) return [];
-  const hrefs = [...html.matchAll(/<a\b[^>]*\bhref="([^"]*)"/g)].map((match) => match[1] as string);
-  return [...new Set(hrefs.map((href) => href.replace(/&amp;/g, "&")))];
 }
 
 async function freePort(): Promise<number> {
@@ -226,6 +220,19 @@ const organizationName = async (organizationId: number) => {
   return row?.name as string;
 };
 
+/** Follows a receipt's portal link: it signs the donor in (a cookie) and the portal lists the gift. */
+async function expectSignedInPortal(link: string, organization: Tenant, donationCode: string) {
+  expect(link).toMatch(new RegExp(`^${server.url}/donor/${organization.slug}/enter\\?token=dnt_dl_`));
+  const entered = await fetch(link, { redirect: "manual" });
+  expect(entered.status).toBe(303);
+  expect(entered.headers.get("location")).toBe(`/donor/${organization.slug}/`);
+  const cookie = (entered.headers.get("set-cookie") ?? "").split(";")[0] as string;
+  expect(cookie).toMatch(new RegExp(`^${DONOR_COOKIE}=`));
+  const home = await fetch(`${server.url}/donor/${organization.slug}/`, { headers: { cookie }, redirect: "manual" });
+  expect(home.status).toBe(200);
+  expect(await home.text()).toContain(donationCode);
+}
+
 const giftPage = (organization: Tenant, donationId: number) =>
   `${server.url}/donor/${organization.slug}/gifts/${donationId}`;
 
@@ -301,16 +308,21 @@ describe("receipts", () => {
     expect(mail.text).toContain("Paid with: Visa •••• 4242");
     expect(mail.html).toContain("€25.00");
 
-    // Every link works: the receipt opens on the right donation, the portal link is the gift's page.
+    // Every link works: the receipt opens on the right donation, the portal link signs the donor in.
     const links = linksOf(mail.html);
-    expect(links).toEqual([body.receipt_url, giftPage(tenant, donation.id)]);
+    expect(links).toHaveLength(2);
+    expect(links[0]).toBe(body.receipt_url);
     const receipt = await fetch(body.receipt_url);
     expect(receipt.status).toBe(200);
     const page = await receipt.text();
     expect(page).toContain(donation.code);
     expect(page).toContain("€25.00");
-    // TODO(lead): with the portal merged, the link signs the donor in (mintReceiptLink) and lands on the gift.
-    expect(new URL(links[1] as string).pathname).toBe(`/donor/${tenant.slug}/gifts/${donation.id}`);
+    await expectSignedInPortal(links[1] as string, tenant, donation.code);
+    // The link's token is stored only as a hash.
+    const token = new URL(links[1] as string).searchParams.get("token") as string;
+    const stored = await db().select().from(donorLinks).where(eq(donorLinks.organizationId, tenant.organizationId));
+    expect(stored.map((link) => link.purpose)).toContain("receipt");
+    expect(JSON.stringify(stored)).not.toContain(token);
 
     // Sent once: a second pass has nothing to send.
     expect(await flush()).toMatchObject({ sent: 0 });
@@ -444,10 +456,11 @@ describe("bank transfer", () => {
     await flush();
     const receipt = only(email, "receipt");
     expect(receipt.text).toContain("Thank you for your gift of €60.00");
-    const link = linksOf(receipt.html)[0] as string;
-    const page = await fetch(link);
+    const [receiptLink, portalLink] = linksOf(receipt.html);
+    const page = await fetch(receiptLink as string);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(donation.code);
+    await expectSignedInPortal(portalLink as string, tenant, donation.code);
   });
 });
 

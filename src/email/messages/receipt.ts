@@ -1,8 +1,8 @@
+import { mintReceiptLink } from "../../modules/donor-portal/donor-links.service.js";
 import {
   donorFirstName,
   type FrequencyKey,
   frequencyKey,
-  giftPageUrl,
   loadDataPayment,
   loadDonationContext,
   sampleDate,
@@ -23,7 +23,7 @@ export interface ReceiptModel extends BaseModel {
   renewal: boolean;
   /** The donation's printable receipt (donations.receipt_url): linked, as no PDF is generated. */
   receipt_url: string;
-  /** The donor's portal, signed in for this donation's supporter. */
+  /** A link that signs the donor in to the portal (30 days, reusable), for this donation's supporter's email. */
   portal_url: string;
 }
 
@@ -48,8 +48,14 @@ export const message: EmailMessage<ReceiptModel> = {
       frequency_key: `frequency.${frequencyKey(donation.frequency)}`,
       renewal: payment.billingCycle !== null,
       receipt_url: donation.receiptUrl,
-      // TODO(lead): a link that signs the donor in (mintReceiptLink of the portal) once h-portal is merged.
-      portal_url: giftPageUrl(deps.baseUrl, base.organization.slug, donation.id),
+      // Minted when the message is rendered (once: a retry resends the stored rendering), so settling
+      // a payment needs nothing of the portal; only the link's hash is stored.
+      portal_url: await mintReceiptLink(tx, {
+        organizationId: row.organizationId,
+        organizationSlug: base.organization.slug,
+        email: supporter.email as string,
+        baseUrl: deps.baseUrl,
+      }),
     };
   },
   sample(base, deps) {
@@ -65,7 +71,7 @@ export const message: EmailMessage<ReceiptModel> = {
       frequency_key: "frequency.monthly",
       renewal: false,
       receipt_url: `${deps.baseUrl}/documents/receipts/1234/sample`,
-      portal_url: `${deps.baseUrl}/donor/${base.organization.slug}/`,
+      portal_url: `${deps.baseUrl}/donor/${base.organization.slug}/enter?token=sample`,
     };
   },
 };
