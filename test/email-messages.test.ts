@@ -8,8 +8,11 @@ import { buildApp } from "../src/app.js";
 import { type Config, loadConfig } from "../src/config.js";
 import { type Database, openDatabase } from "../src/db/client.js";
 import { donations, donorLinks, organizations, outboxMessages, paymentMethods, supporters } from "../src/db/schema.js";
+import { enqueueRecurringCancelled } from "../src/email/donation-emails.js";
+import { enqueueEmail } from "../src/email/outbox.repo.js";
 import { runBilling } from "../src/jobs/runner.js";
 import { loadDocumentLinks } from "../src/modules/documents/document-links.js";
+import type { DonationRow } from "../src/modules/donations/donations.repo.js";
 import { DONOR_COOKIE } from "../src/modules/donor-portal/donor-session.js";
 import type { CompletionStep } from "../src/modules/giving/giving.context.js";
 import { loadProcessorRegistry } from "../src/payments/processors/index.js";
@@ -579,6 +582,107 @@ describe("card expiring", () => {
       .where(eq(paymentMethods.id, otherRow?.paymentMethodId as number));
     await billing(at(otherRow?.nextChargeDate as Date, -10 * DAY));
     expect(await outbox(tenant.organizationId, { kind: "card_expiring", donationId: other.donation.id })).toEqual([]);
+  });
+});
+
+describe("other messages and tenancy", () => {
+  it("the yearly statement: the year's total and a statement link that opens on that year", async () => {
+    const first = await give({ amount: 30, firstName: "Stella" });
+    const second = await give({ amount: 12.35, email: first.email });
+    const supporterId = first.donation.supporter_id as number;
+    expect(second.donation.supporter_id).toBe(supporterId);
+    const year = Number(new Intl.DateTimeFormat("en", { year: "numeric", timeZone: "UTC" }).format(new Date()));
+    await db().transaction((tx) =>
+      enqueueEmail(tx, {
+        organizationId: tenant.organizationId,
+        kind: "statement",
+        to: first.email,
+        supporterId,
+        data: { year },
+        dedupeKey: `statement:${year}:${supporterId}`,
+      }),
+    );
+    await flush();
+    const name = await organizationName(tenant.organizationId);
+    const mail = only(first.email, "statement");
+    expect(mail.subject).toBe(`Your ${year} statement of donations to ${name}`);
+    expectTransactionalHeaders(mail, name);
+    expect(mail.text).toContain("Dear Stella,");
+    expect(mail.text).toContain(`Total given in ${year}: €42.35`);
+    expect(mail.text).toContain("Number of payments: 2");
+    const [link, ...others] = linksOf(mail.html);
+    expect(others).toEqual([]);
+    const supporter = await request("GET", `/api/v1/supporters/${supporterId}`, { token: tenant.token });
+    expect(link).toBe(`${supporter.body.certification_url}?year=${year}`);
+    const page = await fetch(link as string);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain(`Statement of donations ${year}`);
+    expect(html).toContain(first.donation.code);
+    expect(html).toContain(second.donation.code);
+  });
+
+  it("a gift stopped by the donor or by the organization says who, and the donor's reason", async () => {
+    const { donation, email } = await give({ frequency: 1, amount: 120 });
+    const [row] = await db().select().from(donations).where(eq(donations.id, donation.id));
+    await db().transaction((tx) =>
+      enqueueRecurringCancelled(tx, row as DonationRow, "donor", "I give through my employer now"),
+    );
+    await flush();
+    const mail = only(email, "recurring_cancelled");
+    expect(mail.text).toContain(`As you asked, your yearly gift of €120.00 to ${campaignTitle} has been stopped.`);
+    expect(mail.text).toContain("Reason given: I give through my employer now");
+    // Once per donation: a second notice for the same gift is not written.
+    expect(await db().transaction((tx) => enqueueRecurringCancelled(tx, row as DonationRow, "admin"))).toBeNull();
+
+    const other = await give({ frequency: 12, amount: 7 });
+    const [otherRow] = await db().select().from(donations).where(eq(donations.id, other.donation.id));
+    await db().transaction((tx) => enqueueRecurringCancelled(tx, otherRow as DonationRow, "admin"));
+    await flush();
+    const byAdmin = only(other.email, "recurring_cancelled");
+    expect(byAdmin.text).toContain(
+      `${await organizationName(tenant.organizationId)} has stopped your monthly gift of €7.00 to ${campaignTitle}.`,
+    );
+    expect(byAdmin.text).not.toContain("Reason given");
+  });
+
+  it("a message never reads another organization's records: a forged row is cancelled, nothing is sent", async () => {
+    const stranger = await fakeTenant(db());
+    const { donation, body } = await give({ amount: 11 });
+    const to = `forged-${unique(6)}@example.test`;
+    // A receipt of the stranger's organization naming this organization's donation and payment.
+    const forged = await db().transaction(async (tx) => [
+      await enqueueEmail(tx, {
+        organizationId: stranger.organizationId,
+        kind: "receipt",
+        to,
+        donationId: donation.id,
+        data: { payment_id: body.payment.id },
+      }),
+      await enqueueEmail(tx, {
+        organizationId: stranger.organizationId,
+        kind: "gift_notification",
+        to,
+        donationId: donation.id,
+      }),
+      await enqueueEmail(tx, { organizationId: stranger.organizationId, kind: "gift_digest", to, data: { date: "x" } }),
+    ]);
+    // And one of this organization naming its own donation with another donation's payment.
+    const mismatched = await give({ amount: 13 });
+    await db().transaction((tx) =>
+      enqueueEmail(tx, {
+        organizationId: tenant.organizationId,
+        kind: "receipt",
+        to,
+        donationId: mismatched.donation.id,
+        data: { payment_id: body.payment.id },
+      }),
+    );
+    expect(await flush([stranger.organizationId, tenant.organizationId])).toMatchObject({ failed: 0 });
+    expect(smtp.to(to)).toEqual([]);
+    const rows = [...(await outbox(stranger.organizationId)), ...(await outbox(tenant.organizationId, { to }))];
+    expect(rows.map((row) => row.state)).toEqual(["cancelled", "cancelled", "cancelled", "cancelled"]);
+    expect(rows.slice(0, 3).map((row) => row.id)).toEqual(forged);
   });
 });
 
