@@ -498,7 +498,12 @@ describe("organization notices", () => {
       maxAmount: 10_000,
       archiveDate: null,
     });
-    const first = await give({ organization: daily, campaign: campaign.slug as string, amount: 10, firstName: "Ann" });
+    const first = await give({
+      organization: daily,
+      campaign: campaign.slug as string,
+      amount: 10,
+      firstName: "Ann <b>",
+    });
     const second = await give({
       organization: daily,
       campaign: campaign.slug as string,
@@ -530,7 +535,10 @@ describe("organization notices", () => {
       new Date(`${today}T12:00:00Z`),
     );
     expect(mail.subject).toBe(`Gifts received on ${dayText}: 2`);
-    expect(mail.text).toContain("Ann Lovelace");
+    // What donors typed is text: escaped in the HTML part, as typed in the text part.
+    expect(mail.text).toContain("Ann <b> Lovelace");
+    expect(mail.html).toContain("Ann &lt;b&gt; Lovelace");
+    expect(mail.html).not.toContain("Ann <b>");
     expect(mail.text).toContain("Bob Lovelace");
     expect(mail.text).toContain("Total: €15.50");
     expect(linksOf(mail.html)).toEqual([

@@ -1,6 +1,5 @@
 import { printableIban } from "../../modules/organizations/bank-account.js";
 import { findOrganizationById } from "../../modules/organizations/organizations.repo.js";
-import { bankTransferToWire } from "../../modules/organizations/organizations.service.js";
 import {
   donorFirstName,
   type FrequencyKey,
@@ -33,7 +32,6 @@ export const message: EmailMessage<BankTransferModel> = {
     // Marked paid (or refused) before the message went out: the instructions are moot.
     if (!payment || payment.donationId !== donation.id || payment.state !== "PENDING") return null;
     const organization = await findOrganizationById(tx, row.organizationId);
-    const bank = organization ? bankTransferToWire(organization) : null;
     return {
       ...base,
       donor_name: donorFirstName(supporter),
@@ -41,7 +39,13 @@ export const message: EmailMessage<BankTransferModel> = {
       currency: payment.currency,
       frequency_key: `frequency.${frequencyKey(donation.frequency)}`,
       campaign_title: context.campaignTitle,
-      bank: bank && { account_name: bank.account_name, iban: printableIban(bank.iban), bic: bank.bic },
+      bank: organization?.iban
+        ? {
+            account_name: organization.bankAccountName ?? organization.name,
+            iban: printableIban(organization.iban),
+            bic: organization.bic,
+          }
+        : null,
       reference: donation.code,
     };
   },
