@@ -706,6 +706,13 @@ describe("Outbox and email settings (admin GraphQL)", () => {
           "queued",
         ]),
       );
+      // Each is a real statement once delivered: captured here (no SMTP_URL), with the year's subject.
+      expect(await flushOutbox(server, org.organizationId)).toMatchObject({ captured: 4, failed: 0 });
+      const delivered = await statementsOf(db, org.organizationId);
+      const orgName = (await findOrganizationBySlug(db, org.slug))?.name;
+      expect(delivered.map((row) => [row.state, row.subject])).toEqual(
+        gave.map(() => ["captured", `Your ${year} statement of donations to ${orgName}`]),
+      );
       expect(rows.map((row) => row.supporterId)).not.toContain(noEmail.id);
       expect(rows.map((row) => row.supporterId)).not.toContain(erased.id);
       expect(await statementsOf(db, other.organizationId)).toEqual([]);
