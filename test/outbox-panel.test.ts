@@ -1,3 +1,4 @@
+import AxeBuilder from "@axe-core/playwright";
 import { and, eq } from "drizzle-orm";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,6 +35,14 @@ describe("admin panel: Outbox and Settings → Email", () => {
 
   const signIn = (email: string): Promise<Page> =>
     signInToPanel(browser, { url: server.url, email, password: PASSWORD, organization: tenant.slug });
+
+  /** axe's WCAG A/AA rules over the page (the email itself, in its frame, is the templates' own test). */
+  const axeViolations = async (page: Page) => {
+    const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).exclude("iframe").analyze();
+    return result.violations.map(
+      (violation) => `${violation.id}: ${violation.nodes.map((node) => node.target).join(", ")}`,
+    );
+  };
 
   const stateOf = async (id: number) =>
     (
@@ -104,6 +113,7 @@ describe("admin panel: Outbox and Settings → Email", () => {
     await expect(table.locator(`tr[data-id="${failedId}"]`).textContent()).resolves.toContain("failed");
     await expect(table.locator(`tr[data-id="${capturedId}"]`).textContent()).resolves.toContain("captured");
 
+    expect(await axeViolations(page)).toEqual([]);
     await page.getByLabel("State").selectOption("failed");
     await page.waitForURL(/\?state=failed$/);
     await table.locator(`tr[data-id="${capturedId}"]`).waitFor({ state: "detached" });
@@ -122,6 +132,7 @@ describe("admin panel: Outbox and Settings → Email", () => {
     await expect(page.locator('[data-testid="email-text"]').textContent()).resolves.toContain("/enter?token=panel");
     await expect(page.locator('[data-testid="table-headers"]').textContent()).resolves.toContain("Auto-Submitted");
     await expect(page.locator("h1").textContent()).resolves.toBe(`Your sign-in link for ${name}`);
+    expect(await axeViolations(page)).toEqual([]);
     // Captured: nothing to retry or cancel.
     await expect(page.locator('[data-testid="retry-message"], [data-testid="cancel-message"]').count()).resolves.toBe(
       0,
@@ -205,6 +216,7 @@ describe("admin panel: Outbox and Settings → Email", () => {
     await expect(subject.textContent()).resolves.toBe(`Your sign-in link for ${name}`);
     await preview.getByText("Sign in", { exact: true }).waitFor();
 
+    expect(await axeViolations(page)).toEqual([]);
     // Yearly statements: queued once; sending again queues nothing.
     await page.getByLabel("Year", { exact: true }).fill(String(year));
     await page.click('[data-testid="send-statements-button"]');
