@@ -188,8 +188,13 @@ function SettingsForm({ settings, onSaved }: { settings: EmailSettings; onSaved:
 }
 
 /** Each message with sample data, in the organization's name, logo and language (or another). */
-function TemplatePreview({ defaultLocale, hasLogo }: { defaultLocale: string; hasLogo: boolean }) {
-  const [kind, setKind] = useState<string>("receipt");
+function TemplatePreview(props: {
+  kind: string;
+  onKind: (kind: string) => void;
+  defaultLocale: string;
+  hasLogo: boolean;
+}) {
+  const { kind, onKind: setKind, defaultLocale, hasLogo } = props;
   const [locale, setLocale] = useState(defaultLocale);
   const preview = useQuery<{ emailPreview: { subject: string; html: string; text: string } }>(PREVIEW, {
     kind,
@@ -303,6 +308,8 @@ export function EmailSettingsPage() {
   usePageTitle("Email settings", org.name);
   const state = useQuery<{ emailSettings: EmailSettings }>(READ);
   const [flash, setFlash] = useState<string | null>(null);
+  // Kept here: the preview is rebuilt (in the saved language) when the settings change.
+  const [previewKind, setPreviewKind] = useState("receipt");
   return (
     <>
       <PageHeader title="Email">
@@ -325,6 +332,8 @@ export function EmailSettingsPage() {
             <Section title="Message preview" id="email-preview">
               <TemplatePreview
                 key={JSON.stringify(emailSettings)}
+                kind={previewKind}
+                onKind={setPreviewKind}
                 defaultLocale={emailSettings.locale}
                 hasLogo={emailSettings.logo_url !== null}
               />
