@@ -13,6 +13,7 @@ import {
   retrieveOutboxMessage,
   retryOutboxMessage,
 } from "./outbox-admin.service.js";
+import { renderDepsOf } from "./render.js";
 import { type StatementCounts, sendStatements } from "./statements.service.js";
 
 const EmailHeaderType = builder.objectRef<{ name: string; value: string }>("EmailHeader").implement({
@@ -122,10 +123,7 @@ builder.queryField("emailPreview", (t) =>
     },
     resolve: (_root, args, context) => {
       authorize(context, "organization:read");
-      return previewEmail(context.db, context.scope.organizationId, args, {
-        baseUrl: context.config.baseUrl,
-        mailFrom: context.config.mailFrom,
-      });
+      return previewEmail(context.db, context.scope.organizationId, args, renderDepsOf(context.config));
     },
   }),
 );
