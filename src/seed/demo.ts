@@ -7,6 +7,7 @@ import {
 } from "../modules/applications/applications.service.js";
 import { createCampaign } from "../modules/campaigns/campaigns.service.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
+import { updateOrganizationColumns } from "../modules/organizations/organizations.repo.js";
 import {
   countOrganizations,
   createOrganization,
@@ -44,6 +45,11 @@ export async function bootstrapDemo(config: Config, database: Database): Promise
     links: await loadDocumentLinks(db, config.baseUrl),
   });
   const organization = await requireOrganization(db, "demo");
+  // Donors' replies go here, and the organization hears of each new gift (captured without SMTP_URL).
+  await updateOrganizationColumns(db, organization.id, {
+    email: "hello@demo-foundation.example",
+    giftNotifications: "each",
+  });
   await createCampaign(
     db,
     { organizationId: organization.id, timeZone: organization.timeZone },
@@ -79,6 +85,8 @@ export async function bootstrapDemo(config: Config, database: Database): Promise
     `  client_secret: ${app.client_secret}`,
     `  access_token:  ${tokens.access_token}  (valid ${tokens.expires_in} s; more with \`npx donata token create --client-id ${app.client_id} --org demo\`)`,
     `  donate:        ${config.baseUrl}/donate/demo/${DEMO_CAMPAIGN_SLUG}  (sandbox test card 4242 4242 4242 4242)`,
+    `  emails:        ${config.authUrl}/admin/o/demo/outbox  (${config.smtpUrl ? "sent through SMTP_URL" : "captured: no SMTP_URL"})`,
+    `  donor portal:  ${config.baseUrl}/donor/demo/  (sign in with the email you give with)`,
     `  try:           curl -H "Authorization: Bearer ${tokens.access_token}" ${config.baseUrl}/api/v1/checkouts/?limit=2`,
   ];
 }
