@@ -8,7 +8,7 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
  * and the authorization server's pages, present and future. The client-authenticated OAuth
  * endpoints (RFC 6749 token, RFC 7009 revocation, RFC 7662 introspection) take no cookie.
  */
-const COOKIE_ROUTES = [/^\/admin\//, /^\/oauth\/(?!(token|revoke|introspect)\/?$)/];
+const COOKIE_ROUTES = [/^\/admin\//, /^\/donor\//, /^\/oauth\/(?!(token|revoke|introspect)\/?$)/];
 
 /** The origins this server is served from: the admin panel's and the authorization server's. */
 export function ownOrigins(config: Config): Set<string> {

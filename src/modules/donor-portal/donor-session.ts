@@ -1,4 +1,11 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Config } from "../../config.js";
+import type { Db } from "../../db/client.js";
+import { AppError } from "../../errors/app-error.js";
+import { hashSecret } from "../../oauth/secrets.js";
+import { tokensEqual } from "../../sessions/sessions.service.js";
+import { findOrganizationBySlug } from "../organizations/organizations.repo.js";
+import { findLiveDonorSession } from "./donor-portal.repo.js";
 
 /**
  * A signed-in donor: an email address within one organization. Every supporter record of that
@@ -7,6 +14,11 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 export interface DonorSession {
   organizationId: number;
   organizationSlug: string;
+  /** Shown at the top of every portal page. */
+  organizationName: string;
+  /** The organization's time zone (dates on the portal's pages). */
+  timeZone: string;
+  currency: string;
   /** The email the donor signed in with, lower-cased. */
   email: string;
   /** Every form of the portal posts it back (field `csrf`); `checkDonorCsrf` compares. */
@@ -20,6 +32,86 @@ export function portalPath(organizationSlug: string, rest = ""): string {
 
 /**
  * The donor signed in for the organization of the URL's `:org` parameter, or undefined after
- * redirecting the browser to the sign-in page (303). Implemented in portal-auth (helper P1).
+ * redirecting the browser to the sign-in page (303). Implemented by `createRequireDonor`.
  */
 export type RequireDonor = (request: FastifyRequest, reply: FastifyReply) => Promise<DonorSession | undefined>;
+
+export const DONOR_COOKIE = "donata_donor";
+/** A donor session lasts a working day; the cookie expires with it. */
+export const DONOR_SESSION_TTL_SECONDS = 12 * 3600;
+
+/** The session cookie of one organization's portal: sent only to `/donor/{slug}/…`, never to scripts. */
+export function donorCookieOptions(config: Pick<Config, "baseUrl">, organizationSlug: string, maxAgeSeconds: number) {
+  return {
+    path: portalPath(organizationSlug),
+    httpOnly: true,
+    sameSite: "lax" as const,
+    secure: config.baseUrl.startsWith("https:"),
+    maxAge: maxAgeSeconds,
+  };
+}
+
+export interface PortalOrganization {
+  id: number;
+  slug: string;
+  name: string;
+  timeZone: string;
+  currency: string;
+}
+
+const organizationNotFound = () => new AppError("organization_not_found", "There is no donor portal at this address.");
+
+/** The organization of the URL's `:org` parameter; unknown: 404 (the portal's error page). */
+export async function portalOrganization(db: Db, request: FastifyRequest): Promise<PortalOrganization> {
+  const slug = (request.params as { org?: unknown }).org;
+  if (typeof slug !== "string" || slug.length === 0 || slug.length > 100) throw organizationNotFound();
+  const row = await findOrganizationBySlug(db, slug);
+  if (!row) throw organizationNotFound();
+  return { id: row.id, slug: row.slug, name: row.name, timeZone: row.timeZone, currency: row.currency };
+}
+
+/** The donor whose cookie this request carries for this organization, if the session is live. */
+export async function findDonorSession(
+  db: Db,
+  organization: PortalOrganization,
+  request: FastifyRequest,
+): Promise<DonorSession | undefined> {
+  const token = request.cookies[DONOR_COOKIE];
+  if (!token || token.length > 200) return undefined;
+  // Scoped by the URL's organization: a session of another organization's portal is no session here.
+  const row = await findLiveDonorSession(db, organization.id, hashSecret(token));
+  if (!row) return undefined;
+  return {
+    organizationId: organization.id,
+    organizationSlug: organization.slug,
+    organizationName: organization.name,
+    timeZone: organization.timeZone,
+    currency: organization.currency,
+    email: row.email,
+    csrfToken: row.csrfToken,
+  };
+}
+
+/** The RequireDonor of the portal's pages: signed out, the browser goes to the sign-in page (303). */
+export function createRequireDonor(db: Db): RequireDonor {
+  return async (request, reply) => {
+    const organization = await portalOrganization(db, request);
+    const session = await findDonorSession(db, organization, request);
+    if (!session) {
+      await reply.code(303).header("cache-control", "no-store").redirect(portalPath(organization.slug));
+      return undefined;
+    }
+    return session;
+  };
+}
+
+/** Every POST of the portal carries the session's CSRF token in the field `csrf`; otherwise 403. */
+export function checkDonorCsrf(session: DonorSession, body: unknown): void {
+  const given = (body as { csrf?: unknown } | null | undefined)?.csrf;
+  if (!tokensEqual(typeof given === "string" ? given : undefined, session.csrfToken)) {
+    throw new AppError(
+      "csrf_refused",
+      "This form expired or was not sent from this site. Go back, reload the page and try again.",
+    );
+  }
+}

@@ -1,0 +1,170 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { RateLimitRules } from "../../config.js";
+import type { Db, Executor } from "../../db/client.js";
+import { enqueueEmail } from "../../email/outbox.repo.js";
+import { AppError } from "../../errors/app-error.js";
+import { clientAddressKey } from "../../limits/rate-limit.hooks.js";
+import { type LimitRule, type LimitStore, rateLimitHeaders } from "../../limits/rate-limiter.js";
+import { generateSecret, hashSecret } from "../../oauth/secrets.js";
+import { listSupporterRows } from "../supporters/supporters.repo.js";
+import { normalizeEmail } from "../users/users.service.js";
+import {
+  type DonorLinkPurpose,
+  deleteDonorSession,
+  deleteExpiredDonorCredentials,
+  insertDonorLink,
+  insertDonorSession,
+  useDonorLink,
+} from "./donor-portal.repo.js";
+import { DONOR_SESSION_TTL_SECONDS, type PortalOrganization, portalPath } from "./donor-session.js";
+
+/** A link from the sign-in form works once, for 15 minutes; one from a receipt email for 30 days. */
+export const LINK_TTL_SECONDS: Record<DonorLinkPurpose, number> = { sign_in: 15 * 60, receipt: 30 * 86400 };
+
+const LINK_PREFIX = "dnt_dl";
+const SESSION_PREFIX = "dnt_ds";
+
+/** The page a link opens: it signs the donor in, then shows their portal. */
+function enterUrl(baseUrl: string, organizationSlug: string, token: string) {
+  return `${baseUrl.replace(/\/+$/, "")}${portalPath(organizationSlug, "enter")}?token=${encodeURIComponent(token)}`;
+}
+
+async function mintLink(
+  tx: Executor,
+  link: { organizationId: number; organizationSlug: string; email: string; baseUrl: string; purpose: DonorLinkPurpose },
+) {
+  const token = generateSecret(LINK_PREFIX);
+  await insertDonorLink(tx, {
+    organizationId: link.organizationId,
+    tokenHash: hashSecret(token),
+    email: normalizeEmail(link.email),
+    purpose: link.purpose,
+    expiresDate: new Date(Date.now() + LINK_TTL_SECONDS[link.purpose] * 1000),
+  });
+  return enterUrl(link.baseUrl, link.organizationSlug, token);
+}
+
+/**
+ * A link for a receipt email that signs its donor in to the organization's portal: reusable for 30
+ * days, so the receipt keeps working. Call it in the transaction that enqueues the email; only the
+ * link's hash is stored.
+ */
+export function mintReceiptLink(
+  tx: Executor,
+  link: { organizationId: number; organizationSlug: string; email: string; baseUrl: string },
+): Promise<string> {
+  return mintLink(tx, { ...link, purpose: "receipt" });
+}
+
+/** The counters of sign-in link requests: per client address, and per email within an organization. */
+export interface DonorSignInThrottle {
+  store: LimitStore;
+  rules: Pick<RateLimitRules, "signInAccount" | "signInAddress">;
+}
+
+export const TOO_MANY_LINK_REQUESTS = "Too many sign-in links were asked for. Wait a few minutes and try again.";
+
+/** The donor limits take the sign-in limits' sizes (RATE_LIMIT_SIGN_IN_*) under names of their own. */
+function donorRules(rules: DonorSignInThrottle["rules"]): { email: LimitRule; address: LimitRule } {
+  return {
+    email: { ...rules.signInAccount, name: "donor_sign_in_email" },
+    address: { ...rules.signInAddress, name: "donor_sign_in_address" },
+  };
+}
+
+const digest = (value: string) => createHash("sha256").update(value).digest("base64url").slice(0, 32);
+
+async function countLinkRequest(throttle: DonorSignInThrottle, organizationId: number, email: string, ip: string) {
+  const rules = donorRules(throttle.rules);
+  const outcomes = await Promise.all([
+    throttle.store.consume(rules.email, digest(`${organizationId}:${email}`)),
+    throttle.store.consume(rules.address, clientAddressKey(ip)),
+  ]).catch((error: unknown) => {
+    // An uncounted request could mail a donor without limit: refuse it for a moment instead.
+    throw new AppError("sign_in_unavailable", "Sign-in is unavailable for a moment. Try again shortly.", {
+      cause: error,
+      headers: { "retry-after": "5" },
+    });
+  });
+  const refused = outcomes.find((outcome) => !outcome.allowed);
+  if (refused) {
+    throw new AppError("too_many_attempts", TOO_MANY_LINK_REQUESTS, {
+      headers: { "retry-after": String(refused.resetSeconds), ...rateLimitHeaders(refused) },
+    });
+  }
+}
+
+/**
+ * The sign-in form: counts the request, then, only if a supporter of this organization has the
+ * email, mints a single-use link and enqueues it by email in one transaction. The caller answers
+ * the same whatever happened here, so the form tells nobody whether an email is known.
+ */
+export async function requestSignInLink(
+  db: Db,
+  throttle: DonorSignInThrottle,
+  request: { organization: PortalOrganization; email: string; ip: string; baseUrl: string },
+) {
+  const email = normalizeEmail(request.email);
+  const { organization } = request;
+  await countLinkRequest(throttle, organization.id, email, request.ip);
+  await db.transaction(async (tx) => {
+    const scope = { organizationId: organization.id, timeZone: organization.timeZone };
+    const { rows } = await listSupporterRows(
+      tx,
+      scope,
+      { email },
+      { field: "id", descending: false },
+      { limit: 1, offset: 0 },
+    );
+    const supporter = rows[0];
+    if (!supporter?.email) return;
+    const url = await mintLink(tx, {
+      organizationId: organization.id,
+      organizationSlug: organization.slug,
+      email,
+      baseUrl: request.baseUrl,
+      purpose: "sign_in",
+    });
+    await enqueueEmail(tx, {
+      organizationId: organization.id,
+      kind: "donor_sign_in",
+      to: supporter.email,
+      supporterId: supporter.id,
+      data: { url },
+    });
+    await deleteExpiredDonorCredentials(tx, organization.id);
+  });
+}
+
+/**
+ * Follows a link: a live one (a sign-in link not used before) opens a new session for its email.
+ * Returns the session's cookie token, or undefined when the link is unknown, expired or used.
+ */
+export async function enterWithLink(
+  db: Db,
+  organization: PortalOrganization,
+  token: string,
+  previousSessionToken: string | undefined,
+): Promise<string | undefined> {
+  if (token.length === 0 || token.length > 200) return undefined;
+  return db.transaction(async (tx) => {
+    const link = await useDonorLink(tx, organization.id, hashSecret(token));
+    if (!link) return undefined;
+    // A new session on every sign-in: a cookie planted before it is worth nothing after it.
+    if (previousSessionToken) await deleteDonorSession(tx, organization.id, hashSecret(previousSessionToken));
+    const sessionToken = generateSecret(SESSION_PREFIX);
+    await insertDonorSession(tx, {
+      organizationId: organization.id,
+      tokenHash: hashSecret(sessionToken),
+      email: link.email,
+      csrfToken: randomBytes(24).toString("base64url"),
+      expiresDate: new Date(Date.now() + DONOR_SESSION_TTL_SECONDS * 1000),
+    });
+    return sessionToken;
+  });
+}
+
+export async function signOutDonor(db: Db, organization: PortalOrganization, sessionToken: string | undefined) {
+  if (!sessionToken) return;
+  await deleteDonorSession(db, organization.id, hashSecret(sessionToken));
+}

@@ -1,0 +1,70 @@
+import { and, eq, gt, isNull, lt, or, sql } from "drizzle-orm";
+import type { Executor } from "../../db/client.js";
+import { donorLinks, donorSessions } from "../../db/schema.js";
+
+export type DonorLinkPurpose = "sign_in" | "receipt";
+
+export async function insertDonorLink(
+  tx: Executor,
+  values: { organizationId: number; tokenHash: string; email: string; purpose: DonorLinkPurpose; expiresDate: Date },
+) {
+  await tx.insert(donorLinks).values(values);
+}
+
+/**
+ * Uses a link of this organization, atomically: a sign-in link once (a second use finds nothing),
+ * a receipt link as often as its donor likes until it expires. Returns its email, or undefined.
+ */
+export async function useDonorLink(tx: Executor, organizationId: number, tokenHash: string) {
+  const [row] = await tx
+    .update(donorLinks)
+    .set({ usedDate: sql`coalesce(${donorLinks.usedDate}, now())` })
+    .where(
+      and(
+        eq(donorLinks.organizationId, organizationId),
+        eq(donorLinks.tokenHash, tokenHash),
+        gt(donorLinks.expiresDate, sql`now()`),
+        or(eq(donorLinks.purpose, "receipt"), isNull(donorLinks.usedDate)),
+      ),
+    )
+    .returning({ email: donorLinks.email, purpose: donorLinks.purpose });
+  return row;
+}
+
+export async function insertDonorSession(
+  tx: Executor,
+  values: { organizationId: number; tokenHash: string; email: string; csrfToken: string; expiresDate: Date },
+) {
+  await tx.insert(donorSessions).values(values);
+}
+
+export async function findLiveDonorSession(tx: Executor, organizationId: number, tokenHash: string) {
+  const [row] = await tx
+    .select({ email: donorSessions.email, csrfToken: donorSessions.csrfToken })
+    .from(donorSessions)
+    .where(
+      and(
+        eq(donorSessions.organizationId, organizationId),
+        eq(donorSessions.tokenHash, tokenHash),
+        gt(donorSessions.expiresDate, sql`now()`),
+      ),
+    )
+    .limit(1);
+  return row;
+}
+
+export async function deleteDonorSession(tx: Executor, organizationId: number, tokenHash: string) {
+  await tx
+    .delete(donorSessions)
+    .where(and(eq(donorSessions.organizationId, organizationId), eq(donorSessions.tokenHash, tokenHash)));
+}
+
+/** Expired links and sessions of an organization, swept when a new one is made (no job needed). */
+export async function deleteExpiredDonorCredentials(tx: Executor, organizationId: number) {
+  await tx
+    .delete(donorLinks)
+    .where(and(eq(donorLinks.organizationId, organizationId), lt(donorLinks.expiresDate, sql`now()`)));
+  await tx
+    .delete(donorSessions)
+    .where(and(eq(donorSessions.organizationId, organizationId), lt(donorSessions.expiresDate, sql`now()`)));
+}

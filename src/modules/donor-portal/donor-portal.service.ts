@@ -1,0 +1,214 @@
+import type { Scope } from "../../auth/scope.js";
+import type { Db, Executor } from "../../db/client.js";
+import { enqueueEmail } from "../../email/outbox.repo.js";
+import type { ValidationIssue } from "../../errors/app-error.js";
+import { findCampaignRowsByIds } from "../campaigns/campaigns.repo.js";
+import type { DocumentLinks } from "../documents/document-links.js";
+import { type DonationRow, listSupporterDonationRows } from "../donations/donations.repo.js";
+import { listDonationPaymentRows, type PaymentRow } from "../payments/payments.repo.js";
+import { listSupporterRows, type SupporterRow } from "../supporters/supporters.repo.js";
+import type { SupporterPatch } from "../supporters/supporters.schemas.js";
+import { exportSupporter, updateSupporter } from "../supporters/supporters.service.js";
+import type { DonorSession } from "./donor-session.js";
+
+const scopeOf = (session: DonorSession): Scope => ({
+  organizationId: session.organizationId,
+  timeZone: session.timeZone,
+});
+
+/** More records than one person ever has under one email; the portal shows them all. */
+const MAX_IDENTITY_RECORDS = 1000;
+
+/**
+ * The donor's supporter records: every live one of the session's organization with the session's
+ * email (case-insensitive). Erased records have no email, so they never match.
+ */
+export async function identitySupporters(tx: Executor, session: DonorSession): Promise<SupporterRow[]> {
+  const { rows } = await listSupporterRows(
+    tx,
+    scopeOf(session),
+    { email: session.email },
+    { field: "id", descending: false },
+    { limit: MAX_IDENTITY_RECORDS, offset: 0 },
+  );
+  return rows.filter((row) => row.eraseDate === null);
+}
+
+export interface DonorGift {
+  donation: DonationRow;
+  campaignTitle: string;
+  payments: PaymentRow[];
+}
+
+export interface DonorStatement {
+  supporterId: number;
+  year: number;
+  url: string;
+}
+
+export interface DonorHome {
+  /** The record whose details the contact form shows: the one updated last. */
+  contact: SupporterRow | undefined;
+  gifts: DonorGift[];
+  statements: DonorStatement[];
+}
+
+/** Payments that count on a yearly statement (money received, refunded later or not). */
+const RECEIVED = new Set(["PAID", "REFUNDED"]);
+
+/** Everything the signed-in home shows: gifts (newest first) with their payments, statements by year. */
+export async function loadDonorHome(db: Db, session: DonorSession, links: DocumentLinks): Promise<DonorHome> {
+  const scope = scopeOf(session);
+  const supporters = await identitySupporters(db, session);
+  const donations = (
+    await Promise.all(supporters.map((supporter) => listSupporterDonationRows(db, scope, supporter.id)))
+  )
+    .flat()
+    // A draft is a checkout that was never paid: nothing was given.
+    .filter((donation) => donation.state !== "draft")
+    .sort((a, b) => b.createDate.getTime() - a.createDate.getTime() || b.id - a.id);
+  const ids = donations.map((donation) => donation.id);
+  const [campaigns, payments] = await Promise.all([
+    findCampaignRowsByIds(db, session.organizationId, [...new Set(donations.map((donation) => donation.campaignId))]),
+    ids.length === 0 ? [] : listDonationPaymentRows(db, scope, ids),
+  ]);
+  const titles = new Map(campaigns.map((campaign) => [campaign.id, campaign.title]));
+  const gifts = donations.map((donation) => ({
+    donation,
+    campaignTitle: titles.get(donation.campaignId) ?? "",
+    payments: payments
+      .filter((payment) => payment.donationId === donation.id)
+      .sort((a, b) => b.createDate.getTime() - a.createDate.getTime() || b.id - a.id),
+  }));
+  const contact = [...supporters].sort((a, b) => b.updateDate.getTime() - a.updateDate.getTime() || b.id - a.id)[0];
+  return { contact, gifts, statements: statementsOf(session, supporters, gifts, links) };
+}
+
+function statementsOf(
+  session: DonorSession,
+  supporters: SupporterRow[],
+  gifts: DonorGift[],
+  links: DocumentLinks,
+): DonorStatement[] {
+  const yearOf = new Intl.DateTimeFormat("en", { year: "numeric", timeZone: session.timeZone });
+  const statements: DonorStatement[] = [];
+  for (const supporter of supporters) {
+    const years = new Set<number>();
+    for (const gift of gifts) {
+      if (gift.donation.supporterId !== supporter.id) continue;
+      for (const payment of gift.payments) {
+        if (RECEIVED.has(payment.state) && payment.paymentDate) years.add(Number(yearOf.format(payment.paymentDate)));
+      }
+    }
+    const base = supporter.certificationUrl ?? links.statementUrl(session.organizationId, supporter.id);
+    for (const year of [...years].sort((a, b) => b - a)) {
+      statements.push({ supporterId: supporter.id, year, url: `${base}?year=${year}` });
+    }
+  }
+  return statements.sort((a, b) => b.year - a.year || a.supporterId - b.supporterId);
+}
+
+/** What a donor may change about themselves: contact details and marketing consents (not the email). */
+export const CONTACT_FIELDS = [
+  { name: "first_name", label: "First name", maxLength: 100, autocomplete: "given-name" },
+  { name: "last_name", label: "Last name", maxLength: 100, autocomplete: "family-name" },
+  { name: "phone", label: "Phone", maxLength: 50, autocomplete: "tel", type: "tel" },
+  { name: "address", label: "Address", maxLength: 300, autocomplete: "address-line1" },
+  { name: "address2", label: "Address line 2", maxLength: 300, autocomplete: "address-line2" },
+  { name: "postal_code", label: "Postal code", maxLength: 20, autocomplete: "postal-code" },
+  { name: "city", label: "City", maxLength: 100, autocomplete: "address-level2" },
+  { name: "locality", label: "Region or province", maxLength: 100, autocomplete: "address-level1" },
+  {
+    name: "country",
+    label: "Country",
+    maxLength: 2,
+    autocomplete: "country",
+    hint: "Two-letter code, for example IT or FR",
+  },
+] as const;
+
+export const CONSENT_FIELDS = [
+  { name: "email_marketing", label: "News and appeals by email" },
+  { name: "phone_marketing", label: "Phone calls" },
+  { name: "sms_marketing", label: "Text messages (SMS)" },
+  { name: "postal_marketing", label: "Letters by post" },
+] as const;
+
+export type ContactFieldName = (typeof CONTACT_FIELDS)[number]["name"];
+export type ConsentFieldName = (typeof CONSENT_FIELDS)[number]["name"];
+export type ContactPatch = Pick<SupporterPatch, ContactFieldName | ConsentFieldName>;
+
+/** The contact form as typed (re-shown after an error) and the patch it means, or its errors. */
+export interface ContactForm {
+  values: Record<string, string | boolean>;
+  patch: ContactPatch;
+  errors: ValidationIssue[];
+}
+
+export function parseContactForm(body: unknown): ContactForm {
+  const source = (body ?? {}) as Record<string, unknown>;
+  const values: Record<string, string | boolean> = {};
+  const patch: Record<string, string | boolean | null> = {};
+  const errors: ValidationIssue[] = [];
+  for (const field of CONTACT_FIELDS) {
+    const raw = source[field.name];
+    const text = typeof raw === "string" ? raw.trim() : "";
+    values[field.name] = text;
+    if (raw !== undefined && typeof raw !== "string") {
+      errors.push({ field: field.name, message: `${field.label}: send it once` });
+      continue;
+    }
+    if (text.length > field.maxLength) {
+      errors.push({ field: field.name, message: `${field.label} must be at most ${field.maxLength} characters` });
+      continue;
+    }
+    if (field.name === "country" && text !== "" && !/^[A-Za-z]{2}$/.test(text)) {
+      errors.push({ field: field.name, message: "Country must be a two-letter code, for example IT" });
+      continue;
+    }
+    patch[field.name] = text === "" ? null : field.name === "country" ? text.toUpperCase() : text;
+  }
+  for (const field of CONSENT_FIELDS) {
+    // An unticked checkbox sends nothing: absent means "no".
+    const ticked = source[field.name] !== undefined;
+    values[field.name] = ticked;
+    patch[field.name] = ticked;
+  }
+  return { values, patch: patch as ContactPatch, errors };
+}
+
+/**
+ * Saves the donor's contact details and consents on every supporter record of their identity,
+ * through the supporter service the admin panel uses, and confirms by email, in one transaction.
+ * Returns how many records changed.
+ */
+export async function updateDonorContact(db: Db, session: DonorSession, patch: ContactPatch): Promise<number> {
+  return db.transaction(async (tx) => {
+    const supporters = await identitySupporters(tx, session);
+    for (const supporter of supporters) await updateSupporter(tx, scopeOf(session), String(supporter.id), patch);
+    const first = supporters[0];
+    if (first?.email) {
+      await enqueueEmail(tx, {
+        organizationId: session.organizationId,
+        kind: "donor_change",
+        to: first.email,
+        supporterId: first.id,
+        data: { change: "contact_details" },
+      });
+    }
+    return supporters.length;
+  });
+}
+
+/** Everything the organization holds about the donor's identity (GDPR art. 15 and 20), record by record. */
+export async function exportDonorData(db: Db, session: DonorSession) {
+  const supporters = await identitySupporters(db, session);
+  const records = [];
+  for (const supporter of supporters) records.push(await exportSupporter(db, scopeOf(session), String(supporter.id)));
+  return {
+    export_date: new Date().toISOString(),
+    organization: { name: session.organizationName, slug: session.organizationSlug },
+    email: session.email,
+    supporters: records,
+  };
+}
