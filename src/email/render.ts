@@ -135,7 +135,8 @@ export async function renderEmail(
   const subject = translate(model.locale, `${kind}.subject`, {}, model);
   const body = template(`${kind}.mjml`)(model, { data: { root: model } });
   const mjml = template("layout.mjml")({ ...model, subject, body }, { data: { root: model } });
-  const result = await mjml2html(mjml, { validationLevel: "strict", keepComments: false });
+  // No web fonts: a message loads nothing from third parties (fonts: {} keeps MJML from linking Google Fonts).
+  const result = await mjml2html(mjml, { validationLevel: "strict", keepComments: false, fonts: {} });
   if (result.errors.length > 0) {
     throw new Error(`template ${kind}.mjml: ${result.errors.map((error) => error.formattedMessage).join("; ")}`);
   }
@@ -189,16 +190,12 @@ export function messageIdOf(row: Pick<OutboxRow, "organizationId" | "id">, baseU
   return `<outbox.${row.organizationId}.${row.id}@${new URL(baseUrl).hostname}>`;
 }
 
-const messages = new Map<EmailKind, EmailMessage>();
-
-/** The message module of a kind (src/email/messages/<kind>.ts), loaded on first use. */
+/** The message module of a kind (src/email/messages/<kind>.ts, listed in messages/index.ts). */
 export async function messageOf(kind: EmailKind): Promise<EmailMessage> {
-  let found = messages.get(kind);
-  if (!found) {
-    const module = (await import(`./messages/${kind}.js`)) as { message: EmailMessage };
-    found = module.message;
-    messages.set(kind, found);
-  }
+  // Imported here, not at the top: the message modules import this one for its types and helpers.
+  const { MESSAGES } = await import("./messages/index.js");
+  const found = MESSAGES[kind];
+  if (!found) throw new Error(`no message module for kind "${kind}"`);
   return found;
 }
 

@@ -83,3 +83,26 @@ export async function flushOutbox(
     mailer.close();
   }
 }
+
+const ENTITIES: Record<string, string> = {
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  "#39": "'",
+  "#x27": "'",
+  "#x3D": "=",
+  "#x60": "`",
+};
+
+/** Every link of an HTML message (href values, entities decoded), in order, without duplicates. */
+export function linksOf(html: string | false | null | undefined): string[] {
+  if (!html) return [];
+  const links = [...html.matchAll(/href="([^"]*)"/g)].map((match) =>
+    (match[1] as string).replace(
+      /&(amp|lt|gt|quot|#39|#x27|#x3D|#x60);/g,
+      (_, name: string) => ENTITIES[name] as string,
+    ),
+  );
+  return [...new Set(links)];
+}
