@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Actor } from "../../auth/actor.js";
 import type { Executor } from "../../db/client.js";
 import { type EmailKind, enqueueEmail } from "../../email/outbox.repo.js";
@@ -6,7 +7,7 @@ import { cancelRenewals, queueRenewal } from "../../jobs/jobs.repo.js";
 import { hasCentPrecision } from "../../payments/money.js";
 import type { CardDetails } from "../../payments/processors/processor.js";
 import { sandboxDescription } from "../../payments/processors/sandbox.js";
-import { stripeMethodReference } from "../../payments/processors/stripe.js";
+import { parseReference, SETUP_INTENT_ID, stripeMethodReference } from "../../payments/processors/stripe.js";
 import { cycleDueDate } from "../../payments/schedule.js";
 import { assertTransition } from "../../payments/transitions.js";
 import { type AuditActor, auditActorOf, recordAuditEvent } from "../audit/audit.service.js";
@@ -246,6 +247,15 @@ export async function resumeRecurring(
     if (!row) throw notFound("Donation");
     await queueRenewal(tx, { organizationId, donationId: row.id, cycle: next.cycle, runDate: next.date });
     await audit(tx, row, actor, "donations.resumed", { next_charge_date: next.date.toISOString() });
+    // The confirmation of a pause, worded for its end (the donation is no longer paused).
+    await notifyDonor(tx, row, "donor_change", {
+      change: "pause",
+      cycles: 0,
+      paused_until: null,
+      next_charge_date: next.date.toISOString(),
+      amount: row.amount,
+      currency: row.currency,
+    });
     return donationToWire(row);
   });
 }
@@ -366,4 +376,94 @@ export async function replacePaymentMethod(
     });
     return donationToWire(updated);
   });
+}
+
+/** What the payment-method page needs for Stripe's Payment Element in setup mode. */
+export interface StripeSetup {
+  publishableKey: string;
+  clientSecret: string;
+}
+
+async function stripeCustomerOf(context: Pick<GivingDb, "db">, organizationId: number, donation: DonationRow) {
+  const method = await findPaymentMethod(context.db, organizationId, donation.paymentMethodId);
+  if (method?.processor !== "stripe" || !method.processorReference) return undefined;
+  return parseReference(method.processorReference).customer;
+}
+
+/**
+ * A SetupIntent for the donor's Stripe Customer (one is made for a gift that has none yet), or
+ * undefined when the organization takes cards with the sandbox. Stripe is called outside any transaction.
+ */
+export async function prepareStripeSetup(
+  context: Pick<GivingDb, "db" | "processors">,
+  organizationId: number,
+  donationId: number,
+): Promise<StripeSetup | undefined> {
+  const account = await context.processors.stripeAccount(organizationId);
+  if (!account) return undefined;
+  const donation = await findDonation(context.db, organizationId, donationId);
+  if (!donation) throw notFound("Donation");
+  let customer = await stripeCustomerOf(context, organizationId, donation);
+  if (!customer) {
+    const supporter = await findSupporter(context.db, organizationId, donation.supporterId);
+    customer = await account.processor.createCustomer({
+      email: supporter?.email ?? "",
+      name: [supporter?.firstName, supporter?.lastName].filter(Boolean).join(" "),
+      idempotencyKey: `setup-customer:${organizationId}:${donation.id}`,
+    });
+  }
+  const intent = await account.processor.createSetupIntent({
+    customer,
+    metadata: { donata_organization_id: String(organizationId), donata_donation_id: String(donation.id) },
+    idempotencyKey: `setup:${organizationId}:${donation.id}:${randomUUID()}`,
+  });
+  return { publishableKey: account.row.publishableKey, clientSecret: intent.clientSecret };
+}
+
+const setupRefused = (message: string) =>
+  new AppError("invalid_card", message, { errors: [{ field: "setup_intent", message }] });
+
+/**
+ * The SetupIntent Stripe.js confirmed in the page: asked of Stripe (outside any transaction), it must
+ * be this gift's, for its Customer, and succeeded; its method then becomes the gift's.
+ */
+export async function completeStripeSetup(
+  context: Pick<GivingDb, "db" | "processors">,
+  organizationId: number,
+  donationId: number,
+  setupIntentId: string,
+  actor: RecurringActor,
+) {
+  if (!SETUP_INTENT_ID.test(setupIntentId)) throw invalid("setup_intent", "must be a SetupIntent id (seti_…)");
+  const account = await context.processors.stripeAccount(organizationId);
+  if (!account) {
+    throw new AppError("processor_not_connected", "The organization no longer takes payments with Stripe");
+  }
+  const donation = await findDonation(context.db, organizationId, donationId);
+  if (!donation) throw notFound("Donation");
+  const customer = await stripeCustomerOf(context, organizationId, donation);
+  const setup = await account.processor.retrieveSetupIntent(setupIntentId);
+  const ours =
+    setup.metadata.donata_organization_id === String(organizationId) &&
+    setup.metadata.donata_donation_id === String(donation.id) &&
+    setup.customer !== null &&
+    (customer === undefined || setup.customer === customer);
+  if (!ours) throw setupRefused("This payment method was not set up for this gift");
+  if (setup.status !== "succeeded" || !setup.method) {
+    throw setupRefused("The new payment method was not confirmed; try again");
+  }
+  return replacePaymentMethod(
+    context,
+    organizationId,
+    donation.id,
+    {
+      processor: "stripe",
+      customerId: setup.customer as string,
+      paymentMethodId: setup.method.id,
+      label: setup.method.label,
+      expiryMonth: setup.method.expiryMonth,
+      expiryYear: setup.method.expiryYear,
+    },
+    actor,
+  );
 }
