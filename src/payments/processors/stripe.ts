@@ -405,8 +405,9 @@ export function createStripeProcessor(options: StripeAccountOptions): StripeProc
         intent = await stripe.setupIntents.retrieve(setupIntentId, { expand: ["payment_method"] });
       } catch (error) {
         if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404) {
-          throw new AppError("invalid_card", "Stripe does not know this payment method setup", {
-            errors: [{ field: "setup_intent", message: "no such SetupIntent" }],
+          const message = "Stripe does not know this payment method setup; try again";
+          throw new AppError("invalid_card", message, {
+            errors: [{ field: "setup_intent", message }],
             cause: error,
           });
         }
