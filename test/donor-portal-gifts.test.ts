@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
+import { AxeBuilder } from "@axe-core/playwright";
 import { and, asc, eq } from "drizzle-orm";
-import type { Browser as Chromium } from "playwright-core";
+import type { Browser as Chromium, Page as ChromiumPage } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { donations, donorSessions, jobs, outboxMessages, paymentMethods } from "../src/db/schema.js";
 import { queueRenewal } from "../src/jobs/jobs.repo.js";
@@ -287,6 +288,91 @@ describe("donor portal: recurring gifts", () => {
       const page = await browser.get(giftPath(tenant.slug, donation.id));
       expect(text(page.html)).toContain("Stopped");
       expect(page.html).not.toContain(`gifts/${donation.id}/cancel`);
+      for (const path of [
+        giftPath(tenant.slug, donation.id, "cancel"),
+        giftPath(tenant.slug, donation.id, "payment-method"),
+      ]) {
+        const stopped = await browser.get(path);
+        expect(stopped.status, path).toBe(409);
+        expect(text(stopped.html), path).toContain("This gift has stopped; it can no longer be changed.");
+      }
+      const twice = await post(browser, giftPath(tenant.slug, donation.id, "cancel"), { csrf });
+      expect(twice.status).toBe(409);
+      expect(text(twice.html)).toContain("This gift has stopped; it can no longer be changed.");
+    });
+  });
+
+  describe("in chromium", () => {
+    async function expectAccessible(page: ChromiumPage) {
+      const results = await new AxeBuilder({ page }).analyze();
+      expect(results.violations.map((violation) => `${violation.id}: ${violation.help}`)).toEqual([]);
+    }
+
+    async function tabTo(page: ChromiumPage, selector: string) {
+      for (let press = 0; press < 60; press++) {
+        await page.keyboard.press("Tab");
+        if (await page.locator(selector).evaluate((element) => element === document.activeElement)) return;
+      }
+      throw new Error(`${selector} never took the focus`);
+    }
+
+    it("the gift pages are axe-clean on a phone and work with the keyboard only: amount, then cancel", async () => {
+      const { donation, email } = await monthlyGift(tenant);
+      const signed = await signedIn(tenant, email);
+      let chromium: Chromium | undefined;
+      try {
+        chromium = await launchChromium();
+        const context = await chromium.newContext({ viewport: { width: 375, height: 740 }, isMobile: true });
+        const url = new URL(server.url);
+        await context.addCookies([
+          {
+            name: DONOR_COOKIE,
+            value: signed.cookies.get(DONOR_COOKIE) as string,
+            domain: url.hostname,
+            path: `/donor/${tenant.slug}/`,
+          },
+        ]);
+        const page = await context.newPage();
+        await page.goto(`${server.url}${giftPath(tenant.slug, donation.id)}`);
+        await expectAccessible(page);
+        // A refused amount: the error summary and the field's error are accessible too.
+        await tabTo(page, "#field-amount");
+        await page.keyboard.press("ControlOrMeta+a");
+        await page.keyboard.type("2");
+        await page.keyboard.press("Enter");
+        await page.waitForSelector(".error-summary");
+        await expectAccessible(page);
+        await tabTo(page, "#field-amount");
+        await page.keyboard.press("ControlOrMeta+a");
+        await page.keyboard.type("30");
+        await page.keyboard.press("Enter");
+        await page.waitForURL(`**${giftPath(tenant.slug, donation.id)}?done=amount`);
+        expect((await rest(tenant, donation.id)).amount).toBe(30);
+
+        await tabTo(page, `a[href$="/gifts/${donation.id}/payment-method"]`);
+        await page.keyboard.press("Enter");
+        await page.waitForURL(`**/gifts/${donation.id}/payment-method`);
+        await expectAccessible(page);
+        await page.goBack();
+
+        await tabTo(page, `a[href$="/gifts/${donation.id}/cancel"]`);
+        await page.keyboard.press("Enter");
+        await page.waitForURL(`**/gifts/${donation.id}/cancel`);
+        await expectAccessible(page);
+        await tabTo(page, "#field-reason");
+        await page.keyboard.type("Changing charity");
+        await tabTo(page, 'button[type="submit"]:text("Yes, cancel my gift")');
+        await page.keyboard.press("Enter");
+        await page.waitForURL(`**${giftPath(tenant.slug, donation.id)}?done=cancel`);
+        await expectAccessible(page);
+        expect(await donationRow(tenant.organizationId, donation.id)).toMatchObject({
+          state: "revoked",
+          cancelledBy: "donor",
+          cancelReason: "Changing charity",
+        });
+      } finally {
+        await chromium?.close();
+      }
     });
   });
 

@@ -19,6 +19,7 @@ import { portalErrorHandler } from "./donor-portal.routes.js";
 import { checkDonorCsrf, type DonorSession, type RequireDonor } from "./donor-session.js";
 import {
   cancelBody,
+  changeable,
   type DonorGiftView,
   type GiftFormState,
   giftBody,
@@ -73,11 +74,19 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
     return { session, gift: await loadDonorGift(db, session, idOf(request)) };
   }
 
+  /** The pages of one change (cancel, payment method) exist only while the gift can change. */
+  async function changeableGift(request: FastifyRequest, reply: FastifyReply, post: boolean) {
+    const found = await donorGift(request, reply, post);
+    if (found && !changeable(found.gift.donation)) {
+      throw new AppError("invalid_state_transition", "This gift has stopped; it can no longer be changed.");
+    }
+    return found;
+  }
+
   function renderGift(reply: FastifyReply, session: DonorSession, gift: DonorGiftView, state: GiftFormState = {}) {
     return portalPage(reply, {
       title: giftTitle(gift),
       session,
-      status: state.errors?.length ? undefined : 200,
       body: giftBody(session, gift, state),
     });
   }
@@ -89,7 +98,7 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
     form: NonNullable<GiftFormState["form"]>,
     run: (session: DonorSession, gift: DonorGiftView) => Promise<unknown>,
   ) {
-    const found = await donorGift(request, reply, true);
+    const found = await changeableGift(request, reply, true);
     if (!found) return reply;
     const { session, gift } = found;
     try {
@@ -180,7 +189,7 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
   );
 
   app.get("/donor/:org/gifts/:id/cancel", options, async (request, reply) => {
-    const found = await donorGift(request, reply, false);
+    const found = await changeableGift(request, reply, false);
     if (!found) return reply;
     return portalPage(reply, {
       title: "Cancel your gift",
@@ -223,13 +232,13 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
   }
 
   app.get("/donor/:org/gifts/:id/payment-method", options, async (request, reply) => {
-    const found = await donorGift(request, reply, false);
+    const found = await changeableGift(request, reply, false);
     if (!found) return reply;
     return methodPage(reply, found.session, found.gift);
   });
 
   app.post("/donor/:org/gifts/:id/payment-method", options, async (request, reply) => {
-    const found = await donorGift(request, reply, true);
+    const found = await changeableGift(request, reply, true);
     if (!found) return reply;
     const { session, gift } = found;
     const body = request.body;
