@@ -6,10 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { donations, donorSessions, jobs, outboxMessages, paymentMethods } from "../src/db/schema.js";
 import { queueRenewal } from "../src/jobs/jobs.repo.js";
 import { DONOR_COOKIE } from "../src/modules/donor-portal/donor-session.js";
+import { createUser } from "../src/modules/users/users.service.js";
 import { hashSecret } from "../src/oauth/secrets.js";
 import { loadProcessorRegistry } from "../src/payments/processors/index.js";
 import { Browser, type Page } from "./helpers/browser.js";
-import { launchChromium } from "./helpers/chromium.js";
+import { launchChromium, signInToPanel } from "./helpers/chromium.js";
 import {
   connectFakeStripeAccount,
   type FakeStripeAccount,
@@ -370,6 +371,17 @@ describe("donor portal: recurring gifts", () => {
           cancelledBy: "donor",
           cancelReason: "Changing charity",
         });
+
+        // The organization sees who stopped the gift and why on the donation's page in the panel.
+        const admin = { email: `admin-${unique(6)}@example.test`, password: "long enough password" };
+        await createUser(db(), { ...admin, organization: tenant.slug, role: "admin" });
+        const panel = await signInToPanel(chromium, { url: server.url, ...admin, organization: tenant.slug });
+        await panel.goto(`${server.url}/admin/o/${tenant.slug}/donations/${donation.id}`);
+        const fields = panel.locator("#donation dl");
+        await fields.getByText("Changing charity").waitFor();
+        expect(await fields.innerText()).toMatch(
+          /Cancelled by\s+The donor \(donor portal\)\s+Cancel reason\s+Changing charity/,
+        );
       } finally {
         await chromium?.close();
       }
