@@ -23,6 +23,7 @@ import {
   unique,
 } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
+import { flushOutbox, linksOf, startSmtpServer, type TestSmtpServer } from "./helpers/smtp.js";
 import { serveStripeJs } from "./helpers/stripe-js-stand-in.js";
 import { type StripeStandIn, startStripeStandIn } from "./helpers/stripe-stand-in.js";
 
@@ -45,6 +46,7 @@ const text = (html: string) =>
 describe("donor portal: recurring gifts", () => {
   let server: TestServer;
   let standIn: StripeStandIn;
+  let smtp: TestSmtpServer;
   let tenant: Tenant;
   let other: Tenant;
   let stripeTenant: Tenant;
@@ -53,8 +55,8 @@ describe("donor portal: recurring gifts", () => {
   const db = () => server.database.db;
 
   beforeAll(async () => {
-    standIn = await startStripeStandIn();
-    server = await startTestServer({ stripeApiUrl: `http://127.0.0.1:${standIn.api.port}` });
+    [standIn, smtp] = await Promise.all([startStripeStandIn(), startSmtpServer()]);
+    server = await startTestServer({ stripeApiUrl: `http://127.0.0.1:${standIn.api.port}`, smtpUrl: smtp.url });
     [tenant, other, stripeTenant] = await Promise.all([fakeTenant(db()), fakeTenant(db()), fakeTenant(db())]);
     const processors = loadProcessorRegistry(db(), server.config);
     stripeAccount = await connectFakeStripeAccount(db(), stripeTenant.organizationId, processors.secrets);
@@ -62,7 +64,16 @@ describe("donor portal: recurring gifts", () => {
   afterAll(async () => {
     await server?.close();
     await standIn?.close();
+    await smtp?.close();
   });
+
+  /** The mails delivered to this address (any case), after delivering the organization's outbox now. */
+  async function mailsTo(organizationId: number, address: string) {
+    await flushOutbox(server, organizationId);
+    return smtp.messages.filter((mail) =>
+      (Array.isArray(mail.to) ? mail.to : [mail.to]).some((to) => to?.text.toLowerCase() === address.toLowerCase()),
+    );
+  }
 
   /** A browser signed in to the organization's portal as this email (a live donor session). */
   async function signedIn(target: Pick<Tenant, "slug" | "organizationId">, email: string) {
@@ -232,6 +243,12 @@ describe("donor portal: recurring gifts", () => {
       expect(await outboxOf(tenant.organizationId, donation.id)).toMatchObject([
         { kind: "donor_change", to: supporter.email, data: { change: "amount", amount: 25.5, previous_amount: 15 } },
       ]);
+      const [mail] = await mailsTo(tenant.organizationId, email);
+      expect(mail?.subject).toMatch(/^The amount of your gift to Org \w+ was changed$/);
+      expect(mail?.text).toContain("€25.50");
+      const giftLink = linksOf(mail?.html).find((link) => link.includes(`/gifts/${donation.id}`));
+      expect(giftLink).toBe(`${server.url}${giftPath(tenant.slug, donation.id)}`);
+      expect((await browser.get(new URL(giftLink as string).pathname)).status).toBe(200);
     });
 
     it("switches to yearly, pauses for 2 months and resumes", async () => {
@@ -286,6 +303,9 @@ describe("donor portal: recurring gifts", () => {
         kind: "recurring_cancelled",
         data: { by: "donor", reason: "Too expensive" },
       });
+      const mails = await mailsTo(tenant.organizationId, email);
+      expect(mails).toHaveLength(1);
+      expect(mails[0]?.text).toContain("Too expensive");
       const page = await browser.get(giftPath(tenant.slug, donation.id));
       expect(text(page.html)).toContain("Stopped");
       expect(page.html).not.toContain(`gifts/${donation.id}/cancel`);

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Actor } from "../../auth/actor.js";
 import type { Executor } from "../../db/client.js";
+import { enqueueRecurringCancelled } from "../../email/donation-emails.js";
 import { type EmailKind, enqueueEmail } from "../../email/outbox.repo.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { cancelRenewals, queueRenewal } from "../../jobs/jobs.repo.js";
@@ -295,7 +296,7 @@ export async function cancelRecurring(
     });
     if (!row) throw notFound("Donation");
     await audit(tx, row, actor, "donations.cancelled", { reason });
-    await notifyDonor(tx, row, "recurring_cancelled", { by: actor.by, reason });
+    await enqueueRecurringCancelled(tx, row, actor.by, reason);
     return donationToWire(row);
   });
 }
