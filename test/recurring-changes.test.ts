@@ -306,8 +306,20 @@ describe("changing the amount", () => {
       message: "Donation not found",
       extensions: { code: "not_found" },
     });
-    const cancel = await graphql(CANCEL, { id: donation.id }, otherCookie);
-    expect(refusal(cancel.body, "cancelDonation").extensions.code).toBe("not_found");
+    for (const [query, field, variables] of [
+      [CANCEL, "cancelDonation", {}],
+      [FREQUENCY, "changeDonationFrequency", { frequency: 1 }],
+      [PAUSE, "pauseDonation", { cycles: 1 }],
+      [DONATION, "donation", {}],
+    ] as const) {
+      const { body } = await graphql(query, { id: donation.id, ...variables }, otherCookie);
+      if (field === "donation") expect(body.data.donation).toBeNull();
+      else
+        expect(refusal(body, field), field).toEqual({
+          message: "Donation not found",
+          extensions: { code: "not_found" },
+        });
+    }
     const rest = await request("POST", `/api/v1/donations/${donation.id}/cancel`, { token: other.token });
     expect(rest.status).toBe(404);
     expect((await restDonation(donation.id)).state).toBe("active");
@@ -469,6 +481,7 @@ describe("cancelling", () => {
       cancelled_by: "admin",
       cancel_reason: null,
     });
+    expect((await outboxOf(donation.id)).at(-1)).toMatchObject({ kind: "recurring_cancelled", data: { by: "admin" } });
     expect((await auditOf(donation.id)).at(-1)).toEqual({
       actor: `application ${tenant.applicationId}`,
       action: "donations.cancelled",
