@@ -29,6 +29,7 @@ import { documentRoutes } from "./modules/documents/documents.routes.js";
 import { donationActionRoutes } from "./modules/donations/donation-actions.routes.js";
 import { donationRoutes } from "./modules/donations/donations.routes.js";
 import { donorPortalRoutes } from "./modules/donor-portal/donor-portal.routes.js";
+import { giftRoutes } from "./modules/donor-portal/gift.routes.js";
 import { loadCardTestingGuard } from "./modules/giving/card-testing.service.js";
 import { donatePageRoutes } from "./modules/giving/donate-page.routes.js";
 import type { GivingContext } from "./modules/giving/giving.context.js";
@@ -187,7 +188,7 @@ export async function buildApp({
   publicCheckoutRoutes(app, giving);
   documentRoutes(app, giving);
   donatePageRoutes(app, giving);
-  donorPortalRoutes(app, { db, config, links: giving.links, limits });
+  giftRoutes(app, giving, donorPortalRoutes(app, { db, config, links: giving.links, limits }));
   paymentActionRoutes(app, giving);
   donationActionRoutes(app, giving);
   await stripeWebhookRoutes(app, giving);

@@ -10,6 +10,7 @@ import "../modules/supporters/supporter-export.graphql.js";
 import "../modules/applications/applications.graphql.js";
 import "../modules/payments/payment-actions.graphql.js";
 import "../modules/donations/donation-actions.graphql.js";
+import "../modules/donations/recurring-changes.graphql.js";
 import "../modules/giving/card-testing.graphql.js";
 import "../modules/dashboard/dashboard.graphql.js";
 import "../modules/members/members.graphql.js";

@@ -44,7 +44,8 @@ export async function recordRenewal(
   const cycle = due.cycle();
   const method = await findPaymentMethod(tx, organizationId, donation.paymentMethodId);
   const processor = method ? findProcessor(method.processor) : undefined;
-  const idempotencyKey = `renewal:${donation.id}:${cycle}:${donation.failureCount}`;
+  // Yearly cycles are counted apart ("y"): a gift switched from monthly to yearly never reuses a month's key.
+  const idempotencyKey = `renewal:${donation.id}:${frequency === 1 ? "y" : ""}${cycle}:${donation.failureCount}`;
   const payment = await insertPayment(tx, {
     organizationId,
     donationId: donation.id,

@@ -100,6 +100,7 @@ async function settleRenewalFailed(tx: Executor, donation: DonationRow, cycle: n
       state: "revoked",
       failureCount: failures,
       nextChargeDate: null,
+      cancelledBy: "failed_payments",
     });
     return { donation: row ?? donation, settled: "revoked" as const };
   }

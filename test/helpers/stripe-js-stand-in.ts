@@ -14,6 +14,9 @@ import type { StripeStandIn } from "./stripe-stand-in.js";
  * - `createConfirmationToken({ elements, params })` mints a ConfirmationToken for the chosen
  *   method with POST https://api.stripe.com/v1/confirmation_tokens (the test forwards it to the
  *   local Stripe API stand-in, which also proves the page's connect-src);
+ * - `confirmSetup({ elements, redirect: "if_required" })` (Elements made with a SetupIntent's
+ *   `clientSecret`) confirms it with the chosen method at POST
+ *   https://api.stripe.com/v1/setup_intents/{id}/confirm, as the portal's payment-method page does;
  * - `handleNextAction({ clientSecret })` opens Stripe's challenge frame on https://hooks.stripe.com
  *   (which proves frame-src); the test answers in it like the donor answering their bank.
  *
@@ -97,6 +100,9 @@ export const STRIPE_JS_STAND_IN = `(() => {
         get __setupFutureUsage() {
           return current.setupFutureUsage || null;
         },
+        get __clientSecret() {
+          return current.clientSecret || null;
+        },
       };
     }
 
@@ -114,6 +120,23 @@ export const STRIPE_JS_STAND_IN = `(() => {
       const json = await response.json();
       if (!response.ok) return { error: json.error };
       return { confirmationToken: json };
+    }
+
+    async function confirmSetup({ elements: chosen, redirect }) {
+      const method = METHODS[chosen.__method];
+      const clientSecret = chosen.__clientSecret;
+      calls.push({ call: "confirmSetup", method: chosen.__method, redirect });
+      if (!clientSecret) return { error: { type: "invalid_request_error", message: "Elements has no clientSecret." } };
+      const id = clientSecret.replace(/_secret_.*$/, "");
+      const body = merge({ key: publishableKey, client_secret: clientSecret }, copy(method.params));
+      const response = await fetch("https://api.stripe.com/v1/setup_intents/" + id + "/confirm", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: encode(body, "", new URLSearchParams()).toString(),
+      });
+      const json = await response.json();
+      if (!response.ok) return { error: json.error };
+      return { setupIntent: json };
     }
 
     function handleNextAction({ clientSecret }) {
@@ -142,7 +165,7 @@ export const STRIPE_JS_STAND_IN = `(() => {
       });
     }
 
-    return { elements, createConfirmationToken, handleNextAction };
+    return { elements, createConfirmationToken, confirmSetup, handleNextAction };
   };
 })();
 `;

@@ -79,6 +79,8 @@ export interface StripeStandIn {
   readonly paymentIntents: ReadonlyMap<string, Stripe.PaymentIntent>;
   readonly refunds: ReadonlyMap<string, Stripe.Refund>;
   readonly customers: ReadonlyMap<string, Stripe.Customer>;
+  /** SetupIntents (a donor's new method saved on their Customer), confirmed by Stripe.js with the publishable key. */
+  readonly setupIntents: ReadonlyMap<string, Stripe.SetupIntent>;
   /** Every payment method: Stripe's test methods, SEPA methods, and those made from confirmation tokens. */
   readonly paymentMethods: ReadonlyMap<string, Stripe.PaymentMethod>;
   /** Every request received, in order (method and path), replays and refusals included. */
@@ -280,6 +282,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
   const paymentIntents = new Map<string, Stripe.PaymentIntent>();
   const refunds = new Map<string, Stripe.Refund>();
   const customers = new Map<string, Stripe.Customer>();
+  const setupIntents = new Map<string, Stripe.SetupIntent>();
   const methods = new Map<string, Stripe.PaymentMethod>(
     Object.values(STRIPE_TEST_METHODS).map((id) => [id, paymentMethodOf(id, "card", "4242")]),
   );
@@ -605,6 +608,95 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     return { status: 200, body: method };
   }
 
+  function createSetupIntent(params: Record<string, unknown>): Reply {
+    const customer = typeof params.customer === "string" ? params.customer : null;
+    if (customer && !customers.has(customer)) return noSuch("customer", customer, "customer");
+    const id = newId("seti");
+    const intent = {
+      id,
+      object: "setup_intent",
+      application: null,
+      automatic_payment_methods: { allow_redirects: "never", enabled: true },
+      cancellation_reason: null,
+      client_secret: `${id}_secret_${randomBytes(8).toString("hex")}`,
+      created: now(),
+      customer,
+      description: null,
+      last_setup_error: null,
+      latest_attempt: null,
+      livemode: false,
+      mandate: null,
+      metadata: (params.metadata ?? {}) as Record<string, string>,
+      next_action: null,
+      on_behalf_of: null,
+      payment_method: null,
+      payment_method_types: ["card", "sepa_debit"],
+      single_use_mandate: null,
+      status: "requires_payment_method",
+      usage: params.usage === "on_session" ? "on_session" : "off_session",
+    } as unknown as Stripe.SetupIntent;
+    setupIntents.set(id, intent);
+    return { status: 200, body: intent };
+  }
+
+  function expandSetupIntent(intent: Stripe.SetupIntent, expand: unknown): Stripe.SetupIntent {
+    const fields = Array.isArray(expand) ? (expand as string[]) : [];
+    const methodId = intent.payment_method;
+    if (!fields.includes("payment_method") || typeof methodId !== "string") return intent;
+    return { ...intent, payment_method: methods.get(methodId) ?? methodId };
+  }
+
+  /** What Stripe.js's confirmSetup does in the donor's browser: the chosen method saved on the intent's customer. */
+  function confirmSetupIntent(intentId: string, params: Record<string, unknown>): Reply {
+    const intent = setupIntents.get(intentId);
+    if (!intent) return noSuch("setup_intent", intentId, "intent");
+    if (params.client_secret !== undefined && params.client_secret !== intent.client_secret) {
+      return stripeError(400, {
+        type: "invalid_request_error",
+        param: "client_secret",
+        message: "The client_secret provided does not match the client_secret associated with the SetupIntent.",
+      });
+    }
+    if (intent.status === "succeeded") {
+      return stripeError(400, {
+        type: "invalid_request_error",
+        code: "setup_intent_unexpected_state",
+        message: "You cannot confirm this SetupIntent because it has already succeeded.",
+      });
+    }
+    let source: Stripe.PaymentMethod | undefined;
+    const methodId = params.payment_method as string | undefined;
+    const data = params.payment_method_data as { type?: string; sepa_debit?: { iban?: string } } | undefined;
+    if (methodId) {
+      source = methods.get(methodId);
+      if (!source) return noSuch("PaymentMethod", methodId, "payment_method");
+    } else if (data?.type === "sepa_debit") {
+      const iban = String(data.sepa_debit?.iban ?? "");
+      if (!/^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$/.test(iban)) return missing("payment_method_data[sepa_debit][iban]");
+      source = paymentMethodOf(newId("pm"), "sepa_debit", iban.slice(-4));
+      methods.set(source.id, source);
+    } else return missing("payment_method");
+    const behaviour = behaviourOf.get(source.id) ?? source.id;
+    if (behaviour === STRIPE_TEST_METHODS.declined || behaviour === STRIPE_TEST_METHODS.insufficientFunds) {
+      const error = {
+        type: "card_error" as const,
+        code: "card_declined",
+        decline_code: "generic_decline",
+        message: "Your card was declined.",
+      };
+      intent.last_setup_error = error as Stripe.SetupIntent.LastSetupError;
+      return stripeError(402, { ...error, setup_intent: intent });
+    }
+    const method = { ...source, id: newId("pm"), created: now() } as Stripe.PaymentMethod;
+    methods.set(method.id, method);
+    behaviourOf.set(method.id, behaviour);
+    intent.payment_method = method.id;
+    intent.status = "succeeded";
+    intent.last_setup_error = null;
+    if (intent.customer) attach(method.id, intent.customer as string);
+    return { status: 200, body: intent };
+  }
+
   function searchPaymentIntents(query: string, expand: unknown): Reply {
     const match = /^metadata\['([^']+)'\]:'((?:[^'\\]|\\.)*)'$/.exec(query.trim());
     if (!match) {
@@ -646,6 +738,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     if (method === "POST" && path === "/v1/payment_intents") return createPaymentIntent(params);
     if (method === "POST" && path === "/v1/refunds") return createRefund(params);
     if (method === "POST" && path === "/v1/customers") return createCustomer(params);
+    if (method === "POST" && path === "/v1/setup_intents") return createSetupIntent(params);
     if (method === "GET" && path === "/v1/refunds") return listRefunds(query);
     if (method === "GET" && path.startsWith("/v1/refunds/")) return retrieveRefund(path.slice("/v1/refunds/".length));
     if (method === "POST" && path === "/v1/payment_methods") return createPaymentMethod(params);
@@ -659,6 +752,15 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     if (method === "GET" && intentId) return retrievePaymentIntent(intentId, queryParams);
     const canceled = /^\/v1\/payment_intents\/([^/]+)\/cancel$/.exec(path)?.[1];
     if (method === "POST" && canceled) return cancelPaymentIntent(canceled, params);
+    const setupId = /^\/v1\/setup_intents\/([^/]+)$/.exec(path)?.[1];
+    if (method === "GET" && setupId) {
+      const intent = setupIntents.get(setupId);
+      return intent
+        ? { status: 200, body: expandSetupIntent(intent, queryParams.expand) }
+        : noSuch("setup_intent", setupId, "intent");
+    }
+    const confirmedSetup = /^\/v1\/setup_intents\/([^/]+)\/confirm$/.exec(path)?.[1];
+    if (method === "POST" && confirmedSetup) return confirmSetupIntent(confirmedSetup, params);
     const methodId = /^\/v1\/payment_methods\/([^/]+)$/.exec(path)?.[1];
     if (method === "GET" && methodId) return retrievePaymentMethod(methodId);
     return stripeError(404, {
@@ -697,7 +799,9 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
 
     const publishable = /^Bearer (pk_test_\w+)$/.exec(request.headers.authorization ?? "")?.[1];
     const key =
-      publishable && method === "POST" && url.pathname === "/v1/confirmation_tokens"
+      publishable &&
+      method === "POST" &&
+      (url.pathname === "/v1/confirmation_tokens" || /^\/v1\/setup_intents\/[^/]+\/confirm$/.test(url.pathname))
         ? publishable
         : authorized(request);
     if (!key) {
@@ -750,6 +854,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     paymentIntents,
     refunds,
     customers,
+    setupIntents,
     paymentMethods: methods,
     requests,
     inject: (fault) => faults.push(fault),

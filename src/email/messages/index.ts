@@ -2,6 +2,7 @@ import type { EmailKind } from "../outbox.repo.js";
 import type { EmailMessage } from "../render.js";
 import { message as bankTransfer } from "./bank_transfer.js";
 import { message as cardExpiring } from "./card_expiring.js";
+import { message as donorChange } from "./donor_change.js";
 import { message as donorSignIn } from "./donor_sign_in.js";
 import { message as giftDigest } from "./gift_digest.js";
 import { message as giftNotification } from "./gift_notification.js";
@@ -23,4 +24,5 @@ export const MESSAGES: Partial<Record<EmailKind, EmailMessage>> = {
   statement: statement as EmailMessage,
   gift_notification: giftNotification as EmailMessage,
   gift_digest: giftDigest as EmailMessage,
+  donor_change: donorChange as EmailMessage,
 };

@@ -8,6 +8,7 @@ import { OfflineDonationBody } from "./donation-actions.schemas.js";
 import { cancelDonation, recordOfflineDonation } from "./donation-actions.service.js";
 import { DonationType } from "./donations.graphql.js";
 import type { DonationWire } from "./donations.schemas.js";
+import { adminActor } from "./recurring-changes.service.js";
 
 const DonationWithPaymentType = builder
   .objectRef<{ donation: DonationWire; payment: PaymentWire }>("DonationWithPayment")
@@ -27,11 +28,15 @@ const OfflineDonationInputType = builder.inputType("OfflineDonationInput", {
 builder.mutationFields((t) => ({
   cancelDonation: t.field({
     type: DonationType,
-    description: "Cancels a recurring donation (active or past_due → revoked)",
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, { id }, context) => {
+    description:
+      "Cancels a recurring donation (active or past_due → revoked), keeping who cancelled it and the reason given",
+    args: {
+      id: t.arg.id({ required: true }),
+      reason: t.arg.string({ required: false, description: "Why the gift stops (at most 500 characters)" }),
+    },
+    resolve: (_root, { id, reason }, context) => {
       authorize(context, "donations:write");
-      return cancelDonation(context, context.scope, String(id));
+      return cancelDonation(context, context.scope, String(id), adminActor(context.actor), reason);
     },
   }),
   recordOfflineDonation: t.field({

@@ -2,9 +2,7 @@ import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
-import { cancelRenewals } from "../../jobs/jobs.repo.js";
 import { hasCentPrecision } from "../../payments/money.js";
-import { assertTransition } from "../../payments/transitions.js";
 import { findCampaign, findOrganizationCurrency } from "../giving/checkout-flow.repo.js";
 import { idempotent } from "../giving/idempotency.js";
 import { findPaymentMethod, insertPaymentMethod } from "../payment-methods/payment-methods.repo.js";
@@ -13,34 +11,23 @@ import { insertPayment, type PaymentRow } from "../payments/payments.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
 import { findSupporter, setCertificationUrl } from "../supporters/supporters.repo.js";
 import type { OfflineDonationBody } from "./donation-actions.schemas.js";
-import { insertDonation, lockDonation, nextDonationId, updateDonation } from "./donations.repo.js";
+import { insertDonation, nextDonationId } from "./donations.repo.js";
 import { donationToWire } from "./donations.service.js";
+import { cancelRecurring, type RecurringActor } from "./recurring-changes.service.js";
 
 async function paymentWire(tx: Executor, organizationId: number, row: PaymentRow) {
   return paymentToWire(row, await findPaymentMethod(tx, organizationId, row.paymentMethodId));
 }
 
 /** Stops a recurring donation: active or past_due → revoked; no renewal is charged afterwards. */
-export async function cancelDonation(context: GivingDb, scope: Scope, rawId: string) {
-  const id = parseId(rawId, "Donation");
-  return context.db.transaction(async (tx) => {
-    // Jobs before the donation, in the worker's lock order, so a cancel racing a renewal never deadlocks.
-    await cancelRenewals(tx, scope.organizationId, id);
-    const donation = await lockDonation(tx, scope.organizationId, id);
-    if (!donation) throw notFound("Donation");
-    if (donation.frequency !== 1 && donation.frequency !== 12) {
-      throw new AppError(
-        "invalid_state_transition",
-        `The donation ${donation.id} is not recurring; refund its payment to revoke it`,
-      );
-    }
-    if (donation.state !== "active" && donation.state !== "past_due") {
-      assertTransition("donation", donation.id, donation.state, "revoked");
-    }
-    const row = await updateDonation(tx, scope.organizationId, donation.id, { state: "revoked", nextChargeDate: null });
-    if (!row) throw notFound("Donation");
-    return donationToWire(row);
-  });
+export function cancelDonation(
+  context: GivingDb,
+  scope: Scope,
+  rawId: string,
+  actor: RecurringActor,
+  reason?: string | null,
+) {
+  return cancelRecurring(context, scope.organizationId, parseId(rawId, "Donation"), { reason }, actor);
 }
 
 /** A gift received outside the platform (cash, cheque, bank transfer): a done donation with a PAID payment. */

@@ -34,7 +34,7 @@ export function stripeMethodReference(customerId: string | null, paymentMethodId
   return customerId ? `${customerId}/${paymentMethodId}` : paymentMethodId;
 }
 
-function parseReference(reference: string): { customer?: string; paymentMethod: string } {
+export function parseReference(reference: string): { customer?: string; paymentMethod: string } {
   const [first, second] = reference.split("/");
   return second ? { customer: first, paymentMethod: second } : { paymentMethod: first ?? reference };
 }
@@ -238,7 +238,27 @@ export interface StripeProcessor extends Processor {
   retrieveIntent(intentId: string): Promise<ChargeResult>;
   /** Gives up a charge still waiting for the donor (3-D Secure abandoned); answers its final state. */
   cancelIntent(intentId: string): Promise<ChargeResult>;
+  /** A SetupIntent that saves a new method on the Customer for off-session renewals (confirmed in the page by Stripe.js). */
+  createSetupIntent(request: {
+    customer: string;
+    metadata: Record<string, string>;
+    idempotencyKey: string;
+  }): Promise<{ id: string; clientSecret: string }>;
+  /** A SetupIntent as Stripe has it now, with the method it saved. */
+  retrieveSetupIntent(setupIntentId: string): Promise<SetupIntentState>;
 }
+
+/** What a SetupIntent says: whose it is, whether it succeeded, and the method it saved. */
+export interface SetupIntentState {
+  id: string;
+  status: Stripe.SetupIntent.Status;
+  customer: string | null;
+  metadata: Record<string, string>;
+  method: ({ id: string } & ReturnType<typeof stripeMethodDetails>) | null;
+}
+
+/** A SetupIntent id as the page sends it back (seti_…). */
+export const SETUP_INTENT_ID = /^seti_[A-Za-z0-9_]{1,200}$/;
 
 /**
  * The Stripe processor of one organization (its own secret key). Every call that moves money sends
@@ -361,6 +381,47 @@ export function createStripeProcessor(options: StripeAccountOptions): StripeProc
         }
         rethrow(error);
       }
+    },
+
+    async createSetupIntent(request) {
+      const intent = await stripe.setupIntents
+        .create(
+          {
+            customer: request.customer,
+            usage: "off_session",
+            automatic_payment_methods: { enabled: true, allow_redirects: "never" },
+            metadata: request.metadata,
+          },
+          { idempotencyKey: request.idempotencyKey },
+        )
+        .catch(rethrow);
+      if (!intent.client_secret) throw new Error(`SetupIntent ${intent.id} has no client secret`);
+      return { id: intent.id, clientSecret: intent.client_secret };
+    },
+
+    async retrieveSetupIntent(setupIntentId) {
+      let intent: Stripe.SetupIntent;
+      try {
+        intent = await stripe.setupIntents.retrieve(setupIntentId, { expand: ["payment_method"] });
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404) {
+          const message = "Stripe does not know this payment method setup; try again";
+          throw new AppError("invalid_card", message, {
+            errors: [{ field: "setup_intent", message }],
+            cause: error,
+          });
+        }
+        rethrow(error);
+      }
+      const method = intent.payment_method && typeof intent.payment_method !== "string" ? intent.payment_method : null;
+      const customer = typeof intent.customer === "string" ? intent.customer : (intent.customer?.id ?? null);
+      return {
+        id: intent.id,
+        status: intent.status,
+        customer,
+        metadata: intent.metadata ?? {},
+        method: method ? { id: method.id, ...stripeMethodDetails(method) } : null,
+      };
     },
 
     async createCustomer(customer) {

@@ -15,6 +15,7 @@ import { COLLECTIONS, SUPPORTER_SUMMARY } from "./collections";
 const QUERY = `query DonationDetail($id: ID!, $donation_id: Int!) {
   donation(id: $id) {
     id code state amount covered_fee skipped_cycles currency frequency device note receipt_url tags supporter_id campaign_id completed_date create_date update_date
+    next_charge_date paused_until cancelled_by cancel_reason
     supporter { ${SUPPORTER_SUMMARY} city country }
     campaign { id title slug }
   }
@@ -22,7 +23,18 @@ const QUERY = `query DonationDetail($id: ID!, $donation_id: Int!) {
 }`;
 const CANCEL = `mutation Cancel($id: ID!) { cancelDonation(id: $id) { id state } }`;
 
+/** Who stopped a recurring gift, in words. */
+const CANCELLED_BY: Record<string, string> = {
+  donor: "The donor (donor portal)",
+  admin: "The organization",
+  failed_payments: "Failed payments (retries exhausted)",
+};
+
 type DonationDetail = Donation & {
+  next_charge_date: string | null;
+  paused_until: string | null;
+  cancelled_by: string | null;
+  cancel_reason: string | null;
   supporter: (SupporterSummary & { city: string | null; country: string | null }) | null;
   campaign: { id: number; title: string; slug: string | null } | null;
 };
@@ -133,6 +145,19 @@ export function DonationDetailPage() {
                         ]
                       : []),
                     ["State", <StateBadge key="state" state={donation.state} />],
+                    ...(recurring
+                      ? (
+                          [
+                            ["Next charge", cancellable ? fmt.dateTime(donation.next_charge_date) : null],
+                            [
+                              "Paused until",
+                              donation.paused_until && cancellable ? fmt.dateTime(donation.paused_until) : null,
+                            ],
+                            ["Cancelled by", donation.cancelled_by ? CANCELLED_BY[donation.cancelled_by] : null],
+                            ["Cancel reason", donation.cancel_reason],
+                          ] as [string, React.ReactNode][]
+                        ).filter(([, value]) => value !== null && value !== undefined)
+                      : []),
                     ["Completed", fmt.dateTime(donation.completed_date)],
                     ["Device", donation.device],
                     ["Note", donation.note],
