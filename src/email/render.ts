@@ -205,7 +205,7 @@ export function messageIdOf(row: Pick<OutboxRow, "organizationId" | "id">, baseU
 export async function messageOf(kind: EmailKind): Promise<EmailMessage> {
   // Imported here, not at the top: the message modules import this one for its types and helpers.
   const { MESSAGES } = await import("./messages/index.js");
-  const found = MESSAGES[kind];
+  const found = MESSAGES[kind] as EmailMessage | undefined;
   if (!found) throw new Error(`no message module for kind "${kind}"`);
   return found;
 }

@@ -13,7 +13,7 @@ import { message as renewalFailed } from "./renewal_failed.js";
 import { message as statement } from "./statement.js";
 
 /** Every message kind's loader and sample: one file per kind beside this one, one line each here. */
-export const MESSAGES: Partial<Record<EmailKind, EmailMessage>> = {
+export const MESSAGES: Record<EmailKind, EmailMessage> = {
   donor_sign_in: donorSignIn as EmailMessage,
   receipt: receipt as EmailMessage,
   recurring_welcome: recurringWelcome as EmailMessage,
