@@ -239,7 +239,8 @@ function contactSection(session: DonorSession, home: DonorHome, state: ContactFo
       value: String(values[field.name] ?? ""),
       type: "type" in field ? field.type : "text",
       autocomplete: field.autocomplete,
-      maxLength: field.maxLength,
+      // The country's code is checked by the server, which says what it wants (a browser would just cut "Italy").
+      maxLength: field.name === "country" ? undefined : field.maxLength,
       hint: "hint" in field ? field.hint : undefined,
       error: errors.get(field.name),
       wide: wide.has(field.name),
