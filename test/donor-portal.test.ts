@@ -171,6 +171,8 @@ describe("donor portal", () => {
     expect(minutes).toBeLessThanOrEqual(15);
     expect(JSON.stringify(link)).not.toContain(token.slice(7));
 
+    // A mail client checking the link with HEAD does not use it up.
+    expect((await fetch(url, { method: "HEAD", redirect: "manual" })).status).toBe(200);
     const browser = new Browser(server.url);
     const entered = await browser.get(pathOf(url));
     expect(entered.status).toBe(303);
@@ -195,6 +197,8 @@ describe("donor portal", () => {
     expect(home.status).toBe(200);
     expect(text(home.html)).toContain(`Signed in as ${email.toLowerCase()}`);
 
+    // Followed again by the browser it signed in (a double click): the portal opens; by anyone else: 410.
+    expect((await browser.get(pathOf(url))).location).toBe(`/donor/${tenant.slug}/`);
     const again = await new Browser(server.url).get(pathOf(url));
     expect(again.status).toBe(410);
     expect(text(again.html)).toContain("This sign-in link no longer works");
@@ -582,6 +586,11 @@ describe("donor portal", () => {
     const bare = await fetch(`${server.url}/donor/${tenant.slug}?a=1`, { redirect: "manual" });
     expect(bare.status).toBe(308);
     expect(bare.headers.get("location")).toBe(`/donor/${tenant.slug}/?a=1`);
+    for (const page of ["sign-in", "sign-out", "contact", "export"]) {
+      const opened = await fetch(`${server.url}/donor/${tenant.slug}/${page}`, { redirect: "manual" });
+      expect(opened.status).toBe(303);
+      expect(opened.headers.get("location")).toBe(`/donor/${tenant.slug}/`);
+    }
     const signedOut = await fetch(`${server.url}/donor/${tenant.slug}/contact`, {
       method: "POST",
       redirect: "manual",

@@ -152,12 +152,18 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
 
   app.get("/donor/:org/enter", options, async (request, reply) => {
     const organization = await portalOrganization(db, request);
+    // A HEAD (a mail client's link check) must not use up a single-use link.
+    if (request.method === "HEAD") return reply.code(200).header("cache-control", "no-store").send();
     const token = (request.query as Record<string, unknown>).token;
     const sessionToken =
       typeof token === "string"
         ? await enterWithLink(db, organization, token, request.cookies[DONOR_COOKIE])
         : undefined;
     if (!sessionToken) {
+      // A link followed twice (a double click) by a donor it already signed in just opens the portal.
+      if (await findDonorSession(db, organization, request)) {
+        return reply.code(303).header("cache-control", "no-store").redirect(portalPath(organization.slug));
+      }
       return portalPage(reply, {
         title: "Link expired",
         organization,
@@ -211,6 +217,14 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
       })
       .send(JSON.stringify(data, null, 2));
   });
+
+  // The forms' addresses opened directly (a bookmark, a reload after the session ended) lead home.
+  for (const page of ["sign-in", "sign-out", "contact", "export"]) {
+    app.get(`/donor/:org/${page}`, options, async (request, reply) => {
+      const organization = await portalOrganization(db, request);
+      return reply.code(303).redirect(portalPath(organization.slug));
+    });
+  }
 
   return requireDonor;
 }
