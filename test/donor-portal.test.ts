@@ -651,6 +651,8 @@ describe("donor portal", () => {
       expect(new URL(page.url()).pathname).toBe(`/donor/${tenant.slug}/`);
       await page.waitForSelector("h1:has-text('Hello Ada')");
       await expectAccessible(page);
+      // Mobile first: nothing wider than the phone's screen.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
 
       await tabTo(page, "#field-country");
       await page.keyboard.type("Italia");
@@ -666,7 +668,7 @@ describe("donor portal", () => {
       await page.keyboard.press("Enter");
       expect(await page.evaluate(() => location.hash)).toBe("#field-country");
 
-      await page.focus("#field-country");
+      await tabTo(page, "#field-country");
       await page.keyboard.press("Control+A");
       await page.keyboard.type("IT");
       await tabTo(page, 'form[action$="/contact"] button[type="submit"]');
@@ -675,6 +677,15 @@ describe("donor portal", () => {
       await expectAccessible(page);
       const [row] = await db().select().from(supporters).where(eq(supporters.id, supporter.id));
       expect(row).toMatchObject({ country: "IT", smsMarketing: true, firstName: "Ada" });
+
+      // The error pages are pages like the others (seen signed out: signed in, a dead link opens the portal).
+      await context.clearCookies();
+      await page.goto(`${server.url}/donor/${tenant.slug}/enter?token=dnt_dl_${unique(20)}`);
+      await page.waitForSelector("h1:has-text('This sign-in link no longer works')");
+      await expectAccessible(page);
+      await page.goto(`${server.url}/donor/no-such-${unique(6)}/`);
+      await page.waitForSelector("h1:has-text('Page not found')");
+      await expectAccessible(page);
       await context.close();
     });
   });
