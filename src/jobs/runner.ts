@@ -2,7 +2,9 @@ import type { Db } from "../db/client.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
 import type { ProcessorRegistry } from "../payments/processors/index.js";
 import { chargeRenewal, type RecordedRenewal, type RenewalOutcome } from "../payments/renewal.service.js";
+import { runCardExpiryScan } from "./card-expiry.job.js";
 import { runCheckoutExpiry } from "./checkout-expiry.job.js";
+import { runGiftDigest } from "./gift-digest.job.js";
 import { cancelJob, claimDueJob, type JobRow, markJobDone, recordJobFailure } from "./jobs.repo.js";
 import { reconcilePending } from "./reconciler.job.js";
 import { recordRenewalJob } from "./renewal.job.js";
@@ -107,6 +109,9 @@ export async function runBilling(db: Db, options: BillingRunOptions): Promise<Bi
   result.reconciled = reconciled.reconciled;
   result.errors += reconciled.errors;
   result.expired_checkouts = await runCheckoutExpiry(db, options.now, options.checkoutTtlSeconds);
+  // Messages no event enqueues: warnings of cards expiring before a renewal, and yesterday's gift digests.
+  await runCardExpiryScan(db, options.now);
+  await runGiftDigest(db, options.now);
   return result;
 }
 

@@ -1,4 +1,5 @@
 import type { Executor } from "../db/client.js";
+import { enqueueSettlementEmails } from "../email/donation-emails.js";
 import { notFound } from "../errors/app-error.js";
 import { queueRenewal } from "../jobs/jobs.repo.js";
 import { type DonationRow, lockDonation, revokeDonation, updateDonation } from "../modules/donations/donations.repo.js";
@@ -116,11 +117,25 @@ async function settleRenewalFailed(tx: Executor, donation: DonationRow, cycle: n
 /**
  * The one settlement step: applies the processor's outcome to a PENDING payment and its donation
  * (state, receipt link, next charge date, queued renewal, statement link), in the caller's
- * transaction. Checkout completion, renewals, mark-paid, the reconciler and (next) processor
- * webhooks all settle here. A payment already settled is left as it is, so an outcome delivered
- * twice settles once.
+ * transaction, and enqueues what the donor is told (receipt, failed renewal, …) in that same
+ * transaction. Checkout completion, renewals, mark-paid, the reconciler and processor webhooks all
+ * settle here. A payment already settled is left as it is, so an outcome delivered twice settles
+ * (and emails) once.
  */
 export async function settlePayment(
+  tx: Executor,
+  links: SettlementLinks,
+  organizationId: number,
+  paymentId: number,
+  outcome: PaymentOutcome,
+  now: Date,
+): Promise<{ payment: PaymentRow; donation: DonationRow; settled: Settled }> {
+  const result = await applyPaymentOutcome(tx, links, organizationId, paymentId, outcome, now);
+  await enqueueSettlementEmails(tx, result);
+  return result;
+}
+
+async function applyPaymentOutcome(
   tx: Executor,
   links: SettlementLinks,
   organizationId: number,

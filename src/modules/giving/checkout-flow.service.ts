@@ -1,4 +1,5 @@
 import type { Executor } from "../../db/client.js";
+import { enqueueBankTransferInstructions } from "../../email/donation-emails.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { problemBodyOf } from "../../errors/problem-body.js";
 import { parseId } from "../../http/ids.js";
@@ -712,6 +713,9 @@ export async function settleCheckoutAttempt(
     const settled = await settlePayment(tx, context.links, organizationId, pending.id, charge, now);
     const { payment } = settled;
     donation = settled.donation;
+    if (methodRow.processor === "manual" && payment.state === "PENDING") {
+      await enqueueBankTransferInstructions(tx, donation, payment.id);
+    }
     await step("payment");
 
     // The worker may have expired the checkout while the charge was in flight: the money is recorded all the same.

@@ -1,0 +1,77 @@
+import { mintReceiptLink } from "../../modules/donor-portal/donor-links.service.js";
+import {
+  donorFirstName,
+  type FrequencyKey,
+  frequencyKey,
+  loadDataPayment,
+  loadDonationContext,
+  sampleDate,
+} from "../message-models.js";
+import type { BaseModel, EmailMessage } from "../render.js";
+
+export interface ReceiptModel extends BaseModel {
+  donor_name: string | null;
+  /** What this payment took: the gift plus any fee the donor covered. */
+  amount: number;
+  currency: string;
+  payment_date: string;
+  donation_code: string;
+  campaign_title: string;
+  method_label: string | null;
+  frequency_key: `frequency.${FrequencyKey}`;
+  /** A renewal of a recurring gift (not its first payment). */
+  renewal: boolean;
+  /** The donation's printable receipt (donations.receipt_url): linked, as no PDF is generated. */
+  receipt_url: string;
+  /** A link that signs the donor in to the portal (30 days, reusable), for this donation's supporter's email. */
+  portal_url: string;
+}
+
+/** The receipt of one payment received (first or renewal), with the donation's receipt and the donor's portal. */
+export const message: EmailMessage<ReceiptModel> = {
+  kind: "receipt",
+  async load(tx, row, deps) {
+    const context = await loadDonationContext(tx, row);
+    if (!context) return null;
+    const { base, donation, supporter } = context;
+    const payment = await loadDataPayment(tx, row.organizationId, row.data);
+    if (!payment || payment.donationId !== donation.id || !donation.receiptUrl) return null;
+    return {
+      ...base,
+      donor_name: donorFirstName(supporter),
+      amount: payment.amount,
+      currency: payment.currency,
+      payment_date: (payment.paymentDate ?? payment.createDate).toISOString(),
+      donation_code: donation.code,
+      campaign_title: context.campaignTitle,
+      method_label: context.method?.label ?? null,
+      frequency_key: `frequency.${frequencyKey(donation.frequency)}`,
+      renewal: payment.billingCycle !== null,
+      receipt_url: donation.receiptUrl,
+      // Minted when the message is rendered (once: a retry resends the stored rendering), so settling
+      // a payment needs nothing of the portal; only the link's hash is stored.
+      portal_url: await mintReceiptLink(tx, {
+        organizationId: row.organizationId,
+        organizationSlug: base.organization.slug,
+        email: supporter.email as string,
+        baseUrl: deps.baseUrl,
+      }),
+    };
+  },
+  sample(base, deps) {
+    return {
+      ...base,
+      donor_name: "Ada",
+      amount: 25,
+      currency: "EUR",
+      payment_date: sampleDate(0),
+      donation_code: "DON-00001234",
+      campaign_title: "School kits for every child",
+      method_label: "Visa •••• 4242",
+      frequency_key: "frequency.monthly",
+      renewal: false,
+      receipt_url: `${deps.baseUrl}/documents/receipts/1234/sample`,
+      portal_url: `${deps.baseUrl}/donor/${base.organization.slug}/enter?token=sample`,
+    };
+  },
+};

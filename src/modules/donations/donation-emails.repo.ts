@@ -1,0 +1,140 @@
+import { and, asc, eq, gte, isNull, lt, sql } from "drizzle-orm";
+import type { Executor } from "../../db/client.js";
+import { campaigns, donations, organizations, paymentMethods, supporters } from "../../db/schema.js";
+
+/** The first instant of a local calendar day (YYYY-MM-DD) in a time zone, by the database's zone rules. */
+const startOfLocalDay = (day: string, timeZone: string, plusDays = 0) =>
+  sql`((${day}::date + ${plusDays}::int)::timestamp at time zone ${timeZone}::text)`;
+
+/**
+ * Active recurring gifts whose card expires before their next charge, due within `horizon`, and not
+ * warned yet for this card (the dedupe key the warning is enqueued with): what the card-expiry scan
+ * warns about. A card is valid through the last day of its expiry month (UTC).
+ */
+export async function listRenewalsWithExpiringCard(tx: Executor, now: Date, horizon: Date, limit: number) {
+  const cardEnd = sql`(make_date(${paymentMethods.expiryYear}::int, ${paymentMethods.expiryMonth}::int, 1) + interval '1 month')::timestamp at time zone 'UTC'`;
+  return tx
+    .select({
+      organizationId: donations.organizationId,
+      donationId: donations.id,
+      supporterId: donations.supporterId,
+      email: supporters.email,
+      paymentMethodId: paymentMethods.id,
+      expiryMonth: paymentMethods.expiryMonth,
+      expiryYear: paymentMethods.expiryYear,
+      nextChargeDate: donations.nextChargeDate,
+    })
+    .from(donations)
+    .innerJoin(
+      paymentMethods,
+      and(
+        eq(paymentMethods.organizationId, donations.organizationId),
+        eq(paymentMethods.id, donations.paymentMethodId),
+      ),
+    )
+    .innerJoin(
+      supporters,
+      and(eq(supporters.organizationId, donations.organizationId), eq(supporters.id, donations.supporterId)),
+    )
+    .where(
+      and(
+        eq(donations.state, "active"),
+        gte(donations.nextChargeDate, now),
+        lt(donations.nextChargeDate, horizon),
+        sql`${paymentMethods.expiryYear} is not null and ${paymentMethods.expiryMonth} between 1 and 12`,
+        sql`${cardEnd} <= ${donations.nextChargeDate}`,
+        sql`${supporters.email} is not null`,
+        isNull(supporters.eraseDate),
+        sql`not exists (select 1 from outbox_messages m where m.organization_id = ${donations.organizationId}
+          and m.dedupe_key = 'card_expiring:' || ${donations.id} || ':' || ${paymentMethods.id})`,
+      ),
+    )
+    .orderBy(asc(donations.organizationId), asc(donations.id))
+    .limit(limit);
+}
+
+/**
+ * Organizations that asked for a daily digest of gifts and have an address, with the day before
+ * `now` in their time zone, when that day had gifts and its digest was not enqueued yet.
+ */
+export async function listOrganizationsDueDigest(tx: Executor, now: Date) {
+  const yesterday = sql<string>`to_char((${now.toISOString()}::timestamptz at time zone ${organizations.timeZone})::date - 1, 'YYYY-MM-DD')`;
+  const rows = await tx
+    .select({ organizationId: organizations.id, email: organizations.email, day: yesterday })
+    .from(organizations)
+    .where(
+      and(
+        eq(organizations.giftNotifications, "daily"),
+        sql`${organizations.email} is not null`,
+        sql`not exists (select 1 from outbox_messages m where m.organization_id = ${organizations.id}
+          and m.dedupe_key = 'gift_digest:' || ${yesterday})`,
+        sql`exists (select 1 from donations d where d.organization_id = ${organizations.id}
+          and d.completed_date >= ((${yesterday})::date::timestamp at time zone ${organizations.timeZone})
+          and d.completed_date < (((${yesterday})::date + 1)::timestamp at time zone ${organizations.timeZone}))`,
+      ),
+    );
+  return rows.map((row) => ({ ...row, email: row.email as string }));
+}
+
+/** The gifts (donations whose first payment arrived) of one local day of the organization, oldest first. */
+export function listGiftsOfDay(tx: Executor, organizationId: number, day: string, timeZone: string) {
+  return tx
+    .select({
+      id: donations.id,
+      code: donations.code,
+      amount: donations.amount,
+      coveredFee: donations.coveredFee,
+      currency: donations.currency,
+      frequency: donations.frequency,
+      completedDate: donations.completedDate,
+      campaignTitle: campaigns.title,
+      supporter: {
+        firstName: supporters.firstName,
+        lastName: supporters.lastName,
+        businessName: supporters.businessName,
+        email: supporters.email,
+        eraseDate: supporters.eraseDate,
+      },
+    })
+    .from(donations)
+    .innerJoin(
+      campaigns,
+      and(eq(campaigns.organizationId, donations.organizationId), eq(campaigns.id, donations.campaignId)),
+    )
+    .innerJoin(
+      supporters,
+      and(eq(supporters.organizationId, donations.organizationId), eq(supporters.id, donations.supporterId)),
+    )
+    .where(
+      and(
+        eq(donations.organizationId, organizationId),
+        gte(donations.completedDate, startOfLocalDay(day, timeZone)),
+        lt(donations.completedDate, startOfLocalDay(day, timeZone, 1)),
+      ),
+    )
+    .orderBy(asc(donations.completedDate), asc(donations.id));
+}
+
+/** A donation with what its messages name: supporter, campaign title, payment method. */
+export async function findDonationForEmail(tx: Executor, organizationId: number, donationId: number) {
+  const [row] = await tx
+    .select({ donation: donations, supporter: supporters, campaignTitle: campaigns.title, method: paymentMethods })
+    .from(donations)
+    .innerJoin(
+      supporters,
+      and(eq(supporters.organizationId, donations.organizationId), eq(supporters.id, donations.supporterId)),
+    )
+    .innerJoin(
+      campaigns,
+      and(eq(campaigns.organizationId, donations.organizationId), eq(campaigns.id, donations.campaignId)),
+    )
+    .leftJoin(
+      paymentMethods,
+      and(
+        eq(paymentMethods.organizationId, donations.organizationId),
+        eq(paymentMethods.id, donations.paymentMethodId),
+      ),
+    )
+    .where(and(eq(donations.organizationId, organizationId), eq(donations.id, donationId)));
+  return row;
+}
