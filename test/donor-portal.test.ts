@@ -4,7 +4,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Browser as Chromium, Page as ChromiumPage } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
-import { donorLinks, donorSessions, outboxMessages, supporters } from "../src/db/schema.js";
+import { donorLinks, donorSessions, organizations, outboxMessages, supporters } from "../src/db/schema.js";
 import { enqueueEmail } from "../src/email/outbox.repo.js";
 import { mintReceiptLink } from "../src/modules/donor-portal/donor-links.service.js";
 import { donorCookieOptions } from "../src/modules/donor-portal/donor-session.js";
@@ -520,6 +520,41 @@ describe("donor portal", () => {
     expect(bodies[3]).toContain("The payment method of your monthly gift to Books was updated.");
     for (const body of bodies) expect(body).toContain(`See your gift: ${giftUrl}`);
     for (const mail of mails) expect(hrefsOf(mail.html)).toContain(giftUrl);
+  });
+
+  it("writes donor_change in the organization's language", async () => {
+    const italian = await fakeTenant(db());
+    await db().update(organizations).set({ locale: "it" }).where(eq(organizations.id, italian.organizationId));
+    const email = `italiano-${unique(8)}@example.test`;
+    const supporter = await fakeSupporter(db(), italian.organizationId, { email, firstName: "Giulia" });
+    const campaign = await fakeCampaign(db(), italian.organizationId, { title: "Libri" });
+    const gift = await fakeDonation(db(), italian.organizationId, {
+      supporterId: supporter.id,
+      campaignId: campaign.id,
+      state: "active",
+      frequency: 1,
+      amount: 120,
+    });
+    await db().transaction(async (tx) => {
+      for (const change of ["contact_details", "amount"]) {
+        await enqueueEmail(tx, {
+          organizationId: italian.organizationId,
+          kind: "donor_change",
+          to: email,
+          supporterId: supporter.id,
+          donationId: change === "amount" ? gift.id : null,
+          data: { change },
+        });
+      }
+    });
+    await flushOutbox(server, italian.organizationId);
+    const [contact, amount] = smtp.to(email);
+    expect(contact?.subject).toMatch(/^I tuoi recapiti presso .+ sono stati aggiornati$/);
+    expect(contact?.text).toContain("Gentile Giulia,");
+    expect(contact?.text).toContain(`Apri la tua pagina donatore: ${server.url}/donor/${italian.slug}/`);
+    expect(amount?.text?.replace(/\s+/g, " ")).toContain(
+      "La tua donazione annuale a Libri è ora di 120,00 €. I prossimi pagamenti saranno di questo importo.",
+    );
   });
 
   it("exports the donor's data as a JSON attachment: every record of the identity, nobody else's", async () => {
