@@ -7,7 +7,6 @@ import { loadConfig } from "../src/config.js";
 import { donorLinks, donorSessions, organizations, outboxMessages, supporters } from "../src/db/schema.js";
 import { enqueueEmail } from "../src/email/outbox.repo.js";
 import { mintReceiptLink } from "../src/modules/donor-portal/donor-links.service.js";
-import { donorCookieOptions } from "../src/modules/donor-portal/donor-session.js";
 import { Browser, type Page } from "./helpers/browser.js";
 import { launchChromium } from "./helpers/chromium.js";
 import {
@@ -256,14 +255,33 @@ describe("donor portal", () => {
     expect((await new Browser(server.url).get(pathOf(url))).status).toBe(410);
   });
 
-  it("sets a Secure cookie when the base URL is https", () => {
-    expect(donorCookieOptions({ baseUrl: "https://give.example.org" }, "kits", 43200)).toEqual({
-      path: "/donor/kits/",
-      httpOnly: true,
-      sameSite: "lax",
-      secure: true,
-      maxAge: 43200,
-    });
+  it("sets a Secure cookie when the base URL is https", async () => {
+    const secure = await startTestServer({ baseUrl: "https://give.example.org" });
+    try {
+      const secureTenant = await fakeTenant(secure.database.db);
+      const supporter = await fakeSupporter(secure.database.db, secureTenant.organizationId);
+      await new Browser(secure.url).request(`/donor/${secureTenant.slug}/sign-in`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ email: supporter.email as string }).toString(),
+      });
+      const [row] = await secure.database.db
+        .select({ data: outboxMessages.data })
+        .from(outboxMessages)
+        .where(eq(outboxMessages.organizationId, secureTenant.organizationId));
+      const url = (row?.data as { url: string } | undefined)?.url ?? "";
+      expect(url.startsWith(`https://give.example.org/donor/${secureTenant.slug}/enter?token=`)).toBe(true);
+      const entered = await new Browser(secure.url).get(pathOf(url));
+      expect(entered.headers.getSetCookie()).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^donata_donor=dnt_ds_[\\w-]{43}; Max-Age=43200; Path=/donor/${secureTenant.slug}/; HttpOnly; Secure; SameSite=Lax$`,
+          ),
+        ),
+      ]);
+    } finally {
+      await secure.close();
+    }
   });
 
   it("limits link requests per email and organization, then per client address, with a 429 page", async () => {
