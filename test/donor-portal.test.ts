@@ -372,7 +372,7 @@ describe("donor portal", () => {
     expect(content).toContain("Hello Ada");
     // Server-rendered and script-free: everything works without JavaScript.
     expect(home.html).not.toContain("<script");
-    expect(content).toContain(`Clean water €15.00 a month · Monthly · Active Started`);
+    expect(content).toContain(`Clean water €15.00 a month · Active Started`);
     expect(content).toContain(`Clean water €50.00 · One-off · Received`);
     expect(home.html).toContain(`href="/donor/${tenant.slug}/gifts/${monthly.id}"`);
     expect(home.html).not.toContain(`/gifts/${oneOff.id}"`);

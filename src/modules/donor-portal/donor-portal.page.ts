@@ -56,7 +56,6 @@ export function deadLinkBody(organization: PortalOrganization): string {
   ${signInForm(organization)}`;
 }
 
-const FREQUENCY: Record<number, string> = { 0: "One-off", 1: "Yearly", 12: "Monthly" };
 const PER: Record<number, string> = { 1: " a year", 12: " a month" };
 
 function giftState(state: string, frequency: number, pausedUntil: Date | null, date: (d: Date) => string) {
@@ -145,7 +144,7 @@ function giftsSection(
     return `<li class="card">
       <h3>${html(title)}</h3>
       <p><span class="amount">${html(money(donation.amount, donation.currency))}${PER[frequency] ?? ""}</span>
-        · ${FREQUENCY[frequency] ?? ""} · <span class="badge ${state.tone}">${html(state.label)}</span></p>
+        ${frequency === 0 ? "· One-off " : ""}· <span class="badge ${state.tone}">${html(state.label)}</span></p>
       <p class="muted">Started ${html(date(donation.createDate))} · ${html(donation.code)}</p>
       ${next}
       ${actions.length > 0 ? `<p class="actions">${actions.join("\n        ")}</p>` : ""}
