@@ -255,6 +255,37 @@ describe("donor portal", () => {
     expect((await new Browser(server.url).get(pathOf(url))).status).toBe(410);
   });
 
+  it("returns to the page the donor asked for after signing in, never outside the portal", async () => {
+    const supporter = await fakeSupporter(db(), tenant.organizationId);
+    const email = supporter.email as string;
+    const signIn = await new Browser(server.url).get(`/donor/${tenant.slug}/?next=gifts/42`);
+    expect(signIn.html).toContain('<input type="hidden" name="next" value="gifts/42">');
+    await new Browser(server.url).request(`/donor/${tenant.slug}/sign-in`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": newAddress() },
+      body: new URLSearchParams({ email, next: "gifts/42" }).toString(),
+    });
+    const url = (await lastLink(tenant.organizationId, email)) as string;
+    expect(new URL(url).searchParams.get("next")).toBe("gifts/42");
+    const entered = await new Browser(server.url).get(pathOf(url));
+    expect(entered.location).toBe(`/donor/${tenant.slug}/gifts/42`);
+
+    const receipt = await db().transaction((tx) =>
+      mintReceiptLink(tx, {
+        organizationId: tenant.organizationId,
+        organizationSlug: tenant.slug,
+        email,
+        baseUrl: server.config.baseUrl,
+        next: "gifts/7",
+      }),
+    );
+    expect((await new Browser(server.url).get(pathOf(receipt))).location).toBe(`/donor/${tenant.slug}/gifts/7`);
+    for (const next of ["//evil.example/x", "https://evil.example/", "../../admin/", "/gifts/1", "gifts/../x"]) {
+      const path = `${pathOf(receipt).replace(/&next=[^&]*/, "")}&next=${encodeURIComponent(next)}`;
+      expect((await new Browser(server.url).get(path)).location, next).toBe(`/donor/${tenant.slug}/`);
+    }
+  });
+
   it("sets a Secure cookie when the base URL is https", async () => {
     const secure = await startTestServer({ baseUrl: "https://give.example.org" });
     try {

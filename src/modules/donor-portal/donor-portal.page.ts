@@ -8,9 +8,11 @@ import { csrfField, errorSummary, errorsByField, html, textField } from "./porta
 /** The sign-in form: an email, nothing else. Shown signed out, after an error and on a dead link. */
 export function signInForm(
   organization: Pick<PortalOrganization, "slug">,
-  options: { email?: string; error?: string } = {},
+  options: { email?: string; error?: string; next?: string } = {},
 ): string {
+  const next = options.next ? `<input type="hidden" name="next" value="${html(options.next)}">` : "";
   return `<form class="stack" method="post" action="${html(portalPath(organization.slug, "sign-in"))}" novalidate>
+    ${next}
     ${textField({
       name: "email",
       label: "Your email address",
@@ -28,7 +30,7 @@ export function signInForm(
 
 export function signInBody(
   organization: PortalOrganization,
-  options: { email?: string; errors?: ValidationIssue[]; notice?: string } = {},
+  options: { email?: string; errors?: ValidationIssue[]; notice?: string; next?: string } = {},
 ): string {
   const errors = options.errors ?? [];
   const notice = options.notice ? `<p class="notice" role="status">${html(options.notice)}</p>` : "";
@@ -36,7 +38,7 @@ export function signInBody(
   <h1>Your donations to ${html(organization.name)}</h1>
   <p>See your gifts and receipts, download your yearly statements, manage your recurring donations and update your
   contact details. Enter your email address and we will send you a link to sign in: no password needed.</p>
-  ${signInForm(organization, { email: options.email, error: errorsByField(errors).get("email") })}`;
+  ${signInForm(organization, { email: options.email, error: errorsByField(errors).get("email"), next: options.next })}`;
 }
 
 /** The same page whether or not the email belongs to a donor: it tells nobody which addresses are known. */
@@ -48,12 +50,12 @@ export function checkInboxBody(organization: PortalOrganization): string {
   <p><a href="${html(portalPath(organization.slug))}">Use another email address</a></p>`;
 }
 
-export function deadLinkBody(organization: PortalOrganization): string {
+export function deadLinkBody(organization: PortalOrganization, next?: string): string {
   return `<h1>This sign-in link no longer works</h1>
   <p>Sign-in links work once, for 15 minutes (links in receipt emails for 30 days). This one has expired, was
   already used, or was copied incompletely.</p>
   <h2>Get a new link</h2>
-  ${signInForm(organization)}`;
+  ${signInForm(organization, { next })}`;
 }
 
 const PER: Record<number, string> = { 1: " a year", 12: " a month" };
