@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { organizations, outboxMessages } from "../src/db/schema.js";
 import { enqueueEmail, findMessage } from "../src/email/outbox.repo.js";
+import { renderDepsOf } from "../src/email/render.js";
 import { createMailer } from "../src/email/transport.js";
 import { deliverOutbox, MAX_DELIVERY_ATTEMPTS } from "../src/jobs/email.job.js";
 import { fakeTenant, type Tenant, unique } from "./helpers/factories.js";
@@ -158,7 +159,7 @@ describe("email delivery", () => {
     try {
       const result = await deliverOutbox(
         server.database.db,
-        { mailer, render: { baseUrl: server.config.baseUrl, mailFrom: server.config.mailFrom } },
+        { mailer, render: renderDepsOf(server.config) },
         { organizationIds: [tenant.organizationId] },
       );
       expect(result).toMatchObject({ retried: 1, failed: 0 });

@@ -481,6 +481,9 @@ describe("organization notices", () => {
     expect(notice.text).toContain(`Marie Lovelace has just given €42.00 (one-off) to ${campaignTitle}.`);
     expect(linksOf(notice.html)).toEqual([`${server.url}/admin/o/${tenant.slug}/donations/${donation.id}`]);
     expect(notice.headers.get("auto-submitted")).toBe("auto-generated");
+    // Addressed to the organization, not to a donor: its own footer, no "you gave to…".
+    expect(notice.text).toContain("(gift notifications)");
+    expect(notice.text).not.toContain("because you gave to");
   });
 
   it("'daily': yesterday's gifts in one digest, once per day, in the organization's time zone; none for a day without gifts", async () => {

@@ -8,6 +8,7 @@ import { migrateCommand } from "./migrate.command.js";
 import { orgCreateCommand, orgSetProcessorCommand } from "./org.command.js";
 import { seedCommand } from "./seed.command.js";
 import { serveCommand } from "./serve.command.js";
+import { statementsSendCommand } from "./statements.command.js";
 import { tokenCreateCommand } from "./token.command.js";
 import { userCreateCommand } from "./user.command.js";
 
@@ -24,6 +25,7 @@ const COMMANDS: Command[] = [
   seedCommand,
   workerCommand,
   billingRunCommand,
+  statementsSendCommand,
 ];
 
 function overview(): string {

@@ -1,4 +1,5 @@
 import { buildApp } from "../app.js";
+import { renderDepsOf } from "../email/render.js";
 import { createMailer } from "../email/transport.js";
 import { startMailer } from "../jobs/email.job.js";
 import { startWorker } from "../jobs/runner.js";
@@ -39,7 +40,7 @@ export const serveCommand: Command = {
         ? undefined
         : startMailer(database.db, {
             mailer: createMailer(config.smtpUrl),
-            render: { baseUrl: config.baseUrl, mailFrom: config.mailFrom },
+            render: renderDepsOf(config),
             intervalSeconds: config.mailIntervalSeconds,
             onError: (error) => app.log.error({ err: error }, "email delivery failed"),
           });

@@ -349,6 +349,8 @@ export const donations = pgTable(
     index("donations_supporter_idx").on(t.organizationId, t.supporterId),
     index("donations_campaign_idx").on(t.organizationId, t.campaignId),
     index("donations_state_idx").on(t.organizationId, t.state, t.createDate, t.id),
+    // The worker's daily look ahead at recurring gifts (cards expiring before their next charge).
+    index("donations_next_charge_idx").on(t.nextChargeDate).where(sql`${t.state} in ('active', 'past_due')`),
     check("donations_state_check", sql`${t.state} in ('draft', 'pending', 'active', 'past_due', 'done', 'revoked')`),
     check("donations_frequency_check", sql`${t.frequency} in (0, 1, 12)`),
     check("donations_amount_check", sql`${t.amount} > 0`),

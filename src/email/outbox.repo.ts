@@ -157,3 +157,71 @@ export async function listMessages(
     .orderBy(desc(outboxMessages.id))
     .limit(limit);
 }
+
+export interface MessageFilters {
+  state?: string;
+  kind?: string;
+  supporterId?: number;
+}
+
+const filtersOf = (organizationId: number, filters: MessageFilters) =>
+  and(
+    eq(outboxMessages.organizationId, organizationId),
+    filters.state ? eq(outboxMessages.state, filters.state) : undefined,
+    filters.kind ? eq(outboxMessages.kind, filters.kind) : undefined,
+    filters.supporterId !== undefined ? eq(outboxMessages.supporterId, filters.supporterId) : undefined,
+  );
+
+/** How many of the organization's messages match the filters (the Outbox's total). */
+export async function countMessages(tx: Executor, organizationId: number, filters: MessageFilters) {
+  const [row] = await tx
+    .select({ count: sql<number>`count(*)::int` })
+    .from(outboxMessages)
+    .where(filtersOf(organizationId, filters));
+  return Number(row?.count ?? 0);
+}
+
+/**
+ * Moves a message from one state to another only if it is still in `from` (a worker may have
+ * claimed it meanwhile): the updated row, or undefined when it was not in that state.
+ */
+export async function transitionMessage(
+  tx: Executor,
+  organizationId: number,
+  id: number,
+  from: string,
+  values: DeliveryUpdate & { toAddress?: string },
+) {
+  const [row] = await tx
+    .update(outboxMessages)
+    .set({ ...values, updateDate: sql`now()` })
+    .where(
+      and(eq(outboxMessages.organizationId, organizationId), eq(outboxMessages.id, id), eq(outboxMessages.state, from)),
+    )
+    .returning();
+  return row;
+}
+
+/**
+ * Records several messages in one statement (a statement run's batch); those whose dedupe key was
+ * already used are skipped. Returns the ids of the messages recorded.
+ */
+export async function enqueueEmails(tx: Executor, messages: EmailToSend[]): Promise<number[]> {
+  if (messages.length === 0) return [];
+  const rows = await tx
+    .insert(outboxMessages)
+    .values(
+      messages.map((message) => ({
+        organizationId: message.organizationId,
+        kind: message.kind,
+        toAddress: message.to,
+        supporterId: message.supporterId ?? null,
+        donationId: message.donationId ?? null,
+        data: message.data ?? {},
+        dedupeKey: message.dedupeKey ?? null,
+      })),
+    )
+    .onConflictDoNothing()
+    .returning({ id: outboxMessages.id });
+  return rows.map((row) => row.id);
+}

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { eq } from "drizzle-orm";
 import Handlebars from "handlebars";
 import mjml2html from "mjml";
+import type { Config } from "../config.js";
 import type { Executor } from "../db/client.js";
 import { organizations } from "../db/schema.js";
 import { formatMoney } from "../payments/money.js";
@@ -13,6 +14,8 @@ export type EmailLocale = (typeof EMAIL_LOCALES)[number];
 /** What every message's model carries: who sends it and in which language. */
 export interface BaseModel {
   locale: EmailLocale;
+  /** Who reads it: donors (the default) or the organization itself (notifications), for the footer. */
+  audience?: "organization";
   organization: {
     id: number;
     name: string;
@@ -26,9 +29,17 @@ export interface BaseModel {
 /** What loaders may need beyond the database: public URLs are built from the base URL. */
 export interface RenderDeps {
   baseUrl: string;
+  /** The admin panel's origin (AUTH_URL: the panel is served where its users sign in). */
+  adminUrl: string;
   /** The bare From address (MAIL_FROM); the organization's name is its display name. */
   mailFrom: string;
 }
+
+export const renderDepsOf = (config: Pick<Config, "baseUrl" | "authUrl" | "mailFrom">): RenderDeps => ({
+  baseUrl: config.baseUrl,
+  adminUrl: config.authUrl,
+  mailFrom: config.mailFrom,
+});
 
 /**
  * One message kind: how its model is read when the message is delivered (null: nothing to send any

@@ -32,7 +32,15 @@ const MAX_PAGE = 1000;
 /** What one SQL statement is worth against the cost limit, beside 1 per field and result row. */
 export const STATEMENT_COST = 10;
 /** Fields that return a page of { items, count }. */
-const PAGED_FIELDS = new Set(["campaigns", "supporters", "donations", "payments", "checkouts", "installations"]);
+const PAGED_FIELDS = new Set([
+  "campaigns",
+  "supporters",
+  "donations",
+  "payments",
+  "checkouts",
+  "installations",
+  "outboxMessages",
+]);
 /** Fields of a page that the page's own statements already fetched. */
 const PAGE_MEMBERS = new Set(["items", "count"]);
 
@@ -101,7 +109,8 @@ export const INTROSPECTION_DEPTH = (() => {
 
 /** Page size a list field asks for: its literal limit, the worst case for a variable. */
 function pageSize(field: FieldNode): number {
-  const limit = field.arguments?.find((argument) => argument.name.value === "limit");
+  // `limit` for offset pages, `first` for cursor pages (the Outbox).
+  const limit = field.arguments?.find((argument) => argument.name.value === "limit" || argument.name.value === "first");
   if (!limit) return DEFAULT_PAGE;
   if (limit.value.kind === Kind.INT) return Math.min(Math.max(Number(limit.value.value), 1), MAX_PAGE);
   return MAX_PAGE;

@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { type ParsedMail, simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
+import { renderDepsOf } from "../../src/email/render.js";
 import { createMailer } from "../../src/email/transport.js";
 import { type DeliveryResult, deliverOutbox } from "../../src/jobs/email.job.js";
 import type { TestServer } from "./server.js";
@@ -76,7 +77,7 @@ export async function flushOutbox(
   try {
     return await deliverOutbox(
       server.database.db,
-      { mailer, render: { baseUrl: server.config.baseUrl, mailFrom: server.config.mailFrom } },
+      { mailer, render: renderDepsOf(server.config) },
       { ...options, organizationIds: typeof organizationIds === "number" ? [organizationIds] : organizationIds },
     );
   } finally {

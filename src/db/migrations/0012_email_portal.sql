@@ -63,5 +63,6 @@ CREATE UNIQUE INDEX "outbox_messages_dedupe_key" ON "outbox_messages" USING btre
 CREATE INDEX "outbox_messages_due_idx" ON "outbox_messages" USING btree ("next_attempt_date") WHERE "outbox_messages"."state" in ('queued', 'sending');--> statement-breakpoint
 CREATE INDEX "outbox_messages_create_date_idx" ON "outbox_messages" USING btree ("organization_id","create_date","id");--> statement-breakpoint
 CREATE INDEX "outbox_messages_supporter_idx" ON "outbox_messages" USING btree ("organization_id","supporter_id");--> statement-breakpoint
+CREATE INDEX "donations_next_charge_idx" ON "donations" USING btree ("next_charge_date") WHERE "donations"."state" in ('active', 'past_due');--> statement-breakpoint
 ALTER TABLE "organizations" ADD CONSTRAINT "organizations_locale_check" CHECK ("organizations"."locale" in ('en', 'it'));--> statement-breakpoint
 ALTER TABLE "organizations" ADD CONSTRAINT "organizations_gift_notifications_check" CHECK ("organizations"."gift_notifications" in ('off', 'each', 'daily'));

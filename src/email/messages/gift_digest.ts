@@ -47,16 +47,17 @@ export const message: EmailMessage<GiftDigestModel> = {
       frequency_key: `frequency.${frequencyKey(gift.frequency)}` as const,
       campaign_title: gift.campaignTitle,
       donation_code: gift.code,
-      admin_url: adminDonationUrl(deps.baseUrl, slug, gift.id),
+      admin_url: adminDonationUrl(deps.adminUrl, slug, gift.id),
     }));
     return {
       ...base,
+      audience: "organization",
       date,
       day_text: dayText(date, base.locale),
       count: gifts.length,
       totals: totalsByCurrency(gifts),
       gifts,
-      donations_url: `${deps.baseUrl}/admin/o/${encodeURIComponent(slug)}/donations`,
+      donations_url: `${deps.adminUrl}/admin/o/${encodeURIComponent(slug)}/donations`,
     };
   },
   sample(base, deps) {
@@ -68,6 +69,7 @@ export const message: EmailMessage<GiftDigestModel> = {
     ] as const;
     return {
       ...base,
+      audience: "organization",
       date,
       day_text: dayText(date, base.locale),
       count: gifts.length,
@@ -80,9 +82,9 @@ export const message: EmailMessage<GiftDigestModel> = {
         frequency_key: frequency,
         campaign_title: "School kits for every child",
         donation_code: `DON-0000${id}`,
-        admin_url: adminDonationUrl(deps.baseUrl, slug, id),
+        admin_url: adminDonationUrl(deps.adminUrl, slug, id),
       })),
-      donations_url: `${deps.baseUrl}/admin/o/${encodeURIComponent(slug)}/donations`,
+      donations_url: `${deps.adminUrl}/admin/o/${encodeURIComponent(slug)}/donations`,
     };
   },
 };

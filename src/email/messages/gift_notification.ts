@@ -37,6 +37,7 @@ export const message: EmailMessage<GiftNotificationModel> = {
     const amount = chargeOf(donation);
     return {
       ...base,
+      audience: "organization",
       donor_name: donorFullName(supporter),
       donor_email: supporter.eraseDate ? null : supporter.email,
       amount,
@@ -46,12 +47,13 @@ export const message: EmailMessage<GiftNotificationModel> = {
       campaign_title: context.campaignTitle,
       donation_code: donation.code,
       completed_date: (donation.completedDate ?? donation.createDate).toISOString(),
-      admin_url: adminDonationUrl(deps.baseUrl, base.organization.slug, donation.id),
+      admin_url: adminDonationUrl(deps.adminUrl, base.organization.slug, donation.id),
     };
   },
   sample(base, deps) {
     return {
       ...base,
+      audience: "organization",
       donor_name: "Ada Lovelace",
       donor_email: "ada@example.org",
       amount: 25,
@@ -61,7 +63,7 @@ export const message: EmailMessage<GiftNotificationModel> = {
       campaign_title: "School kits for every child",
       donation_code: "DON-00001234",
       completed_date: sampleDate(0),
-      admin_url: adminDonationUrl(deps.baseUrl, base.organization.slug, 1234),
+      admin_url: adminDonationUrl(deps.adminUrl, base.organization.slug, 1234),
     };
   },
 };

@@ -49,6 +49,12 @@ export function describeAuditEvent(action: string, details: Record<string, unkno
       return `Replaced the Stripe keys (${mode}${key}${webhook})`;
     case "payments.stripe_disconnected":
       return `Disconnected Stripe (${mode}${key}); donors pay with the sandbox again`;
+    case "email.settings_updated":
+      return `Changed the email settings (${Object.entries(details)
+        .map(([name, value]) => `${name}: ${value}`)
+        .join(", ")})`;
+    case "email.statements_sent":
+      return `Sent the ${details.year} statements: ${details.queued} queued, ${details.already_sent} already sent, ${details.skipped_no_email} without an email`;
     default:
       return action;
   }

@@ -12,10 +12,12 @@ import { CollectionPage } from "./pages/collection.page";
 import { DashboardPage } from "./pages/dashboard.page";
 import { DevelopersPage } from "./pages/developers.page";
 import { DonationDetailPage } from "./pages/donation-detail.page";
+import { EmailSettingsPage } from "./pages/email-settings.page";
 import { HomePage } from "./pages/home.page";
 import { MembersPage } from "./pages/members.page";
 import { NotFoundPage } from "./pages/not-found.page";
 import { OfflineDonationPage } from "./pages/offline-donation.page";
+import { OutboxMessagePage, OutboxPage } from "./pages/outbox.page";
 import { PaymentDetailPage } from "./pages/payment-detail.page";
 import { SettingsPage } from "./pages/settings.page";
 import { SignInPage } from "./pages/sign-in.page";
@@ -49,6 +51,9 @@ const router = createBrowserRouter(
         { path: "developers", element: <DevelopersPage /> },
         { path: "members", element: <MembersPage /> },
         { path: "settings", element: <SettingsPage /> },
+        { path: "settings/email", element: <EmailSettingsPage /> },
+        { path: "outbox", element: <OutboxPage /> },
+        { path: "outbox/:id", element: <OutboxMessagePage /> },
         { path: "*", element: <NotFoundPage /> },
       ],
     },

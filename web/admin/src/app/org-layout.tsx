@@ -14,12 +14,14 @@ const NAV: { to: string; label: string; end?: boolean }[] = [
   { to: "donations", label: "Donations" },
   { to: "payments", label: "Payments" },
   { to: "checkouts", label: "Checkouts" },
+  { to: "outbox", label: "Outbox" },
 ];
-const NAV_SETTINGS: { to: string; label: string }[] = [
+const NAV_SETTINGS: { to: string; label: string; end?: boolean }[] = [
   { to: "apps", label: "Apps" },
   { to: "developers", label: "Developers" },
   { to: "members", label: "Members" },
-  { to: "settings", label: "Settings" },
+  { to: "settings", label: "Settings", end: true },
+  { to: "settings/email", label: "Email" },
 ];
 
 /** The sign-in page's path within the router (under /admin), coming back here afterwards. */
@@ -206,7 +208,9 @@ export function OrgLayout() {
             <ul>
               {NAV_SETTINGS.map((item) => (
                 <li key={item.label}>
-                  <NavLink to={value.path(item.to)}>{item.label}</NavLink>
+                  <NavLink to={value.path(item.to)} end={item.end}>
+                    {item.label}
+                  </NavLink>
                 </li>
               ))}
             </ul>

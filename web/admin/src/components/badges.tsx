@@ -24,6 +24,13 @@ const TONES: Record<string, string> = {
   owner: "info",
   admin: "good",
   member: "neutral",
+  // An outbox message's state.
+  queued: "info",
+  sending: "warn",
+  sent: "good",
+  captured: "info",
+  failed: "bad",
+  cancelled: "neutral",
 };
 
 const LABELS: Record<string, string> = {

@@ -1,0 +1,110 @@
+import type { Db } from "../../db/client.js";
+import { AppError, type ValidationIssue } from "../../errors/app-error.js";
+import { type AuditActor, recordAuditEvent } from "../audit/audit.service.js";
+import { findOrganizationById, type OrganizationRow, updateOrganizationColumns } from "./organizations.repo.js";
+
+export const EMAIL_SETTINGS_LOCALES = ["en", "it"] as const;
+export const GIFT_NOTIFICATIONS = ["off", "each", "daily"] as const;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const MAX_LOGO_URL = 2000;
+
+export interface EmailSettingsInput {
+  email?: string | null;
+  logo_url?: string | null;
+  locale: string;
+  gift_notifications: string;
+}
+
+export function emailSettingsToWire(row: OrganizationRow) {
+  return {
+    email: row.email,
+    logo_url: row.logoUrl,
+    locale: row.locale,
+    gift_notifications: row.giftNotifications,
+    update_date: row.updateDate.toISOString(),
+  };
+}
+
+export type EmailSettingsWire = ReturnType<typeof emailSettingsToWire>;
+
+export async function getEmailSettings(db: Db, organizationId: number): Promise<EmailSettingsWire> {
+  const row = await findOrganizationById(db, organizationId);
+  if (!row) throw new Error("organization of the request vanished");
+  return emailSettingsToWire(row);
+}
+
+const blankToNull = (value: string | null | undefined) => (value?.trim() ? value.trim() : null);
+
+function logoProblem(value: string): string | null {
+  if (value.length > MAX_LOGO_URL) return `at most ${MAX_LOGO_URL} characters`;
+  try {
+    const url = new URL(value);
+    if (url.protocol === "https:" || url.protocol === "http:") return null;
+  } catch {}
+  return "use a web address starting with https:// (or http://)";
+}
+
+/** The settings' form, every problem at once by field (the panel shows each next to its input). */
+export function checkEmailSettings(input: EmailSettingsInput) {
+  const settings = {
+    email: blankToNull(input.email),
+    logoUrl: blankToNull(input.logo_url),
+    locale: input.locale.trim(),
+    giftNotifications: input.gift_notifications.trim(),
+  };
+  const errors: ValidationIssue[] = [];
+  if (settings.email !== null && (!EMAIL.test(settings.email) || settings.email.length > 254)) {
+    errors.push({ field: "email", message: "must be an email address, like donations@example.org" });
+  }
+  const logo = settings.logoUrl === null ? null : logoProblem(settings.logoUrl);
+  if (logo) errors.push({ field: "logo_url", message: logo });
+  if (!(EMAIL_SETTINGS_LOCALES as readonly string[]).includes(settings.locale)) {
+    errors.push({ field: "locale", message: `use one of ${EMAIL_SETTINGS_LOCALES.join(", ")}` });
+  }
+  if (!(GIFT_NOTIFICATIONS as readonly string[]).includes(settings.giftNotifications)) {
+    errors.push({ field: "gift_notifications", message: `use one of ${GIFT_NOTIFICATIONS.join(", ")}` });
+  } else if (settings.giftNotifications !== "off" && settings.email === null) {
+    errors.push({
+      field: "gift_notifications",
+      message: "gift notifications go to the organization's email address; enter it first",
+    });
+  }
+  if (errors.length > 0) {
+    throw new AppError(
+      "invalid_request",
+      `The email settings were not saved: ${errors.map((error) => `${error.field} ${error.message}`).join("; ")}`,
+      { errors },
+    );
+  }
+  return settings;
+}
+
+/** Saves the organization's email settings and records what changed in the audit log, in one transaction. */
+export async function updateEmailSettings(
+  db: Db,
+  organizationId: number,
+  input: EmailSettingsInput,
+  actor: AuditActor,
+): Promise<EmailSettingsWire> {
+  const settings = checkEmailSettings(input);
+  const row = await db.transaction(async (tx) => {
+    const previous = await findOrganizationById(tx, organizationId);
+    if (!previous) throw new Error("organization of the request vanished");
+    const saved = await updateOrganizationColumns(tx, organizationId, settings);
+    if (!saved) throw new Error("organization of the request vanished");
+    const before = emailSettingsToWire(previous);
+    const after = emailSettingsToWire(saved);
+    const fields = ["email", "logo_url", "locale", "gift_notifications"] as const;
+    const changed = fields.filter((field) => before[field] !== after[field]);
+    if (changed.length > 0) {
+      await recordAuditEvent(tx, {
+        organizationId,
+        actor,
+        action: "email.settings_updated",
+        details: Object.fromEntries(changed.map((field) => [field, after[field] ?? "(none)"])),
+      });
+    }
+    return saved;
+  });
+  return emailSettingsToWire(row);
+}
