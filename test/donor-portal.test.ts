@@ -4,10 +4,9 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Browser as Chromium, Page as ChromiumPage } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
-import { donorLinks, donorSessions, outboxMessages, supporters } from "../src/db/schema.js";
+import { donorLinks, donorSessions, organizations, outboxMessages, supporters } from "../src/db/schema.js";
 import { enqueueEmail } from "../src/email/outbox.repo.js";
 import { mintReceiptLink } from "../src/modules/donor-portal/donor-links.service.js";
-import { donorCookieOptions } from "../src/modules/donor-portal/donor-session.js";
 import { Browser, type Page } from "./helpers/browser.js";
 import { launchChromium } from "./helpers/chromium.js";
 import {
@@ -25,6 +24,11 @@ import { flushOutbox, startSmtpServer, type TestSmtpServer } from "./helpers/smt
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 /** A page's HTML without its per-response nonce, so two answers can be compared whole. */
 const withoutNonce = (html: string) => html.replace(/nonce="[^"]+"/g, 'nonce=""');
+/** The links of an email's HTML part, entities decoded (Handlebars writes "=" as &#x3D;). */
+const hrefsOf = (html: string | false | undefined) =>
+  [...(html || "").matchAll(/href="([^"]*)"/g)].map((match) =>
+    (match[1] as string).replace(/&#x3D;/g, "=").replace(/&amp;/g, "&"),
+  );
 const text = (html: string) =>
   html
     .replace(/<style[^>]*>[\s\S]*?<\/style>/g, "")
@@ -147,16 +151,13 @@ describe("donor portal", () => {
     const supporter = await fakeSupporter(db(), tenant.organizationId);
     const email = supporter.email as string;
     await askForLink(tenant.slug, email);
-    console.log(await flushOutbox(server, tenant.organizationId));
-    console.log(
-      await db().select().from(outboxMessages).where(eq(outboxMessages.organizationId, tenant.organizationId)),
-    );
+    await flushOutbox(server, tenant.organizationId);
     const [mail] = smtp.to(email);
     const tenantName = (await server.get(`/donor/${tenant.slug}/`)).body.match(/<p class="org"><a [^>]+>([^<]+)</)?.[1];
     expect(mail?.subject).toBe(`Your sign-in link for ${tenantName}`);
     const url = /(http:\/\/\S+\/enter\?token=\S+)/.exec(mail?.text ?? "")?.[1] as string;
     expect(url.startsWith(`${server.url}/donor/${tenant.slug}/enter?token=dnt_dl_`)).toBe(true);
-    expect(mail?.html).toContain(url.replace(/&/g, "&amp;"));
+    expect(hrefsOf(mail?.html)).toContain(url);
 
     const token = tokenOf(url);
     const [link] = await db()
@@ -169,6 +170,8 @@ describe("donor portal", () => {
     expect(minutes).toBeLessThanOrEqual(15);
     expect(JSON.stringify(link)).not.toContain(token.slice(7));
 
+    // A mail client checking the link with HEAD does not use it up.
+    expect((await fetch(url, { method: "HEAD", redirect: "manual" })).status).toBe(200);
     const browser = new Browser(server.url);
     const entered = await browser.get(pathOf(url));
     expect(entered.status).toBe(303);
@@ -193,6 +196,8 @@ describe("donor portal", () => {
     expect(home.status).toBe(200);
     expect(text(home.html)).toContain(`Signed in as ${email.toLowerCase()}`);
 
+    // Followed again by the browser it signed in (a double click): the portal opens; by anyone else: 410.
+    expect((await browser.get(pathOf(url))).location).toBe(`/donor/${tenant.slug}/`);
     const again = await new Browser(server.url).get(pathOf(url));
     expect(again.status).toBe(410);
     expect(text(again.html)).toContain("This sign-in link no longer works");
@@ -250,14 +255,64 @@ describe("donor portal", () => {
     expect((await new Browser(server.url).get(pathOf(url))).status).toBe(410);
   });
 
-  it("sets a Secure cookie when the base URL is https", () => {
-    expect(donorCookieOptions({ baseUrl: "https://give.example.org" }, "kits", 43200)).toEqual({
-      path: "/donor/kits/",
-      httpOnly: true,
-      sameSite: "lax",
-      secure: true,
-      maxAge: 43200,
+  it("returns to the page the donor asked for after signing in, never outside the portal", async () => {
+    const supporter = await fakeSupporter(db(), tenant.organizationId);
+    const email = supporter.email as string;
+    const signIn = await new Browser(server.url).get(`/donor/${tenant.slug}/?next=gifts/42`);
+    expect(signIn.html).toContain('<input type="hidden" name="next" value="gifts/42">');
+    await new Browser(server.url).request(`/donor/${tenant.slug}/sign-in`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": newAddress() },
+      body: new URLSearchParams({ email, next: "gifts/42" }).toString(),
     });
+    const url = (await lastLink(tenant.organizationId, email)) as string;
+    expect(new URL(url).searchParams.get("next")).toBe("gifts/42");
+    const entered = await new Browser(server.url).get(pathOf(url));
+    expect(entered.location).toBe(`/donor/${tenant.slug}/gifts/42`);
+
+    const receipt = await db().transaction((tx) =>
+      mintReceiptLink(tx, {
+        organizationId: tenant.organizationId,
+        organizationSlug: tenant.slug,
+        email,
+        baseUrl: server.config.baseUrl,
+        next: "gifts/7",
+      }),
+    );
+    expect((await new Browser(server.url).get(pathOf(receipt))).location).toBe(`/donor/${tenant.slug}/gifts/7`);
+    for (const next of ["//evil.example/x", "https://evil.example/", "../../admin/", "/gifts/1", "gifts/../x"]) {
+      const path = `${pathOf(receipt).replace(/&next=[^&]*/, "")}&next=${encodeURIComponent(next)}`;
+      expect((await new Browser(server.url).get(path)).location, next).toBe(`/donor/${tenant.slug}/`);
+    }
+  });
+
+  it("sets a Secure cookie when the base URL is https", async () => {
+    const secure = await startTestServer({ baseUrl: "https://give.example.org" });
+    try {
+      const secureTenant = await fakeTenant(secure.database.db);
+      const supporter = await fakeSupporter(secure.database.db, secureTenant.organizationId);
+      await new Browser(secure.url).request(`/donor/${secureTenant.slug}/sign-in`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ email: supporter.email as string }).toString(),
+      });
+      const [row] = await secure.database.db
+        .select({ data: outboxMessages.data })
+        .from(outboxMessages)
+        .where(eq(outboxMessages.organizationId, secureTenant.organizationId));
+      const url = (row?.data as { url: string } | undefined)?.url ?? "";
+      expect(url.startsWith(`https://give.example.org/donor/${secureTenant.slug}/enter?token=`)).toBe(true);
+      const entered = await new Browser(secure.url).get(pathOf(url));
+      expect(entered.headers.getSetCookie()).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^donata_donor=dnt_ds_[\\w-]{43}; Max-Age=43200; Path=/donor/${secureTenant.slug}/; HttpOnly; Secure; SameSite=Lax$`,
+          ),
+        ),
+      ]);
+    } finally {
+      await secure.close();
+    }
   });
 
   it("limits link requests per email and organization, then per client address, with a 429 page", async () => {
@@ -301,7 +356,7 @@ describe("donor portal", () => {
     const email = `giver-${unique(8)}@example.test`;
     const campaign = await fakeCampaign(db(), tenant.organizationId, { title: "Clean water" });
     const first = await fakeSupporter(db(), tenant.organizationId, { email, firstName: "Ada" });
-    const second = await fakeSupporter(db(), tenant.organizationId, { email: email.toUpperCase() });
+    const second = await fakeSupporter(db(), tenant.organizationId, { email: email.toUpperCase(), firstName: "Ada" });
     const monthly = await fakeDonation(db(), tenant.organizationId, {
       supporterId: first.id,
       campaignId: campaign.id,
@@ -346,7 +401,9 @@ describe("donor portal", () => {
     const home = await browser.get(`/donor/${tenant.slug}/`);
     const content = text(home.html);
     expect(content).toContain("Hello Ada");
-    expect(content).toContain(`Clean water €15.00 a month · Monthly · Active Started`);
+    // Server-rendered and script-free: everything works without JavaScript.
+    expect(home.html).not.toContain("<script");
+    expect(content).toContain(`Clean water €15.00 a month · Active Started`);
     expect(content).toContain(`Clean water €50.00 · One-off · Received`);
     expect(home.html).toContain(`href="/donor/${tenant.slug}/gifts/${monthly.id}"`);
     expect(home.html).not.toContain(`/gifts/${oneOff.id}"`);
@@ -495,7 +552,9 @@ describe("donor portal", () => {
       }
     });
     await flushOutbox(server, tenant.organizationId);
-    const mails = smtp.to(email);
+    // In the order they were enqueued (the outbox id in the Message-ID), whatever the delivery order.
+    const outboxId = (mail: { messageId?: string }) => Number(/\.(\d+)@/.exec(mail.messageId ?? "")?.[1]);
+    const mails = smtp.to(email).sort((a, b) => outboxId(a) - outboxId(b));
     const giftUrl = `${server.url}/donor/${tenant.slug}/gifts/${gift.id}`;
     expect(mails.map((mail) => mail.subject)).toEqual([
       expect.stringMatching(/^The amount of your gift to .+ was changed$/),
@@ -511,7 +570,44 @@ describe("donor portal", () => {
     );
     expect(bodies[3]).toContain("The payment method of your monthly gift to Books was updated.");
     for (const body of bodies) expect(body).toContain(`See your gift: ${giftUrl}`);
-    for (const mail of mails) expect(mail.html).toContain(`href="${giftUrl}"`);
+    for (const mail of mails) expect(hrefsOf(mail.html)).toContain(giftUrl);
+  });
+
+  it("writes donor_change in the organization's language", async () => {
+    const italian = await fakeTenant(db());
+    await db().update(organizations).set({ locale: "it" }).where(eq(organizations.id, italian.organizationId));
+    const email = `italiano-${unique(8)}@example.test`;
+    const supporter = await fakeSupporter(db(), italian.organizationId, { email, firstName: "Giulia" });
+    const campaign = await fakeCampaign(db(), italian.organizationId, { title: "Libri" });
+    const gift = await fakeDonation(db(), italian.organizationId, {
+      supporterId: supporter.id,
+      campaignId: campaign.id,
+      state: "active",
+      frequency: 1,
+      amount: 120,
+    });
+    await db().transaction(async (tx) => {
+      for (const change of ["contact_details", "amount"]) {
+        await enqueueEmail(tx, {
+          organizationId: italian.organizationId,
+          kind: "donor_change",
+          to: email,
+          supporterId: supporter.id,
+          donationId: change === "amount" ? gift.id : null,
+          data: { change },
+        });
+      }
+    });
+    await flushOutbox(server, italian.organizationId);
+    // Delivery order is not part of the contract: each message is found by its kind of change.
+    const contact = smtp.to(email).find((mail) => mail.subject?.startsWith("I tuoi recapiti"));
+    const amount = smtp.to(email).find((mail) => mail.subject?.startsWith("L'importo"));
+    expect(contact?.subject).toMatch(/^I tuoi recapiti presso .+ sono stati aggiornati$/);
+    expect(contact?.text).toContain("Gentile Giulia,");
+    expect(contact?.text).toContain(`Apri la tua pagina donatore: ${server.url}/donor/${italian.slug}/`);
+    expect(amount?.text?.replace(/\s+/g, " ")).toContain(
+      "La tua donazione annuale a Libri è ora di 120,00 €. I prossimi pagamenti saranno di questo importo.",
+    );
   });
 
   it("exports the donor's data as a JSON attachment: every record of the identity, nobody else's", async () => {
@@ -578,6 +674,11 @@ describe("donor portal", () => {
     const bare = await fetch(`${server.url}/donor/${tenant.slug}?a=1`, { redirect: "manual" });
     expect(bare.status).toBe(308);
     expect(bare.headers.get("location")).toBe(`/donor/${tenant.slug}/?a=1`);
+    for (const page of ["sign-in", "sign-out", "contact", "export"]) {
+      const opened = await fetch(`${server.url}/donor/${tenant.slug}/${page}`, { redirect: "manual" });
+      expect(opened.status).toBe(303);
+      expect(opened.headers.get("location")).toBe(`/donor/${tenant.slug}/`);
+    }
     const signedOut = await fetch(`${server.url}/donor/${tenant.slug}/contact`, {
       method: "POST",
       redirect: "manual",
@@ -620,7 +721,7 @@ describe("donor portal", () => {
       });
       await fakePayment(db(), tenant.organizationId, { donationId: gift.id, state: "PAID", amount: 10 });
 
-      const context = await chromium.newContext({ viewport: { width: 390, height: 844 }, javaScriptEnabled: false });
+      const context = await chromium.newContext({ viewport: { width: 390, height: 844 } });
       const page = await context.newPage();
       await page.goto(`${server.url}/donor/${tenant.slug}/`);
       expect(await page.getAttribute("html", "lang")).toBe("en");
@@ -638,6 +739,8 @@ describe("donor portal", () => {
       expect(new URL(page.url()).pathname).toBe(`/donor/${tenant.slug}/`);
       await page.waitForSelector("h1:has-text('Hello Ada')");
       await expectAccessible(page);
+      // Mobile first: nothing wider than the phone's screen.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
 
       await tabTo(page, "#field-country");
       await page.keyboard.type("Italia");
@@ -653,7 +756,7 @@ describe("donor portal", () => {
       await page.keyboard.press("Enter");
       expect(await page.evaluate(() => location.hash)).toBe("#field-country");
 
-      await page.focus("#field-country");
+      await tabTo(page, "#field-country");
       await page.keyboard.press("Control+A");
       await page.keyboard.type("IT");
       await tabTo(page, 'form[action$="/contact"] button[type="submit"]');
@@ -662,6 +765,15 @@ describe("donor portal", () => {
       await expectAccessible(page);
       const [row] = await db().select().from(supporters).where(eq(supporters.id, supporter.id));
       expect(row).toMatchObject({ country: "IT", smsMarketing: true, firstName: "Ada" });
+
+      // The error pages are pages like the others (seen signed out: signed in, a dead link opens the portal).
+      await context.clearCookies();
+      await page.goto(`${server.url}/donor/${tenant.slug}/enter?token=dnt_dl_${unique(20)}`);
+      await page.waitForSelector("h1:has-text('This sign-in link no longer works')");
+      await expectAccessible(page);
+      await page.goto(`${server.url}/donor/no-such-${unique(6)}/`);
+      await page.waitForSelector("h1:has-text('Page not found')");
+      await expectAccessible(page);
       await context.close();
     });
   });

@@ -1,7 +1,13 @@
-import { findCampaignRowsByIds } from "../../modules/campaigns/campaigns.repo.js";
-import { findDonation } from "../../modules/donations/donations.repo.js";
 import { portalPath } from "../../modules/donor-portal/donor-session.js";
 import { findSupporter } from "../../modules/supporters/supporters.repo.js";
+import {
+  chargeOf,
+  donorFirstName,
+  type FrequencyKey,
+  frequencyKey,
+  giftPageUrl,
+  loadDonationContext,
+} from "../message-models.js";
 import { type BaseModel, type EmailMessage, loadBaseModel, translate } from "../render.js";
 
 /** What the donor changed in the portal; the recurring-gift pages send the last four. */
@@ -17,7 +23,7 @@ export interface DonorChangeModel extends BaseModel {
   gift: {
     amount: number;
     currency: string;
-    frequency_key: string;
+    frequency_key: `frequency.${FrequencyKey}`;
     campaign_title: string;
     paused_until: string | null;
   } | null;
@@ -25,43 +31,48 @@ export interface DonorChangeModel extends BaseModel {
   url: string;
 }
 
-const FREQUENCY_KEYS: Record<number, string> = { 0: "one_off", 1: "yearly", 12: "monthly" };
-
 function withSubject(model: Omit<DonorChangeModel, "subject_line">): DonorChangeModel {
   return { ...model, subject_line: translate(model.locale, `donor_change.subjects.${model.change}`, {}, model) };
 }
 
-/** A confirmation of a change the donor made in the portal, so a change they did not make is noticed. */
+/**
+ * A confirmation of a change the donor made in the portal (so a change they did not make is
+ * noticed). Contact details need only the supporter; a gift's change reads the gift as it is now.
+ */
 export const message: EmailMessage<DonorChangeModel> = {
   kind: "donor_change",
   async load(tx, row, deps) {
-    const base = await loadBaseModel(tx, row.organizationId);
     const change = DONOR_CHANGES.find((value) => value === (row.data as { change?: unknown }).change);
-    if (!base || !change) return null;
-    const supporter = row.supporterId ? await findSupporter(tx, row.organizationId, row.supporterId) : undefined;
-    // An erased supporter is no longer written to.
-    if (supporter?.eraseDate) return null;
-    const home = `${deps.baseUrl}${portalPath(base.organization.slug)}`;
-    const donation = row.donationId ? await findDonation(tx, row.organizationId, row.donationId) : undefined;
-    if (change !== "contact_details" && !donation) return null;
-    const [campaign] = donation ? await findCampaignRowsByIds(tx, row.organizationId, [donation.campaignId]) : [];
+    if (!change) return null;
+    if (change === "contact_details") {
+      const base = await loadBaseModel(tx, row.organizationId);
+      const supporter = row.supporterId ? await findSupporter(tx, row.organizationId, row.supporterId) : undefined;
+      // An erased supporter is no longer written to.
+      if (!base || supporter?.eraseDate) return null;
+      return withSubject({
+        ...base,
+        change,
+        donor_name: supporter ? donorFirstName(supporter) : null,
+        gift: null,
+        url: `${deps.baseUrl}${portalPath(base.organization.slug)}`,
+      });
+    }
+    const context = await loadDonationContext(tx, row);
+    if (!context) return null;
+    const { base, donation, supporter } = context;
     return withSubject({
       ...base,
       change,
-      donor_name: supporter?.firstName ?? null,
-      gift: donation
-        ? {
-            amount: donation.amount,
-            currency: donation.currency,
-            frequency_key: `donor_change.frequency.${FREQUENCY_KEYS[donation.frequency ?? 0] ?? "one_off"}`,
-            campaign_title: campaign?.title ?? "",
-            paused_until: donation.pausedUntil?.toISOString() ?? null,
-          }
-        : null,
-      url:
-        donation && change !== "contact_details"
-          ? `${deps.baseUrl}${portalPath(base.organization.slug, `gifts/${donation.id}`)}`
-          : home,
+      donor_name: donorFirstName(supporter),
+      gift: {
+        amount: chargeOf(donation),
+        currency: donation.currency,
+        frequency_key: `frequency.${frequencyKey(donation.frequency)}`,
+        campaign_title: context.campaignTitle,
+        paused_until:
+          donation.pausedUntil && donation.pausedUntil > new Date() ? donation.pausedUntil.toISOString() : null,
+      },
+      url: giftPageUrl(deps.baseUrl, base.organization.slug, donation.id),
     });
   },
   sample(base, deps) {
@@ -72,11 +83,11 @@ export const message: EmailMessage<DonorChangeModel> = {
       gift: {
         amount: 15,
         currency: "EUR",
-        frequency_key: "donor_change.frequency.monthly",
+        frequency_key: "frequency.monthly",
         campaign_title: "School kits for every child",
         paused_until: null,
       },
-      url: `${deps.baseUrl}${portalPath(base.organization.slug, "gifts/1234")}`,
+      url: giftPageUrl(deps.baseUrl, base.organization.slug, 1234),
     });
   },
 };

@@ -15,6 +15,7 @@ import { message as statement } from "./statement.js";
 /** Every message kind's loader and sample: one file per kind beside this one, one line each here. */
 export const MESSAGES: Record<EmailKind, EmailMessage> = {
   donor_sign_in: donorSignIn as EmailMessage,
+  donor_change: donorChange as EmailMessage,
   receipt: receipt as EmailMessage,
   recurring_welcome: recurringWelcome as EmailMessage,
   renewal_failed: renewalFailed as EmailMessage,

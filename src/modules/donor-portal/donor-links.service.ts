@@ -16,7 +16,7 @@ import {
   insertDonorSession,
   useDonorLink,
 } from "./donor-portal.repo.js";
-import { DONOR_SESSION_TTL_SECONDS, type PortalOrganization, portalPath } from "./donor-session.js";
+import { DONOR_SESSION_TTL_SECONDS, type PortalOrganization, portalPath, portalReturnPath } from "./donor-session.js";
 
 /** A link from the sign-in form works once, for 15 minutes; one from a receipt email for 30 days. */
 export const LINK_TTL_SECONDS: Record<DonorLinkPurpose, number> = { sign_in: 15 * 60, receipt: 30 * 86400 };
@@ -25,13 +25,21 @@ const LINK_PREFIX = "dnt_dl";
 const SESSION_PREFIX = "dnt_ds";
 
 /** The page a link opens: it signs the donor in, then shows their portal. */
-function enterUrl(baseUrl: string, organizationSlug: string, token: string) {
-  return `${baseUrl.replace(/\/+$/, "")}${portalPath(organizationSlug, "enter")}?token=${encodeURIComponent(token)}`;
+function enterUrl(baseUrl: string, organizationSlug: string, token: string, next: string | undefined) {
+  const query = new URLSearchParams({ token, ...(next ? { next } : {}) });
+  return `${baseUrl.replace(/\/+$/, "")}${portalPath(organizationSlug, "enter")}?${query}`;
 }
 
 async function mintLink(
   tx: Executor,
-  link: { organizationId: number; organizationSlug: string; email: string; baseUrl: string; purpose: DonorLinkPurpose },
+  link: {
+    organizationId: number;
+    organizationSlug: string;
+    email: string;
+    baseUrl: string;
+    purpose: DonorLinkPurpose;
+    next?: string | undefined;
+  },
 ) {
   const token = generateSecret(LINK_PREFIX);
   await insertDonorLink(tx, {
@@ -41,17 +49,17 @@ async function mintLink(
     purpose: link.purpose,
     expiresDate: new Date(Date.now() + LINK_TTL_SECONDS[link.purpose] * 1000),
   });
-  return enterUrl(link.baseUrl, link.organizationSlug, token);
+  return enterUrl(link.baseUrl, link.organizationSlug, token, portalReturnPath(link.next));
 }
 
 /**
  * A link for a receipt email that signs its donor in to the organization's portal: reusable for 30
- * days, so the receipt keeps working. Call it in the transaction that enqueues the email; only the
- * link's hash is stored.
+ * days, so the receipt keeps working. Only the link's hash is stored. `next` opens a page of the
+ * portal after signing in (`gifts/12`) instead of its home.
  */
 export function mintReceiptLink(
   tx: Executor,
-  link: { organizationId: number; organizationSlug: string; email: string; baseUrl: string },
+  link: { organizationId: number; organizationSlug: string; email: string; baseUrl: string; next?: string },
 ): Promise<string> {
   return mintLink(tx, { ...link, purpose: "receipt" });
 }
@@ -102,7 +110,7 @@ async function countLinkRequest(throttle: DonorSignInThrottle, organizationId: n
 export async function requestSignInLink(
   db: Db,
   throttle: DonorSignInThrottle,
-  request: { organization: PortalOrganization; email: string; ip: string; baseUrl: string },
+  request: { organization: PortalOrganization; email: string; ip: string; baseUrl: string; next?: string | undefined },
 ) {
   const email = normalizeEmail(request.email);
   const { organization } = request;
@@ -124,6 +132,7 @@ export async function requestSignInLink(
       email,
       baseUrl: request.baseUrl,
       purpose: "sign_in",
+      next: request.next,
     });
     await enqueueEmail(tx, {
       organizationId: organization.id,

@@ -8,9 +8,11 @@ import { csrfField, errorSummary, errorsByField, html, textField } from "./porta
 /** The sign-in form: an email, nothing else. Shown signed out, after an error and on a dead link. */
 export function signInForm(
   organization: Pick<PortalOrganization, "slug">,
-  options: { email?: string; error?: string } = {},
+  options: { email?: string; error?: string; next?: string } = {},
 ): string {
+  const next = options.next ? `<input type="hidden" name="next" value="${html(options.next)}">` : "";
   return `<form class="stack" method="post" action="${html(portalPath(organization.slug, "sign-in"))}" novalidate>
+    ${next}
     ${textField({
       name: "email",
       label: "Your email address",
@@ -28,7 +30,7 @@ export function signInForm(
 
 export function signInBody(
   organization: PortalOrganization,
-  options: { email?: string; errors?: ValidationIssue[]; notice?: string } = {},
+  options: { email?: string; errors?: ValidationIssue[]; notice?: string; next?: string } = {},
 ): string {
   const errors = options.errors ?? [];
   const notice = options.notice ? `<p class="notice" role="status">${html(options.notice)}</p>` : "";
@@ -36,7 +38,7 @@ export function signInBody(
   <h1>Your donations to ${html(organization.name)}</h1>
   <p>See your gifts and receipts, download your yearly statements, manage your recurring donations and update your
   contact details. Enter your email address and we will send you a link to sign in: no password needed.</p>
-  ${signInForm(organization, { email: options.email, error: errorsByField(errors).get("email") })}`;
+  ${signInForm(organization, { email: options.email, error: errorsByField(errors).get("email"), next: options.next })}`;
 }
 
 /** The same page whether or not the email belongs to a donor: it tells nobody which addresses are known. */
@@ -48,15 +50,14 @@ export function checkInboxBody(organization: PortalOrganization): string {
   <p><a href="${html(portalPath(organization.slug))}">Use another email address</a></p>`;
 }
 
-export function deadLinkBody(organization: PortalOrganization): string {
+export function deadLinkBody(organization: PortalOrganization, next?: string): string {
   return `<h1>This sign-in link no longer works</h1>
   <p>Sign-in links work once, for 15 minutes (links in receipt emails for 30 days). This one has expired, was
   already used, or was copied incompletely.</p>
   <h2>Get a new link</h2>
-  ${signInForm(organization)}`;
+  ${signInForm(organization, { next })}`;
 }
 
-const FREQUENCY: Record<number, string> = { 0: "One-off", 1: "Yearly", 12: "Monthly" };
 const PER: Record<number, string> = { 1: " a year", 12: " a month" };
 
 function giftState(state: string, frequency: number, pausedUntil: Date | null, date: (d: Date) => string) {
@@ -145,7 +146,7 @@ function giftsSection(
     return `<li class="card">
       <h3>${html(title)}</h3>
       <p><span class="amount">${html(money(donation.amount, donation.currency))}${PER[frequency] ?? ""}</span>
-        · ${FREQUENCY[frequency] ?? ""} · <span class="badge ${state.tone}">${html(state.label)}</span></p>
+        ${frequency === 0 ? "· One-off " : ""}· <span class="badge ${state.tone}">${html(state.label)}</span></p>
       <p class="muted">Started ${html(date(donation.createDate))} · ${html(donation.code)}</p>
       ${next}
       ${actions.length > 0 ? `<p class="actions">${actions.join("\n        ")}</p>` : ""}
@@ -239,7 +240,8 @@ function contactSection(session: DonorSession, home: DonorHome, state: ContactFo
       value: String(values[field.name] ?? ""),
       type: "type" in field ? field.type : "text",
       autocomplete: field.autocomplete,
-      maxLength: field.maxLength,
+      // The country's code is checked by the server, which says what it wants (a browser would just cut "Italy").
+      maxLength: field.name === "country" ? undefined : field.maxLength,
       hint: "hint" in field ? field.hint : undefined,
       error: errors.get(field.name),
       wide: wide.has(field.name),

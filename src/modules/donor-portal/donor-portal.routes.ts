@@ -19,6 +19,7 @@ import {
   type PortalOrganization,
   portalOrganization,
   portalPath,
+  portalReturnPath,
   type RequireDonor,
 } from "./donor-session.js";
 import { portalErrorPage, portalPage } from "./portal.page.js";
@@ -91,7 +92,14 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
   function signInPage(
     reply: FastifyReply,
     organization: PortalOrganization,
-    state: { status?: number; email?: string; error?: string; notice?: string; headers?: Record<string, string> } = {},
+    state: {
+      status?: number;
+      email?: string;
+      error?: string;
+      notice?: string;
+      next?: string;
+      headers?: Record<string, string>;
+    } = {},
   ) {
     return portalPage(reply, {
       title: "Sign in",
@@ -101,6 +109,7 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
       body: signInBody(organization, {
         email: state.email,
         notice: state.notice,
+        next: state.next,
         errors: state.error ? [{ field: "email", message: state.error }] : [],
       }),
     });
@@ -108,26 +117,30 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
 
   app.get("/donor/:org/", options, async (request, reply) => {
     const organization = await portalOrganization(db, request);
-    const [path, query] = request.url.split("?") as [string, string | undefined];
+    const [path, search] = request.url.split("?") as [string, string | undefined];
     // The session cookie's path ends with a slash: without it the browser would not send the cookie.
-    if (!path.endsWith("/")) return reply.redirect(`${portalPath(organization.slug)}${query ? `?${query}` : ""}`, 308);
+    if (!path.endsWith("/"))
+      return reply.redirect(`${portalPath(organization.slug)}${search ? `?${search}` : ""}`, 308);
     const session = await findDonorSession(db, organization, request);
     const notices: Record<string, string> = {
       contact: "Your contact details were saved. We sent you a confirmation by email.",
       signed_out: "You are signed out.",
     };
-    const notice = notices[String((request.query as Record<string, unknown>).done)];
-    if (!session) return signInPage(reply, organization, { notice });
+    const query = request.query as Record<string, unknown>;
+    const notice = notices[String(query.done)];
+    if (!session) return signInPage(reply, organization, { notice, next: portalReturnPath(query.next) });
     return renderHome(reply, session, { notice });
   });
 
   app.post("/donor/:org/sign-in", options, async (request, reply) => {
     const organization = await portalOrganization(db, request);
     const email = (field(request.body, "email") ?? "").trim();
+    const next = portalReturnPath(field(request.body, "next"));
     if (!EMAIL.test(email) || email.length > 320) {
       return signInPage(reply, organization, {
         status: 400,
         email,
+        next,
         error:
           email === ""
             ? "Enter your email address"
@@ -135,12 +148,13 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
       });
     }
     try {
-      await requestSignInLink(db, throttle, { organization, email, ip: request.ip, baseUrl: config.baseUrl });
+      await requestSignInLink(db, throttle, { organization, email, ip: request.ip, baseUrl: config.baseUrl, next });
     } catch (error) {
       if (error instanceof AppError && (error.status === 429 || error.status === 503)) {
         return signInPage(reply, organization, {
           status: error.status,
           email,
+          next,
           error: error.message,
           headers: error.headers,
         });
@@ -152,17 +166,25 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
 
   app.get("/donor/:org/enter", options, async (request, reply) => {
     const organization = await portalOrganization(db, request);
-    const token = (request.query as Record<string, unknown>).token;
+    // A HEAD (a mail client's link check) must not use up a single-use link.
+    if (request.method === "HEAD") return reply.code(200).header("cache-control", "no-store").send();
+    const { token, next: rawNext } = request.query as Record<string, unknown>;
+    const next = portalReturnPath(rawNext);
+    const destination = portalPath(organization.slug, next);
     const sessionToken =
       typeof token === "string"
         ? await enterWithLink(db, organization, token, request.cookies[DONOR_COOKIE])
         : undefined;
     if (!sessionToken) {
+      // A link followed twice (a double click) by a donor it already signed in just opens the portal.
+      if (await findDonorSession(db, organization, request)) {
+        return reply.code(303).header("cache-control", "no-store").redirect(destination);
+      }
       return portalPage(reply, {
         title: "Link expired",
         organization,
         status: 410,
-        body: deadLinkBody(organization),
+        body: deadLinkBody(organization, next),
       });
     }
     reply.setCookie(
@@ -170,7 +192,7 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
       sessionToken,
       donorCookieOptions(config, organization.slug, DONOR_SESSION_TTL_SECONDS),
     );
-    return reply.code(303).header("cache-control", "no-store").redirect(portalPath(organization.slug));
+    return reply.code(303).header("cache-control", "no-store").redirect(destination);
   });
 
   app.post("/donor/:org/sign-out", options, async (request, reply) => {
@@ -211,6 +233,14 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
       })
       .send(JSON.stringify(data, null, 2));
   });
+
+  // The forms' addresses opened directly (a bookmark, a reload after the session ended) lead home.
+  for (const page of ["sign-in", "sign-out", "contact", "export"]) {
+    app.get(`/donor/:org/${page}`, options, async (request, reply) => {
+      const organization = await portalOrganization(db, request);
+      return reply.code(303).redirect(portalPath(organization.slug));
+    });
+  }
 
   return requireDonor;
 }

@@ -158,12 +158,12 @@ export function parseContactForm(body: unknown): ContactForm {
       errors.push({ field: field.name, message: `${field.label}: send it once` });
       continue;
     }
-    if (text.length > field.maxLength) {
-      errors.push({ field: field.name, message: `${field.label} must be at most ${field.maxLength} characters` });
-      continue;
-    }
     if (field.name === "country" && text !== "" && !/^[A-Za-z]{2}$/.test(text)) {
       errors.push({ field: field.name, message: "Country must be a two-letter code, for example IT" });
+      continue;
+    }
+    if (text.length > field.maxLength) {
+      errors.push({ field: field.name, message: `${field.label} must be at most ${field.maxLength} characters` });
       continue;
     }
     patch[field.name] = text === "" ? null : field.name === "country" ? text.toUpperCase() : text;

@@ -92,13 +92,31 @@ export async function findDonorSession(
   };
 }
 
+/**
+ * A page of the portal to return to after signing in (`gifts/12`), as the part of its path after
+ * `/donor/{org}/`: letters, digits, dashes and slashes only, so it can never lead elsewhere.
+ */
+export function portalReturnPath(raw: unknown): string | undefined {
+  if (typeof raw !== "string" || raw.length > 100 || !/^[a-z0-9][a-z0-9/-]*$/i.test(raw)) return undefined;
+  return raw;
+}
+
+/** The sign-in page, remembering the page a signed-out donor asked for (GET only: a form cannot be replayed). */
+export function signInLocation(organizationSlug: string, request: FastifyRequest): string {
+  const home = portalPath(organizationSlug);
+  if (request.method !== "GET") return home;
+  const path = (request.url.split("?")[0] as string).replace(/^\/donor\/[^/]+\//, "");
+  const next = portalReturnPath(path);
+  return next ? `${home}?next=${encodeURIComponent(next)}` : home;
+}
+
 /** The RequireDonor of the portal's pages: signed out, the browser goes to the sign-in page (303). */
 export function createRequireDonor(db: Db): RequireDonor {
   return async (request, reply) => {
     const organization = await portalOrganization(db, request);
     const session = await findDonorSession(db, organization, request);
     if (!session) {
-      await reply.code(303).header("cache-control", "no-store").redirect(portalPath(organization.slug));
+      await reply.code(303).header("cache-control", "no-store").redirect(signInLocation(organization.slug, request));
       return undefined;
     }
     return session;
