@@ -204,10 +204,13 @@ describe("donor portal: recurring gifts", () => {
       });
       expect(cancel.status).toBe(404);
       expect((await rest(tenant, someoneElse.donation.id)).state).toBe("active");
-      // The session of organization A is no session at organization B's portal: sign in there first.
+      // The session of organization A is no session at organization B's portal: sign in there first
+      // (and come back to the gift asked for).
       const elsewhere = await browser.get(giftPath(other.slug, foreign.donation.id));
       expect(elsewhere.status).toBe(303);
-      expect(elsewhere.location).toBe(`/donor/${other.slug}/`);
+      expect(elsewhere.location).toBe(
+        `/donor/${other.slug}/?next=${encodeURIComponent(`gifts/${foreign.donation.id}`)}`,
+      );
     });
 
     it("refuses a form without the session's CSRF token", async () => {

@@ -25,5 +25,4 @@ export const MESSAGES: Record<EmailKind, EmailMessage> = {
   statement: statement as EmailMessage,
   gift_notification: giftNotification as EmailMessage,
   gift_digest: giftDigest as EmailMessage,
-  donor_change: donorChange as EmailMessage,
 };
