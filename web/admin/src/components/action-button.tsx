@@ -11,6 +11,8 @@ interface ActionButtonProps {
   className?: string;
   run: () => Promise<unknown>;
   onDone?: () => void;
+  /** Before the dialog opens: a form inside it starts again from the current values. */
+  onOpen?: () => void;
 }
 
 /** A button that asks for confirmation in a dialog, runs the action and reports failures in place. */
@@ -24,6 +26,7 @@ export function ActionButton({
   className,
   run,
   onDone,
+  onOpen,
 }: ActionButtonProps) {
   const [open, setOpen] = useState(false);
   return (
@@ -31,7 +34,10 @@ export function ActionButton({
       <button
         type="button"
         className={className ?? (danger ? "button button-danger-outline" : "button")}
-        onClick={() => setOpen(true)}
+        onClick={() => {
+          onOpen?.();
+          setOpen(true);
+        }}
         data-testid={testId}
       >
         {label}

@@ -3,12 +3,13 @@ import { Link, useParams } from "react-router";
 import type { Donation, Payment, SupporterSummary } from "../api/types";
 import { frequencyLabel, supporterName, useFormat } from "../app/format";
 import { useOrg } from "../app/org-context";
-import { useGraphql, useQuery } from "../app/use-query";
-import { ActionButton, Flash } from "../components/action-button";
+import { useQuery } from "../app/use-query";
+import { Flash } from "../components/action-button";
 import { StateBadge, Tags } from "../components/badges";
 import { DataTable } from "../components/data-table";
 import { Fields, PageHeader, Section, usePageTitle } from "../components/page";
 import { PaymentActions } from "../components/payment-actions";
+import { isPaused, RecurringActions } from "../components/recurring-actions";
 import { Async, Empty } from "../components/states";
 import { COLLECTIONS, SUPPORTER_SUMMARY } from "./collections";
 
@@ -21,7 +22,6 @@ const QUERY = `query DonationDetail($id: ID!, $donation_id: Int!) {
   }
   payments(donation_id: $donation_id, limit: 100) { count items { ${COLLECTIONS.payments.selection} } }
 }`;
-const CANCEL = `mutation Cancel($id: ID!) { cancelDonation(id: $id) { id state } }`;
 
 /** Who stopped a recurring gift, in words. */
 const CANCELLED_BY: Record<string, string> = {
@@ -41,9 +41,8 @@ type DonationDetail = Donation & {
 
 export function DonationDetailPage() {
   const { id = "" } = useParams();
-  const { org, path, canWrite } = useOrg();
+  const { org, path } = useOrg();
   const fmt = useFormat();
-  const gql = useGraphql();
   const [flash, setFlash] = useState<string | null>(null);
   const state = useQuery<{ donation: DonationDetail | null; payments: { count: number; items: Payment[] } }>(QUERY, {
     id,
@@ -97,22 +96,8 @@ export function DonationDetailPage() {
                       Receipt ↗
                     </a>
                   )}
-                  {canWrite && cancellable && (
-                    <ActionButton
-                      label="Cancel recurring donation"
-                      title="Cancel this recurring donation?"
-                      confirmLabel="Cancel donation"
-                      danger
-                      testId="cancel-donation"
-                      run={() => gql(CANCEL, { id: donation.id })}
-                      onDone={() => done("Recurring donation cancelled: no further charges.")}
-                    >
-                      <p>
-                        {supporterName(donation.supporter)} will not be charged{" "}
-                        {fmt.money(donation.amount, donation.currency)}{" "}
-                        {frequencyLabel(donation.frequency).toLowerCase()} any more. Past payments stay.
-                      </p>
-                    </ActionButton>
+                  {cancellable && (
+                    <RecurringActions donation={donation} supporter={supporterName(donation.supporter)} onDone={done} />
                   )}
                 </>
               }
@@ -151,7 +136,7 @@ export function DonationDetailPage() {
                             ["Next charge", cancellable ? fmt.dateTime(donation.next_charge_date) : null],
                             [
                               "Paused until",
-                              donation.paused_until && cancellable ? fmt.dateTime(donation.paused_until) : null,
+                              cancellable && isPaused(donation) ? fmt.dateTime(donation.paused_until) : null,
                             ],
                             ["Cancelled by", donation.cancelled_by ? CANCELLED_BY[donation.cancelled_by] : null],
                             ["Cancel reason", donation.cancel_reason],

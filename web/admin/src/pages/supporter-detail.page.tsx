@@ -189,6 +189,13 @@ export function SupporterDetailPage() {
               crumbs={crumbs}
               actions={
                 <>
+                  <Link
+                    className="button"
+                    to={`${path("outbox")}?supporter_id=${supporter.id}`}
+                    data-testid="supporter-emails"
+                  >
+                    Emails
+                  </Link>
                   {canWrite && !erased && (
                     <Link className="button" to={`${path("donations/new")}?supporter_id=${supporter.id}`}>
                       Record offline donation
