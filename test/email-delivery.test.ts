@@ -71,6 +71,22 @@ describe("email delivery", () => {
     expect(smtp.to(to)).toHaveLength(1);
   });
 
+  it("keeps no working sign-in link in the Outbox's copy of a sent message", async () => {
+    const to = `redacted-${unique()}@example.test`;
+    const url = `${server.url}/donor/${tenant.slug}/enter?token=dnt_dl_${unique(32)}`;
+    const id = await enqueue(to, { url });
+    await flushOutbox(server, tenant.organizationId);
+    const [mail] = smtp.to(to);
+    expect(linksOf(mail?.html)).toEqual([url]);
+    expect(mail?.text).toContain(url);
+    const stored = await row(id);
+    const redacted = `${server.url}/donor/${tenant.slug}/enter?token=dnt_dl_redacted`;
+    expect(linksOf(stored.html)).toEqual([redacted]);
+    expect(stored.text).toContain(redacted);
+    expect(stored.data).toEqual({ url: redacted });
+    expect(JSON.stringify(stored)).not.toContain(url);
+  });
+
   it("sends nothing for a transaction that rolled back", async () => {
     const to = `rolled-back-${unique()}@example.test`;
     await expect(
@@ -259,7 +275,8 @@ describe("email without SMTP_URL", () => {
   });
 
   it("keeps messages as captured, rendered, with their headers", async () => {
-    const url = `${server.url}/donor/${tenant.slug}/enter?token=${unique()}`;
+    // Captured, the message is the only copy: its link stays usable (an instance without SMTP sends no mail).
+    const url = `${server.url}/donor/${tenant.slug}/enter?token=dnt_dl_${unique(32)}`;
     const id = await server.database.db.transaction((tx) =>
       enqueueEmail(tx, {
         organizationId: tenant.organizationId,

@@ -115,6 +115,7 @@ export type DeliveryUpdate = Partial<
     | "messageId"
     | "sentDate"
     | "attempts"
+    | "data"
   >
 >;
 

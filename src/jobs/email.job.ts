@@ -89,6 +89,9 @@ async function deliverOne(db: Db, deps: DeliveryDeps, row: OutboxRow, now: Date,
       sentDate: new Date(),
       messageId: email.headers["Message-ID"] ?? null,
       lastError: null,
+      // Once sent, the copy kept for the Outbox no longer signs anyone in (only the donor's inbox does).
+      // A captured message keeps its link: it is the only copy, on an instance that sends no mail.
+      ...(captured ? {} : withoutSignInTokens(row, email)),
     });
   } catch (error) {
     const permanent = error instanceof DeliveryError && error.permanent;
@@ -101,6 +104,20 @@ async function deliverOne(db: Db, deps: DeliveryDeps, row: OutboxRow, now: Date,
       nextAttemptDate: new Date(now.getTime() + (BACKOFF_SECONDS[row.attempts - 1] ?? 0) * 1000),
     });
   }
+}
+
+/** Donor portal sign-in tokens (src/modules/donor-portal/donor-links.service.ts) in a message's links. */
+const SIGN_IN_TOKEN = /dnt_dl_[A-Za-z0-9_-]+/g;
+const REDACTED = "dnt_dl_redacted";
+
+function withoutSignInTokens(row: OutboxRow, email: RenderedEmail) {
+  const data = JSON.stringify(row.data);
+  if (![email.html, email.text, data].some((part) => part.includes("dnt_dl_"))) return {};
+  return {
+    html: email.html.replace(SIGN_IN_TOKEN, REDACTED),
+    text: email.text.replace(SIGN_IN_TOKEN, REDACTED),
+    data: JSON.parse(data.replace(SIGN_IN_TOKEN, REDACTED)) as unknown,
+  };
 }
 
 /** Delivers the outbox every `intervalSeconds` until stopped; a failed pass is reported and the loop goes on. */
