@@ -66,6 +66,26 @@ describe("donor journey: give monthly, then manage the gift from the emails", ()
     return response.body;
   }
 
+  /** What REST leaves out of a donation (the card, who cancelled and why), through GraphQL with the app's token. */
+  async function graphqlDonation(id: number) {
+    const response = await fetch(`${server.url}/admin/graphql/`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/graphql-response+json",
+        authorization: `Bearer ${tenant.token}`,
+      },
+      body: JSON.stringify({
+        query:
+          "query($id: ID!) { donation(id: $id) { state amount payment_method { label } cancelled_by cancel_reason } }",
+        variables: { id },
+      }),
+    });
+    const body = await response.json();
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    return body.data.donation;
+  }
+
   async function expectAccessible(page: Page) {
     const results = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze();
     expect(results.violations.map((violation) => `${violation.id}: ${violation.help}`)).toEqual([]);
@@ -119,6 +139,7 @@ describe("donor journey: give monthly, then manage the gift from the emails", ()
     const checkout = (await server.get(`/api/v1/checkouts/${checkoutId}`, tenant.token)).body;
     const donationId = checkout.donation.id as number;
     expect(await apiDonation(donationId)).toMatchObject({ state: "active", frequency: 12, amount: 10 });
+    expect(await graphqlDonation(donationId)).toMatchObject({ payment_method: { label: "Visa •••• 4242" } });
 
     // 2. The job runner delivers the outbox: the receipt and the welcome email reach the SMTP server.
     await flushOutbox(server, tenant.organizationId);
@@ -174,8 +195,8 @@ describe("donor journey: give monthly, then manage the gift from the emails", ()
     await page.getByLabel("Security code").press("Enter");
     await page.waitForURL(`**${giftPath}?done=payment_method`);
     expect(await page.getByText("Paid with Mastercard •••• 4444").isVisible()).toBe(true);
-    const afterCard = await apiDonation(donationId);
-    expect(afterCard).toMatchObject({ state: "active", amount: 25 });
+    expect(await apiDonation(donationId)).toMatchObject({ state: "active", amount: 25 });
+    expect(await graphqlDonation(donationId)).toMatchObject({ payment_method: { label: "Mastercard •••• 4444" } });
 
     // 7. Cancel, giving a reason; the API sees the gift revoked.
     await tabTo(page, `a[href="${giftPath}/cancel"]`);
@@ -186,8 +207,18 @@ describe("donor journey: give monthly, then manage the gift from the emails", ()
     await page.keyboard.type("Moving abroad");
     await page.getByRole("button", { name: "Yes, cancel my gift" }).press("Enter");
     await page.waitForURL(`**${giftPath}?done=cancel`);
-    expect(await page.locator(".badge").innerText()).toMatch(/Cancelled|Stopped/);
+    expect(await page.locator(".notice").innerText()).toBe(
+      "Your gift is cancelled. We sent you a confirmation by email.",
+    );
+    expect(await page.locator(".badge").innerText()).toBe("Stopped");
     expect(await apiDonation(donationId)).toMatchObject({ state: "revoked", amount: 25 });
+    expect(await graphqlDonation(donationId)).toEqual({
+      state: "revoked",
+      amount: 25,
+      payment_method: { label: "Mastercard •••• 4444" },
+      cancelled_by: "donor",
+      cancel_reason: "Moving abroad",
+    });
     await context.close();
 
     // 8. The confirmations arrive: amount, payment method, cancellation, with the right subjects.
