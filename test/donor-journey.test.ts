@@ -246,6 +246,11 @@ describe("donor journey: give monthly, then manage the gift from the emails", ()
     for (const mail of smtp.to(email)) {
       const links = linksOf(mail.html);
       expect(links.length, mail.subject).toBeGreaterThan(0);
+      // Both parts, automatic mail, and the plain-text part carries the same links as the HTML one.
+      expect(mail.headers.get("auto-submitted"), mail.subject).toBe("auto-generated");
+      const textLinks = [...new Set(mail.text?.match(/https?:\/\/\S+/g) ?? [])];
+      expect(textLinks.length, mail.subject).toBeGreaterThan(0);
+      expect(links, mail.subject).toEqual(expect.arrayContaining(textLinks));
       for (const link of links) {
         expect(link.startsWith(server.url), link).toBe(true);
         const response = await fetch(link, { redirect: "manual" });
