@@ -2,6 +2,7 @@ import DataLoader from "dataloader";
 import { builder } from "../../graphql/builder.js";
 import { authorize, type GraphQLContext } from "../../graphql/context.js";
 import { parseId } from "../../http/ids.js";
+import { PaymentMethodType } from "../payment-methods/payment-methods.graphql.js";
 import { DonationType } from "./donations.graphql.js";
 import { type DonationRow, findDonationRowsByIds } from "./donations.repo.js";
 import {
@@ -51,6 +52,15 @@ builder.objectFields(DonationType, (t) => ({
     nullable: true,
     description: "The reason given when the gift was cancelled",
     resolve: async (donation, _args, context) => (await donationRow(context, donation.id))?.cancelReason ?? null,
+  }),
+  payment_method: t.field({
+    type: PaymentMethodType,
+    nullable: true,
+    description: "The payment method the renewals of a recurring gift are charged to (a donor may replace it)",
+    resolve: async (donation, _args, context) => {
+      const id = (await donationRow(context, donation.id))?.paymentMethodId;
+      return id ? context.loaders.paymentMethod.load(id) : null;
+    },
   }),
 }));
 
