@@ -2,6 +2,7 @@ import type { Db } from "../db/client.js";
 import { claimDueMessages, type OutboxRow, updateMessage } from "../email/outbox.repo.js";
 import { type RenderDeps, type RenderedEmail, renderOutboxMessage } from "../email/render.js";
 import { DeliveryError, type Mailer } from "../email/transport.js";
+import { startLoop } from "./loop.js";
 
 /** Waits after a failed attempt: 1 min, 5 min, 15 min, 1 h, 3 h, 6 h, 12 h; the 8th failure is final (about a day). */
 const BACKOFF_SECONDS = [60, 300, 900, 3600, 3 * 3600, 6 * 3600, 12 * 3600];
@@ -122,23 +123,10 @@ function withoutSignInTokens(row: OutboxRow, email: RenderedEmail) {
 
 /** Delivers the outbox every `intervalSeconds` until stopped; a failed pass is reported and the loop goes on. */
 export function startMailer(db: Db, deps: DeliveryDeps & { intervalSeconds: number; onError(error: unknown): void }) {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  let stopped = false;
-  const tick = () => {
-    running = deliverOutbox(db, deps)
-      .catch(deps.onError)
-      .finally(() => {
-        running = undefined;
-        if (!stopped) timer = setTimeout(tick, deps.intervalSeconds * 1000);
-      });
-  };
-  timer = setTimeout(tick, 0);
+  const loop = startLoop(() => deliverOutbox(db, deps), deps);
   return {
     async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
+      await loop.stop();
       deps.mailer.close();
     },
   };

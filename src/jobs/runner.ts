@@ -6,6 +6,7 @@ import { runCardExpiryScan } from "./card-expiry.job.js";
 import { runCheckoutExpiry } from "./checkout-expiry.job.js";
 import { runGiftDigest } from "./gift-digest.job.js";
 import { cancelJob, claimDueJob, type JobRow, markJobDone, recordJobFailure } from "./jobs.repo.js";
+import { startLoop } from "./loop.js";
 import { reconcilePending } from "./reconciler.job.js";
 import { recordRenewalJob } from "./renewal.job.js";
 
@@ -123,29 +124,15 @@ export function startWorker(
     onError(error: unknown): void;
   },
 ) {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  let stopped = false;
-  const tick = () => {
-    running = runBilling(db, {
-      now: new Date(),
-      checkoutTtlSeconds: options.checkoutTtlSeconds,
-      pendingTimeoutSeconds: options.pendingTimeoutSeconds,
-      links: options.links,
-      processors: options.processors,
-    })
-      .catch(options.onError)
-      .finally(() => {
-        running = undefined;
-        if (!stopped) timer = setTimeout(tick, options.intervalSeconds * 1000);
-      });
-  };
-  timer = setTimeout(tick, 0);
-  return {
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
+  return startLoop(
+    () =>
+      runBilling(db, {
+        now: new Date(),
+        checkoutTtlSeconds: options.checkoutTtlSeconds,
+        pendingTimeoutSeconds: options.pendingTimeoutSeconds,
+        links: options.links,
+        processors: options.processors,
+      }),
+    options,
+  );
 }
