@@ -4,7 +4,7 @@ import type { DonationRow } from "../modules/donations/donations.repo.js";
 import { findOrganizationById } from "../modules/organizations/organizations.repo.js";
 import type { PaymentRow } from "../modules/payments/payments.repo.js";
 import { findSupporter } from "../modules/supporters/supporters.repo.js";
-import { enqueueEmail } from "./outbox.repo.js";
+import { type EmailKind, enqueueEmail } from "./outbox.repo.js";
 
 /**
  * The messages events send, each enqueued in the event's own transaction (sent once it commits,
@@ -25,24 +25,35 @@ async function donorAddress(tx: Executor, donation: DonationRow): Promise<string
   return supporter.email.trim();
 }
 
-async function enqueueToDonor(
-  tx: Executor,
-  donation: DonationRow,
-  kind: Parameters<typeof enqueueEmail>[1]["kind"],
-  dedupeKey: string,
-  data: Record<string, unknown> = {},
-) {
+type DonorMessage = { kind: EmailKind; dedupeKey?: string; data?: Record<string, unknown> };
+
+/** Enqueues the donation's messages to its donor, the address read once for all of them. */
+async function enqueueToDonor(tx: Executor, donation: DonationRow, ...messages: DonorMessage[]) {
   const to = await donorAddress(tx, donation);
   if (!to) return null;
-  return enqueueEmail(tx, {
-    organizationId: donation.organizationId,
-    kind,
-    to,
-    supporterId: donation.supporterId,
-    donationId: donation.id,
-    data,
-    dedupeKey,
-  });
+  let id: number | null = null;
+  for (const message of messages) {
+    id = await enqueueEmail(tx, {
+      organizationId: donation.organizationId,
+      kind: message.kind,
+      to,
+      supporterId: donation.supporterId,
+      donationId: donation.id,
+      data: message.data ?? {},
+      dedupeKey: message.dedupeKey,
+    });
+  }
+  return id;
+}
+
+/** One message about a donation to its donor (a change the donor or an admin made: not deduplicated). */
+export function enqueueDonorMessage(
+  tx: Executor,
+  donation: DonationRow,
+  kind: EmailKind,
+  data: Record<string, unknown>,
+) {
+  return enqueueToDonor(tx, donation, { kind, data });
 }
 
 /** The organization's notice of a new gift, when it asked for one per gift and has an address. */
@@ -70,19 +81,29 @@ export async function enqueueSettlementEmails(
 ) {
   const { payment, donation, settled } = result;
   if ((settled === "paid" || settled === "renewed") && payment.state === "PAID") {
-    await enqueueToDonor(tx, donation, "receipt", `receipt:payment:${payment.id}`, { payment_id: payment.id });
-    if (settled === "paid" && payment.billingCycle === null) {
-      if (isRecurring(donation) && donation.state === "active") {
-        await enqueueToDonor(tx, donation, "recurring_welcome", `recurring_welcome:donation:${donation.id}`);
-      }
-      await enqueueGiftNotification(tx, donation);
-    }
+    const receipt = {
+      kind: "receipt",
+      dedupeKey: `receipt:payment:${payment.id}`,
+      data: { payment_id: payment.id },
+    } as const;
+    const first = settled === "paid" && payment.billingCycle === null;
+    const welcome = first && isRecurring(donation) && donation.state === "active";
+    await enqueueToDonor(
+      tx,
+      donation,
+      receipt,
+      ...(welcome
+        ? [{ kind: "recurring_welcome", dedupeKey: `recurring_welcome:donation:${donation.id}` } as const]
+        : []),
+    );
+    if (first) await enqueueGiftNotification(tx, donation);
     return;
   }
   if (settled === "failed" && payment.billingCycle !== null && donation.state === "past_due") {
-    await enqueueToDonor(tx, donation, "renewal_failed", `renewal_failed:payment:${payment.id}`, {
-      payment_id: payment.id,
-      retry_date: donation.nextChargeDate?.toISOString() ?? null,
+    await enqueueToDonor(tx, donation, {
+      kind: "renewal_failed",
+      dedupeKey: `renewal_failed:payment:${payment.id}`,
+      data: { payment_id: payment.id, retry_date: donation.nextChargeDate?.toISOString() ?? null },
     });
     return;
   }
@@ -102,17 +123,19 @@ export function enqueueRecurringCancelled(
   reason: string | null = null,
   extra: Record<string, unknown> = {},
 ) {
-  return enqueueToDonor(tx, donation, "recurring_cancelled", `recurring_cancelled:donation:${donation.id}`, {
-    ...extra,
-    by,
-    ...(reason ? { reason } : {}),
+  return enqueueToDonor(tx, donation, {
+    kind: "recurring_cancelled",
+    dedupeKey: `recurring_cancelled:donation:${donation.id}`,
+    data: { ...extra, by, ...(reason ? { reason } : {}) },
   });
 }
 
 /** Where to send the money, for a donor who chose a bank transfer at checkout. */
 export function enqueueBankTransferInstructions(tx: Executor, donation: DonationRow, paymentId: number) {
-  return enqueueToDonor(tx, donation, "bank_transfer", `bank_transfer:donation:${donation.id}`, {
-    payment_id: paymentId,
+  return enqueueToDonor(tx, donation, {
+    kind: "bank_transfer",
+    dedupeKey: `bank_transfer:donation:${donation.id}`,
+    data: { payment_id: paymentId },
   });
 }
 

@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Actor } from "../../auth/actor.js";
 import type { Executor } from "../../db/client.js";
-import { enqueueRecurringCancelled } from "../../email/donation-emails.js";
-import { type EmailKind, enqueueEmail } from "../../email/outbox.repo.js";
+import { enqueueDonorMessage, enqueueRecurringCancelled } from "../../email/donation-emails.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { cancelRenewals, queueRenewal } from "../../jobs/jobs.repo.js";
 import { hasCentPrecision } from "../../payments/money.js";
@@ -80,19 +79,6 @@ function nextCycleAfter(donation: RecurringRow, frequency: 1 | 12, after: Date, 
 }
 
 /** The donor's confirmation, in the change's transaction; none when the supporter has no email. */
-async function notifyDonor(tx: Executor, donation: DonationRow, kind: EmailKind, data: Record<string, unknown>) {
-  const supporter = await findSupporter(tx, donation.organizationId, donation.supporterId);
-  if (!supporter?.email) return;
-  await enqueueEmail(tx, {
-    organizationId: donation.organizationId,
-    kind,
-    to: supporter.email,
-    supporterId: supporter.id,
-    donationId: donation.id,
-    data,
-  });
-}
-
 function audit(
   tx: Executor,
   donation: DonationRow,
@@ -138,7 +124,7 @@ export async function changeRecurringAmount(
     const row = await updateDonation(tx, organizationId, donation.id, { amount });
     if (!row) throw notFound("Donation");
     await audit(tx, row, actor, "donations.amount_changed", { from: donation.amount, to: amount });
-    await notifyDonor(tx, row, "donor_change", {
+    await enqueueDonorMessage(tx, row, "donor_change", {
       change: "amount",
       amount,
       previous_amount: donation.amount,
@@ -178,7 +164,7 @@ export async function changeRecurringFrequency(
     if (!row) throw notFound("Donation");
     await queueRenewal(tx, { organizationId, donationId: row.id, cycle: next.cycle, runDate: next.date });
     await audit(tx, row, actor, "donations.frequency_changed", { from: donation.frequency, to: frequency });
-    await notifyDonor(tx, row, "donor_change", {
+    await enqueueDonorMessage(tx, row, "donor_change", {
       change: "frequency",
       frequency,
       previous_frequency: donation.frequency,
@@ -218,7 +204,7 @@ export async function pauseRecurring(
     if (!row) throw notFound("Donation");
     await queueRenewal(tx, { organizationId, donationId: row.id, cycle, runDate: resume });
     await audit(tx, row, actor, "donations.paused", { cycles, paused_until: resume.toISOString() });
-    await notifyDonor(tx, row, "donor_change", {
+    await enqueueDonorMessage(tx, row, "donor_change", {
       change: "pause",
       cycles,
       paused_until: resume.toISOString(),
@@ -249,7 +235,7 @@ export async function resumeRecurring(
     await queueRenewal(tx, { organizationId, donationId: row.id, cycle: next.cycle, runDate: next.date });
     await audit(tx, row, actor, "donations.resumed", { next_charge_date: next.date.toISOString() });
     // The confirmation of a pause, worded for its end (the donation is no longer paused).
-    await notifyDonor(tx, row, "donor_change", {
+    await enqueueDonorMessage(tx, row, "donor_change", {
       change: "pause",
       cycles: 0,
       paused_until: null,
@@ -368,7 +354,7 @@ export async function replacePaymentMethod(
       from: previous?.label ?? null,
       to: row.label,
     });
-    await notifyDonor(tx, updated, "donor_change", {
+    await enqueueDonorMessage(tx, updated, "donor_change", {
       change: "payment_method",
       label: row.label,
       previous_label: previous?.label ?? null,
