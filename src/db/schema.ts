@@ -63,12 +63,34 @@ export const users = pgTable(
   {
     id: id().primaryKey(),
     email: text("email").notNull(),
-    passwordHash: text("password_hash").notNull(),
+    /** argon2id; null until the user chooses one (an owner created by `donata setup` signs in by link first). */
+    passwordHash: text("password_hash"),
     name: text("name"),
     createDate: createDate(),
     updateDate: updateDate(),
   },
   (t) => [uniqueIndex("users_email_key").on(sql`lower(${t.email})`)],
+);
+
+// One-time links that sign a user in to choose a password (`donata setup`, `donata user link`); only hashes stored.
+export const userSignInLinks = pgTable(
+  "user_sign_in_links",
+  {
+    id: id().primaryKey(),
+    userId: ref("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull(),
+    purpose: text("purpose").notNull(),
+    expiresDate: instant("expires_date").notNull(),
+    usedDate: instant("used_date"),
+    createDate: createDate(),
+  },
+  (t) => [
+    uniqueIndex("user_sign_in_links_token_hash_key").on(t.tokenHash),
+    index("user_sign_in_links_user_idx").on(t.userId),
+    check("user_sign_in_links_purpose_check", sql`${t.purpose} in ('setup', 'reset')`),
+  ],
 );
 
 export const memberships = pgTable(
