@@ -15,8 +15,17 @@ export interface Command {
   usage: string;
   summary: string;
   options: NonNullable<ParseArgsConfig["options"]>;
-  run(values: Record<string, string | boolean | string[] | undefined>, io: CliIo): Promise<CommandResult>;
+  /**
+   * Runs in the process the user started, before `run`: asks on a terminal what the flags did not say
+   * and returns the completed values (`run` may then execute in a running server, see docs/embedded-database.md).
+   */
+  prepare?(values: CommandValues, io: CliIo): Promise<CommandValues>;
+  /** Never handed to a running server (serve, worker, restore): always runs in this process. */
+  local?: boolean;
+  run(values: CommandValues, io: CliIo): Promise<CommandResult>;
 }
+
+export type CommandValues = Record<string, string | boolean | string[] | undefined>;
 
 /** What a command produced: an object for --json, and the lines a person reads. */
 export interface CommandResult {

@@ -67,11 +67,12 @@ export async function runCli(
   }
   const { command, rest } = found;
   try {
-    const values = parseCommandArgs(command, rest);
-    if (values.help) {
+    const parsed = parseCommandArgs(command, rest);
+    if (parsed.help) {
       io.stdout.write(`Usage: ${command.usage}\n${command.summary}\n`);
       return 0;
     }
+    const values = command.prepare ? await command.prepare(parsed, io) : parsed;
     const result = await command.run(values, io);
     io.stdout.write(values.json ? `${JSON.stringify(result.json)}\n` : result.text.map((line) => `${line}\n`).join(""));
     return 0;

@@ -20,6 +20,8 @@ export type Executor = Db | Tx;
 export interface Database {
   readonly kind: "postgres" | "pglite";
   readonly db: Db;
+  /** The embedded database itself (PGlite only): backups dump it, the inspection socket serves it. */
+  readonly pglite?: PGlite;
   migrate(): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -122,6 +124,7 @@ async function openPglite(dataDir: string, logger: QueryLogger): Promise<Databas
   return {
     kind: "pglite",
     db,
+    pglite: client,
     async migrate() {
       await migratePglite(drizzlePglite(client), { migrationsFolder });
     },
