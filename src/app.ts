@@ -20,6 +20,7 @@ import { sameOriginGuard } from "./http/same-origin.js";
 import { buildWireValidator, markFormBody } from "./http/wire-validator.js";
 import { registerRateLimits } from "./limits/rate-limit.hooks.js";
 import { type LimitStore, openLimitStore } from "./limits/rate-limiter.js";
+import { metricsRoutes, registerMetrics } from "./metrics/metrics.routes.js";
 import { isDeclaredOrigin } from "./modules/applications/application-origins.js";
 import { campaignRoutes } from "./modules/campaigns/campaigns.routes.js";
 import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
@@ -127,6 +128,7 @@ export async function buildApp({
     await limits.close();
   });
   app.addSchema(ProblemSchema);
+  const metrics = registerMetrics(app, config, database);
   let closing = false;
   app.addHook("preClose", async () => {
     closing = true;
@@ -170,6 +172,7 @@ export async function buildApp({
   await registerOpenApi(app, config);
 
   healthRoutes(app, database);
+  metricsRoutes(app, metrics, config);
   const { db } = database;
   campaignRoutes(app, db);
   supporterRoutes(app, db);
