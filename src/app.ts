@@ -16,6 +16,7 @@ import { containsNul } from "./http/nul.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { RETRY_AFTER_SECONDS, sendProblem, toProblem } from "./http/problem.js";
 import { ProblemSchema } from "./http/problem-schema.js";
+import { loggerOptions } from "./http/request-log.js";
 import { sameOriginGuard } from "./http/same-origin.js";
 import { buildWireValidator, markFormBody } from "./http/wire-validator.js";
 import { registerRateLimits } from "./limits/rate-limit.hooks.js";
@@ -70,7 +71,7 @@ export async function buildApp({
   testHooks,
 }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: { level: config.logLevel },
+    ...loggerOptions(config),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     bodyLimit: 1024 * 1024,
     // JSON bodies take JSON types; URL, header and form strings are numbers only in decimal form.
