@@ -42,8 +42,6 @@ export const serveCommand: Command = {
             intervalSeconds: config.mailIntervalSeconds,
             onError: (error) => app.log.error({ err: error }, "email delivery failed"),
           });
-      const emailCaptured = !config.smtpUrl && !values["no-worker"];
-      for (const line of startupBox({ config, databaseKind: database.kind, port, demo, emailCaptured })) say(line);
       await new Promise<void>((resolve) => {
         let stopping = false;
         const stop = (signal: string) => {
@@ -58,6 +56,9 @@ export const serveCommand: Command = {
         };
         process.on("SIGINT", () => stop("SIGINT"));
         process.on("SIGTERM", () => stop("SIGTERM"));
+        // Last, once a signal stops it cleanly: whoever reads the box may stop the server at once.
+        const emailCaptured = !config.smtpUrl && !values["no-worker"];
+        for (const line of startupBox({ config, databaseKind: database.kind, port, demo, emailCaptured })) say(line);
       });
     } finally {
       await database.close();
