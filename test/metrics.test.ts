@@ -129,7 +129,8 @@ describe("GET /metrics", () => {
   let server: Server;
   let tenant: Tenant;
   // Two requests per minute and token: the third is refused 429 by the api_token limit.
-  const env = { RATE_LIMIT_TOKEN: "2/1m" };
+  // One completion attempt per checkout: a retry is refused 429 by the card-testing defences.
+  const env = { RATE_LIMIT_TOKEN: "2/1m", CHECKOUT_ATTEMPTS_PER_CHECKOUT: "1" };
 
   beforeAll(async () => {
     const shared = testDatabaseUrl();
@@ -331,18 +332,24 @@ describe("GET /metrics", () => {
     const give = async (cardNumber: string) => {
       const started = await post(`${base}/campaigns/${campaign.slug}/checkouts/`, {});
       expect(started.status, JSON.stringify(started.body)).toBe(201);
-      return post(`${base}/checkouts/${started.body.id}/complete`, {
-        client_secret: started.body.client_secret,
-        amount: 25,
-        frequency: 0,
-        processor: "sandbox",
-        card: { number: cardNumber, exp_month: 12, exp_year: 2035, cvc: "123" },
-        supporter: { email: `ada-${unique(6)}@example.test` },
-        consents: { privacy: true },
-      });
+      const complete = (number: string) =>
+        post(`${base}/checkouts/${started.body.id}/complete`, {
+          client_secret: started.body.client_secret,
+          amount: 25,
+          frequency: 0,
+          processor: "sandbox",
+          card: { number, exp_month: 12, exp_year: 2035, cvc: "123" },
+          supporter: { email: `ada-${unique(6)}@example.test` },
+          consents: { privacy: true },
+        });
+      return { ...(await complete(cardNumber)), retry: complete };
     };
     expect((await give("4242424242424242")).status).toBe(200);
-    expect((await give("4000000000000002")).status).toBe(402);
+    const declined = await give("4000000000000002");
+    expect(declined.status).toBe(402);
+    const retried = await declined.retry("4242424242424242");
+    expect(retried.status).toBe(429);
+    expect(retried.body.code).toBe("too_many_attempts");
 
     const after = await scrape(server);
     expect(after.types.get("donata_payments_recent")).toBe("gauge");
@@ -350,6 +357,9 @@ describe("GET /metrics", () => {
     expect(payments(after, "FAILED") - payments(before, "FAILED")).toBe(0);
     expect(attempts(after, "SUCCEEDED") - attempts(before, "SUCCEEDED")).toBe(1);
     expect(attempts(after, "DECLINED") - attempts(before, "DECLINED")).toBe(1);
+    // The refusal is counted by its own name, not by the address limit the response also reports.
+    expect(sampleOf(after, "donata_rate_limit_refusals_total", { limit: "too_many_attempts" })).toBe(1);
+    expect(sampleOf(after, "donata_rate_limit_refusals_total", { limit: "client_ip" })).toBe(0);
   });
 
   it("leaves out a collector that fails, and still answers 200 with the others", async () => {

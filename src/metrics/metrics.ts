@@ -146,6 +146,9 @@ export function createMetrics(config: Config, database: Database): Metrics {
           checkoutTtlSeconds: config.checkoutTtlSeconds,
           pendingTimeoutSeconds: config.paymentPendingTimeoutSeconds,
         });
+        // A job kind that left the queue must not linger with its last value.
+        dueJobs.reset();
+        oldestDue.reset();
         for (const queue of FIXED_QUEUES) {
           dueJobs.set({ queue }, 0);
           oldestDue.set({ queue }, 0);
@@ -179,6 +182,20 @@ export function createMetrics(config: Config, database: Database): Metrics {
     },
   };
 
+  if (pool && database.poolUsage) {
+    const usage = database.poolUsage;
+    collectors.database_pool = {
+      gauges: [pool.connections, pool.waiting, pool.max],
+      async refresh() {
+        const { total, idle, waiting, max } = usage();
+        pool.connections.set({ state: "idle" }, idle);
+        pool.connections.set({ state: "in_use" }, total - idle);
+        pool.waiting.set(waiting);
+        pool.max.set(max);
+      },
+    };
+  }
+
   const refreshAll = async (log: FastifyBaseLogger) => {
     // One at a time: a scrape holds at most one pool connection, however many collectors there are.
     for (const [name, collector] of Object.entries(collectors)) {
@@ -196,20 +213,6 @@ export function createMetrics(config: Config, database: Database): Metrics {
   };
   // Scrapes arriving together share one pass over the database.
   let scraping: Promise<string> | undefined;
-
-  if (pool && database.poolUsage) {
-    const usage = database.poolUsage;
-    collectors.database_pool = {
-      gauges: [pool.connections, pool.waiting, pool.max],
-      async refresh() {
-        const { total, idle, waiting, max } = usage();
-        pool.connections.set({ state: "idle" }, idle);
-        pool.connections.set({ state: "in_use" }, total - idle);
-        pool.waiting.set(waiting);
-        pool.max.set(max);
-      },
-    };
-  }
 
   return {
     registry,
