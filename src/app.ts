@@ -16,10 +16,12 @@ import { containsNul } from "./http/nul.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { RETRY_AFTER_SECONDS, sendProblem, toProblem } from "./http/problem.js";
 import { ProblemSchema } from "./http/problem-schema.js";
+import { loggerOptions } from "./http/request-log.js";
 import { sameOriginGuard } from "./http/same-origin.js";
 import { buildWireValidator, markFormBody } from "./http/wire-validator.js";
 import { registerRateLimits } from "./limits/rate-limit.hooks.js";
 import { type LimitStore, openLimitStore } from "./limits/rate-limiter.js";
+import { metricsRoutes, registerMetrics } from "./metrics/metrics.routes.js";
 import { isDeclaredOrigin } from "./modules/applications/application-origins.js";
 import { campaignRoutes } from "./modules/campaigns/campaigns.routes.js";
 import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
@@ -69,7 +71,7 @@ export async function buildApp({
   testHooks,
 }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: { level: config.logLevel },
+    ...loggerOptions(config),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     bodyLimit: 1024 * 1024,
     // JSON bodies take JSON types; URL, header and form strings are numbers only in decimal form.
@@ -127,6 +129,7 @@ export async function buildApp({
     await limits.close();
   });
   app.addSchema(ProblemSchema);
+  const metrics = registerMetrics(app, config, database);
   let closing = false;
   app.addHook("preClose", async () => {
     closing = true;
@@ -170,6 +173,7 @@ export async function buildApp({
   await registerOpenApi(app, config);
 
   healthRoutes(app, database);
+  metricsRoutes(app, metrics, config);
   const { db } = database;
   campaignRoutes(app, db);
   supporterRoutes(app, db);

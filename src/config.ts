@@ -30,6 +30,13 @@ export interface Config {
   readonly authUrl: string;
   readonly baseUrl: string;
   readonly logLevel: string;
+  /** LOG_FORMAT: "pretty" (one short line per request, for a terminal) or "json" (JSON lines); default by stdout being a TTY. */
+  readonly logFormat: "pretty" | "json";
+  /**
+   * METRICS_TOKEN: a bearer token (32+ characters) that opens /metrics to non-loopback scrapers;
+   * undefined: /metrics answers loopback clients only.
+   */
+  readonly metricsToken: string | undefined;
   readonly accessTokenTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
   readonly databasePoolSize: number;
@@ -175,6 +182,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     authUrl: origin(env, "AUTH_URL", defaultOrigin),
     baseUrl: origin(env, "BASE_URL", defaultOrigin),
     logLevel,
+    logFormat: logFormat(env),
+    metricsToken: metricsToken(env),
     accessTokenTtlSeconds: integer(env, "ACCESS_TOKEN_TTL", 3600, 60, 86400),
     refreshTokenTtlSeconds: integer(env, "REFRESH_TOKEN_TTL", 30 * 86400, 3600, 365 * 86400),
     databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 200),
@@ -229,6 +238,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     stripeApiUrl: env.STRIPE_API_URL ? origin(env, "STRIPE_API_URL", "") : undefined,
     ...overrides,
   });
+}
+
+function logFormat(env: NodeJS.ProcessEnv): "pretty" | "json" {
+  const raw = env.LOG_FORMAT || undefined;
+  // Human lines only for a person at a terminal; pipes, files, CI and tests get JSON lines.
+  if (raw === undefined) return process.stdout.isTTY ? "pretty" : "json";
+  if (raw !== "pretty" && raw !== "json") throw new ConfigError(`LOG_FORMAT must be pretty or json, got "${raw}"`);
+  return raw;
+}
+
+const MIN_METRICS_TOKEN_LENGTH = 32;
+
+function metricsToken(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.METRICS_TOKEN || undefined;
+  if (raw === undefined) return undefined;
+  if (raw.length < MIN_METRICS_TOKEN_LENGTH || !/^[\x21-\x7e]+$/.test(raw)) {
+    throw new ConfigError(
+      `METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN_LENGTH} printable characters without spaces (e.g. openssl rand -hex 32)`,
+    );
+  }
+  return raw;
 }
 
 function encryptionKey(env: NodeJS.ProcessEnv): string | undefined {

@@ -8,6 +8,7 @@ import { loadProcessorRegistry } from "../payments/processors/index.js";
 import { bootstrapDemo } from "../seed/demo.js";
 import type { Command } from "./cli-kit.js";
 import { openMigratedDatabase } from "./database.js";
+import { startupBox } from "./startup-box.js";
 
 export const serveCommand: Command = {
   name: "serve",
@@ -18,10 +19,7 @@ export const serveCommand: Command = {
     const { config, database } = await openMigratedDatabase(io.env);
     const say = (line: string) => io.stdout.write(`${line}\n`);
     try {
-      if (values.demo) {
-        const lines = await bootstrapDemo(config, database);
-        for (const line of lines ?? []) say(line);
-      }
+      const demo = values.demo ? await bootstrapDemo(config, database) : null;
       const app = await buildApp({ config, database });
       await app.listen({ port: config.port, host: config.host });
       const address = app.server.address();
@@ -44,10 +42,6 @@ export const serveCommand: Command = {
             intervalSeconds: config.mailIntervalSeconds,
             onError: (error) => app.log.error({ err: error }, "email delivery failed"),
           });
-      if (!config.smtpUrl && !values["no-worker"]) {
-        say("Email: no SMTP_URL, messages are captured (admin panel → Outbox)");
-      }
-      say(`Donata (${database.kind}) listening on http://${config.host}:${port}  docs: ${config.baseUrl}/docs`);
       await new Promise<void>((resolve) => {
         let stopping = false;
         const stop = (signal: string) => {
@@ -62,6 +56,9 @@ export const serveCommand: Command = {
         };
         process.on("SIGINT", () => stop("SIGINT"));
         process.on("SIGTERM", () => stop("SIGTERM"));
+        // Last, once a signal stops it cleanly: whoever reads the box may stop the server at once.
+        const emailCaptured = !config.smtpUrl && !values["no-worker"];
+        for (const line of startupBox({ config, databaseKind: database.kind, port, demo, emailCaptured })) say(line);
       });
     } finally {
       await database.close();

@@ -22,9 +22,20 @@ export interface Database {
   readonly db: Db;
   /** The embedded database itself (PGlite only): backups dump it, the inspection socket serves it. */
   readonly pglite?: PGlite;
+  /** The PostgreSQL pool's connections (/metrics); undefined on PGlite, a single embedded connection. */
+  poolUsage?(): PoolUsage;
   migrate(): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface PoolUsage {
+  /** Connections open (idle or in use), at most `max`. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+  max: number;
 }
 
 const migrationsFolder = fileURLToPath(new URL("./migrations", import.meta.url));
@@ -89,6 +100,7 @@ async function openPostgres(databaseUrl: string, poolSize: number, logger: Query
   return {
     kind: "postgres",
     db,
+    poolUsage: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: poolSize }),
     async migrate() {
       // One migrator at a time across processes sharing the server.
       const client = new pg.Client({ connectionString: databaseUrl });

@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   cross_origin_refused: 403,
   challenge_required: 403,
   challenge_invalid: 403,
+  metrics_forbidden: 403,
   not_found: 404,
   route_not_found: 404,
   organization_not_found: 404,

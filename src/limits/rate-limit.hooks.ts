@@ -7,7 +7,8 @@ import { sendProblem, toProblem } from "../http/problem.js";
 import { SESSION_COOKIE } from "../sessions/sessions.service.js";
 import { type LimitOutcome, type LimitRule, type LimitStore, rateLimitHeaders } from "./rate-limiter.js";
 
-const UNLIMITED_PATHS = new Set(["/healthz", "/readyz"]);
+// Health checks and scrapes never share a limit with public traffic; /metrics refuses strangers before any work.
+const UNLIMITED_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
 /** Endpoints anyone may call without credentials: limited per client address, whatever the request carries. */
 const PUBLIC_PREFIXES = ["/oauth/", "/.well-known/", "/api/v1/public/", "/donate/", "/documents/"];
 
