@@ -58,7 +58,8 @@ export const serveCommand: Command = {
         process.on("SIGTERM", () => stop("SIGTERM"));
         // Last, once a signal stops it cleanly: whoever reads the box may stop the server at once.
         const emailCaptured = !config.smtpUrl && !values["no-worker"];
-        for (const line of startupBox({ config, databaseKind: database.kind, port, demo, emailCaptured })) say(line);
+        // One write: a reader who sees its first line has the whole box.
+        say(startupBox({ config, databaseKind: database.kind, port, demo, emailCaptured }).join("\n"));
       });
     } finally {
       await database.close();
