@@ -356,7 +356,7 @@ describe(`backup and restore (${kind})`, () => {
       // A target that holds data is never restored into.
       const busy = await donata(["restore", backupFile], source.env);
       expect(busy.code).toBe(1);
-      expect(busy.stderr).toBe(
+      expect(busy.stderr).toEqual(
         kind === "pglite"
           ? `donata restore: DATA_DIR ${source.dataDir} is not empty; restore into a new directory, then point DATA_DIR at it\n`
           : expect.stringMatching(
