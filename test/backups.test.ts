@@ -238,6 +238,8 @@ describe(`backup and restore (${kind})`, () => {
           "or set DONATA_ENCRYPTION_KEY to that key; without it, enter the Stripe keys again (admin panel → Payment settings).",
       ]);
       expect(await using(target, (db) => count(db, supporters))).toBe(backedUp.supporters);
+      // The source's key file is not in the backup.
+      if (kind === "pglite") expect(existsSync(path.join(target.dataDir, KEY_FILE_NAME))).toBe(false);
     },
     TEST_TIMEOUT,
   );
@@ -396,6 +398,13 @@ describe(`backup and restore (${kind})`, () => {
       for (const name of foreign) await writeFile(path.join(dir, name), "not Donata's\n");
       const config = loadConfig({ ...place.env, BACKUP_KEEP: "3", BACKUP_INTERVAL: "24" });
       expect(config.backups).toEqual({ dir, keep: 3, intervalHours: 24 });
+      expect(() => loadConfig({ BACKUP_INTERVAL: "0" })).toThrow(
+        'BACKUP_INTERVAL must be an integer between 1 and 8784, got "0"',
+      );
+      expect(() => loadConfig({ BACKUP_KEEP: "-1" })).toThrow(
+        'BACKUP_KEEP must be an integer between 0 and 10000, got "-1"',
+      );
+      expect(loadConfig({ DATA_DIR: "memory://", BACKUP_DIR: "./bk" }).backups.dir).toBe(path.resolve("bk"));
       const start = Date.parse("2030-01-01T03:00:00Z");
       const at = (hours: number) => new Date(start + hours * 3600_000);
       const ours = async () => (await readdir(dir)).filter((name) => !foreign.includes(name)).sort();
