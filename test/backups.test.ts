@@ -1,7 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
@@ -394,8 +394,13 @@ describe(`backup and restore (${kind})`, () => {
       const place = await newPlace("bkdaily", { migrate: true });
       const dir = path.join(place.dataDir, "backups");
       await mkdir(dir, { recursive: true });
+      const start = Date.parse("2030-01-01T03:00:00Z");
       const foreign = ["notes.txt", "donata-latest.backup", "donata-20200101T000000Z.backup.bak", "my.backup"];
       for (const name of foreign) await writeFile(path.join(dir, name), "not Donata's\n");
+      // Left by a periodic backup cut short (its temporary name): removed once it is an hour old.
+      const leftover = path.join(dir, ".donata-20291231T030000Z.backup.0a1b2c3d.payload.partial");
+      await writeFile(leftover, "half a backup");
+      await utimes(leftover, new Date(start - 600_000), new Date(start - 600_000));
       const config = loadConfig({ ...place.env, BACKUP_KEEP: "3", BACKUP_INTERVAL: "24" });
       expect(config.backups).toEqual({ dir, keep: 3, intervalHours: 24 });
       expect(() => loadConfig({ BACKUP_INTERVAL: "0" })).toThrow(
@@ -405,7 +410,6 @@ describe(`backup and restore (${kind})`, () => {
         'BACKUP_KEEP must be an integer between 0 and 10000, got "-1"',
       );
       expect(loadConfig({ DATA_DIR: "memory://", BACKUP_DIR: "./bk" }).backups.dir).toBe(path.resolve("bk"));
-      const start = Date.parse("2030-01-01T03:00:00Z");
       const at = (hours: number) => new Date(start + hours * 3600_000);
       const ours = async () => (await readdir(dir)).filter((name) => !foreign.includes(name)).sort();
       await using(place, async (db, database) => {
@@ -415,7 +419,9 @@ describe(`backup and restore (${kind})`, () => {
           created: path.join(dir, "donata-20300101T030000Z.backup"),
           deleted: [],
         });
+        expect(existsSync(leftover)).toBe(true);
         expect(await runPeriodicBackup(context, at(23))).toEqual({ created: undefined, deleted: [] });
+        expect(existsSync(leftover)).toBe(false);
         await runPeriodicBackup(context, at(24));
         await runPeriodicBackup(context, at(49));
         expect(await ours()).toEqual([

@@ -1,4 +1,4 @@
-import { mkdir, readdir, unlink } from "node:fs/promises";
+import { mkdir, readdir, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import { createBackup } from "../backups/backups.service.js";
 import type { Config } from "../config.js";
@@ -7,6 +7,9 @@ import { startLoop } from "./loop.js";
 
 /** Our periodic backups, named by their UTC time: donata-20261124T030000Z.backup. Nothing else is ever deleted. */
 const PERIODIC_NAME = /^donata-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z\.backup$/;
+/** What a periodic backup cut short (the server killed while writing it) leaves behind, see writeBackupFile. */
+const PERIODIC_PARTIAL = /^\.donata-\d{8}T\d{6}Z\.backup\.[0-9a-f]{8}(\.payload)?\.partial$/;
+const PARTIAL_MAX_AGE_MS = 3600_000;
 /** How often the loop looks whether a backup is due (a look is one readdir). */
 const CHECK_SECONDS = 600;
 
@@ -37,7 +40,13 @@ export async function runPeriodicBackup(
 ): Promise<PeriodicBackupResult> {
   const { dir, keep, intervalHours } = context.config.backups;
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const ours = (await readdir(dir)).filter((name) => takenAt(name) !== undefined).sort();
+  const names = await readdir(dir);
+  const ours = names.filter((name) => takenAt(name) !== undefined).sort();
+  for (const name of names.filter((candidate) => PERIODIC_PARTIAL.test(candidate))) {
+    const file = path.join(dir, name);
+    const modified = (await stat(file).catch(() => undefined))?.mtimeMs ?? now.getTime();
+    if (now.getTime() - modified > PARTIAL_MAX_AGE_MS) await unlink(file).catch(() => {});
+  }
   const newest = ours.length ? (takenAt(ours[ours.length - 1] as string) as number) : undefined;
   let created: string | undefined;
   if (newest === undefined || now.getTime() - newest >= intervalHours * 3600_000) {
