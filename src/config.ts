@@ -84,6 +84,17 @@ export interface Config {
   readonly encryptionKey: string | undefined;
   /** STRIPE_API_URL: where the Stripe client sends requests instead of api.stripe.com (a local stand-in). */
   readonly stripeApiUrl: string | undefined;
+  /** Daily backups of the embedded database (docs/backups.md). */
+  readonly backups: BackupConfig;
+}
+
+export interface BackupConfig {
+  /** BACKUP_DIR: where the server's periodic backups go; default DATA_DIR/backups. */
+  readonly dir: string;
+  /** BACKUP_KEEP: how many periodic backups are kept (the oldest are deleted); 0 turns them off. */
+  readonly keep: number;
+  /** BACKUP_INTERVAL: hours between two periodic backups. */
+  readonly intervalHours: number;
 }
 
 export interface CardTestingConfig {
@@ -236,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     }),
     encryptionKey: encryptionKey(env),
     stripeApiUrl: env.STRIPE_API_URL ? origin(env, "STRIPE_API_URL", "") : undefined,
+    backups: backups(env),
     ...overrides,
   });
 }
@@ -259,6 +271,20 @@ function metricsToken(env: NodeJS.ProcessEnv): string | undefined {
     );
   }
   return raw;
+}
+
+function backups(env: NodeJS.ProcessEnv): BackupConfig {
+  const dataDir = env.DATA_DIR === "memory://" ? "memory://" : path.resolve(env.DATA_DIR || "./data");
+  const dir = env.BACKUP_DIR
+    ? path.resolve(env.BACKUP_DIR)
+    : dataDir === "memory://"
+      ? ""
+      : path.join(dataDir, "backups");
+  return Object.freeze({
+    dir,
+    keep: integer(env, "BACKUP_KEEP", 7, 0, 10_000),
+    intervalHours: integer(env, "BACKUP_INTERVAL", 24, 1, 24 * 366),
+  });
 }
 
 function encryptionKey(env: NodeJS.ProcessEnv): string | undefined {

@@ -22,6 +22,8 @@ export interface Command {
   prepare?(values: CommandValues, io: CliIo): Promise<CommandValues>;
   /** Never handed to a running server (serve, worker, restore): always runs in this process. */
   local?: boolean;
+  /** The option that may also be given as the one positional argument (`donata restore FILE`). */
+  positional?: string;
   run(values: CommandValues, io: CliIo): Promise<CommandResult>;
 }
 
@@ -35,13 +37,18 @@ export interface CommandResult {
 
 export function parseCommandArgs(command: Command, argv: string[]) {
   try {
-    return parseArgs({
+    const { values, positionals } = parseArgs({
       args: argv,
       options: { ...command.options, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-      allowPositionals: false,
+      allowPositionals: command.positional !== undefined,
       strict: true,
-    }).values;
+    });
+    if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+    return positionals[0] !== undefined && command.positional
+      ? { ...values, [command.positional]: positionals[0] }
+      : values;
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
 }

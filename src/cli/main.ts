@@ -1,7 +1,9 @@
+import { BackupError } from "../backups/backup-file.js";
 import { ConfigError } from "../config.js";
 import { DatabaseUnavailableError } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
 import { appCreateCommand, appInstallCommand, appUninstallCommand } from "./app.command.js";
+import { backupCommand, restoreCommand } from "./backup.command.js";
 import { billingRunCommand, workerCommand } from "./billing.command.js";
 import { type CliIo, type Command, parseCommandArgs, UsageError } from "./cli-kit.js";
 import { migrateCommand } from "./migrate.command.js";
@@ -26,6 +28,8 @@ const COMMANDS: Command[] = [
   workerCommand,
   billingRunCommand,
   statementsSendCommand,
+  backupCommand,
+  restoreCommand,
 ];
 
 function overview(): string {
@@ -81,7 +85,12 @@ export async function runCli(
       io.stderr.write(`donata ${command.name}: ${error.message}\nUsage: ${command.usage}\n`);
       return 2;
     }
-    if (error instanceof AppError || error instanceof ConfigError || error instanceof DatabaseUnavailableError) {
+    if (
+      error instanceof AppError ||
+      error instanceof ConfigError ||
+      error instanceof DatabaseUnavailableError ||
+      error instanceof BackupError
+    ) {
       io.stderr.write(`donata ${command.name}: ${error.message}\n`);
       return 1;
     }

@@ -1,6 +1,7 @@
 import { buildApp } from "../app.js";
 import { renderDepsOf } from "../email/render.js";
 import { createMailer } from "../email/transport.js";
+import { startPeriodicBackups } from "../jobs/backup.job.js";
 import { startMailer } from "../jobs/email.job.js";
 import { startWorker } from "../jobs/runner.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
@@ -42,6 +43,15 @@ export const serveCommand: Command = {
             intervalSeconds: config.mailIntervalSeconds,
             onError: (error) => app.log.error({ err: error }, "email delivery failed"),
           });
+      const backups = values["no-worker"]
+        ? undefined
+        : startPeriodicBackups(
+            { config, database },
+            {
+              onError: (error) => app.log.error({ err: error }, "periodic backup failed"),
+              onBackup: ({ created, deleted }) => app.log.info({ created, deleted }, "periodic backup taken"),
+            },
+          );
       await new Promise<void>((resolve) => {
         let stopping = false;
         const stop = (signal: string) => {
@@ -52,7 +62,7 @@ export const serveCommand: Command = {
           stopping = true;
           say(`${signal} received: finishing in-flight requests, then closing the database`);
           // app.close() waits for in-flight requests before resolving.
-          Promise.all([worker?.stop(), mailer?.stop(), app.close()]).finally(resolve);
+          Promise.all([worker?.stop(), mailer?.stop(), backups?.stop(), app.close()]).finally(resolve);
         };
         process.on("SIGINT", () => stop("SIGINT"));
         process.on("SIGTERM", () => stop("SIGTERM"));
