@@ -8,6 +8,7 @@ import { loadProcessorRegistry } from "../payments/processors/index.js";
 import { bootstrapDemo } from "../seed/demo.js";
 import type { Command } from "./cli-kit.js";
 import { openMigratedDatabase } from "./database.js";
+import { refuseDemoInProduction, setupHint } from "./production.js";
 
 export const serveCommand: Command = {
   name: "serve",
@@ -15,13 +16,12 @@ export const serveCommand: Command = {
   summary: "Migrate and serve (with --demo: demo data on an empty database; the worker runs unless --no-worker)",
   options: { demo: { type: "boolean" }, "no-worker": { type: "boolean" } },
   async run(values, io) {
+    refuseDemoInProduction(io.env, values.demo);
     const { config, database } = await openMigratedDatabase(io.env);
     const say = (line: string) => io.stdout.write(`${line}\n`);
     try {
-      if (values.demo) {
-        const lines = await bootstrapDemo(config, database);
-        for (const line of lines ?? []) say(line);
-      }
+      const lines = values.demo ? await bootstrapDemo(config, database) : await setupHint(database);
+      for (const line of lines ?? []) say(line);
       const app = await buildApp({ config, database });
       await app.listen({ port: config.port, host: config.host });
       const address = app.server.address();
