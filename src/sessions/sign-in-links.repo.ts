@@ -16,9 +16,12 @@ export async function insertSignInLink(
   });
 }
 
-/** A new link replaces the user's earlier unused ones: only the latest one printed works. */
-export async function deleteUnusedSignInLinks(tx: Executor, userId: number) {
-  await tx.delete(userSignInLinks).where(and(eq(userSignInLinks.userId, userId), isNull(userSignInLinks.usedDate)));
+/** A new link replaces the user's earlier unused ones: they expire now, so only the latest one printed works. */
+export async function expireUnusedSignInLinks(tx: Executor, userId: number) {
+  await tx
+    .update(userSignInLinks)
+    .set({ expiresDate: sql`least(${userSignInLinks.expiresDate}, now())` })
+    .where(and(eq(userSignInLinks.userId, userId), isNull(userSignInLinks.usedDate)));
 }
 
 /** A link by its hash, whatever its state, with its user's email; `live` says whether it can still be used. */

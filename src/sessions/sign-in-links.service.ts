@@ -5,7 +5,7 @@ import { generateSecret, hashSecret } from "../oauth/secrets.js";
 import { deleteSessionsOfUser } from "./sessions.repo.js";
 import {
   consumeSignInLink,
-  deleteUnusedSignInLinks,
+  expireUnusedSignInLinks,
   findSignInLink,
   insertSignInLink,
   type SignInLinkPurpose,
@@ -30,7 +30,7 @@ export function signInLinkUrl(authUrl: string, token: string): string {
  */
 export async function createSignInLink(tx: Executor, userId: number, purpose: SignInLinkPurpose): Promise<string> {
   const token = generateSecret("dnt_sl");
-  await deleteUnusedSignInLinks(tx, userId);
+  await expireUnusedSignInLinks(tx, userId);
   await insertSignInLink(tx, {
     userId,
     tokenHash: hashSecret(token),
