@@ -18,7 +18,8 @@ import { openMigratedDatabase } from "../src/cli/database.js";
 import { runCli as runInProcess } from "../src/cli/main.js";
 import { type Config, ConfigError, loadConfig } from "../src/config.js";
 import { type Db, openDatabase } from "../src/db/client.js";
-import { memberships, userSignInLinks, users } from "../src/db/schema.js";
+import { memberships, outboxMessages, userSignInLinks, users } from "../src/db/schema.js";
+import { enqueueEmail } from "../src/email/outbox.repo.js";
 import { createApplication } from "../src/modules/applications/applications.service.js";
 import { createOrganization } from "../src/modules/organizations/organizations.service.js";
 import { insertUser } from "../src/modules/users/users.repo.js";
@@ -549,6 +550,65 @@ describe("donata setup and user link as processes beside donata serve", () => {
         expect((await signInWithPassword(serve.url, "hope@example.org", PASSWORD)).status).toBe(401);
         expect((await signInWithPassword(serve.url, "hope@example.org", "forgotten no more")).status).toBe(200);
         await serve.stop();
+      } finally {
+        await target.drop();
+      }
+    },
+    4 * TIMEOUT,
+  );
+});
+
+describe("donata worker as its own process", () => {
+  it(
+    "delivers the outbox too, so `serve --no-worker` beside it still sends email",
+    async () => {
+      const target = await freshTarget("worker");
+      try {
+        const { database } = await openMigratedDatabase({ ...BASE_ENV, ...target.env });
+        let id: number | null = null;
+        try {
+          const organization = await createOrganization(database.db, { slug: "mail", name: "Mail" });
+          id = await database.db.transaction((tx) =>
+            enqueueEmail(tx, {
+              organizationId: organization.id,
+              kind: "donor_sign_in",
+              to: "donor@example.test",
+              data: { url: "http://localhost:3000/donor/mail/enter?token=x" },
+            }),
+          );
+        } finally {
+          await database.close();
+        }
+        const state = async () => {
+          const opened = await openMigratedDatabase({ ...BASE_ENV, ...target.env });
+          try {
+            const [row] = await opened.database.db
+              .select()
+              .from(outboxMessages)
+              .where(eq(outboxMessages.id, id ?? 0));
+            return row?.state;
+          } finally {
+            await opened.database.close();
+          }
+        };
+        // The embedded database is one process's at a time: run the worker a while, stop it, look.
+        for (let round = 1; round <= 5 && (await state()) !== "captured"; round++) {
+          const child = spawnCli(["worker"], { ...target.env, MAIL_INTERVAL: "1" }, children);
+          let output = "";
+          child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+            output += chunk;
+          });
+          child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+            output += chunk;
+          });
+          const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+          await expect.poll(() => output, { timeout: 60_000 }).toContain("Worker running");
+          await new Promise((resolve) => setTimeout(resolve, 2000 * round));
+          child.kill("SIGTERM");
+          expect(await exited, output).toBe(0);
+          expect(output).toContain("Worker stopped cleanly");
+        }
+        expect(await state()).toBe("captured");
       } finally {
         await target.drop();
       }
