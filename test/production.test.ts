@@ -25,6 +25,7 @@ import { createOrganization } from "../src/modules/organizations/organizations.s
 import { insertUser } from "../src/modules/users/users.repo.js";
 import { createUser, verifyPassword } from "../src/modules/users/users.service.js";
 import { hashSecret } from "../src/oauth/secrets.js";
+import { DEMO_LOGIN } from "../src/seed/demo.js";
 import { createSignInLink } from "../src/sessions/sign-in-links.service.js";
 import { Browser, type Page } from "./helpers/browser.js";
 import { launchChromium } from "./helpers/chromium.js";
@@ -555,6 +556,32 @@ describe("donata setup and user link as processes beside donata serve", () => {
       }
     },
     4 * TIMEOUT,
+  );
+});
+
+describe("a demo database taken to production", () => {
+  it(
+    "serve warns while the demo login still has its published password",
+    async () => {
+      const target = await freshTarget("demo");
+      try {
+        const { database } = await openMigratedDatabase({ ...BASE_ENV, ...target.env });
+        try {
+          await createOrganization(database.db, { slug: "demo", name: "Demo" });
+          await createUser(database.db, { ...DEMO_LOGIN, organization: "demo", role: "owner" });
+        } finally {
+          await database.close();
+        }
+        const serve = await startServe({ ...target.env, NODE_ENV: "production", ALLOW_HTTP: "true" });
+        await serve.stop();
+        expect(serve.output()).toContain(
+          "WARNING: demo@donata.local still signs in with the demo password published in the README: run `donata user link --email demo@donata.local` and choose another, or remove that user",
+        );
+      } finally {
+        await target.drop();
+      }
+    },
+    2 * TIMEOUT,
   );
 });
 

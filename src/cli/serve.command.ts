@@ -20,7 +20,7 @@ export const serveCommand: Command = {
     const { config, database } = await openMigratedDatabase(io.env);
     const say = (line: string) => io.stdout.write(`${line}\n`);
     try {
-      const lines = values.demo ? await bootstrapDemo(config, database) : await setupHint(database);
+      const lines = values.demo ? await bootstrapDemo(config, database) : await setupHint(config, database);
       for (const line of lines ?? []) say(line);
       const app = await buildApp({ config, database });
       await app.listen({ port: config.port, host: config.host });

@@ -1,14 +1,10 @@
-import type { Db } from "../db/client.js";
-import { AppError } from "../errors/app-error.js";
-import { upsertMembership } from "../modules/members/members.repo.js";
-import {
-  countOrganizations,
-  createOrganization,
-  organizationToWire,
-} from "../modules/organizations/organizations.service.js";
-import { insertUser } from "../modules/users/users.repo.js";
-import { findUserByEmail, requireEmailAddress } from "../modules/users/users.service.js";
-import { createSignInLink } from "../sessions/sign-in-links.service.js";
+import type { Db } from "../../db/client.js";
+import { AppError } from "../../errors/app-error.js";
+import { createSignInLink } from "../../sessions/sign-in-links.service.js";
+import { upsertMembership } from "../members/members.repo.js";
+import { insertUser } from "../users/users.repo.js";
+import { findUserByEmail, requireEmailAddress } from "../users/users.service.js";
+import { countOrganizations, createOrganization, organizationToWire } from "./organizations.service.js";
 
 export interface FirstOrganization {
   slug: string;
