@@ -575,7 +575,7 @@ describe("a demo database taken to production", () => {
         const serve = await startServe({ ...target.env, NODE_ENV: "production", ALLOW_HTTP: "true" });
         await serve.stop();
         expect(serve.output()).toContain(
-          "WARNING: demo@donata.local still signs in with the demo password published in the README: run `donata user link --email demo@donata.local` and choose another, or remove that user",
+          "WARNING: demo@donata.local still signs in with the demo password published in the README: run `donata user link --email demo@donata.local` and choose another",
         );
       } finally {
         await target.drop();

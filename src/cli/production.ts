@@ -25,6 +25,6 @@ export async function setupHint(config: Config, database: Database): Promise<str
   const demo = await findUserByEmail(database.db, DEMO_LOGIN.email);
   if (!demo?.passwordHash || !(await verifyPassword(demo.passwordHash, DEMO_LOGIN.password))) return [];
   return [
-    `WARNING: ${DEMO_LOGIN.email} still signs in with the demo password published in the README: run \`donata user link --email ${DEMO_LOGIN.email}\` and choose another, or remove that user`,
+    `WARNING: ${DEMO_LOGIN.email} still signs in with the demo password published in the README: run \`donata user link --email ${DEMO_LOGIN.email}\` and choose another`,
   ];
 }
