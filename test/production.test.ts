@@ -931,6 +931,30 @@ describe("the welcome page in chromium", () => {
         expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Lax", secure: false, path: "/" });
         const session = await page.request.get(`${server.url}/admin/api/session`);
         expect(await session.json()).toMatchObject({ user: { email: user.email } });
+
+        // The Strict login CSRF cookie survives a cross-site arrival at the login page (from an
+        // opaque-origin page, as from another site): the form it sets it in posts it back.
+        const application = await createApplication(server.database.db, {
+          name: "Cross-site",
+          applicationUrl: "https://client.example.test/",
+          callbackUrls: ["https://client.example.test/callback"],
+        });
+        const query = new URLSearchParams({
+          client_id: application.client_id,
+          redirect_uri: "https://client.example.test/callback",
+          response_type: "code",
+          code_challenge_method: "S256",
+          code_challenge: createHash("sha256").update(randomBytes(32).toString("base64url")).digest("base64url"),
+          state: "s",
+        });
+        const elsewhere = await (await browser.newContext()).newPage();
+        await elsewhere.setContent(`<a id="go" href="${server.url}/oauth/authorize/?${query}">Connect</a>`);
+        await elsewhere.click("#go");
+        await elsewhere.waitForSelector("#password");
+        await elsewhere.fill("#email", user.email);
+        await elsewhere.fill("#password", PASSWORD);
+        await elsewhere.click('button[type="submit"]');
+        await elsewhere.waitForSelector("button[name=decision][value=allow]");
       } finally {
         await browser.close();
         await server.close();
