@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { adminExportRoutes } from "./admin/admin-export.routes.js";
 import { adminPageRoutes } from "./admin/admin-pages.routes.js";
 import { adminSessionRoutes } from "./admin/admin-session.routes.js";
+import { welcomeRoutes } from "./admin/welcome.routes.js";
 import type { Config } from "./config.js";
 import type { Database } from "./db/client.js";
 import { AppError } from "./errors/app-error.js";
@@ -201,6 +202,7 @@ export async function buildApp({
   authorizeRoutes(app, db, config, signInThrottle);
   graphqlRoutes(app, db, config, giving);
   adminSessionRoutes(app, db, config, signInThrottle);
+  welcomeRoutes(app, db, config, signInThrottle);
   adminExportRoutes(app, db);
   await adminPageRoutes(app, db, config.authUrl);
   return app;

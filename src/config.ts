@@ -21,6 +21,10 @@ export interface RateLimitRules {
 }
 
 export interface Config {
+  /** NODE_ENV=production: no demo data, https public URLs (unless allowHttp), `donata setup` for the first organization. */
+  readonly production: boolean;
+  /** ALLOW_HTTP=true: production accepts http:// BASE_URL / AUTH_URL (a private network or a test only). */
+  readonly allowHttp: boolean;
   readonly port: number;
   readonly host: string;
   /** postgres://… for PostgreSQL; undefined for the embedded PGlite under dataDir. */
@@ -175,6 +179,11 @@ function mailFrom(env: NodeJS.ProcessEnv, baseUrl: string): string {
   return raw;
 }
 
+/** NODE_ENV=production (read alone where the rest of the configuration does not matter yet). */
+export function isProduction(env: NodeJS.ProcessEnv): boolean {
+  return env.NODE_ENV === "production";
+}
+
 /** The only reader of process.env: everything else receives a Config. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const port = integer(env, "PORT", 3000, 0, 65535);
@@ -185,13 +194,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const databaseUrl = env.DATABASE_URL || undefined;
   if (databaseUrl !== undefined) parseDatabaseUrl(databaseUrl);
+  const production = isProduction(env);
+  const allowHttp = flag(env, "ALLOW_HTTP");
+  const publicUrl = (name: "AUTH_URL" | "BASE_URL") => {
+    const url = origin(env, name, defaultOrigin);
+    if (production && !allowHttp && url.startsWith("http:")) {
+      throw new ConfigError(
+        `${name} must be an https:// URL in production (NODE_ENV=production), got "${url}"; set ALLOW_HTTP=true only on a private network or for a test`,
+      );
+    }
+    return url;
+  };
   return Object.freeze({
+    production,
+    allowHttp,
     port,
     host: env.HOST || "127.0.0.1",
     databaseUrl,
     dataDir: env.DATA_DIR === "memory://" ? "memory://" : path.resolve(env.DATA_DIR || "./data"),
-    authUrl: origin(env, "AUTH_URL", defaultOrigin),
-    baseUrl: origin(env, "BASE_URL", defaultOrigin),
+    authUrl: publicUrl("AUTH_URL"),
+    baseUrl: publicUrl("BASE_URL"),
     logLevel,
     logFormat: logFormat(env),
     metricsToken: metricsToken(env),
@@ -285,6 +307,13 @@ function backups(env: NodeJS.ProcessEnv): BackupConfig {
     keep: integer(env, "BACKUP_KEEP", 7, 0, 10_000),
     intervalHours: integer(env, "BACKUP_INTERVAL", 24, 1, 24 * 366),
   });
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === "" || raw === "false" || raw === "0") return false;
+  if (raw === "true" || raw === "1") return true;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
 }
 
 function encryptionKey(env: NodeJS.ProcessEnv): string | undefined {

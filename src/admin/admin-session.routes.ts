@@ -5,11 +5,11 @@ import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
 import { userWithOrganizations } from "../modules/users/users.service.js";
 import {
-  cookieOptions,
   createSession,
   destroySession,
   loadSession,
   SESSION_COOKIE,
+  sessionCookieOptions,
 } from "../sessions/sessions.service.js";
 import { type CredentialThrottle, INVALID_CREDENTIALS, signIn } from "../sessions/sign-in.service.js";
 
@@ -86,7 +86,7 @@ export function adminSessionRoutes(app: FastifyInstance, db: Db, config: Config,
       // A new session on every sign-in: a token planted before it is worth nothing after it.
       await destroySession(db, request.cookies[SESSION_COOKIE]);
       const token = await createSession(db, config, user.id);
-      reply.setCookie(SESSION_COOKIE, token, cookieOptions(config, config.sessionTtlSeconds));
+      reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(config.baseUrl, config.sessionTtlSeconds));
       reply.header("cache-control", "no-store");
       const body = await userWithOrganizations(db, user.id);
       // Only if the account was deleted between the password check and here.
@@ -97,7 +97,7 @@ export function adminSessionRoutes(app: FastifyInstance, db: Db, config: Config,
 
   app.delete("/admin/api/session", { schema: { hide: true, tags } }, async (request, reply) => {
     await destroySession(db, request.cookies[SESSION_COOKIE]);
-    reply.clearCookie(SESSION_COOKIE, { path: "/" });
+    reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(config.baseUrl));
     return reply.code(204).send();
   });
 }

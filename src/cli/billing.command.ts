@@ -1,3 +1,6 @@
+import { renderDepsOf } from "../email/render.js";
+import { createMailer } from "../email/transport.js";
+import { startMailer } from "../jobs/email.job.js";
 import { runBilling, startWorker } from "../jobs/runner.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
 import { loadProcessorRegistry } from "../payments/processors/index.js";
@@ -45,7 +48,7 @@ export const billingRunCommand: Command = {
 export const workerCommand: Command = {
   name: "worker",
   usage: "donata worker",
-  summary: "Run the background worker (renewals, reconciler, checkout expiry) until SIGINT/SIGTERM",
+  summary: "Run the background worker (renewals, reconciler, checkout expiry, email delivery) until SIGINT/SIGTERM",
   options: {},
   async run(_values, io) {
     const { config, database } = await openMigratedDatabase(io.env);
@@ -59,9 +62,17 @@ export const workerCommand: Command = {
         processors: loadProcessorRegistry(database.db, config),
         onError: (error) => io.stderr.write(`worker: ${error instanceof Error ? error.message : String(error)}\n`),
       });
+      // The outbox too: `serve --no-worker` beside `worker` must still deliver email.
+      const mailer = startMailer(database.db, {
+        mailer: createMailer(config.smtpUrl),
+        render: renderDepsOf(config),
+        intervalSeconds: config.mailIntervalSeconds,
+        onError: (error) =>
+          io.stderr.write(`email delivery: ${error instanceof Error ? error.message : String(error)}\n`),
+      });
       await new Promise<void>((resolve) => {
         const stop = () => {
-          worker.stop().finally(resolve);
+          Promise.all([worker.stop(), mailer.stop()]).finally(resolve);
         };
         process.once("SIGINT", stop);
         process.once("SIGTERM", stop);

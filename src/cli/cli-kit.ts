@@ -8,6 +8,8 @@ export interface CliIo {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
   env: NodeJS.ProcessEnv;
+  /** Where `prepare` reads answers from; process.stdin when absent (tests pass a stream of their own). */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
 export interface Command {

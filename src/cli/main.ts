@@ -10,6 +10,7 @@ import { migrateCommand } from "./migrate.command.js";
 import { orgCreateCommand, orgSetProcessorCommand } from "./org.command.js";
 import { seedCommand } from "./seed.command.js";
 import { serveCommand } from "./serve.command.js";
+import { setupCommand, userLinkCommand } from "./setup.command.js";
 import { statementsSendCommand } from "./statements.command.js";
 import { tokenCreateCommand } from "./token.command.js";
 import { userCreateCommand } from "./user.command.js";
@@ -17,9 +18,11 @@ import { userCreateCommand } from "./user.command.js";
 const COMMANDS: Command[] = [
   serveCommand,
   migrateCommand,
+  setupCommand,
   orgCreateCommand,
   orgSetProcessorCommand,
   userCreateCommand,
+  userLinkCommand,
   appCreateCommand,
   appInstallCommand,
   appUninstallCommand,

@@ -9,6 +9,7 @@ import { loadProcessorRegistry } from "../payments/processors/index.js";
 import { bootstrapDemo } from "../seed/demo.js";
 import type { Command } from "./cli-kit.js";
 import { openMigratedDatabase } from "./database.js";
+import { refuseDemoInProduction, setupHint } from "./production.js";
 import { startupBox } from "./startup-box.js";
 
 export const serveCommand: Command = {
@@ -17,10 +18,12 @@ export const serveCommand: Command = {
   summary: "Migrate and serve (with --demo: demo data on an empty database; the worker runs unless --no-worker)",
   options: { demo: { type: "boolean" }, "no-worker": { type: "boolean" } },
   async run(values, io) {
+    refuseDemoInProduction(io.env, values.demo);
     const { config, database } = await openMigratedDatabase(io.env);
     const say = (line: string) => io.stdout.write(`${line}\n`);
     try {
       const demo = values.demo ? await bootstrapDemo(config, database) : null;
+      const hint = values.demo ? null : await setupHint(config, database);
       const app = await buildApp({ config, database });
       await app.listen({ port: config.port, host: config.host });
       const address = app.server.address();
@@ -69,7 +72,7 @@ export const serveCommand: Command = {
         // Last, once a signal stops it cleanly: whoever reads the box may stop the server at once.
         const emailCaptured = !config.smtpUrl && !values["no-worker"];
         // One write: a reader who sees its first line has the whole box.
-        say(startupBox({ config, databaseKind: database.kind, port, demo, emailCaptured }).join("\n"));
+        say(startupBox({ config, databaseKind: database.kind, port, demo: demo ?? hint, emailCaptured }).join("\n"));
       });
     } finally {
       await database.close();

@@ -4,14 +4,15 @@ import { PERMISSION_DESCRIPTIONS } from "../auth/permissions.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
+import { cookieAttributes } from "../http/cookies.js";
 import { escapeHtml, type PageSecurity, type RenderPage, sendHtmlPage } from "../http/html-page.js";
 import {
-  cookieOptions,
   createSession,
   destroySession,
   loadSession,
   SESSION_COOKIE,
   type SessionUser,
+  sessionCookieOptions,
   tokensEqual,
 } from "../sessions/sessions.service.js";
 import { type CredentialThrottle, signIn } from "../sessions/sign-in.service.js";
@@ -27,6 +28,14 @@ const LOGIN_CSRF_COOKIE = "donata_login_csrf";
 const AUTHORIZE_PATH = "/oauth/authorize/";
 const LOGIN_PATH = "/oauth/login/";
 const LOGOUT_PATH = "/oauth/logout/";
+/**
+ * The login form's CSRF cookie: Strict, since only our own form posts it back (a same-site request);
+ * it is set by the page itself, so a cross-site arrival at the login page does not need it sent.
+ */
+const loginCsrfCookie = (config: Config, maxAgeSeconds?: number) => ({
+  ...cookieAttributes(config.authUrl, { path: "/oauth/", sameSite: "strict" }),
+  ...(maxAgeSeconds === undefined ? {} : { maxAge: maxAgeSeconds }),
+});
 
 type Source = Record<string, unknown>;
 
@@ -59,7 +68,7 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
     options: { applicationName?: string; error?: string; email?: string } = {},
   ) {
     const csrf = randomBytes(24).toString("base64url");
-    reply.setCookie(LOGIN_CSRF_COOKIE, csrf, { ...cookieOptions(config, 3600), path: "/oauth/" });
+    reply.setCookie(LOGIN_CSRF_COOKIE, csrf, loginCsrfCookie(config, 3600));
     return sendPage(reply, status, loginPage({ action: LOGIN_PATH, hidden: { ...params, csrf }, ...options }));
   }
 
@@ -168,8 +177,8 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
     try {
       const user = await signIn(db, throttle, { email, password, address: request.ip });
       const token = await createSession(db, config, user.id);
-      reply.setCookie(SESSION_COOKIE, token, cookieOptions(config, config.sessionTtlSeconds));
-      reply.clearCookie(LOGIN_CSRF_COOKIE, { path: "/oauth/" });
+      reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(config.authUrl, config.sessionTtlSeconds));
+      reply.clearCookie(LOGIN_CSRF_COOKIE, loginCsrfCookie(config));
       const next = params.client_id
         ? `${AUTHORIZE_PATH}?${new URLSearchParams(params as Record<string, string>)}`
         : "/";
@@ -203,7 +212,7 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
       return sendPage(reply, 403, errorPage("Form expired", "Reload the page and try again."));
     }
     await destroySession(db, token);
-    reply.clearCookie(SESSION_COOKIE, { path: "/" });
+    reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(config.authUrl));
     return sendPage(reply, 200, errorPage("Signed out", "You are signed out."));
   });
 }

@@ -24,3 +24,8 @@ export async function findLiveSession(tx: Executor, tokenHash: string) {
 export async function deleteSession(tx: Executor, tokenHash: string) {
   await tx.delete(sessions).where(eq(sessions.tokenHash, tokenHash));
 }
+
+/** Signs a user out everywhere (their password was just replaced). */
+export async function deleteSessionsOfUser(tx: Executor, userId: number) {
+  await tx.delete(sessions).where(eq(sessions.userId, userId));
+}

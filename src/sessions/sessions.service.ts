@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
+import { cookieAttributes } from "../http/cookies.js";
 import { generateSecret, hashSecret } from "../oauth/secrets.js";
 import { deleteExpiredSessions, deleteSession, findLiveSession, insertSession } from "./sessions.repo.js";
 
@@ -13,13 +14,16 @@ export interface SessionUser {
   csrfToken: string;
 }
 
-export function cookieOptions(config: Config, maxAgeSeconds: number) {
+/**
+ * The admin session cookie's attributes as served from `publicUrl`: BASE_URL for the admin panel's
+ * routes, AUTH_URL for the authorization server's pages. SameSite=Lax, not Strict: an application on
+ * another site sends the browser to /oauth/authorize/, and the session must come along. Clearing it
+ * takes the same attributes (without the lifetime), or the browser keeps it.
+ */
+export function sessionCookieOptions(publicUrl: string, maxAgeSeconds?: number) {
   return {
-    path: "/",
-    httpOnly: true,
-    sameSite: "lax" as const,
-    secure: config.authUrl.startsWith("https:"),
-    maxAge: maxAgeSeconds,
+    ...cookieAttributes(publicUrl, { path: "/", sameSite: "lax" }),
+    ...(maxAgeSeconds === undefined ? {} : { maxAge: maxAgeSeconds }),
   };
 }
 

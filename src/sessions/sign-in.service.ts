@@ -61,7 +61,7 @@ export async function countCredentialAttempt(
 
 /**
  * Checks an email and password for every sign-in surface (admin panel, OAuth login form).
- * Unknown email and wrong password read the same and cost the same; the attempt is counted
+ * Unknown email, wrong password and an account without a password yet read the same and cost the same; the attempt is counted
  * against the account (its id once known) and the client address before the hash is checked.
  */
 export async function signIn(
@@ -75,8 +75,10 @@ export async function signIn(
     address: input.address,
   });
   dummyHash ??= hashPassword("a password nobody has");
-  const valid = await verifyPassword(user?.passwordHash ?? (await dummyHash), input.password);
-  if (!user || !valid) throw new AppError("invalid_credentials", INVALID_CREDENTIALS);
+  // An account still waiting for its first password (a setup link) costs the same and never matches.
+  const hash = user?.passwordHash ?? null;
+  const valid = await verifyPassword(hash ?? (await dummyHash), input.password);
+  if (!user || hash === null || !valid) throw new AppError("invalid_credentials", INVALID_CREDENTIALS);
   await attempt.succeeded();
   return user;
 }

@@ -18,6 +18,7 @@ export interface CliResult {
 const INHERITED_SETTINGS = [
   ...["DATABASE_URL", "DATA_DIR", "PORT", "HOST", "BASE_URL", "AUTH_URL", "LOG_LEVEL", "DATABASE_POOL_SIZE"],
   ...["ACCESS_TOKEN_TTL", "REFRESH_TOKEN_TTL", "DEBUG", "NODE_OPTIONS", "DONATA_ENCRYPTION_KEY", "STRIPE_API_URL"],
+  ...["NODE_ENV", "ALLOW_HTTP", "TRUST_PROXY"],
 ];
 
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {

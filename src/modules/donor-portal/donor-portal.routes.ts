@@ -202,7 +202,7 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
       checkDonorCsrf(session, request.body);
       await signOutDonor(db, organization, request.cookies[DONOR_COOKIE]);
     }
-    reply.clearCookie(DONOR_COOKIE, { path: portalPath(organization.slug) });
+    reply.clearCookie(DONOR_COOKIE, donorCookieOptions(config, organization.slug));
     return reply.code(303).redirect(`${portalPath(organization.slug)}?done=signed_out`);
   });
 

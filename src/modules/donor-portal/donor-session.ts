@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../../config.js";
 import type { Db } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
+import { cookieAttributes } from "../../http/cookies.js";
 import { hashSecret } from "../../oauth/secrets.js";
 import { tokensEqual } from "../../sessions/sessions.service.js";
 import { findOrganizationBySlug } from "../organizations/organizations.repo.js";
@@ -40,14 +41,15 @@ export const DONOR_COOKIE = "donata_donor";
 /** A donor session lasts a working day; the cookie expires with it. */
 export const DONOR_SESSION_TTL_SECONDS = 12 * 3600;
 
-/** The session cookie of one organization's portal: sent only to `/donor/{slug}/…`, never to scripts. */
-export function donorCookieOptions(config: Pick<Config, "baseUrl">, organizationSlug: string, maxAgeSeconds: number) {
+/**
+ * The session cookie of one organization's portal: sent only to `/donor/{slug}/…`, never to scripts.
+ * Lax, not Strict: donors arrive from their mailbox and come back from Stripe, both other sites, and
+ * the portal must know them then. Without `maxAgeSeconds`: the attributes that clear it.
+ */
+export function donorCookieOptions(config: Pick<Config, "baseUrl">, organizationSlug: string, maxAgeSeconds?: number) {
   return {
-    path: portalPath(organizationSlug),
-    httpOnly: true,
-    sameSite: "lax" as const,
-    secure: config.baseUrl.startsWith("https:"),
-    maxAge: maxAgeSeconds,
+    ...cookieAttributes(config.baseUrl, { path: portalPath(organizationSlug), sameSite: "lax" }),
+    ...(maxAgeSeconds === undefined ? {} : { maxAge: maxAgeSeconds }),
   };
 }
 

@@ -108,7 +108,7 @@ export async function updateFeeFormula(db: Db, organizationId: number, formula: 
   return organizationWithBankTransfer(row);
 }
 
-export async function createOrganization(db: Db, input: NewOrganization) {
+export async function createOrganization(db: Executor, input: NewOrganization) {
   if (!SLUG.test(input.slug)) {
     throw invalid("slug", "use 1 to 63 lowercase letters, digits and inner hyphens");
   }

@@ -16,7 +16,11 @@ export async function findUserProfile(tx: Executor, userId: number) {
   return user;
 }
 
-export async function insertUser(tx: Executor, values: { email: string; passwordHash: string }) {
+/** A null password hash: the user chooses one through a one-time link (`donata setup`). */
+export async function insertUser(
+  tx: Executor,
+  values: { email: string; passwordHash: string | null; name?: string | null },
+) {
   const [user] = await tx.insert(users).values(values).returning();
   if (!user) throw new Error("user insert returned nothing");
   return user;

@@ -51,9 +51,15 @@ export interface NewUser {
  * Creates the user, or finds the existing one by email, and adds the membership if asked,
  * so one person can belong to several organizations.
  */
-export async function createUser(db: Db, input: NewUser) {
-  const email = normalizeEmail(input.email);
+/** The normalised form of an address a new account is created with; 400 when it is not an email address. */
+export function requireEmailAddress(raw: string): string {
+  const email = normalizeEmail(raw);
   if (!EMAIL.test(email) || email.length > 320) throw invalid("email", "must be an email address");
+  return email;
+}
+
+export async function createUser(db: Db, input: NewUser) {
+  const email = requireEmailAddress(input.email);
   if (input.role && !input.organization) throw invalid("role", "needs an organization");
   return db.transaction(async (tx) => {
     const organization = input.organization ? await requireOrganization(tx, input.organization) : undefined;

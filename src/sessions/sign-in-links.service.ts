@@ -1,0 +1,93 @@
+import type { Db, Executor } from "../db/client.js";
+import { AppError } from "../errors/app-error.js";
+import { findUserByEmail, hashPassword, MIN_PASSWORD_LENGTH } from "../modules/users/users.service.js";
+import { generateSecret, hashSecret } from "../oauth/secrets.js";
+import { deleteSessionsOfUser } from "./sessions.repo.js";
+import {
+  consumeSignInLink,
+  expireUnusedSignInLinks,
+  findSignInLink,
+  insertSignInLink,
+  type SignInLinkPurpose,
+  setUserPasswordHash,
+} from "./sign-in-links.repo.js";
+
+/** Where a one-time link leads: the page that asks for a password (under AUTH_URL). */
+export const WELCOME_PATH = "/admin/welcome";
+
+/** A setup link waits a day for the new owner; a reset link an hour. */
+export const SIGN_IN_LINK_LIFETIME_SECONDS: Record<SignInLinkPurpose, number> = { setup: 24 * 3600, reset: 3600 };
+
+const MAX_PASSWORD_LENGTH = 1000;
+
+export function signInLinkUrl(authUrl: string, token: string): string {
+  return `${authUrl}${WELCOME_PATH}?token=${encodeURIComponent(token)}`;
+}
+
+/**
+ * Mints a one-time link for a user to choose a password; only its hash is stored, and the user's
+ * earlier unused links stop working. Returns the token, which the caller shows once.
+ */
+export async function createSignInLink(tx: Executor, userId: number, purpose: SignInLinkPurpose): Promise<string> {
+  const token = generateSecret("dnt_sl");
+  await expireUnusedSignInLinks(tx, userId);
+  await insertSignInLink(tx, {
+    userId,
+    tokenHash: hashSecret(token),
+    purpose,
+    lifetimeSeconds: SIGN_IN_LINK_LIFETIME_SECONDS[purpose],
+  });
+  return token;
+}
+
+/** `donata user link`: a fresh reset link for an existing user, the way back in after a lost password. */
+export async function createResetLink(db: Db, email: string) {
+  return db.transaction(async (tx) => {
+    const user = await findUserByEmail(tx, email);
+    if (!user) throw new AppError("user_not_found", `No user has the email ${email}`);
+    return { userId: user.id, email: user.email, token: await createSignInLink(tx, user.id, "reset") };
+  });
+}
+
+function deadLink(known: boolean) {
+  return known
+    ? new AppError("sign_in_link_expired", "This link has expired or was already used.")
+    : new AppError("sign_in_link_not_found", "This link is not valid.");
+}
+
+/** The live link of a token (for the page that asks the password); it is not used up by looking. */
+export async function requireLiveSignInLink(db: Db, token: unknown) {
+  if (typeof token !== "string" || token.length === 0 || token.length > 200) throw deadLink(false);
+  const link = await findSignInLink(db, hashSecret(token));
+  if (!link?.live) throw deadLink(link !== undefined);
+  return { userId: link.userId, email: link.email, purpose: link.purpose as SignInLinkPurpose };
+}
+
+/** The password rules of every account (the same as `user create`'s). */
+export function passwordProblem(password: string): string | undefined {
+  if (password.length < MIN_PASSWORD_LENGTH) return `Choose at least ${MIN_PASSWORD_LENGTH} characters.`;
+  if (password.length > MAX_PASSWORD_LENGTH) return `Choose at most ${MAX_PASSWORD_LENGTH} characters.`;
+  return undefined;
+}
+
+/**
+ * Uses up the link and sets the user's password, in one transaction: the link is claimed by a single
+ * UPDATE … WHERE used_date IS NULL AND expires_date > now(), so of two concurrent uses one wins.
+ * The user's other sessions end. Returns the user's id, for the caller to open a session.
+ */
+export async function redeemSignInLink(db: Db, token: string, password: string): Promise<number> {
+  const problem = passwordProblem(password);
+  if (problem) throw new AppError("invalid_request", problem, { errors: [{ field: "password", message: problem }] });
+  // Hashed before the transaction: argon2 takes a while, and the transaction should not wait for it.
+  const passwordHash = await hashPassword(password);
+  const tokenHash = hashSecret(token);
+  const userId = await db.transaction(async (tx) => {
+    const claimed = await consumeSignInLink(tx, tokenHash);
+    if (!claimed) return undefined;
+    await setUserPasswordHash(tx, claimed.userId, passwordHash);
+    await deleteSessionsOfUser(tx, claimed.userId);
+    return claimed.userId;
+  });
+  if (userId === undefined) throw deadLink((await findSignInLink(db, tokenHash)) !== undefined);
+  return userId;
+}
