@@ -47,6 +47,7 @@ export const workerCommand: Command = {
   usage: "donata worker",
   summary: "Run the background worker (renewals, reconciler, checkout expiry) until SIGINT/SIGTERM",
   options: {},
+  local: true,
   async run(_values, io) {
     const { config, database } = await openMigratedDatabase(io.env);
     try {
