@@ -7,6 +7,7 @@ import { Writable } from "node:stream";
 import { type Config, loadConfig } from "../config.js";
 import type { Database } from "../db/client.js";
 import { readDataDirLock } from "../db/data-dir-lock.js";
+import { openInspectionSocket } from "../db/inspection-socket.js";
 import type { CliIo, Command, CommandValues } from "./cli-kit.js";
 import { runAsCommand } from "./database.js";
 
@@ -50,8 +51,15 @@ export interface LocalChannelOptions {
   config: Config;
   database: Database;
   env: NodeJS.ProcessEnv;
-  log: { info(object: object, message: string): void; error(object: object, message: string): void };
+  log: {
+    info(object: object, message: string): void;
+    warn(object: object, message: string): void;
+    error(object: object, message: string): void;
+  };
 }
+
+/** How long a psql client may hold the database in an open transaction without sending anything. */
+const PSQL_IDLE_IN_TRANSACTION_MS = 5000;
 
 /** Opens the channel when the server runs on a PGlite data directory; undefined otherwise (nothing to share). */
 export async function openLocalChannel(options: LocalChannelOptions): Promise<LocalChannel | undefined> {
@@ -85,10 +93,21 @@ export async function openLocalChannel(options: LocalChannelOptions): Promise<Lo
     server.close();
     return undefined;
   }
+  const psql = options.database.pglite
+    ? await openInspectionSocket(options.database.pglite, {
+        dataDir: options.config.dataDir,
+        idleInTransactionMs: PSQL_IDLE_IN_TRANSACTION_MS,
+        log: options.log,
+      }).catch((error: unknown) => {
+        options.log.error({ err: error }, "cannot open the psql socket");
+        return undefined;
+      })
+    : undefined;
   return {
     path: socketPath,
     async close() {
       lock.setChannel(null);
+      await psql?.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.allSettled([...running]);
       unlinkIfPresent(socketPath);

@@ -10,6 +10,7 @@ import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
 import { ConfigError, parseDatabaseUrl } from "../config.js";
 import { acquireDataDirLock, type DataDirLock } from "./data-dir-lock.js";
+import { gatedPglite } from "./pglite-gate.js";
 import * as schema from "./schema.js";
 import { spendStatement } from "./statement-budget.js";
 
@@ -166,7 +167,9 @@ async function createPglite(directory: string | undefined, name: string): Promis
   }
 }
 
-function wrapPglite(client: PGlite, logger: QueryLogger, lock?: DataDirLock): Database {
+function wrapPglite(raw: PGlite, logger: QueryLogger, lock?: DataDirLock): Database {
+  // On a data directory, what else reaches the instance (the inspection socket) waits at one gate with it.
+  const client = lock ? gatedPglite(raw) : raw;
   const db = drizzlePglite(client, { schema, logger }) as unknown as Db;
   let closed = false;
   return {
@@ -185,7 +188,7 @@ function wrapPglite(client: PGlite, logger: QueryLogger, lock?: DataDirLock): Da
       if (closed) return;
       closed = true;
       try {
-        await client.close();
+        await raw.close();
       } finally {
         lock?.release();
       }
