@@ -53,8 +53,9 @@ export function gateOf(pglite: PGlite): { gate: PgliteGate; raw: PGlite } | unde
 }
 
 /**
- * The instance as the application's Drizzle sees it: each query, exec and whole transaction passes
- * the gate. (Queries inside a transaction go through the transaction object, already inside.)
+ * The instance as the application's Drizzle (and Database.pglite) sees it: each query, exec, whole
+ * transaction and data-directory dump passes the gate. (Queries inside a transaction go through the
+ * transaction object, already inside.)
  */
 export function gatedPglite(pglite: PGlite): PGlite {
   const gate = new PgliteGate();
@@ -62,6 +63,8 @@ export function gatedPglite(pglite: PGlite): PGlite {
     query: (...args: Parameters<PGlite["query"]>) => gate.run(() => pglite.query(...args)),
     exec: (...args: Parameters<PGlite["exec"]>) => gate.run(() => pglite.exec(...args)),
     transaction: (...args: Parameters<PGlite["transaction"]>) => gate.run(() => pglite.transaction(...args)),
+    // A copy of the files taken between a socket client's statements would hold its unfinished transaction.
+    dumpDataDir: (...args: Parameters<PGlite["dumpDataDir"]>) => gate.run(() => pglite.dumpDataDir(...args)),
   };
   const proxy = new Proxy(pglite, {
     get(target, property) {
