@@ -30,6 +30,7 @@ type ChannelFrame = { stdout: string } | { stderr: string } | { exit: number };
 /** Options whose values are paths: made absolute in the user's directory, since the server's is another. */
 const PATH_OPTIONS = ["out", "file"];
 const MAX_REQUEST_BYTES = 1_000_000;
+const REQUEST_TIMEOUT_MS = 10_000;
 /** How long a CLI command waits for a server that is still starting (migrating, seeding the demo). */
 const STARTING_SERVER_WAIT_MS = 60_000;
 
@@ -141,8 +142,11 @@ async function serveConnection(
     socket.end();
   };
   let request: ChannelRequest;
+  // A client that connects and sends nothing must not hold the server's shutdown.
+  socket.setTimeout(REQUEST_TIMEOUT_MS, () => socket.destroy());
   try {
     request = parseRequest(await readLine(socket));
+    socket.setTimeout(0);
   } catch (error) {
     send({ stderr: `donata: bad request on the local channel: ${(error as Error).message}\n` });
     return finish(2);
@@ -193,6 +197,7 @@ function readLine(socket: net.Socket): Promise<string> {
     };
     socket.on("data", onData);
     socket.once("end", () => reject(new Error("no request")));
+    socket.once("close", () => reject(new Error("no request")));
   });
 }
 
