@@ -2,7 +2,7 @@
  * `npx tsx bench/embedded-socket.ts`: the psql socket under load (docs/embedded-database.md).
  * Starts `donata serve` on a new PGlite data directory, sets it up with CLI commands run beside it,
  * then at the same time: autocannon creating checkouts (public API, a write) and listing them
- * (API token, a read), and a pg client over DATA_DIR/.s.PGSQL.5432 looping BEGIN / INSERT / SELECT
+ * (API token, a read), and a pg client over the server's psql socket looping BEGIN / INSERT / SELECT
  * / ROLLBACK (extended protocol) and plain SELECTs. Checks every HTTP response is 2xx, every
  * checkout the server answered 201 for is in the database, and none of the rolled-back rows is;
  * prints the figures as Markdown.
@@ -18,6 +18,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import pg from "pg";
+import { socketDirectory } from "../src/cli/local-channel.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const BIN = path.join(ROOT, "bin", "donata.js");
@@ -116,7 +117,7 @@ async function main() {
 
     const psql = { transactions: 0, selects: 0, errors: [] as string[], latencies: [] as number[] };
     let loading = process.env.BENCH_PSQL !== "0";
-    const client = new pg.Client({ host: dataDir, user: "postgres", database: "postgres" });
+    const client = new pg.Client({ host: socketDirectory(dataDir), user: "postgres", database: "postgres" });
     await client.connect();
     const transactionLoop = (async () => {
       for (let index = 0; loading; index++) {
@@ -139,7 +140,7 @@ async function main() {
         psql.latencies.push(performance.now() - started);
       }
     })();
-    const reader = new pg.Client({ host: dataDir, user: "postgres", database: "postgres" });
+    const reader = new pg.Client({ host: socketDirectory(dataDir), user: "postgres", database: "postgres" });
     await reader.connect();
     const selectLoop = (async () => {
       while (loading) {

@@ -5,6 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { channelPath, socketDirectory } from "../src/cli/local-channel.js";
 import { openDatabase } from "../src/db/client.js";
 import { type CliResult, runCli as runDonata, spawnCli } from "./helpers/cli.js";
 import { testDatabaseUrl } from "./helpers/database.js";
@@ -191,8 +192,9 @@ describe("CLI commands beside a running server", () => {
       expect((await runCli(["migrate"])).code).toBe(0);
       stalePid = await deadPid();
       const stale = { pid: stalePid, command: "donata serve", startedAt: "2020-01-01T00:00:00.000Z" };
-      await writeFile(lockFile(), JSON.stringify({ ...stale, channel: path.join(dataDir, "donata.sock") }));
-      await writeFile(path.join(dataDir, "donata.sock"), "");
+      await writeFile(lockFile(), JSON.stringify({ ...stale, channel: channelPath(dataDir) }));
+      await mkdir(socketDirectory(dataDir), { recursive: true, mode: 0o700 });
+      await writeFile(channelPath(dataDir), "");
     }
     server = await startServe(target());
   }, TEST_TIMEOUT);
@@ -204,7 +206,8 @@ describe("CLI commands beside a running server", () => {
     expect(exit.stdout).toContain("Stopped cleanly");
     if (!onPostgres) {
       expect(existsSync(lockFile())).toBe(false);
-      expect(existsSync(path.join(dataDir, "donata.sock"))).toBe(false);
+      expect(existsSync(channelPath(dataDir))).toBe(false);
+      expect(existsSync(path.join(socketDirectory(dataDir), ".s.PGSQL.5432"))).toBe(false);
     }
   }, TEST_TIMEOUT);
 
@@ -216,11 +219,14 @@ describe("CLI commands beside a running server", () => {
         pid: server.pid,
         command: "donata serve",
         startedAt: expect.any(String),
-        channel: path.join(dataDir, "donata.sock"),
+        channel: channelPath(dataDir),
       });
       expect(lock.pid).not.toBe(stalePid);
-      // Only the server's user may talk to it.
+      // Only the server's user may talk to it; no socket in the data directory (PGlite's dumpDataDir fails on one).
       expect(statSync(lock.channel).mode & 0o777).toBe(0o600);
+      expect(statSync(socketDirectory(dataDir)).mode & 0o777).toBe(0o700);
+      expect(statSync(path.join(socketDirectory(dataDir), ".s.PGSQL.5432")).mode & 0o777).toBe(0o600);
+      expect(readdirSync(dataDir).filter((name) => statSync(path.join(dataDir, name)).isSocket())).toEqual([]);
     },
     TEST_TIMEOUT,
   );
@@ -313,7 +319,7 @@ describe("CLI commands beside a running server", () => {
 
   describe.skipIf(onPostgres)(`psql on the socket in the data directory ${pgliteOnly}`, () => {
     const psql = async () => {
-      const client = new pg.Client({ host: dataDir, user: "postgres", database: "postgres" });
+      const client = new pg.Client({ host: socketDirectory(dataDir), user: "postgres", database: "postgres" });
       client.on("error", () => {});
       await client.connect();
       return client;

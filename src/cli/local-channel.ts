@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { chmodSync, unlinkSync } from "node:fs";
+import { chmodSync, mkdirSync, statSync, unlinkSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -34,12 +34,29 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** How long a CLI command waits for a server that is still starting (migrating, seeding the demo). */
 const STARTING_SERVER_WAIT_MS = 60_000;
 
-/** Where the server listens: in the data directory, unless its path is too long for a socket address. */
+/**
+ * Where a server's sockets live: outside the data directory, since PGlite's dumpDataDir (backups)
+ * fails on a socket file inside it; in a directory of the system's temporary directory only the
+ * server's user may enter, named after the data directory (as PostgreSQL's own socket is in /tmp).
+ */
+export function socketDirectory(dataDir: string): string {
+  const digest = createHash("sha256").update(path.resolve(dataDir)).digest("hex").slice(0, 16);
+  return path.join(os.tmpdir(), `donata-${digest}`);
+}
+
+function prepareSocketDirectory(dataDir: string): string {
+  const directory = socketDirectory(dataDir);
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const stat = statSync(directory);
+  if (stat.uid !== process.getuid?.() || (stat.mode & 0o077) !== 0) {
+    throw new Error(`${directory} is not a directory only this user may enter`);
+  }
+  return directory;
+}
+
+/** The socket CLI commands are sent to. */
 export function channelPath(dataDir: string): string {
-  const inside = path.join(dataDir, "donata.sock");
-  if (Buffer.byteLength(inside) <= 100) return inside;
-  const digest = createHash("sha256").update(dataDir).digest("hex").slice(0, 16);
-  return path.join(os.tmpdir(), `donata-${digest}.sock`);
+  return path.join(socketDirectory(dataDir), "donata.sock");
 }
 
 export interface LocalChannel {
@@ -67,8 +84,6 @@ export async function openLocalChannel(options: LocalChannelOptions): Promise<Lo
   const lock = options.database.dataDirLock;
   if (!lock) return undefined;
   const socketPath = channelPath(options.config.dataDir);
-  // Whatever is at the path was left by a process that held the lock before us.
-  unlinkIfPresent(socketPath);
   const { executeCommand, findCommandByName } = await import("./main.js");
   const running = new Set<Promise<void>>();
   const server = net.createServer((socket) => {
@@ -79,6 +94,9 @@ export async function openLocalChannel(options: LocalChannelOptions): Promise<Lo
   });
   server.on("error", (error) => options.log.error({ err: error }, "local channel failed"));
   try {
+    prepareSocketDirectory(options.config.dataDir);
+    // Whatever is at the path was left by a process that held the lock before us.
+    unlinkIfPresent(socketPath);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(socketPath, () => {
@@ -96,7 +114,7 @@ export async function openLocalChannel(options: LocalChannelOptions): Promise<Lo
   }
   const psql = options.database.pglite
     ? await openInspectionSocket(options.database.pglite, {
-        dataDir: options.config.dataDir,
+        directory: socketDirectory(options.config.dataDir),
         idleInTransactionMs: PSQL_IDLE_IN_TRANSACTION_MS,
         log: options.log,
       }).catch((error: unknown) => {

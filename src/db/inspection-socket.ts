@@ -5,8 +5,8 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import { gateOf } from "./pglite-gate.js";
 
 /**
- * The embedded database over the PostgreSQL wire protocol, on a Unix socket in the data directory
- * where psql looks for one: `psql -h "$DATA_DIR" -U postgres postgres` (docs/embedded-database.md).
+ * The embedded database over the PostgreSQL wire protocol, on a Unix socket named as psql expects
+ * it: `psql -h DIRECTORY -U postgres postgres` (docs/embedded-database.md).
  *
  * pglite-socket runs each protocol message alone. Here a client passes the database's gate
  * (src/db/pglite-gate.ts) with its first message and keeps it until the backend says it is idle
@@ -23,11 +23,12 @@ export interface InspectionSocket {
 }
 
 export interface InspectionSocketOptions {
-  dataDir: string;
+  /** Where to put the socket: `psql -h DIRECTORY` finds it there. */
+  directory: string;
   /** A client holding the database (in a transaction) without sending anything is disconnected after this. */
   idleInTransactionMs: number;
   maxConnections?: number;
-  log: { warn(object: object, message: string): void };
+  log: { info(object: object, message: string): void; warn(object: object, message: string): void };
 }
 
 /** The socket pglite-socket's handlers and queue expose at run time (not in their types). */
@@ -46,11 +47,7 @@ export async function openInspectionSocket(
   const gated = gateOf(pglite);
   if (!gated) return undefined;
   const { gate, raw } = gated;
-  const socketPath = path.join(options.dataDir, SOCKET_FILE);
-  if (Buffer.byteLength(socketPath) > 100) {
-    options.log.warn({ path: socketPath }, "no psql socket: the data directory's path is too long for a Unix socket");
-    return undefined;
-  }
+  const socketPath = path.join(options.directory, SOCKET_FILE);
 
   let release: (() => void) | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
@@ -133,6 +130,7 @@ export async function openInspectionSocket(
   });
   await server.start();
   chmodSync(socketPath, 0o600);
+  options.log.info({ psql: `psql -h ${options.directory} -U postgres postgres` }, "psql socket open");
   const started = server;
   return {
     path: socketPath,
