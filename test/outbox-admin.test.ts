@@ -818,6 +818,9 @@ describe("Outbox and email settings (admin GraphQL)", () => {
       beforeAll(async () => {
         dataDir = await mkdtemp(path.join(os.tmpdir(), "donata-statements-"));
         slug = `cli-${unique(8)}`;
+        // A command that expects data refuses an empty DATA_DIR: migrate creates the database first.
+        const migrated = await runCli("migrate");
+        expect(migrated.code, migrated.stderr).toBe(0);
         const created = await runCli("org", "create", "--slug", slug, "--name", "CLI Trust", "--json");
         expect(created.code, created.stderr).toBe(0);
       }, 120_000);

@@ -50,6 +50,7 @@ export const workerCommand: Command = {
   usage: "donata worker",
   summary: "Run the background worker (renewals, reconciler, checkout expiry, email delivery) until SIGINT/SIGTERM",
   options: {},
+  local: true,
   async run(_values, io) {
     const { config, database } = await openMigratedDatabase(io.env);
     try {

@@ -1,11 +1,14 @@
 import { BackupError } from "../backups/backup-file.js";
 import { ConfigError } from "../config.js";
 import { DatabaseUnavailableError } from "../db/client.js";
+import { DataDirBusyError } from "../db/data-dir-lock.js";
 import { AppError } from "../errors/app-error.js";
 import { appCreateCommand, appInstallCommand, appUninstallCommand } from "./app.command.js";
 import { backupCommand, restoreCommand } from "./backup.command.js";
 import { billingRunCommand, workerCommand } from "./billing.command.js";
-import { type CliIo, type Command, parseCommandArgs, UsageError } from "./cli-kit.js";
+import { type CliIo, type Command, type CommandValues, parseCommandArgs, UsageError } from "./cli-kit.js";
+import { runAsCommand } from "./database.js";
+import { sendToRunningServer } from "./local-channel.js";
 import { migrateCommand } from "./migrate.command.js";
 import { orgCreateCommand, orgSetProcessorCommand } from "./org.command.js";
 import { seedCommand } from "./seed.command.js";
@@ -73,33 +76,58 @@ export async function runCli(
     return 2;
   }
   const { command, rest } = found;
+  let values: CommandValues;
   try {
     const parsed = parseCommandArgs(command, rest);
     if (parsed.help) {
       io.stdout.write(`Usage: ${command.usage}\n${command.summary}\n`);
       return 0;
     }
-    const values = command.prepare ? await command.prepare(parsed, io) : parsed;
+    values = command.prepare ? await command.prepare(parsed, io) : parsed;
+  } catch (error) {
+    return reportError(command, error, io);
+  }
+  try {
+    const sent = await sendToRunningServer(command, values, io);
+    if (sent !== undefined) return sent;
+  } catch (error) {
+    return reportError(command, error, io);
+  }
+  return runAsCommand({ holder: `donata ${command.name}` }, () => executeCommand(command, values, io));
+}
+
+export function findCommandByName(name: string): Command | undefined {
+  return COMMANDS.find((command) => command.name === name);
+}
+
+/** Runs a parsed command and prints its result; every error becomes an exit code and one line on stderr. */
+export async function executeCommand(command: Command, values: CommandValues, io: CliIo): Promise<number> {
+  try {
     const result = await command.run(values, io);
     io.stdout.write(values.json ? `${JSON.stringify(result.json)}\n` : result.text.map((line) => `${line}\n`).join(""));
     return 0;
   } catch (error) {
-    if (error instanceof UsageError) {
-      io.stderr.write(`donata ${command.name}: ${error.message}\nUsage: ${command.usage}\n`);
-      return 2;
-    }
-    if (
-      error instanceof AppError ||
-      error instanceof ConfigError ||
-      error instanceof DatabaseUnavailableError ||
-      error instanceof BackupError
-    ) {
-      io.stderr.write(`donata ${command.name}: ${error.message}\n`);
-      return 1;
-    }
-    const message = error instanceof Error ? error.message : String(error);
-    io.stderr.write(`donata ${command.name}: unexpected error: ${message}\n`);
-    if (io.env.DEBUG) io.stderr.write(`${(error as Error)?.stack}\n`);
+    return reportError(command, error, io);
+  }
+}
+
+function reportError(command: Command, error: unknown, io: CliIo): number {
+  if (error instanceof UsageError) {
+    io.stderr.write(`donata ${command.name}: ${error.message}\nUsage: ${command.usage}\n`);
+    return 2;
+  }
+  if (
+    error instanceof AppError ||
+    error instanceof ConfigError ||
+    error instanceof DatabaseUnavailableError ||
+    error instanceof DataDirBusyError ||
+    error instanceof BackupError
+  ) {
+    io.stderr.write(`donata ${command.name}: ${error.message}\n`);
     return 1;
   }
+  const message = error instanceof Error ? error.message : String(error);
+  io.stderr.write(`donata ${command.name}: unexpected error: ${message}\n`);
+  if (io.env.DEBUG) io.stderr.write(`${(error as Error)?.stack}\n`);
+  return 1;
 }

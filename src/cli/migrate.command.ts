@@ -7,7 +7,7 @@ export const migrateCommand: Command = {
   summary: "Apply pending database migrations",
   options: {},
   async run(_values, io) {
-    const kind = await withDatabase(io.env, async ({ database }) => database.kind);
+    const kind = await withDatabase(io.env, async ({ database }) => database.kind, { create: true });
     return { json: { migrated: true, database: kind }, text: [`Database (${kind}) is up to date`] };
   },
 };

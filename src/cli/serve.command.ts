@@ -9,6 +9,7 @@ import { loadProcessorRegistry } from "../payments/processors/index.js";
 import { bootstrapDemo } from "../seed/demo.js";
 import type { Command } from "./cli-kit.js";
 import { openMigratedDatabase } from "./database.js";
+import { openLocalChannel } from "./local-channel.js";
 import { refuseDemoInProduction, setupHint } from "./production.js";
 import { startupBox } from "./startup-box.js";
 
@@ -17,9 +18,10 @@ export const serveCommand: Command = {
   usage: "donata serve [--demo] [--no-worker]",
   summary: "Migrate and serve (with --demo: demo data on an empty database; the worker runs unless --no-worker)",
   options: { demo: { type: "boolean" }, "no-worker": { type: "boolean" } },
+  local: true,
   async run(values, io) {
     refuseDemoInProduction(io.env, values.demo);
-    const { config, database } = await openMigratedDatabase(io.env);
+    const { config, database } = await openMigratedDatabase(io.env, { create: true });
     const say = (line: string) => io.stdout.write(`${line}\n`);
     try {
       const demo = values.demo ? await bootstrapDemo(config, database) : null;
@@ -28,6 +30,7 @@ export const serveCommand: Command = {
       await app.listen({ port: config.port, host: config.host });
       const address = app.server.address();
       const port = typeof address === "object" && address ? address.port : config.port;
+      const channel = await openLocalChannel({ config, database, env: io.env, log: app.log });
       const worker = values["no-worker"]
         ? undefined
         : startWorker(database.db, {
@@ -65,7 +68,9 @@ export const serveCommand: Command = {
           stopping = true;
           say(`${signal} received: finishing in-flight requests, then closing the database`);
           // app.close() waits for in-flight requests before resolving.
-          Promise.all([worker?.stop(), mailer?.stop(), backups?.stop(), app.close()]).finally(resolve);
+          Promise.all([worker?.stop(), mailer?.stop(), backups?.stop(), app.close(), channel?.close()]).finally(
+            resolve,
+          );
         };
         process.on("SIGINT", () => stop("SIGINT"));
         process.on("SIGTERM", () => stop("SIGTERM"));

@@ -83,10 +83,14 @@ export const setupCommand: Command = {
       ownerEmail: requiredString(values, "email"),
       ownerName: (values.name as string | undefined) || undefined,
     };
-    const { result, url } = await withDatabase(io.env, async ({ config, database }) => {
-      const created = await setUpFirstOrganization(database.db, input);
-      return { result: created, url: signInLinkUrl(config.baseUrl, created.token) };
-    });
+    const { result, url } = await withDatabase(
+      io.env,
+      async ({ config, database }) => {
+        const created = await setUpFirstOrganization(database.db, input);
+        return { result: created, url: signInLinkUrl(config.baseUrl, created.token) };
+      },
+      { create: true },
+    );
     const { organization, owner } = result;
     const hours = SIGN_IN_LINK_LIFETIME_SECONDS.setup / 3600;
     return {

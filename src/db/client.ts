@@ -1,4 +1,5 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
@@ -8,6 +9,8 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
 import { ConfigError, parseDatabaseUrl } from "../config.js";
+import { acquireDataDirLock, type DataDirLock } from "./data-dir-lock.js";
+import { gatedPglite } from "./pglite-gate.js";
 import * as schema from "./schema.js";
 import { spendStatement } from "./statement-budget.js";
 
@@ -24,6 +27,8 @@ export interface Database {
   readonly pglite?: PGlite;
   /** The PostgreSQL pool's connections (/metrics); undefined on PGlite, a single embedded connection. */
   poolUsage?(): PoolUsage;
+  /** The data directory's lock (PGlite on a directory only): a server publishes its CLI channel in it. */
+  readonly dataDirLock?: DataDirLock;
   migrate(): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -57,6 +62,13 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** Called with every SQL statement the application runs (tests count queries with it). */
   onQuery?: (query: string) => void;
+  /**
+   * PGlite: whether a missing or empty data directory becomes a new database (true unless false).
+   * The CLI says false for commands that expect data, so a forgotten DATA_DIR is not an empty ./data.
+   */
+  createDataDir?: boolean;
+  /** PGlite: who opens the directory, as its lock shows it to processes it refuses ("donata serve"). */
+  holder?: string;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
@@ -67,7 +79,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     },
   };
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, logger);
-  return openPglite(options.dataDir, logger);
+  return openPglite(options.dataDir, logger, options);
 }
 
 type QueryLogger = { logQuery(query: string): void };
@@ -122,21 +134,61 @@ async function openPostgres(databaseUrl: string, poolSize: number, logger: Query
   };
 }
 
-async function openPglite(dataDir: string, logger: QueryLogger): Promise<Database> {
-  let client: PGlite;
+export class MissingDataDirError extends DatabaseUnavailableError {
+  override name = "MissingDataDirError";
+}
+
+function defaultHolder(): string {
+  const script = process.argv[1];
+  return script ? `node ${path.basename(script)}` : "node";
+}
+
+async function openPglite(
+  dataDir: string,
+  logger: QueryLogger,
+  options: Pick<DatabaseOptions, "createDataDir" | "holder">,
+): Promise<Database> {
+  if (dataDir === "memory://") return wrapPglite(await createPglite(undefined, dataDir), logger);
+  if (options.createDataDir === false && !existsSync(path.join(dataDir, "PG_VERSION"))) {
+    throw new MissingDataDirError(
+      `no database in ${path.resolve(dataDir)} (${existsSync(dataDir) ? "an empty directory" : "no such directory"}): ` +
+        "set DATA_DIR to the server's data directory, or create a database there with `donata migrate`",
+    );
+  }
   try {
-    if (dataDir !== "memory://") mkdirSync(dataDir, { recursive: true });
-    client = await PGlite.create(dataDir === "memory://" ? undefined : dataDir);
+    mkdirSync(dataDir, { recursive: true });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new DatabaseUnavailableError(`cannot open the embedded database in ${dataDir}: ${message}`);
   }
+  const lock = acquireDataDirLock(dataDir, options.holder ?? defaultHolder());
+  try {
+    return wrapPglite(await createPglite(dataDir, dataDir), logger, lock);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+async function createPglite(directory: string | undefined, name: string): Promise<PGlite> {
+  try {
+    return await PGlite.create(directory);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new DatabaseUnavailableError(`cannot open the embedded database in ${name}: ${message}`);
+  }
+}
+
+function wrapPglite(raw: PGlite, logger: QueryLogger, lock?: DataDirLock): Database {
+  // On a data directory, what else reaches the instance (the inspection socket) waits at one gate with it.
+  const client = lock ? gatedPglite(raw) : raw;
   const db = drizzlePglite(client, { schema, logger }) as unknown as Db;
   let closed = false;
   return {
     kind: "pglite",
     db,
     pglite: client,
+    dataDirLock: lock,
     async migrate() {
       await migratePglite(drizzlePglite(client), { migrationsFolder });
     },
@@ -147,7 +199,11 @@ async function openPglite(dataDir: string, logger: QueryLogger): Promise<Databas
     async close() {
       if (closed) return;
       closed = true;
-      await client.close();
+      try {
+        await raw.close();
+      } finally {
+        lock?.release();
+      }
     },
   };
 }
