@@ -304,6 +304,37 @@ describe("CLI commands beside a running server", () => {
   );
 
   it.skipIf(onPostgres)(
+    `backup runs inside the running server; its restore holds what was there then, not what came after ${pgliteOnly}`,
+    async () => {
+      const before = `bak-${unique()}`;
+      const after = `aft-${unique()}`;
+      expect((await runCli(["org", "create", "--slug", before, "--name", "Before the backup"])).code).toBe(0);
+      const file = path.join(scratch, `beside-${unique()}.donata-backup`);
+      const backup = json(await runCli(["backup", "--out", file, "--json"]));
+      expect(backup).toMatchObject({ file, database: "pglite" });
+      expect(server.output()).toContain('"command":"backup","exit":0');
+      expect((await runCli(["org", "create", "--slug", after, "--name", "After the backup"])).code).toBe(0);
+
+      const restoredDir = path.join(scratch, `restored-${unique()}`);
+      const restored = await runCli(["restore", file, "--json"], { DATA_DIR: restoredDir });
+      expect(json(restored)).toMatchObject({ restored: true });
+      // The server kept serving its own directory throughout.
+      expect(readLock().pid).toBe(server.pid);
+      const database = await openDatabase({ databaseUrl: undefined, dataDir: restoredDir });
+      try {
+        const slugs = await database.pglite?.query<{ slug: string }>(
+          "select slug from organizations where slug = any($1) order by slug",
+          [[before, after]],
+        );
+        expect(slugs?.rows.map((row) => row.slug)).toEqual([before]);
+      } finally {
+        await database.close();
+      }
+    },
+    TEST_TIMEOUT,
+  );
+
+  it.skipIf(onPostgres)(
     `a second server on the same data directory refuses to start, naming the first ${pgliteOnly}`,
     async () => {
       const second = await runCli(["serve", "--no-worker"], { ...target(), PORT: "0", HOST: "127.0.0.1" });

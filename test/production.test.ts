@@ -99,7 +99,7 @@ async function donata(
 
 /** The real application on an ephemeral port over the target's database, as `donata serve` builds it. */
 async function serveInProcess(env: Record<string, string>) {
-  const { config, database } = await openMigratedDatabase({ ...BASE_ENV, ...env });
+  const { config, database } = await openMigratedDatabase({ ...BASE_ENV, ...env }, { create: true });
   const app = await buildApp({ config, database });
   const url = await app.listen({ port: 0, host: "127.0.0.1" });
   return {
@@ -565,7 +565,7 @@ describe("a demo database taken to production", () => {
     async () => {
       const target = await freshTarget("demo");
       try {
-        const { database } = await openMigratedDatabase({ ...BASE_ENV, ...target.env });
+        const { database } = await openMigratedDatabase({ ...BASE_ENV, ...target.env }, { create: true });
         try {
           await createOrganization(database.db, { slug: "demo", name: "Demo" });
           await createUser(database.db, { ...DEMO_LOGIN, organization: "demo", role: "owner" });
@@ -591,7 +591,7 @@ describe("donata worker as its own process", () => {
     async () => {
       const target = await freshTarget("worker");
       try {
-        const { database } = await openMigratedDatabase({ ...BASE_ENV, ...target.env });
+        const { database } = await openMigratedDatabase({ ...BASE_ENV, ...target.env }, { create: true });
         let id: number | null = null;
         try {
           const organization = await createOrganization(database.db, { slug: "mail", name: "Mail" });
