@@ -4,17 +4,15 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { asc, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeSchemaVersion, createBackup } from "../src/backups/backups.service.js";
-import { runCli } from "../src/cli/main.js";
 import { loadConfig } from "../src/config.js";
 import { type Database, type Db, openDatabase } from "../src/db/client.js";
 import { campaigns, donations, organizations, processorAccounts, supporters } from "../src/db/schema.js";
 import { runPeriodicBackup, startPeriodicBackups } from "../src/jobs/backup.job.js";
 import { createSecretBox, KEY_FILE_NAME } from "../src/secrets/secret-box.js";
-import { runCli as spawnDonata } from "./helpers/cli.js";
+import { runCliInProcess, runCli as spawnDonata } from "./helpers/cli.js";
 import { createPrivateDatabase, testDatabaseUrl } from "./helpers/database.js";
 import {
   connectFakeStripeAccount,
@@ -81,24 +79,7 @@ async function using<T>(place: Place, work: (db: Db, database: Database) => Prom
 
 /** The CLI in this process, as `donata …` would run (exit code and what it printed). */
 async function donata(args: string[], env: Record<string, string>) {
-  let stdout = "";
-  let stderr = "";
-  const sink = (append: (text: string) => void) =>
-    new Writable({
-      write(chunk, _encoding, done) {
-        append(String(chunk));
-        done();
-      },
-    });
-  const code = await runCli(args, {
-    stdout: sink((text) => {
-      stdout += text;
-    }),
-    stderr: sink((text) => {
-      stderr += text;
-    }),
-    env: { LOG_LEVEL: "warn", ...env },
-  });
+  const { code, stdout, stderr } = await runCliInProcess(args, { LOG_LEVEL: "warn", ...env });
   return { code, stdout, stderr };
 }
 

@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { PassThrough, Writable } from "node:stream";
+import { PassThrough } from "node:stream";
 import { AxeBuilder } from "@axe-core/playwright";
 import { eq, sql } from "drizzle-orm";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
@@ -15,7 +15,6 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app.js";
 import { openMigratedDatabase } from "../src/cli/database.js";
-import { runCli as runInProcess } from "../src/cli/main.js";
 import { type Config, ConfigError, loadConfig } from "../src/config.js";
 import { type Db, openDatabase } from "../src/db/client.js";
 import { memberships, outboxMessages, userSignInLinks, users } from "../src/db/schema.js";
@@ -29,7 +28,7 @@ import { DEMO_LOGIN } from "../src/seed/demo.js";
 import { createSignInLink } from "../src/sessions/sign-in-links.service.js";
 import { Browser, type Page } from "./helpers/browser.js";
 import { launchChromium } from "./helpers/chromium.js";
-import { type CliResult, ROOT, runCli as runSpawned, spawnCli } from "./helpers/cli.js";
+import { type CliResult, ROOT, runCliInProcess, runCli as runSpawned, spawnCli } from "./helpers/cli.js";
 import { createPrivateDatabase, openTestDatabase, testDatabaseUrl } from "./helpers/database.js";
 import { unique } from "./helpers/factories.js";
 import { startTestServer, TEST_ENCRYPTION_KEY, type TestServer } from "./helpers/server.js";
@@ -68,34 +67,12 @@ async function freshTarget(label: string): Promise<{ env: Record<string, string>
 
 const BASE_ENV = { LOG_LEVEL: "silent", DONATA_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, MAX_EVENT_LOOP_DELAY: "0" };
 
-/** `donata …` in this process (src/cli/main.ts's runCli), its output collected. */
-async function donata(
+/** `donata …` in this process, over the test's settings. */
+const donata = (
   args: string[],
   env: Record<string, string>,
-  options: { stdin?: PassThrough & { isTTY?: boolean }; onStderr?: (text: string) => void } = {},
-): Promise<CliResult> {
-  let stdout = "";
-  let stderr = "";
-  const sink = (append: (text: string) => void) =>
-    new Writable({
-      write(chunk, _encoding, done) {
-        append(String(chunk));
-        done();
-      },
-    });
-  const code = await runInProcess(args, {
-    stdout: sink((text) => {
-      stdout += text;
-    }),
-    stderr: sink((text) => {
-      stderr += text;
-      options.onStderr?.(text);
-    }),
-    env: { ...BASE_ENV, ...env },
-    stdin: options.stdin,
-  });
-  return { args, code, signal: null, stdout, stderr };
-}
+  options: Parameters<typeof runCliInProcess>[2] = {},
+): Promise<CliResult> => runCliInProcess(args, { ...BASE_ENV, ...env }, options);
 
 /** The real application on an ephemeral port over the target's database, as `donata serve` builds it. */
 async function serveInProcess(env: Record<string, string>) {

@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
+import type { PassThrough } from "node:stream";
+import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import { runCli as runCliMain } from "../../src/cli/main.js";
 
 /** The `donata` CLI as a user runs it: `node bin/donata.js …` from the repository's root. */
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -69,4 +72,36 @@ export function runCli(
       resolve({ args, code, signal, stdout, stderr });
     });
   });
+}
+
+/**
+ * `donata …` in this process (src/cli/main.ts's runCli), its output collected: faster than a child
+ * process where the test needs no process boundary. `stdin` stands for a terminal in `prepare`.
+ */
+export async function runCliInProcess(
+  args: string[],
+  env: Record<string, string>,
+  options: { stdin?: PassThrough & { isTTY?: boolean }; onStderr?: (text: string) => void } = {},
+): Promise<CliResult> {
+  let stdout = "";
+  let stderr = "";
+  const sink = (append: (text: string) => void) =>
+    new Writable({
+      write(chunk, _encoding, done) {
+        append(String(chunk));
+        done();
+      },
+    });
+  const code = await runCliMain(args, {
+    stdout: sink((text) => {
+      stdout += text;
+    }),
+    stderr: sink((text) => {
+      stderr += text;
+      options.onStderr?.(text);
+    }),
+    env,
+    stdin: options.stdin,
+  });
+  return { args, code, signal: null, stdout, stderr };
 }
