@@ -399,8 +399,12 @@ describe("OAuth error handling", () => {
       const basic = (id: string, secret: string) => ({
         authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString("base64")}`,
       });
-      const formEncode = (value: string) => encodeURIComponent(value).replace(/[-_.!~*'()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-      const unknownRefresh = { error: "invalid_grant", error_description: "The refresh token is invalid, expired or revoked" };
+      const formEncode = (value: string) =>
+        encodeURIComponent(value).replace(/[-_.!~*'()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+      const unknownRefresh = {
+        error: "invalid_grant",
+        error_description: "The refresh token is invalid, expired or revoked",
+      };
       // Authenticated (so the grant runs): plain, and with every character percent-encoded as RFC 6749 §2.3.1 asks.
       for (const credentials of [
         basic(installed.client_id, installed.client_secret),
@@ -410,7 +414,11 @@ describe("OAuth error handling", () => {
       }
       // The same client_id in the body as well is not a second method.
       expect(
-        await token({ ...base, client_id: installed.client_id }, undefined, basic(installed.client_id, installed.client_secret)),
+        await token(
+          { ...base, client_id: installed.client_id },
+          undefined,
+          basic(installed.client_id, installed.client_secret),
+        ),
       ).toMatchObject({ status: 400, body: unknownRefresh });
     });
 
@@ -448,7 +456,11 @@ describe("OAuth error handling", () => {
         authorization: `Basic ${Buffer.from(`${installed.client_id}:${installed.client_secret}`).toString("base64")}`,
       };
       expect(
-        await token({ ...base, client_id: installed.client_id, client_secret: installed.client_secret }, undefined, header),
+        await token(
+          { ...base, client_id: installed.client_id, client_secret: installed.client_secret },
+          undefined,
+          header,
+        ),
       ).toMatchObject({
         status: 400,
         body: {
@@ -458,7 +470,10 @@ describe("OAuth error handling", () => {
       });
       expect(await token({ ...base, client_id: otherClient.client_id }, undefined, header)).toMatchObject({
         status: 400,
-        body: { error: "invalid_request", error_description: "client_id in the body differs from the HTTP Basic client_id" },
+        body: {
+          error: "invalid_request",
+          error_description: "client_id in the body differs from the HTTP Basic client_id",
+        },
       });
     });
 
@@ -479,7 +494,12 @@ describe("OAuth error handling", () => {
       };
       expect((await token(base, undefined, basicAuth)).body).toEqual(withSecret.body);
       // Introspection is for confidential clients only.
-      const introspection = await token({ client_id: publicClient.client_id, token: "x" }, undefined, {}, "/oauth/introspect/");
+      const introspection = await token(
+        { client_id: publicClient.client_id, token: "x" },
+        undefined,
+        {},
+        "/oauth/introspect/",
+      );
       expect(introspection.status).toBe(401);
       expect(introspection.body).toEqual({
         error: "invalid_client",

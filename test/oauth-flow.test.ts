@@ -235,7 +235,11 @@ describe("Client authentication methods, scope and public clients, driven by oau
 
   it("publishes client_secret_basic, client_secret_post and none (public clients)", () => {
     expect(as.token_endpoint_auth_methods_supported).toEqual(["client_secret_basic", "client_secret_post", "none"]);
-    expect(as.revocation_endpoint_auth_methods_supported).toEqual(["client_secret_basic", "client_secret_post", "none"]);
+    expect(as.revocation_endpoint_auth_methods_supported).toEqual([
+      "client_secret_basic",
+      "client_secret_post",
+      "none",
+    ]);
     expect(as.introspection_endpoint_auth_methods_supported).toEqual(["client_secret_basic", "client_secret_post"]);
   });
 
@@ -328,7 +332,15 @@ describe("Client authentication methods, scope and public clients, driven by oau
     const fullTokens = await oauth.processAuthorizationCodeResponse(
       as,
       client,
-      await oauth.authorizationCodeGrantRequest(as, client, post, full.params, redirectUri, full.codeVerifier, insecure),
+      await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        post,
+        full.params,
+        redirectUri,
+        full.codeVerifier,
+        insecure,
+      ),
     );
     expect(fullTokens.scope).toBe("campaigns:read checkouts:read donations:read");
     expect((await graphqlCampaigns(fullTokens.access_token)).data.campaigns.count).toBeGreaterThanOrEqual(0);
@@ -365,7 +377,15 @@ describe("Client authentication methods, scope and public clients, driven by oau
     const second = await oauth.processAuthorizationCodeResponse(
       as,
       client,
-      await oauth.authorizationCodeGrantRequest(as, client, none, again.params, redirectUri, again.codeVerifier, insecure),
+      await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        none,
+        again.params,
+        redirectUri,
+        again.codeVerifier,
+        insecure,
+      ),
     );
     await oauth.processRevocationResponse(
       await oauth.revocationRequest(as, client, none, second.refresh_token as string, insecure),
