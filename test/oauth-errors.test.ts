@@ -432,6 +432,8 @@ describe("OAuth error handling", () => {
         [encoded(installed.client_id), "The HTTP Basic credentials are malformed"],
         [{ authorization: "Basic %%%" }, "The HTTP Basic credentials are malformed"],
         [encoded(`${installed.client_id}:%zz`), "The HTTP Basic credentials are malformed"],
+        [encoded(`${installed.client_id}%00:x`), "The HTTP Basic credentials are malformed"],
+        [encoded(`${installed.client_id}\u0000:x`), "The HTTP Basic credentials are malformed"],
         [{ authorization: `Bearer ${installed.client_secret}` }, "The Authorization header must use the Basic scheme"],
       ];
       for (const [headers, description] of cases) {

@@ -19,11 +19,15 @@ const malformedBasic = () => new OAuthError("invalid_client", "The HTTP Basic cr
 
 /** application/x-www-form-urlencoded decoding, which RFC 6749 §2.3.1 applies before base64. */
 function formDecode(value: string): string {
+  let decoded: string;
   try {
-    return decodeURIComponent(value.replace(/\+/g, " "));
+    decoded = decodeURIComponent(value.replace(/\+/g, " "));
   } catch {
     throw malformedBasic();
   }
+  // PostgreSQL text cannot hold NUL; the body's parameters are refused the same way.
+  if (decoded.includes("\u0000")) throw malformedBasic();
+  return decoded;
 }
 
 function decodeBasic(authorization: string): { clientId: string; clientSecret: string } {
