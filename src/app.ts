@@ -111,7 +111,7 @@ export async function buildApp({
     if (oauthError) {
       return reply
         .code(oauthError.status)
-        .headers({ "cache-control": "no-store", pragma: "no-cache" })
+        .headers({ "cache-control": "no-store", pragma: "no-cache", ...oauthError.headers })
         .send(oauthError.toJSON());
     }
     return sendProblem(reply, toProblem(error, request));

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { and, eq } from "drizzle-orm";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkoutAttempts, checkoutProtection, organizations, payments } from "../src/db/schema.js";
+import { applications, checkoutAttempts, checkoutProtection, organizations, payments } from "../src/db/schema.js";
 import { createInstallationToken } from "../src/modules/applications/applications.service.js";
 import { updatePaymentDispute } from "../src/modules/payments/payments.repo.js";
 import { createUser } from "../src/modules/users/users.service.js";
@@ -219,6 +219,31 @@ describe("admin panel in a browser", () => {
     await expect
       .poll(async () => (await server.get("/api/v1/checkouts/?limit=1", tokens.access_token)).status)
       .toBe(401);
+    await page.context().close();
+  });
+
+  it("registers a public client: no secret shown, nothing to rotate", async () => {
+    const page = await signIn(owner);
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/developers`);
+    const name = `Pocket app ${unique(4)}`;
+    await page.fill("#app-name", name);
+    await page.fill("#app-url", "https://pocket.example.test/");
+    await page.fill("#app-callbacks", "https://pocket.example.test/callback");
+    await page.check('input[name="permissions"][value="checkouts:read"]');
+    await page.check('[data-testid="public-client"]');
+    await page.click('[data-testid="register-app"]');
+    const clientId = (await page.locator('[data-testid="client-id"]').innerText()).trim();
+    expect(clientId).toMatch(/^dnt_app_/);
+    await page.locator('[data-testid="public-client-note"]').waitFor();
+    expect(await page.locator('[data-testid="client-secret"]').count()).toBe(0);
+    const [row] = await server.database.db
+      .select({ clientType: applications.clientType, secretHash: applications.clientSecretHash })
+      .from(applications)
+      .where(eq(applications.clientId, clientId));
+    expect(row).toEqual({ clientType: "public", secretHash: null });
+    const item = page.locator(`[data-id="${clientId}"]`);
+    await expect(item.innerText()).resolves.toContain("Public (no secret, PKCE)");
+    expect(await page.locator(`[data-testid="rotate-${clientId}"]`).count()).toBe(0);
     await page.context().close();
   });
 

@@ -409,6 +409,7 @@ describe("donata CLI", () => {
         application_url: "https://app.example.org/",
         callback_urls: ["https://app.example.org/cb", "https://app.example.org/cb2"],
         permissions: ["checkouts:read"],
+        client_type: "confidential",
       });
       const clientId: string = app.client_id;
 
@@ -457,6 +458,27 @@ describe("donata CLI", () => {
         expect(revoked.status).toBe(401);
         expect(revoked.body.code).toBe("invalid_token");
       });
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    "app create --public registers a public client: no client secret, PKCE and client_id alone",
+    async () => {
+      const app = json(
+        await cli(
+          ...["app", "create", "--name", "CLI Mobile App", "--url", "https://mobile.example.org/"],
+          ...["--callback", "https://mobile.example.org/cb", "--public", "--json"],
+        ),
+      );
+      expect(app).toMatchObject({ client_secret: null, client_type: "public", name: "CLI Mobile App" });
+      const text = await cli(
+        ...["app", "create", "--name", "CLI SPA", "--url", "https://spa.example.org/"],
+        ...["--callback", "https://spa.example.org/cb", "--public"],
+      );
+      expect(text.code, describeRun(text)).toBe(0);
+      expect(text.stdout).toContain("public client: no client secret");
+      expect(text.stdout).not.toContain("client_secret:");
     },
     TEST_TIMEOUT,
   );

@@ -299,6 +299,37 @@ describe("GraphQL mutations", () => {
       expect(uninstalled.body.data.uninstallApplication).toEqual({ client_id: clientId, revoked_tokens: 0 });
     });
 
+    it("registers a public client without a secret, and refuses to rotate the secret it does not have", async () => {
+      const registered = await graphql(
+        `mutation { registerApplication(name: "Pocket", application_url: "https://pocket.example.test/",
+          callback_urls: ["https://pocket.example.test/cb"], permissions: ["checkouts:read"], client_type: "public") {
+          client_secret application { client_id client_type permissions } } }`,
+        {},
+        admin,
+      );
+      const { client_secret, application } = registered.body.data.registerApplication;
+      expect(client_secret).toBeNull();
+      expect(application).toMatchObject({ client_type: "public", permissions: ["checkouts:read"] });
+      const rotated = await graphql(
+        `mutation ($c: String!) { rotateApplicationSecret(client_id: $c) { client_secret } }`,
+        { c: application.client_id },
+        admin,
+      );
+      expect(rotated.body.errors[0].message).toBe("A public client has no client secret to rotate");
+      expect(rotated.body.errors[0].extensions.code).toBe("public_client");
+      const listed = await graphql(`{ applications { client_id client_type } }`, {}, admin);
+      expect(listed.body.data.applications).toContainEqual({ client_id: application.client_id, client_type: "public" });
+      const unknownType = await graphql(
+        `mutation { registerApplication(name: "X", application_url: "https://x.example.test/",
+          callback_urls: ["https://x.example.test/cb"], client_type: "secret") { client_secret } }`,
+        {},
+        admin,
+      );
+      expect(unknownType.body.errors[0].message).toBe(
+        'Invalid client_type: "secret" is not one of confidential, public',
+      );
+    });
+
     it("uninstalling revokes the application's tokens at once", async () => {
       const app = await fakeTenant(server.database.db);
       const owner = await signIn(app.slug, "owner");

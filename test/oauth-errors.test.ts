@@ -34,6 +34,8 @@ describe("OAuth error handling", () => {
   let installed: App;
   let otherClient: App;
   let notInstalled: App;
+  let narrow: App;
+  let publicClient: { id: number; client_id: string; client_secret: null };
   let ownerEmail: string;
   let memberEmail: string;
 
@@ -60,10 +62,26 @@ describe("OAuth error handling", () => {
     notInstalled = await registerApp("Not installed");
     await installApplication(db, installed.client_id, slug);
     await installApplication(db, otherClient.client_id, slug);
+    narrow = await createApplication(db, {
+      name: "Narrow",
+      applicationUrl: "https://client.example.test/",
+      callbackUrls: [CALLBACK],
+      permissions: ["campaigns:read"],
+    });
+    publicClient = await createApplication(db, {
+      name: "Public",
+      applicationUrl: "https://client.example.test/",
+      callbackUrls: [CALLBACK],
+      clientType: "public",
+    });
+    await installApplication(db, publicClient.client_id, slug);
   });
   afterAll(() => server?.close());
 
-  const authorizeQuery = (overrides: Record<string, string | undefined> = {}, client = installed) => {
+  const authorizeQuery = (
+    overrides: Record<string, string | undefined> = {},
+    client: Pick<App, "client_id"> = installed,
+  ) => {
     const values: Record<string, string | undefined> = {
       client_id: client.client_id,
       redirect_uri: CALLBACK,
@@ -94,10 +112,15 @@ describe("OAuth error handling", () => {
     return new URL(page.location as string).searchParams.get("code") as string;
   };
 
-  const token = async (form: Record<string, string>, contentType = "application/x-www-form-urlencoded") => {
-    const response = await fetch(`${server.url}/oauth/token/`, {
+  const token = async (
+    form: Record<string, string>,
+    contentType = "application/x-www-form-urlencoded",
+    headers: Record<string, string> = {},
+    path = "/oauth/token/",
+  ) => {
+    const response = await fetch(`${server.url}${path}`, {
       method: "POST",
-      headers: { "content-type": contentType },
+      headers: { "content-type": contentType, ...headers },
       body: contentType.includes("json") ? JSON.stringify(form) : new URLSearchParams(form).toString(),
     });
     return { status: response.status, headers: response.headers, body: await response.json() };
@@ -189,6 +212,30 @@ describe("OAuth error handling", () => {
       );
     });
 
+    it("refuses a scope that names an unknown or not-registered permission with invalid_scope, before sign-in", async () => {
+      const browser = new Browser(server.url);
+      expectRedirectError(
+        await browser.get(authorizeQuery({ scope: "checkouts:read nope:read" })),
+        "invalid_scope",
+        '"nope:read" is not a permission',
+      );
+      expectRedirectError(
+        await browser.get(authorizeQuery({ scope: "checkouts:read" }, narrow)),
+        "invalid_scope",
+        'The application is not registered for the permission "checkouts:read"',
+      );
+      expectRedirectError(
+        await browser.get(authorizeQuery({ scope: " " })),
+        "invalid_scope",
+        "scope must name at least one permission",
+      );
+      expectRedirectError(
+        await browser.get(`${authorizeQuery({ scope: "checkouts:read" })}&scope=campaigns:read`),
+        "invalid_request",
+        "scope must appear only once",
+      );
+    });
+
     it("refuses an organization the user does not belong to with access_denied", async () => {
       const browser = await signedIn(ownerEmail);
       expectRedirectError(
@@ -275,7 +322,7 @@ describe("OAuth error handling", () => {
       expect(first.status).toBe(200);
       expect(first.headers.get("cache-control")).toBe("no-store");
       expect(Object.keys(first.body).sort()).toEqual(
-        ["access_token", "expires_in", "organization", "refresh_token", "token_type"].sort(),
+        ["access_token", "expires_in", "organization", "refresh_token", "scope", "token_type"].sort(),
       );
       expect((await server.get("/api/v1/checkouts/", first.body.access_token)).status).toBe(200);
       const replay = await exchange(installed, code, verifier);
@@ -345,6 +392,153 @@ describe("OAuth error handling", () => {
         expect(response.body).toEqual({ error: "invalid_client", error_description: description });
         expect(response.headers.get("cache-control")).toBe("no-store");
       }
+    });
+
+    it("takes HTTP Basic client credentials, form-urlencoded then base64 (client_secret_basic)", async () => {
+      const base = { grant_type: "refresh_token", refresh_token: "dnt_rt_unknown" };
+      const basic = (id: string, secret: string) => ({
+        authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString("base64")}`,
+      });
+      const formEncode = (value: string) =>
+        encodeURIComponent(value).replace(/[-_.!~*'()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+      const unknownRefresh = {
+        error: "invalid_grant",
+        error_description: "The refresh token is invalid, expired or revoked",
+      };
+      // Authenticated (so the grant runs): plain, and with every character percent-encoded as RFC 6749 §2.3.1 asks.
+      for (const credentials of [
+        basic(installed.client_id, installed.client_secret),
+        basic(formEncode(installed.client_id), formEncode(installed.client_secret)),
+      ]) {
+        expect(await token(base, undefined, credentials)).toMatchObject({ status: 400, body: unknownRefresh });
+      }
+      // The same client_id in the body as well is not a second method.
+      expect(
+        await token(
+          { ...base, client_id: installed.client_id },
+          undefined,
+          basic(installed.client_id, installed.client_secret),
+        ),
+      ).toMatchObject({ status: 400, body: unknownRefresh });
+    });
+
+    it("answers a failed HTTP Basic authentication with 401 and WWW-Authenticate: Basic", async () => {
+      const base = { grant_type: "refresh_token", refresh_token: "dnt_rt_unknown" };
+      const encoded = (text: string) => ({ authorization: `Basic ${Buffer.from(text).toString("base64")}` });
+      const cases: [Record<string, string>, string][] = [
+        [encoded(`${installed.client_id}:${otherClient.client_secret}`), "Client authentication failed"],
+        [encoded(`dnt_app_nobody:${installed.client_secret}`), "Client authentication failed"],
+        [encoded(`${installed.client_id}:`), "Client authentication failed"],
+        [encoded(installed.client_id), "The HTTP Basic credentials are malformed"],
+        [{ authorization: "Basic %%%" }, "The HTTP Basic credentials are malformed"],
+        [encoded(`${installed.client_id}:%zz`), "The HTTP Basic credentials are malformed"],
+        [encoded(`${installed.client_id}%00:x`), "The HTTP Basic credentials are malformed"],
+        [encoded(`${installed.client_id}\u0000:x`), "The HTTP Basic credentials are malformed"],
+        [{ authorization: `Bearer ${installed.client_secret}` }, "The Authorization header must use the Basic scheme"],
+      ];
+      for (const [headers, description] of cases) {
+        const response = await token(base, undefined, headers);
+        expect(response.status, headers.authorization).toBe(401);
+        expect(response.body).toEqual({ error: "invalid_client", error_description: description });
+        expect(response.headers.get("www-authenticate")).toBe('Basic realm="oauth"');
+        expect(response.headers.get("cache-control")).toBe("no-store");
+      }
+      // The same answer from revocation and introspection.
+      for (const path of ["/oauth/revoke/", "/oauth/introspect/"]) {
+        const response = await token({ token: "x" }, undefined, encoded(`${installed.client_id}:wrong`), path);
+        expect(response.status).toBe(401);
+        expect(response.body).toEqual({ error: "invalid_client", error_description: "Client authentication failed" });
+        expect(response.headers.get("www-authenticate")).toBe('Basic realm="oauth"');
+      }
+    });
+
+    it("refuses a request that uses two client authentication methods (RFC 6749 §2.3)", async () => {
+      const base = { grant_type: "refresh_token", refresh_token: "dnt_rt_unknown" };
+      const header = {
+        authorization: `Basic ${Buffer.from(`${installed.client_id}:${installed.client_secret}`).toString("base64")}`,
+      };
+      expect(
+        await token(
+          { ...base, client_id: installed.client_id, client_secret: installed.client_secret },
+          undefined,
+          header,
+        ),
+      ).toMatchObject({
+        status: 400,
+        body: {
+          error: "invalid_request",
+          error_description: "Use one client authentication method: HTTP Basic or client_secret in the body, not both",
+        },
+      });
+      expect(await token({ ...base, client_id: otherClient.client_id }, undefined, header)).toMatchObject({
+        status: 400,
+        body: {
+          error: "invalid_request",
+          error_description: "client_id in the body differs from the HTTP Basic client_id",
+        },
+      });
+    });
+
+    it("authenticates a public client by client_id alone, and refuses a secret from it", async () => {
+      const base = { grant_type: "refresh_token", refresh_token: "dnt_rt_unknown" };
+      expect(await token({ ...base, client_id: publicClient.client_id })).toMatchObject({
+        status: 400,
+        body: { error: "invalid_grant", error_description: "The refresh token is invalid, expired or revoked" },
+      });
+      const withSecret = await token({ ...base, client_id: publicClient.client_id, client_secret: "dnt_cs_guess" });
+      expect(withSecret.status).toBe(401);
+      expect(withSecret.body).toEqual({
+        error: "invalid_client",
+        error_description: "A public client authenticates with client_id alone, without a secret",
+      });
+      const basicAuth = {
+        authorization: `Basic ${Buffer.from(`${publicClient.client_id}:dnt_cs_guess`).toString("base64")}`,
+      };
+      expect((await token(base, undefined, basicAuth)).body).toEqual(withSecret.body);
+      // Introspection is for confidential clients only.
+      const introspection = await token(
+        { client_id: publicClient.client_id, token: "x" },
+        undefined,
+        {},
+        "/oauth/introspect/",
+      );
+      expect(introspection.status).toBe(401);
+      expect(introspection.body).toEqual({
+        error: "invalid_client",
+        error_description: "Introspection needs a confidential client (client_secret_basic or client_secret_post)",
+      });
+      // PKCE is required of public clients as of everyone.
+      expectRedirectError(
+        await new Browser(server.url).get(
+          authorizeQuery({ code_challenge_method: undefined, code_challenge: undefined }, publicClient),
+        ),
+        "invalid_request",
+        "code_challenge_method must be S256 (PKCE is required; plain is not allowed)",
+      );
+    });
+
+    it("refuses a refresh whose scope is unknown or wider than the grant (invalid_scope)", async () => {
+      const browser = await signedIn(ownerEmail);
+      const { verifier, challenge } = pkce();
+      const page = await browser.get(
+        authorizeQuery({ code_challenge: challenge, __organization: slug, scope: "checkouts:read" }),
+      );
+      const code = new URL(page.location as string).searchParams.get("code") as string;
+      const first = await exchange(installed, code, verifier);
+      expect(first.body.scope).toBe("checkouts:read");
+      const auth = { client_id: installed.client_id, client_secret: installed.client_secret };
+      const refresh = (scope: string) =>
+        token({ ...auth, grant_type: "refresh_token", refresh_token: first.body.refresh_token, scope });
+      for (const [scope, name] of [
+        ["nope:read", "nope:read"],
+        ["checkouts:read campaigns:read", "campaigns:read"],
+      ]) {
+        expect(await refresh(scope as string)).toMatchObject({
+          status: 400,
+          body: { error: "invalid_scope", error_description: `The scope "${name}" was not granted to this token` },
+        });
+      }
+      expect((await refresh("checkouts:read")).body.scope).toBe("checkouts:read");
     });
 
     it("answers malformed requests with RFC 6749 errors", async () => {

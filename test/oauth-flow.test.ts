@@ -1,6 +1,6 @@
 import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApplication } from "../src/modules/applications/applications.service.js";
+import { createApplication, installApplication } from "../src/modules/applications/applications.service.js";
 import { createOrganization } from "../src/modules/organizations/organizations.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { Browser, buttons } from "./helpers/browser.js";
@@ -154,8 +154,242 @@ describe("OAuth 2.0 authorization code flow with PKCE, driven by oauth4webapi", 
   it("publishes RFC 8414 metadata", async () => {
     expect(as.issuer).toBe(server.config.authUrl);
     expect(as.code_challenge_methods_supported).toEqual(["S256"]);
-    expect(as.token_endpoint_auth_methods_supported).toEqual(["client_secret_post"]);
+    expect(as.token_endpoint_auth_methods_supported).toEqual(["client_secret_basic", "client_secret_post", "none"]);
     expect(as.authorization_response_iss_parameter_supported).toBe(true);
     expect(as.token_endpoint).toBe(`${server.config.authUrl}/oauth/token/`);
+  });
+});
+
+describe("Client authentication methods, scope and public clients, driven by oauth4webapi", () => {
+  let server: TestServer;
+  let as: oauth.AuthorizationServer;
+  let slug: string;
+  let email: string;
+  let confidential: { client_id: string; client_secret: string };
+  let publicApp: { client_id: string; client_secret: null };
+  const redirectUri = "https://spa.example.test/callback";
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    const db = server.database.db;
+    slug = `scoped-${unique(6)}`;
+    const organization = await createOrganization(db, { slug, name: "Scoped Org" });
+    email = `owner-${unique(6)}@example.test`;
+    await createUser(db, { email, password: PASSWORD, organization: slug, role: "owner" });
+    await fakeCheckout(db, organization.id);
+    confidential = await createApplication(db, {
+      name: "Server app",
+      applicationUrl: "https://spa.example.test/",
+      callbackUrls: [redirectUri],
+      permissions: ["campaigns:read", "checkouts:read", "donations:read"],
+    });
+    publicApp = await createApplication(db, {
+      name: "Single-page app",
+      applicationUrl: "https://spa.example.test/",
+      callbackUrls: [redirectUri],
+      permissions: ["campaigns:read", "checkouts:read"],
+      clientType: "public",
+    });
+    await installApplication(db, confidential.client_id, slug);
+    await installApplication(db, publicApp.client_id, slug);
+    const issuer = new URL(server.config.authUrl);
+    as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: "oauth2", ...insecure }),
+    );
+  });
+  afterAll(() => server?.close());
+
+  /** Signs in, authorizes (already installed: straight to the callback) and validates the callback. */
+  const authorizeCode = async (client: oauth.Client, extra: Record<string, string> = {}) => {
+    const codeVerifier = oauth.generateRandomCodeVerifier();
+    const state = oauth.generateRandomState();
+    const url = new URL(as.authorization_endpoint as string);
+    url.search = new URLSearchParams({
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      response_type: "code",
+      code_challenge_method: "S256",
+      code_challenge: await oauth.calculatePKCECodeChallenge(codeVerifier),
+      state,
+      __organization: slug,
+      ...extra,
+    }).toString();
+    const browser = new Browser(server.url);
+    const login = await browser.get(url.href);
+    const afterLogin = await browser.submit(login, { email, password: PASSWORD });
+    const callback = await browser.get(afterLogin.location as string);
+    expect(callback.status).toBe(302);
+    const params = oauth.validateAuthResponse(as, client, new URL(callback.location as string), state);
+    return { params, codeVerifier };
+  };
+
+  const graphqlCampaigns = async (accessToken: string) => {
+    const response = await fetch(`${server.url}/admin/graphql/`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${accessToken}` },
+      body: JSON.stringify({ query: "{ campaigns { count } }" }),
+    });
+    return response.json();
+  };
+
+  it("publishes client_secret_basic, client_secret_post and none (public clients)", () => {
+    expect(as.token_endpoint_auth_methods_supported).toEqual(["client_secret_basic", "client_secret_post", "none"]);
+    expect(as.revocation_endpoint_auth_methods_supported).toEqual([
+      "client_secret_basic",
+      "client_secret_post",
+      "none",
+    ]);
+    expect(as.introspection_endpoint_auth_methods_supported).toEqual(["client_secret_basic", "client_secret_post"]);
+  });
+
+  it("authenticates with HTTP Basic (client_secret_basic): code exchange, refresh, introspection, revocation", async () => {
+    const client: oauth.Client = { client_id: confidential.client_id };
+    // oauth4webapi form-urlencodes client_id and secret before base64 (RFC 6749 §2.3.1): "_" arrives as "%5F".
+    const basic = oauth.ClientSecretBasic(confidential.client_secret);
+    const { params, codeVerifier } = await authorizeCode(client);
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, basic, params, redirectUri, codeVerifier, insecure),
+    );
+    expect(tokens.scope).toBe("campaigns:read checkouts:read donations:read");
+    expect((await server.get("/api/v1/checkouts/", tokens.access_token)).status).toBe(200);
+
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, basic, tokens.refresh_token as string, insecure),
+    );
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
+
+    const introspected = await oauth.processIntrospectionResponse(
+      as,
+      client,
+      await oauth.introspectionRequest(as, client, basic, refreshed.access_token, insecure),
+    );
+    expect(introspected).toMatchObject({ active: true, client_id: confidential.client_id, organization: slug });
+
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, client, basic, refreshed.refresh_token as string, insecure),
+    );
+    expect((await server.get("/api/v1/checkouts/", refreshed.access_token)).status).toBe(401);
+  });
+
+  it("narrows a token to the requested scope: token response, introspection, REST and GraphQL honour it", async () => {
+    const client: oauth.Client = { client_id: confidential.client_id };
+    const post = oauth.ClientSecretPost(confidential.client_secret);
+    const { params, codeVerifier } = await authorizeCode(client, { scope: "checkouts:read donations:read" });
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, post, params, redirectUri, codeVerifier, insecure),
+    );
+    expect(tokens.scope).toBe("checkouts:read donations:read");
+    expect((await server.get("/api/v1/checkouts/", tokens.access_token)).status).toBe(200);
+    const campaigns = await server.get("/api/v1/campaigns/", tokens.access_token);
+    expect(campaigns.status).toBe(403);
+    expect(campaigns.body.detail).toBe('This application was not granted the "campaigns:read" permission');
+    expect((await graphqlCampaigns(tokens.access_token)).errors[0].extensions.code).toBe("insufficient_scope");
+    const introspected = await oauth.processIntrospectionResponse(
+      as,
+      client,
+      await oauth.introspectionRequest(as, client, post, tokens.access_token, insecure),
+    );
+    expect(introspected.scope).toBe("checkouts:read donations:read");
+
+    // A refresh keeps the scope, or narrows it; it never widens it.
+    const kept = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, post, tokens.refresh_token as string, insecure),
+    );
+    expect(kept.scope).toBe("checkouts:read donations:read");
+    const wider = await oauth.refreshTokenGrantRequest(as, client, post, kept.refresh_token as string, {
+      additionalParameters: { scope: "campaigns:read checkouts:read" },
+      ...insecure,
+    });
+    expect(wider.status).toBe(400);
+    expect(await wider.json()).toEqual({
+      error: "invalid_scope",
+      error_description: 'The scope "campaigns:read" was not granted to this token',
+    });
+    // The refused refresh did not spend the token: it can still narrow the grant.
+    const narrowed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, post, kept.refresh_token as string, {
+        additionalParameters: { scope: "donations:read" },
+        ...insecure,
+      }),
+    );
+    expect(narrowed.scope).toBe("donations:read");
+    expect((await server.get("/api/v1/checkouts/", narrowed.access_token)).status).toBe(403);
+    expect((await server.get("/api/v1/donations/", narrowed.access_token)).status).toBe(200);
+
+    // Without a scope parameter the token carries every permission the application was registered for.
+    const full = await authorizeCode(client);
+    const fullTokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        post,
+        full.params,
+        redirectUri,
+        full.codeVerifier,
+        insecure,
+      ),
+    );
+    expect(fullTokens.scope).toBe("campaigns:read checkouts:read donations:read");
+    expect((await graphqlCampaigns(fullTokens.access_token)).data.campaigns.count).toBeGreaterThanOrEqual(0);
+  });
+
+  it("lets a public client (no secret) use the flow with PKCE and client_id alone; its refresh tokens rotate", async () => {
+    expect(publicApp.client_secret).toBeNull();
+    const client: oauth.Client = { client_id: publicApp.client_id, token_endpoint_auth_method: "none" };
+    const none = oauth.None();
+    const { params, codeVerifier } = await authorizeCode(client, { scope: "checkouts:read" });
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, none, params, redirectUri, codeVerifier, insecure),
+    );
+    expect(tokens.scope).toBe("checkouts:read");
+    expect((await server.get("/api/v1/checkouts/", tokens.access_token)).status).toBe(200);
+
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, none, tokens.refresh_token as string, insecure),
+    );
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
+    const reuse = await oauth.refreshTokenGrantRequest(as, client, none, tokens.refresh_token as string, insecure);
+    expect(await reuse.json()).toEqual({
+      error: "invalid_grant",
+      error_description: "The refresh token was already used; the whole token family is revoked",
+    });
+    expect((await server.get("/api/v1/checkouts/", refreshed.access_token)).status).toBe(401);
+
+    // A public client can revoke its own tokens with client_id alone (RFC 7009 §5).
+    const again = await authorizeCode(client);
+    const second = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        none,
+        again.params,
+        redirectUri,
+        again.codeVerifier,
+        insecure,
+      ),
+    );
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, client, none, second.refresh_token as string, insecure),
+    );
+    expect((await server.get("/api/v1/checkouts/", second.access_token)).status).toBe(401);
   });
 });

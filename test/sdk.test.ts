@@ -247,6 +247,42 @@ describe("SDK against the real server", () => {
     expect((await client.handleCallback(direct302.location as string)).organization).toBe(slug);
   });
 
+  it("runs the flow as a public client (no secret) with a narrower scope, and refreshes", async () => {
+    const db = server.database.db;
+    const slug = `public-${unique(8)}`;
+    const organization = await createOrganization(db, { slug, name: "Public Org" });
+    const email = `owner-${unique(6)}@example.test`;
+    await createUser(db, { email, password: PASSWORD, organization: slug, role: "owner" });
+    await fakeCheckout(db, organization.id);
+    const application = await createApplication(db, {
+      name: "SDK SPA",
+      applicationUrl: "https://app.example.test/",
+      callbackUrls: [REDIRECT_URI],
+      permissions: ["campaigns:read", "checkouts:read"],
+      clientType: "public",
+    });
+    await installApplication(db, application.client_id, slug);
+    const client = new DonataClient({
+      baseUrl: server.url,
+      authUrl: server.config.authUrl,
+      clientId: application.client_id,
+      redirectUri: REDIRECT_URI,
+    });
+    const { url } = await client.authorizationUrl({ organization: slug, scope: ["checkouts:read"] });
+    expect(new URL(url).searchParams.get("scope")).toBe("checkouts:read");
+    const browser = new Browser(server.url);
+    const afterLogin = await browser.submit(await browser.get(url), { email, password: PASSWORD });
+    const callback = await browser.get(afterLogin.location as string);
+    const result = await client.handleCallback(callback.location as string);
+    expect(result.tokens.scope).toBe("checkouts:read");
+    const api = client.forOrganization(slug);
+    expect((await api.checkouts.list()).count).toBe(1);
+    await expect(api.campaigns.list()).rejects.toMatchObject({ status: 403 });
+    const refreshed = await client.refresh(slug);
+    expect(refreshed.refreshToken).not.toBe(result.tokens.refreshToken);
+    expect(refreshed.scope).toBe("checkouts:read");
+  });
+
   it("walks every page when the page size does not divide the count", async () => {
     const recorder = recordingFetch();
     const { api, organization, pair } = await installed(server, { fetch: recorder.fetch });

@@ -8,13 +8,15 @@ import { withDatabase } from "./database.js";
 
 export const appCreateCommand: Command = {
   name: "app create",
-  usage: "donata app create --name N --url URL --callback URL [--callback URL ...] [--permission P ...] [--json]",
-  summary: "Register an application; prints its client secret once",
+  usage:
+    "donata app create --name N --url URL --callback URL [--callback URL ...] [--permission P ...] [--public] [--json]",
+  summary: "Register an application; prints its client secret once (a --public client has none)",
   options: {
     name: { type: "string" },
     url: { type: "string" },
     callback: { type: "string", multiple: true },
     permission: { type: "string", multiple: true },
+    public: { type: "boolean" },
   },
   async run(values, io) {
     const name = requiredString(values, "name");
@@ -27,6 +29,7 @@ export const appCreateCommand: Command = {
         applicationUrl: url,
         callbackUrls: callbacks,
         permissions: values.permission as string[] | undefined,
+        clientType: values.public ? "public" : "confidential",
       }),
     );
     return {
@@ -34,8 +37,9 @@ export const appCreateCommand: Command = {
       text: [
         `Registered application "${app.name}"`,
         `client_id:     ${app.client_id}`,
-        `client_secret: ${app.client_secret}`,
-        "The client secret is shown only now; store it safely.",
+        ...(app.client_secret === null
+          ? ["A public client: no client secret. It uses PKCE and sends client_id alone to the token endpoint."]
+          : [`client_secret: ${app.client_secret}`, "The client secret is shown only now; store it safely."]),
       ],
     };
   },

@@ -110,19 +110,28 @@ export const memberships = pgTable(
   ],
 );
 
-export const applications = pgTable("applications", {
-  id: id().primaryKey(),
-  clientId: text("client_id").notNull().unique(),
-  clientSecretHash: text("client_secret_hash").notNull(),
-  name: text("name").notNull(),
-  applicationUrl: text("application_url").notNull(),
-  callbackUrls: text("callback_urls").array().notNull(),
-  permissions: text("permissions").array().notNull(),
-  // The organization whose admins manage the registration; null for platform-registered apps.
-  ownerOrganizationId: ref("owner_organization_id").references(() => organizations.id, { onDelete: "set null" }),
-  createDate: createDate(),
-  updateDate: updateDate(),
-});
+export const applications = pgTable(
+  "applications",
+  {
+    id: id().primaryKey(),
+    clientId: text("client_id").notNull().unique(),
+    // RFC 6749 §2.1: a public client (single-page or mobile app) holds no secret.
+    clientType: text("client_type").$type<"confidential" | "public">().notNull().default("confidential"),
+    clientSecretHash: text("client_secret_hash"),
+    name: text("name").notNull(),
+    applicationUrl: text("application_url").notNull(),
+    callbackUrls: text("callback_urls").array().notNull(),
+    permissions: text("permissions").array().notNull(),
+    // The organization whose admins manage the registration; null for platform-registered apps.
+    ownerOrganizationId: ref("owner_organization_id").references(() => organizations.id, { onDelete: "set null" }),
+    createDate: createDate(),
+    updateDate: updateDate(),
+  },
+  (t) => [
+    check("applications_client_type_check", sql`${t.clientType} in ('confidential', 'public')`),
+    check("applications_client_secret_check", sql`(${t.clientType} = 'public') = (${t.clientSecretHash} is null)`),
+  ],
+);
 
 export const installations = pgTable(
   "installations",
@@ -156,6 +165,8 @@ export const oauthTokens = pgTable(
     authorizationCodeId: ref("authorization_code_id"),
     accessTokenHash: text("access_token_hash").notNull(),
     refreshTokenHash: text("refresh_token_hash").notNull(),
+    // The permissions this grant narrowed the application's to; null: all the application's.
+    scope: text("scope").array(),
     accessExpiresDate: instant("access_expires_date").notNull(),
     refreshExpiresDate: instant("refresh_expires_date").notNull(),
     refreshUsedDate: instant("refresh_used_date"),
@@ -185,6 +196,8 @@ export const oauthAuthorizationCodes = pgTable(
     codeHash: text("code_hash").notNull(),
     redirectUri: text("redirect_uri").notNull(),
     codeChallenge: text("code_challenge").notNull(),
+    // The scope asked for at authorization; null: all the application's permissions.
+    scope: text("scope").array(),
     expiresDate: instant("expires_date").notNull(),
     usedDate: instant("used_date"),
     createDate: createDate(),

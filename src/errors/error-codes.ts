@@ -50,6 +50,7 @@ export const ERROR_STATUS = {
   processor_not_connected: 409,
   refund_failed: 409,
   already_set_up: 409,
+  public_client: 409,
   campaign_closed: 410,
   sign_in_link_expired: 410,
   request_too_large: 413,

@@ -7,6 +7,7 @@ import type { SessionUser } from "../sessions/sessions.service.js";
 import type { ApplicationRow } from "./client-auth.js";
 import { insertAuthorizationCode } from "./grants.repo.js";
 import { PKCE_VALUE } from "./pkce.js";
+import { checkRequestedScope } from "./scope.js";
 import { generateSecret, hashSecret } from "./secrets.js";
 
 export const AUTHORIZE_PARAMETERS = [
@@ -16,6 +17,7 @@ export const AUTHORIZE_PARAMETERS = [
   "code_challenge_method",
   "code_challenge",
   "state",
+  "scope",
   "__organization",
 ] as const;
 export type AuthorizeParameters = Partial<Record<(typeof AUTHORIZE_PARAMETERS)[number], string>>;
@@ -64,7 +66,11 @@ async function checkClient(db: Db, params: AuthorizeParameters) {
 }
 
 /** Step 2: the rest of the request; failures go back to the client's callback. */
-function checkRequest(params: AuthorizeParameters, repeated: string[]): [string, string] | undefined {
+function checkRequest(
+  params: AuthorizeParameters,
+  repeated: string[],
+  application: ApplicationRow,
+): [string, string] | { scope: string[] | null } {
   if (repeated.length > 0) return ["invalid_request", `${repeated.join(", ")} must appear only once`];
   if (!params.state) return ["invalid_request", "state is required"];
   if (params.response_type !== "code") return ["unsupported_response_type", "response_type must be code"];
@@ -74,7 +80,8 @@ function checkRequest(params: AuthorizeParameters, repeated: string[]): [string,
   if (!params.code_challenge || !PKCE_VALUE.test(params.code_challenge)) {
     return ["invalid_request", "code_challenge must be 43 to 128 base64url characters"];
   }
-  return undefined;
+  const scope = checkRequestedScope(params.scope, application.permissions);
+  return "error" in scope ? ["invalid_scope", scope.error] : scope;
 }
 
 async function membershipsOf(db: Db, userId: number): Promise<MembershipChoice[]> {
@@ -103,8 +110,8 @@ export async function authorize(
     location: callback(redirectUri, config.authUrl, { error, error_description: description, state: params.state }),
   });
 
-  const invalid = checkRequest(params, repeated);
-  if (invalid) return fail(...invalid);
+  const checked = checkRequest(params, repeated, application);
+  if (Array.isArray(checked)) return fail(...checked);
   if (!session) return { kind: "login", application };
 
   const choices = await membershipsOf(db, session.userId);
@@ -139,6 +146,7 @@ export async function authorize(
     codeHash: hashSecret(code),
     redirectUri,
     codeChallenge: params.code_challenge as string,
+    scope: checked.scope,
     expiresDate: new Date(Date.now() + config.authorizationCodeTtlSeconds * 1000),
   });
   return { kind: "redirect", location: callback(redirectUri, config.authUrl, { code, state: params.state }) };

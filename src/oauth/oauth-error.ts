@@ -6,6 +6,7 @@ export class OAuthError extends Error {
       | "invalid_request"
       | "invalid_client"
       | "invalid_grant"
+      | "invalid_scope"
       | "unauthorized_client"
       | "unsupported_grant_type"
       | "unsupported_token_type",
@@ -13,6 +14,11 @@ export class OAuthError extends Error {
     readonly status = error === "invalid_client" ? 401 : 400,
   ) {
     super(description);
+  }
+
+  /** A 401 names the scheme to authenticate with (RFC 6749 §5.2, RFC 9110 §15.5.2). */
+  get headers(): Record<string, string> {
+    return this.status === 401 ? { "www-authenticate": 'Basic realm="oauth"' } : {};
   }
 
   toJSON() {

@@ -1,6 +1,6 @@
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import { authenticateClient } from "./client-auth.js";
+import { authenticateClient, type ClientCredentials } from "./client-auth.js";
 import { authorizationCodeGrant } from "./grants/authorization-code.grant.js";
 import { refreshTokenGrant } from "./grants/refresh-token.grant.js";
 import {
@@ -10,8 +10,9 @@ import {
   revokeFamily,
 } from "./grants.repo.js";
 import { OAuthError } from "./oauth-error.js";
+import { grantedPermissions } from "./scope.js";
 import { hashSecret } from "./secrets.js";
-import type { IssuedTokens } from "./tokens.service.js";
+import type { GrantedTokens } from "./tokens.service.js";
 
 /** A token endpoint's form: each parameter at most once. */
 export type Form = Record<string, string | undefined>;
@@ -22,9 +23,15 @@ const GRANTS = {
 } as const;
 
 /** The token endpoint: authenticate client → run the grant → issue tokens (inside the grant), in one transaction. */
-export async function exchangeGrant(db: Db, config: Config, form: Form, grantType: string): Promise<IssuedTokens> {
-  const result = await db.transaction(async (tx): Promise<IssuedTokens | OAuthError> => {
-    const application = await authenticateClient(tx, form.client_id, form.client_secret);
+export async function exchangeGrant(
+  db: Db,
+  config: Config,
+  credentials: ClientCredentials,
+  form: Form,
+  grantType: string,
+): Promise<GrantedTokens> {
+  const result = await db.transaction(async (tx): Promise<GrantedTokens | OAuthError> => {
+    const application = await authenticateClient(tx, credentials);
     const grant = GRANTS[grantType as keyof typeof GRANTS];
     if (!grant || !Object.hasOwn(GRANTS, grantType)) {
       throw new OAuthError("unsupported_grant_type", `grant_type "${grantType}" is not supported`);
@@ -39,9 +46,9 @@ export async function exchangeGrant(db: Db, config: Config, form: Form, grantTyp
  * RFC 7009: either token of a grant ends the whole grant (its token family), as §2.1 allows: a
  * client revoking a leaked access token must not leave a refresh token that mints new ones.
  */
-export async function revokeToken(db: Db, form: Form, token: string) {
+export async function revokeToken(db: Db, credentials: ClientCredentials, token: string) {
   await db.transaction(async (tx) => {
-    const application = await authenticateClient(tx, form.client_id, form.client_secret);
+    const application = await authenticateClient(tx, credentials);
     const hash = hashSecret(token);
     const row = (await findTokenByRefreshHash(tx, hash)) ?? (await findTokenByAccessHash(tx, hash));
     if (row && row.applicationId === application.id) {
@@ -50,10 +57,16 @@ export async function revokeToken(db: Db, form: Form, token: string) {
   });
 }
 
-/** RFC 7662, for the client's own tokens only. */
-export async function introspectToken(db: Db, config: Config, form: Form, token: string) {
+/** RFC 7662, for a confidential client's own tokens only. */
+export async function introspectToken(db: Db, config: Config, credentials: ClientCredentials, token: string) {
   return db.transaction(async (tx) => {
-    const application = await authenticateClient(tx, form.client_id, form.client_secret);
+    const application = await authenticateClient(tx, credentials);
+    if (application.clientType === "public") {
+      throw new OAuthError(
+        "invalid_client",
+        "Introspection needs a confidential client (client_secret_basic or client_secret_post)",
+      );
+    }
     const hash = hashSecret(token);
     const access = await findTokenByAccessHash(tx, hash);
     const refresh = access ? undefined : await findTokenByRefreshHash(tx, hash);
@@ -67,7 +80,7 @@ export async function introspectToken(db: Db, config: Config, form: Form, token:
       active: true,
       client_id: application.clientId,
       token_type: access ? "Bearer" : "refresh_token",
-      scope: application.permissions.join(" "),
+      scope: grantedPermissions(row.scope, application.permissions).join(" "),
       organization: organization.slug,
       sub: row.userId === null ? undefined : String(row.userId),
       iat: Math.floor(row.createDate.getTime() / 1000),

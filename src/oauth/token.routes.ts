@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { PERMISSIONS } from "../auth/permissions.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
+import { readClientCredentials } from "./client-auth.js";
 import { OAuthError } from "./oauth-error.js";
 import { exchangeGrant, type Form, introspectToken, revokeToken } from "./token-endpoints.service.js";
 
@@ -23,17 +24,19 @@ export function parseForm(request: FastifyRequest): Form {
 export function tokenRoutes(app: FastifyInstance, db: Db, config: Config) {
   const noStore = { "cache-control": "no-store", pragma: "no-cache" };
 
-  // parse body → authenticate client → run the grant → issue tokens (inside the grant)
+  // parse body → read credentials → authenticate client → run the grant → issue tokens (inside the grant)
   app.post("/oauth/token/", { schema: { hide: true } }, async (request, reply) => {
     const form = parseForm(request);
+    const credentials = readClientCredentials(request.headers.authorization, form);
     const grantType = form.grant_type;
     if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
-    const result = await exchangeGrant(db, config, form, grantType);
+    const result = await exchangeGrant(db, config, credentials, form, grantType);
     return reply.headers(noStore).send({
       access_token: result.access_token,
       token_type: result.token_type,
       expires_in: result.expires_in,
       refresh_token: result.refresh_token,
+      scope: result.scope,
       organization: result.organization,
     });
   });
@@ -41,16 +44,18 @@ export function tokenRoutes(app: FastifyInstance, db: Db, config: Config) {
   // RFC 7009: always 200 for a well-formed request, whether or not the token was live.
   app.post("/oauth/revoke/", { schema: { hide: true } }, async (request, reply) => {
     const form = parseForm(request);
+    const credentials = readClientCredentials(request.headers.authorization, form);
     if (!form.token) throw new OAuthError("invalid_request", "token is required");
-    await revokeToken(db, form, form.token);
+    await revokeToken(db, credentials, form.token);
     return reply.headers(noStore).code(200).send();
   });
 
   // RFC 7662, for the client's own tokens only.
   app.post("/oauth/introspect/", { schema: { hide: true } }, async (request, reply) => {
     const form = parseForm(request);
+    const credentials = readClientCredentials(request.headers.authorization, form);
     if (!form.token) throw new OAuthError("invalid_request", "token is required");
-    const answer = await introspectToken(db, config, form, form.token);
+    const answer = await introspectToken(db, config, credentials, form.token);
     return reply.headers(noStore).send(answer);
   });
 
@@ -64,9 +69,10 @@ export function tokenRoutes(app: FastifyInstance, db: Db, config: Config) {
     response_modes_supported: ["query"],
     grant_types_supported: ["authorization_code", "refresh_token"],
     code_challenge_methods_supported: ["S256"],
-    token_endpoint_auth_methods_supported: ["client_secret_post"],
-    revocation_endpoint_auth_methods_supported: ["client_secret_post"],
-    introspection_endpoint_auth_methods_supported: ["client_secret_post"],
+    // none: public clients (no secret, PKCE), which cannot introspect.
+    token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+    revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+    introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
     authorization_response_iss_parameter_supported: true,
     scopes_supported: PERMISSIONS,
     service_documentation: `${config.baseUrl}/docs`,

@@ -23,6 +23,7 @@ function prepareActiveAccessToken(tx: Executor) {
       applicationId: oauthTokens.applicationId,
       userId: oauthTokens.userId,
       permissions: applications.permissions,
+      scope: oauthTokens.scope,
       timeZone: organizations.timeZone,
       currency: organizations.currency,
       organizationSlug: organizations.slug,

@@ -1,4 +1,5 @@
 import type { Executor } from "../db/client.js";
+import { grantedPermissions } from "./scope.js";
 import { generateSecret, hashSecret } from "./secrets.js";
 import { findActiveAccessToken, insertToken, nextTokenId } from "./tokens.repo.js";
 
@@ -8,6 +9,11 @@ export interface IssuedTokens {
   expires_in: number;
   refresh_token: string;
   organization: string;
+}
+
+/** What the token endpoint answers: the pair and its scope (RFC 6749 §5.1). */
+export interface GrantedTokens extends IssuedTokens {
+  scope: string;
 }
 
 export interface TokenLifetimes {
@@ -41,6 +47,8 @@ export async function issueTokenPair(
     familyId?: number;
     parentId?: number;
     authorizationCodeId?: number;
+    /** The permissions the grant narrowed the application's to; absent or null: all of them. */
+    scope?: string[] | null;
   },
 ): Promise<IssuedTokens & { id: number }> {
   const accessToken = generateSecret("dnt_at");
@@ -55,6 +63,7 @@ export async function issueTokenPair(
     familyId: grant.familyId ?? id,
     parentId: grant.parentId ?? null,
     authorizationCodeId: grant.authorizationCodeId ?? null,
+    scope: grant.scope ?? null,
     accessTokenHash: hashSecret(accessToken),
     refreshTokenHash: hashSecret(refreshToken),
     accessExpiresDate: new Date(now + lifetimes.accessTokenTtlSeconds * 1000),
@@ -73,5 +82,7 @@ export async function issueTokenPair(
 export async function authenticateAccessToken(tx: Executor, accessToken: string): Promise<TokenContext | null> {
   if (accessToken.length < 16 || accessToken.length > 512) return null;
   const row = await findActiveAccessToken(tx, hashSecret(accessToken));
-  return row ?? null;
+  if (!row) return null;
+  const { scope, permissions, ...context } = row;
+  return { ...context, permissions: grantedPermissions(scope, permissions) };
 }

@@ -9,7 +9,11 @@ export interface DonataClientOptions {
   /** Origin of the authorization server; defaults to `baseUrl`. */
   authUrl?: string;
   clientId: string;
-  clientSecret: string;
+  /**
+   * The confidential client's secret. Leave it out for a public client (a single-page or mobile app
+   * registered without one): it then sends its client_id alone, and relies on PKCE.
+   */
+  clientSecret?: string;
   /** One of the callback URLs registered for the application, exactly. */
   redirectUri: string;
   /** Pending authorizations by state; defaults to one process's memory. */
@@ -74,7 +78,7 @@ export class DonataClient {
   readonly tokenStore: TokenStore;
   readonly fetch: typeof fetch;
   readonly now: () => number;
-  readonly #clientSecret: string;
+  readonly #clientSecret: string | undefined;
   readonly #stateTtlSeconds: number;
   readonly #refreshMarginMs: number;
   /** One refresh at a time per organization: concurrent callers share the same promise. */
@@ -82,7 +86,7 @@ export class DonataClient {
   readonly #apis = new Map<string, DonataApi>();
 
   constructor(options: DonataClientOptions) {
-    for (const name of ["baseUrl", "clientId", "clientSecret", "redirectUri"] as const) {
+    for (const name of ["baseUrl", "clientId", "redirectUri"] as const) {
       if (!options[name]) throw new TypeError(`DonataClient: ${name} is required`);
     }
     this.baseUrl = trimSlashes(options.baseUrl);
@@ -100,9 +104,12 @@ export class DonataClient {
 
   /**
    * Starts an authorization: a PKCE pair and a random state, remembered in the state store, and the
-   * URL to redirect the user to. Pass the `__organization` the admin panel gave the application URL.
+   * URL to redirect the user to. Pass the `__organization` the admin panel gave the application URL,
+   * and a `scope` to ask for only some of the application's permissions.
    */
-  async authorizationUrl(options: { organization?: string } = {}): Promise<{ url: string; state: string }> {
+  async authorizationUrl(
+    options: { organization?: string; scope?: readonly string[] } = {},
+  ): Promise<{ url: string; state: string }> {
     const state = randomToken(32);
     const codeVerifier = createCodeVerifier();
     await this.stateStore.set(
@@ -124,6 +131,7 @@ export class DonataClient {
       code_challenge: await codeChallengeS256(codeVerifier),
       code_challenge_method: "S256",
       ...(options.organization ? { __organization: options.organization } : {}),
+      ...(options.scope ? { scope: options.scope.join(" ") } : {}),
     }).toString();
     return { url: url.href, state };
   }
@@ -245,7 +253,11 @@ export class DonataClient {
     const response = await this.fetch(`${this.authUrl}/oauth/token/`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
-      body: new URLSearchParams({ ...parameters, client_id: this.clientId, client_secret: this.#clientSecret }),
+      body: new URLSearchParams({
+        ...parameters,
+        client_id: this.clientId,
+        ...(this.#clientSecret === undefined ? {} : { client_secret: this.#clientSecret }),
+      }),
     });
     const text = await response.text();
     let body: Record<string, unknown> = {};

@@ -16,6 +16,10 @@ const ApplicationType = builder.objectRef<ApplicationWire>("Application").implem
   fields: (t) => ({
     id: t.exposeInt("id"),
     client_id: t.exposeString("client_id"),
+    client_type: t.exposeString("client_type", {
+      description:
+        "confidential (a server that keeps a client secret) or public (a single-page or mobile app: no secret, PKCE, client_id alone at the token endpoint)",
+    }),
     name: t.exposeString("name"),
     application_url: t.exposeString("application_url", {
       description: "Opened in the admin panel's iframe with ?__organization=<slug>",
@@ -28,12 +32,15 @@ const ApplicationType = builder.objectRef<ApplicationWire>("Application").implem
 });
 
 const RegisteredApplicationType = builder
-  .objectRef<ApplicationWire & { client_secret: string }>("ApplicationWithSecret")
+  .objectRef<ApplicationWire & { client_secret: string | null }>("ApplicationWithSecret")
   .implement({
     description: "An application and its client secret, shown only in this response",
     fields: (t) => ({
       application: t.field({ type: ApplicationType, resolve: (app) => app }),
-      client_secret: t.exposeString("client_secret", { description: "Shown once; only its hash is stored" }),
+      client_secret: t.exposeString("client_secret", {
+        nullable: true,
+        description: "Shown once; only its hash is stored. Null for a public client, which has none",
+      }),
     }),
   });
 
@@ -79,12 +86,14 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   registerApplication: t.field({
     type: RegisteredApplicationType,
-    description: "Registers an application owned by this organization; the client secret is returned once",
+    description:
+      "Registers an application owned by this organization; a confidential client's secret is returned once, a public client gets none",
     args: {
       name: t.arg.string({ required: true }),
       application_url: t.arg.string({ required: true }),
       callback_urls: t.arg.stringList({ required: true }),
       permissions: t.arg.stringList({ required: false }),
+      client_type: t.arg.string({ required: false, description: "confidential (default) or public" }),
     },
     resolve: async (_root, args, context) => {
       authorize(context, "applications:manage");
@@ -93,6 +102,7 @@ builder.mutationFields((t) => ({
         applicationUrl: args.application_url,
         callbackUrls: args.callback_urls,
         permissions: args.permissions ?? undefined,
+        clientType: args.client_type ?? undefined,
         ownerOrganizationId: context.scope.organizationId,
       });
       const [application] = (await listOwnedApplications(context.db, context.scope.organizationId)).filter(

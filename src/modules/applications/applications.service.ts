@@ -36,15 +36,45 @@ export function checkApplicationUrl(field: string, raw: string): string {
   return raw;
 }
 
+export const CLIENT_TYPES = ["confidential", "public"] as const;
+export type ClientType = (typeof CLIENT_TYPES)[number];
+
 export interface NewApplication {
   name: string;
   applicationUrl: string;
   callbackUrls: string[];
   permissions?: string[];
   ownerOrganizationId?: number;
+  /** public: a single-page or mobile app, which cannot keep a secret; it gets none and must use PKCE. */
+  clientType?: string;
 }
 
-export async function createApplication(db: Db, input: NewApplication) {
+export interface RegisteredApplication<Secret extends string | null = string | null> {
+  id: number;
+  client_id: string;
+  client_secret: Secret;
+  client_type: ClientType;
+  name: string;
+  application_url: string;
+  callback_urls: string[];
+  permissions: string[];
+}
+
+/** Registers an application; a confidential client's secret is returned here once, a public client has none. */
+export async function createApplication(
+  db: Db,
+  input: NewApplication & { clientType: "public" },
+): Promise<RegisteredApplication<null>>;
+export async function createApplication(
+  db: Db,
+  input: NewApplication & { clientType?: "confidential" },
+): Promise<RegisteredApplication<string>>;
+export async function createApplication(db: Db, input: NewApplication): Promise<RegisteredApplication>;
+export async function createApplication(db: Db, input: NewApplication): Promise<RegisteredApplication> {
+  const clientType = input.clientType ?? "confidential";
+  if (!(CLIENT_TYPES as readonly string[]).includes(clientType)) {
+    throw invalid("client_type", `"${clientType}" is not one of ${CLIENT_TYPES.join(", ")}`);
+  }
   if (!input.name.trim()) throw invalid("name", "must not be empty");
   checkApplicationUrl("url", input.applicationUrl);
   if (input.callbackUrls.length === 0) throw invalid("callback", "at least one callback URL is required");
@@ -56,10 +86,11 @@ export async function createApplication(db: Db, input: NewApplication) {
     }
   }
   const clientId = `dnt_app_${randomBytes(12).toString("hex")}`;
-  const clientSecret = generateSecret("dnt_cs");
+  const clientSecret = clientType === "public" ? null : generateSecret("dnt_cs");
   const row = await insertApplication(db, {
     clientId,
-    clientSecretHash: hashSecret(clientSecret),
+    clientType: clientType as ClientType,
+    clientSecretHash: clientSecret === null ? null : hashSecret(clientSecret),
     name: input.name.trim(),
     applicationUrl: input.applicationUrl,
     callbackUrls: [...new Set(input.callbackUrls)],
@@ -70,6 +101,7 @@ export async function createApplication(db: Db, input: NewApplication) {
     id: row.id,
     client_id: row.clientId,
     client_secret: clientSecret,
+    client_type: row.clientType,
     name: row.name,
     application_url: row.applicationUrl,
     callback_urls: row.callbackUrls,
@@ -124,7 +156,7 @@ export async function createInstallationToken(
       organizationSlug: organization.slug,
       applicationId: application.id,
     });
-    return tokens;
+    return { ...tokens, scope: application.permissions.join(" ") };
   });
 }
 
@@ -134,6 +166,7 @@ export function applicationToWire(row: ApplicationRow) {
   return {
     id: row.id,
     client_id: row.clientId,
+    client_type: row.clientType,
     name: row.name,
     application_url: row.applicationUrl,
     callback_urls: row.callbackUrls,
@@ -173,6 +206,9 @@ async function requireOwnedApplication(tx: Executor, organizationId: number, cli
 export async function rotateApplicationSecret(db: Db, organizationId: number, clientId: string) {
   return db.transaction(async (tx) => {
     const application = await requireOwnedApplication(tx, organizationId, clientId);
+    if (application.clientType === "public") {
+      throw new AppError("public_client", "A public client has no client secret to rotate");
+    }
     const clientSecret = generateSecret("dnt_cs");
     const row = await updateApplicationRow(tx, application.id, {
       clientSecretHash: hashSecret(clientSecret),

@@ -8,8 +8,9 @@ import {
 } from "../grants.repo.js";
 import { OAuthError } from "../oauth-error.js";
 import { verifyS256 } from "../pkce.js";
+import { grantedPermissions } from "../scope.js";
 import { hashSecret } from "../secrets.js";
-import { type IssuedTokens, issueTokenPair, type TokenLifetimes } from "../tokens.service.js";
+import { type GrantedTokens, issueTokenPair, type TokenLifetimes } from "../tokens.service.js";
 
 export interface AuthorizationCodeRequest {
   code?: string;
@@ -27,7 +28,7 @@ export async function authorizationCodeGrant(
   lifetimes: TokenLifetimes,
   application: ApplicationRow,
   request: AuthorizationCodeRequest,
-): Promise<IssuedTokens | OAuthError> {
+): Promise<GrantedTokens | OAuthError> {
   const { code, redirect_uri: redirectUri, code_verifier: verifier } = request;
   if (!code) throw new OAuthError("invalid_request", "code is required");
   if (!redirectUri) throw new OAuthError("invalid_request", "redirect_uri is required");
@@ -60,6 +61,7 @@ export async function authorizationCodeGrant(
     applicationId: application.id,
     userId: grant.userId,
     authorizationCodeId: grant.id,
+    scope: grant.scope,
   });
-  return tokens;
+  return { ...tokens, scope: grantedPermissions(grant.scope, application.permissions).join(" ") };
 }

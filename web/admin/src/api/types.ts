@@ -128,6 +128,7 @@ export interface Checkout {
 export interface Application {
   id: number;
   client_id: string;
+  client_type: "confidential" | "public";
   name: string;
   application_url: string;
   callback_urls: string[];

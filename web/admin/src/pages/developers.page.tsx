@@ -12,13 +12,13 @@ import { Async, Empty, InlineError } from "../components/states";
 import { describePermission } from "./apps.page";
 import { PERMISSIONS } from "./permissions";
 
-const APPLICATION_FIELDS = "id client_id name application_url callback_urls permissions create_date";
+const APPLICATION_FIELDS = "id client_id client_type name application_url callback_urls permissions create_date";
 const QUERY = `query Developer {
   applications { ${APPLICATION_FIELDS} }
   installations { id create_date application { ${APPLICATION_FIELDS} } }
 }`;
-const REGISTER = `mutation Register($name: String!, $application_url: String!, $callback_urls: [String!]!, $permissions: [String!]) {
-  registerApplication(name: $name, application_url: $application_url, callback_urls: $callback_urls, permissions: $permissions) {
+const REGISTER = `mutation Register($name: String!, $application_url: String!, $callback_urls: [String!]!, $permissions: [String!], $client_type: String) {
+  registerApplication(name: $name, application_url: $application_url, callback_urls: $callback_urls, permissions: $permissions, client_type: $client_type) {
     client_secret application { ${APPLICATION_FIELDS} }
   }
 }`;
@@ -28,7 +28,8 @@ const INSTALL = `mutation Install($client_id: String!) { installApplication(clie
 interface Secret {
   clientId: string;
   name: string;
-  secret: string;
+  /** null: a public client, registered without a secret. */
+  secret: string | null;
   rotated: boolean;
 }
 
@@ -48,9 +49,15 @@ function SecretPanel({ secret, onDismiss }: { secret: Secret; onDismiss: () => v
       <h2 id="secret-title">
         {secret.rotated ? "New client secret" : "Application registered"}: {secret.name}
       </h2>
-      <p className="warning" role="alert">
-        Copy the client secret now. It is shown only once: Donata keeps only a hash of it. If you lose it, rotate it.
-      </p>
+      {secret.secret === null ? (
+        <p data-testid="public-client-note">
+          A public client has no client secret: it uses PKCE and sends its client ID alone to the token endpoint.
+        </p>
+      ) : (
+        <p className="warning" role="alert">
+          Copy the client secret now. It is shown only once: Donata keeps only a hash of it. If you lose it, rotate it.
+        </p>
+      )}
       <dl className="fields">
         <div className="field">
           <dt>Client ID</dt>
@@ -58,21 +65,23 @@ function SecretPanel({ secret, onDismiss }: { secret: Secret; onDismiss: () => v
             <code data-testid="client-id">{secret.clientId}</code> <CopyButton value={secret.clientId} />
           </dd>
         </div>
-        <div className="field">
-          <dt>Client secret</dt>
-          <dd className="secret-value">
-            <code data-testid="client-secret">{secret.secret}</code> <CopyButton value={secret.secret} />
-          </dd>
-        </div>
+        {secret.secret !== null && (
+          <div className="field">
+            <dt>Client secret</dt>
+            <dd className="secret-value">
+              <code data-testid="client-secret">{secret.secret}</code> <CopyButton value={secret.secret} />
+            </dd>
+          </div>
+        )}
       </dl>
       <button type="button" className="button" onClick={onDismiss}>
-        I have stored the secret
+        {secret.secret === null ? "Done" : "I have stored the secret"}
       </button>
     </section>
   );
 }
 
-function RegisterForm({ onRegistered }: { onRegistered: (application: Application, secret: string) => void }) {
+function RegisterForm({ onRegistered }: { onRegistered: (application: Application, secret: string | null) => void }) {
   const gql = useGraphql();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | null>(null);
@@ -88,6 +97,7 @@ function RegisterForm({ onRegistered }: { onRegistered: (application: Applicatio
       .map((url) => url.trim())
       .filter(Boolean);
     const permissions = data.getAll("permissions").map(String);
+    const clientType = data.get("public_client") ? "public" : "confidential";
     const local: Record<string, string> = {};
     if (!name) local.name = "A name is needed";
     if (!applicationUrl) local.application_url = "The address the admin panel opens in its frame";
@@ -100,12 +110,10 @@ function RegisterForm({ onRegistered }: { onRegistered: (application: Applicatio
     setBusy(true);
     setError(null);
     try {
-      const result = await gql<{ registerApplication: { client_secret: string; application: Application } }>(REGISTER, {
-        name,
-        application_url: applicationUrl,
-        callback_urls: callbackUrls,
-        permissions,
-      });
+      const result = await gql<{ registerApplication: { client_secret: string | null; application: Application } }>(
+        REGISTER,
+        { name, application_url: applicationUrl, callback_urls: callbackUrls, permissions, client_type: clientType },
+      );
       form.reset();
       onRegistered(result.registerApplication.application, result.registerApplication.client_secret);
     } catch (caught) {
@@ -172,6 +180,16 @@ function RegisterForm({ onRegistered }: { onRegistered: (application: Applicatio
           ))}
         </div>
       </fieldset>
+      <label className="checkbox">
+        <input type="checkbox" name="public_client" value="public" data-testid="public-client" />
+        <span>
+          Public client
+          <span className="muted small block">
+            A single-page or mobile app that cannot keep a secret: no client secret, PKCE, client ID alone at the token
+            endpoint.
+          </span>
+        </span>
+      </label>
       <div className="form-actions">
         <button type="submit" className="button button-primary" disabled={busy} data-testid="register-app">
           {busy ? "Registering…" : "Register application"}
@@ -237,7 +255,7 @@ export function DevelopersPage() {
                             </button>
                           )
                         )}
-                        {canWrite && (
+                        {canWrite && application.client_type !== "public" && (
                           <ActionButton
                             label="Rotate secret"
                             title={`Rotate the secret of ${application.name}?`}
@@ -271,6 +289,10 @@ export function DevelopersPage() {
                         <dd>
                           <code>{application.client_id}</code> <CopyButton value={application.client_id} />
                         </dd>
+                      </div>
+                      <div className="field">
+                        <dt>Client type</dt>
+                        <dd>{application.client_type === "public" ? "Public (no secret, PKCE)" : "Confidential"}</dd>
                       </div>
                       <div className="field">
                         <dt>Application URL</dt>
