@@ -14,4 +14,10 @@ CREATE TABLE "consent_records" (
 ALTER TABLE "consent_records" ADD CONSTRAINT "consent_records_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "public"."organizations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "consent_records" ADD CONSTRAINT "consent_records_supporter_fk" FOREIGN KEY ("organization_id","supporter_id") REFERENCES "public"."supporters"("organization_id","id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "consent_records" ADD CONSTRAINT "consent_records_donation_fk" FOREIGN KEY ("organization_id","donation_id") REFERENCES "public"."donations"("organization_id","id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
-CREATE INDEX "consent_records_supporter_idx" ON "consent_records" USING btree ("organization_id","supporter_id","id");
+CREATE INDEX "consent_records_supporter_idx" ON "consent_records" USING btree ("organization_id","supporter_id","id");--> statement-breakpoint
+-- No usable donor portal link stays in the outbox: messages not captured lose theirs (the delivery mints a fresh one).
+UPDATE "outbox_messages" SET
+	"html" = regexp_replace("html", 'dnt_dl_[A-Za-z0-9_-]+', 'dnt_dl_redacted', 'g'),
+	"text" = regexp_replace("text", 'dnt_dl_[A-Za-z0-9_-]+', 'dnt_dl_redacted', 'g'),
+	"data" = regexp_replace("data"::text, 'dnt_dl_[A-Za-z0-9_-]+', 'dnt_dl_redacted', 'g')::jsonb
+WHERE "state" <> 'captured' AND ("html" LIKE '%dnt_dl_%' OR "text" LIKE '%dnt_dl_%' OR "data"::text LIKE '%dnt_dl_%');
