@@ -110,6 +110,27 @@ builder.queryFields((t) => ({
   }),
 }));
 
+const EmailDeliveryType = builder.objectRef<{ delivered: boolean; production: boolean }>("EmailDelivery").implement({
+  description: "Whether this server sends email (the panel warns when a production server does not)",
+  fields: (t) => ({
+    delivered: t.exposeBoolean("delivered", {
+      description: "SMTP_URL is set: messages are sent. Otherwise they are only captured in the Outbox",
+    }),
+    production: t.exposeBoolean("production", { description: "The server runs with NODE_ENV=production" }),
+  }),
+});
+
+builder.queryField("emailDelivery", (t) =>
+  t.field({
+    type: EmailDeliveryType,
+    description: "Whether donors get the emails in the Outbox, or they are only captured (members only)",
+    resolve: (_root, _args, context) => {
+      authorize(context, "organization:read");
+      return { delivered: Boolean(context.config.smtpUrl), production: context.config.production };
+    },
+  }),
+);
+
 const EmailPreviewType = builder
   .objectRef<{ kind: string; subject: string; html: string; text: string }>("EmailPreview")
   .implement({
