@@ -750,6 +750,7 @@ describe("donor portal", () => {
       await page.waitForSelector("h1:has-text('Check your inbox')");
       await expectAccessible(page);
 
+      await queuedSignIn(server, tenant.organizationId, email);
       await flushOutbox(server, tenant.organizationId);
       const mail = smtp.to(email).find((message) => message.headers.get("x-donata-message") === "donor_sign_in");
       const url = /(http:\/\/\S+\/enter\?token=\S+)/.exec(mail?.text ?? "")?.[1] as string;

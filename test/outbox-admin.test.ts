@@ -595,6 +595,34 @@ describe("Outbox and email settings (admin GraphQL)", () => {
     expect(entered.status).toBe(303);
   });
 
+  it("tells members whether email is delivered (SMTP_URL) and whether the server is in production", async () => {
+    const DELIVERY = "{ emailDelivery { delivered production } }";
+    expect((await graphql(DELIVERY, {}, member)).body.data.emailDelivery).toEqual({
+      delivered: false,
+      production: false,
+    });
+    expect(refusal(await graphql(DELIVERY, {}, appToken)).code).toBe("insufficient_scope");
+    const production = await startTestServer({ production: true, allowHttp: true, smtpUrl: "smtp://127.0.0.1:2525" });
+    try {
+      const org = await fakeTenant(production.database.db);
+      const user = await createUser(production.database.db, {
+        email: `member-${unique(6)}@example.test`,
+        password: "long enough password",
+        organization: org.slug,
+        role: "member",
+      });
+      const cookie = `${SESSION_COOKIE}=${await createSession(production.database.db, production.config, user.id)}`;
+      const answer = await fetch(`${production.url}/admin/graphql/`, {
+        method: "POST",
+        headers: { "content-type": "application/json", cookie, "x-donata-organization": org.slug },
+        body: JSON.stringify({ query: DELIVERY }),
+      });
+      expect(((await answer.json()) as Json).data.emailDelivery).toEqual({ delivered: true, production: true });
+    } finally {
+      await production.close();
+    }
+  });
+
   it("previews a message with sample data in the organization's name, in its language or another", async () => {
     const db = server.database.db;
     const org = await fakeTenant(db);
