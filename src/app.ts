@@ -60,8 +60,12 @@ export interface AppDependencies {
   database: Database;
   /** Rate-limit counters; by default in the database, or in Redis when REDIS_URL is set. */
   limits?: LimitStore;
-  /** Test-only hooks: inject a failure between the steps of a checkout completion. */
-  testHooks?: { afterCompletionStep?: GivingContext["afterStep"] };
+  /** Test-only hooks: inject a failure between the steps of a checkout completion; hold the sign-in form's work. */
+  testHooks?: {
+    afterCompletionStep?: GivingContext["afterStep"];
+    /** Awaited once the donor sign-in form answered, before it looks the email up. */
+    beforeSignInLinkQueued?: () => Promise<void> | void;
+  };
 }
 
 /** Builds the whole HTTP application without listening, so tests start it on their own port. */
@@ -193,7 +197,17 @@ export async function buildApp({
   publicCheckoutRoutes(app, giving);
   documentRoutes(app, giving);
   donatePageRoutes(app, giving);
-  giftRoutes(app, giving, donorPortalRoutes(app, { db, config, links: giving.links, limits }));
+  giftRoutes(
+    app,
+    giving,
+    donorPortalRoutes(app, {
+      db,
+      config,
+      links: giving.links,
+      limits,
+      beforeSignInLinkQueued: testHooks?.beforeSignInLinkQueued,
+    }),
+  );
   paymentActionRoutes(app, giving);
   donationActionRoutes(app, giving);
   await stripeWebhookRoutes(app, giving);

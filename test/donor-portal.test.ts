@@ -82,21 +82,34 @@ describe("donor portal", () => {
     });
   }
 
-  /** The sign-in link last enqueued for this address (read from the outbox, before delivery). */
+  /** The sign-in message queued for this address (the form queues it once it has answered), by id. */
+  async function queuedSignIn(target: Pick<TestServer, "database">, organizationId: number, to: string) {
+    for (let wait = 0; wait < 200; wait++) {
+      const [row] = await target.database.db
+        .select({ id: outboxMessages.id })
+        .from(outboxMessages)
+        .where(
+          and(
+            eq(outboxMessages.organizationId, organizationId),
+            eq(outboxMessages.kind, "donor_sign_in"),
+            eq(outboxMessages.toAddress, to),
+            eq(outboxMessages.state, "queued"),
+          ),
+        )
+        .orderBy(sql`${outboxMessages.id} desc`)
+        .limit(1);
+      if (row) return row.id;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error(`no sign-in message queued for ${to}`);
+  }
+
+  /** The sign-in link the form queued for this address, as the donor gets it (delivered through SMTP). */
   async function lastLink(organizationId: number, to: string): Promise<string | undefined> {
-    const rows = await db()
-      .select({ data: outboxMessages.data })
-      .from(outboxMessages)
-      .where(
-        and(
-          eq(outboxMessages.organizationId, organizationId),
-          eq(outboxMessages.kind, "donor_sign_in"),
-          eq(outboxMessages.toAddress, to),
-        ),
-      )
-      .orderBy(sql`${outboxMessages.id} desc`)
-      .limit(1);
-    return (rows[0]?.data as { url?: string } | undefined)?.url;
+    const id = await queuedSignIn(server, organizationId, to);
+    await flushOutbox(server, organizationId);
+    const mail = smtp.to(to).find((message) => message.messageId?.startsWith(`<outbox.${organizationId}.${id}@`));
+    return /(http:\/\/\S+\/enter\?token=\S+)/.exec(mail?.text ?? "")?.[1];
   }
 
   const tokenOf = (url: string) => new URL(url).searchParams.get("token") as string;
@@ -137,6 +150,7 @@ describe("donor portal", () => {
     expect(text(known.html)).toContain("Check your inbox If this address belongs to a donor of");
     expect(known.headers.get("cache-control")).toBe("no-store");
 
+    await queuedSignIn(server, tenant.organizationId, supporter.email as string);
     const messages = await db()
       .select()
       .from(outboxMessages)
@@ -151,6 +165,7 @@ describe("donor portal", () => {
     const supporter = await fakeSupporter(db(), tenant.organizationId);
     const email = supporter.email as string;
     await askForLink(tenant.slug, email);
+    await queuedSignIn(server, tenant.organizationId, email);
     await flushOutbox(server, tenant.organizationId);
     const [mail] = smtp.to(email);
     const tenantName = (await server.get(`/donor/${tenant.slug}/`)).body.match(/<p class="org"><a [^>]+>([^<]+)</)?.[1];
@@ -296,11 +311,14 @@ describe("donor portal", () => {
         headers: { "content-type": "application/x-www-form-urlencoded" },
         body: new URLSearchParams({ email: supporter.email as string }).toString(),
       });
+      // No SMTP_URL: the captured copy is the donor's link.
+      const id = await queuedSignIn(secure, secureTenant.organizationId, supporter.email as string);
+      await flushOutbox(secure, secureTenant.organizationId);
       const [row] = await secure.database.db
-        .select({ data: outboxMessages.data })
+        .select({ text: outboxMessages.text })
         .from(outboxMessages)
-        .where(eq(outboxMessages.organizationId, secureTenant.organizationId));
-      const url = (row?.data as { url: string } | undefined)?.url ?? "";
+        .where(and(eq(outboxMessages.organizationId, secureTenant.organizationId), eq(outboxMessages.id, id)));
+      const url = /(https:\/\/\S+\/enter\?token=\S+)/.exec(row?.text ?? "")?.[1] ?? "";
       expect(url.startsWith(`https://give.example.org/donor/${secureTenant.slug}/enter?token=`)).toBe(true);
       const entered = await new Browser(secure.url).get(pathOf(url));
       expect(entered.headers.getSetCookie()).toEqual([
@@ -732,6 +750,7 @@ describe("donor portal", () => {
       await page.waitForSelector("h1:has-text('Check your inbox')");
       await expectAccessible(page);
 
+      await queuedSignIn(server, tenant.organizationId, email);
       await flushOutbox(server, tenant.organizationId);
       const mail = smtp.to(email).find((message) => message.headers.get("x-donata-message") === "donor_sign_in");
       const url = /(http:\/\/\S+\/enter\?token=\S+)/.exec(mail?.text ?? "")?.[1] as string;
@@ -776,5 +795,56 @@ describe("donor portal", () => {
       await expectAccessible(page);
       await context.close();
     });
+  });
+});
+
+describe("donor portal sign-in: the same answer at the same moment", () => {
+  let server: TestServer;
+  let release = () => {};
+  let held = Promise.resolve();
+  beforeAll(async () => {
+    server = await startTestServer({}, { testHooks: { beforeSignInLinkQueued: () => held } });
+  });
+  afterAll(async () => {
+    release();
+    await server?.close();
+  });
+
+  it("answers before it looks the email up: a known and an unknown address run the same queries before the answer", async () => {
+    held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const tenant = await fakeTenant(server.database.db);
+    const supporter = await fakeSupporter(server.database.db, tenant.organizationId);
+    const known = supporter.email as string;
+    const unknown = `nobody-${unique(8)}@example.test`;
+    const before: Record<string, string[]> = {};
+    for (const email of [known, unknown]) {
+      server.queries.length = 0;
+      const answer = await fetch(`${server.url}/donor/${tenant.slug}/sign-in`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ email }).toString(),
+      });
+      expect(answer.status).toBe(200);
+      await answer.text();
+      before[email] = [...server.queries];
+    }
+    // Before answering: the organization and the rate-limit counters, never the email's supporter or a link.
+    expect(before[known]?.filter((query) => /supporters|outbox_messages|donor_links/.test(query))).toEqual([]);
+    expect(before[known]).toEqual(before[unknown]);
+
+    // Once answered, the known address gets its message, the unknown none.
+    release();
+    const messages = async () =>
+      server.database.db
+        .select({ toAddress: outboxMessages.toAddress, kind: outboxMessages.kind })
+        .from(outboxMessages)
+        .where(eq(outboxMessages.organizationId, tenant.organizationId));
+    for (let wait = 0; wait < 200 && (await messages()).length === 0; wait++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await messages()).toEqual([{ toAddress: known, kind: "donor_sign_in" }]);
   });
 });

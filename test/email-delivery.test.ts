@@ -8,7 +8,7 @@ import { enqueueEmail, findMessage } from "../src/email/outbox.repo.js";
 import { renderDepsOf } from "../src/email/render.js";
 import { createMailer } from "../src/email/transport.js";
 import { deliverOutbox, MAX_DELIVERY_ATTEMPTS } from "../src/jobs/email.job.js";
-import { fakeTenant, type Tenant, unique } from "./helpers/factories.js";
+import { fakeCampaign, fakeSupporter, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 import { flushOutbox, linksOf, startSmtpServer, type TestSmtpServer } from "./helpers/smtp.js";
 
@@ -71,20 +71,118 @@ describe("email delivery", () => {
     expect(smtp.to(to)).toHaveLength(1);
   });
 
-  it("keeps no working sign-in link in the Outbox's copy of a sent message", async () => {
-    const to = `redacted-${unique()}@example.test`;
-    const url = `${server.url}/donor/${tenant.slug}/enter?token=dnt_dl_${unique(32)}`;
-    const id = await enqueue(to, { url });
-    await flushOutbox(server, tenant.organizationId);
-    const [mail] = smtp.to(to);
-    expect(linksOf(mail?.html)).toEqual([url]);
-    expect(mail?.text).toContain(url);
-    const stored = await row(id);
-    const redacted = `${server.url}/donor/${tenant.slug}/enter?token=dnt_dl_redacted`;
-    expect(linksOf(stored.html)).toEqual([redacted]);
-    expect(stored.text).toContain(redacted);
-    expect(stored.data).toEqual({ url: redacted });
-    expect(JSON.stringify(stored)).not.toContain(url);
+  /** The donor portal tokens a stored message holds (row and bodies), and those of them that still sign in. */
+  const usableTokens = async (id: number) => {
+    const stored = JSON.stringify(await row(id));
+    const usable: string[] = [];
+    for (const token of new Set(stored.match(/dnt_dl_[A-Za-z0-9_-]+/g) ?? [])) {
+      const entered = await fetch(`${server.url}/donor/${tenant.slug}/enter?token=${token}`, { redirect: "manual" });
+      if (entered.status !== 410) usable.push(token);
+    }
+    return usable;
+  };
+
+  /** The message of this kind queued for an address (the sign-in form queues it once it has answered). */
+  const queuedFor = async (to: string, kind: string) => {
+    for (let wait = 0; wait < 100; wait++) {
+      const [found] = await server.database.db
+        .select({ id: outboxMessages.id })
+        .from(outboxMessages)
+        .where(
+          and(
+            eq(outboxMessages.organizationId, tenant.organizationId),
+            eq(outboxMessages.toAddress, to),
+            eq(outboxMessages.kind, kind),
+          ),
+        );
+      if (found) return found.id;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`no ${kind} message queued for ${to}`);
+  };
+
+  const portalLinkOf = (html: string | false | undefined) =>
+    linksOf(html).find((link) => link.startsWith(`${server.url}/donor/${tenant.slug}/enter?token=`)) as string;
+
+  it("keeps no usable sign-in or receipt link in the Outbox, whatever the delivery outcome; each attempt mails a link of its own", async () => {
+    const db = server.database.db;
+    const askForLink = (email: string) =>
+      fetch(`${server.url}/donor/${tenant.slug}/sign-in`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ email }).toString(),
+      });
+
+    // Refused for now: the message waits in the queue with no link that works.
+    const held = (await fakeSupporter(db, tenant.organizationId)).email as string;
+    expect((await askForLink(held)).status).toBe(200);
+    const heldId = await queuedFor(held, "donor_sign_in");
+    smtp.failNext(451);
+    expect(await flushOutbox(server, tenant.organizationId)).toMatchObject({ retried: 1, sent: 0 });
+    expect(await row(heldId)).toMatchObject({ state: "queued", attempts: 1 });
+    expect(await usableTokens(heldId)).toEqual([]);
+    expect((await row(heldId)).text).toContain(`/donor/${tenant.slug}/enter?token=dnt_dl_redacted`);
+    // The next attempt mails a link minted for it, which works; the Outbox still has none.
+    expect(await flushOutbox(server, tenant.organizationId, { now: new Date(Date.now() + 2 * MINUTE) })).toMatchObject({
+      sent: 1,
+    });
+    const link = portalLinkOf(smtp.to(held)[0]?.html);
+    expect(link).toMatch(/enter\?token=dnt_dl_(?!redacted)/);
+    expect((await fetch(link, { redirect: "manual" })).status).toBe(303);
+    expect(await usableTokens(heldId)).toEqual([]);
+
+    // Refused for good: failed, with no link that works.
+    const bounced = (await fakeSupporter(db, tenant.organizationId)).email as string;
+    await askForLink(bounced);
+    const bouncedId = await queuedFor(bounced, "donor_sign_in");
+    smtp.failNext(550);
+    expect(await flushOutbox(server, tenant.organizationId)).toMatchObject({ failed: 1 });
+    expect(await row(bouncedId)).toMatchObject({ state: "failed" });
+    expect(await usableTokens(bouncedId)).toEqual([]);
+
+    // A receipt's portal link: the same.
+    const campaign = await fakeCampaign(db, tenant.organizationId, {
+      hasOneOff: true,
+      allowCustomAmount: true,
+      shownFields: ["first_name", "email"],
+      requiredFields: ["email"],
+      archiveDate: null,
+    });
+    const giver = `giver-${unique()}@example.test`;
+    const started = await (
+      await fetch(`${server.url}/api/v1/public/organizations/${tenant.slug}/campaigns/${campaign.slug}/checkouts/`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      })
+    ).json();
+    const completed = await fetch(
+      `${server.url}/api/v1/public/organizations/${tenant.slug}/checkouts/${started.id}/complete`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          client_secret: started.client_secret,
+          amount: 20,
+          frequency: 0,
+          processor: "sandbox",
+          card: { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" },
+          supporter: { first_name: "Ada", email: giver },
+          consents: { privacy: true },
+        }),
+      },
+    );
+    expect(completed.status).toBe(200);
+    const receiptId = await queuedFor(giver, "receipt");
+    smtp.failNext(451);
+    expect(await flushOutbox(server, tenant.organizationId)).toMatchObject({ retried: 1 });
+    expect(await usableTokens(receiptId)).toEqual([]);
+    expect(await flushOutbox(server, tenant.organizationId, { now: new Date(Date.now() + 2 * MINUTE) })).toMatchObject({
+      sent: 1,
+    });
+    const receiptLink = portalLinkOf(smtp.to(giver)[0]?.html);
+    expect((await fetch(receiptLink, { redirect: "manual" })).status).toBe(303);
+    expect(await usableTokens(receiptId)).toEqual([]);
   });
 
   it("sends nothing for a transaction that rolled back", async () => {

@@ -264,8 +264,9 @@ describe("giving: public checkout, processors, transitions", () => {
       const first = await give({ supporter: { first_name: "Mae", email } });
       const second = await give({ supporter: { first_name: "Mae", email: email.toUpperCase(), city: "Rome" } });
       expect(second.body.donation.supporter_id).toBe(first.body.donation.supporter_id);
+      // The second gift's city is kept from the supporter's record: a gift fills in nobody's details.
       const supporter = (await server.get(`/api/v1/supporters/${first.body.donation.supporter_id}`, tenant.token)).body;
-      expect(supporter).toMatchObject({ email, city: "Rome", first_name: "Mae" });
+      expect(supporter).toMatchObject({ email, city: null, first_name: "Mae" });
 
       const otherCampaign = await fakeCampaign(server.database.db, other.organizationId, { slug: `o-${unique(6)}` });
       const started = await start(otherCampaign.slug as string, {}, other.slug);
@@ -277,6 +278,78 @@ describe("giving: public checkout, processors, transitions", () => {
       );
       expect(elsewhere.status).toBe(200);
       expect(elsewhere.body.donation.supporter_id).not.toBe(first.body.donation.supporter_id);
+    });
+
+    it("a gift with an existing supporter's email changes none of their consents or details; what the giver declared is kept as a consent record", async () => {
+      const EXPORT = `mutation ($id: ID!) { exportSupporter(id: $id) { consent_records {
+        source donation_id applied create_date
+        privacy email_marketing phone_marketing sms_marketing postal_marketing profilation_marketing } } }`;
+      const existing = await fakeSupporter(server.database.db, tenant.organizationId, {
+        email: `kept-${unique(6)}@example.test`,
+        firstName: "Grace",
+        lastName: null,
+        phone: null,
+        city: null,
+        privacy: true,
+        emailMarketing: true,
+        phoneMarketing: false,
+        smsMarketing: null,
+      });
+      const before = (await server.get(`/api/v1/supporters/${existing.id}`, tenant.token)).body;
+      // Nobody signed in, no money moves (a bank transfer awaited): the gift is still recorded, on that supporter.
+      const started = new Date();
+      const gift = await give({
+        processor: "manual",
+        card: undefined,
+        amount: 15,
+        supporter: {
+          first_name: "Mallory",
+          last_name: "Else",
+          email: (existing.email as string).toUpperCase(),
+          phone: "+39 000 0000",
+          city: "Nowhere",
+        },
+        consents: { privacy: true, email_marketing: false, phone_marketing: true },
+      });
+      expect(gift.status).toBe(200);
+      expect(gift.body).toMatchObject({ result: "pending", payment: { state: "PENDING" } });
+      expect(gift.body.donation.supporter_id).toBe(existing.id);
+      expect((await server.get(`/api/v1/supporters/${existing.id}`, tenant.token)).body).toEqual(before);
+
+      const exported = await graphql(tenant.token, EXPORT, { id: existing.id });
+      expect(exported.errors).toBeUndefined();
+      const [record, ...more] = exported.data.exportSupporter.consent_records;
+      expect(more).toEqual([]);
+      expect(record).toEqual({
+        source: "checkout",
+        donation_id: gift.body.donation.id,
+        applied: false,
+        create_date: expect.any(String),
+        privacy: true,
+        email_marketing: false,
+        phone_marketing: true,
+        sms_marketing: null,
+        postal_marketing: null,
+        profilation_marketing: null,
+      });
+      expect(new Date(record.create_date).getTime()).toBeGreaterThanOrEqual(started.getTime() - 1000);
+
+      // A new supporter is made of what the giver declared: the record says it was applied.
+      const fresh = await give({ consents: { privacy: true, sms_marketing: true } });
+      const freshSupporter = (await server.get(`/api/v1/supporters/${fresh.body.donation.supporter_id}`, tenant.token))
+        .body;
+      expect(freshSupporter).toMatchObject({ privacy: true, sms_marketing: true, email_marketing: null });
+      const freshExport = await graphql(tenant.token, EXPORT, { id: fresh.body.donation.supporter_id });
+      expect(freshExport.data.exportSupporter.consent_records).toEqual([
+        expect.objectContaining({
+          source: "checkout",
+          donation_id: fresh.body.donation.id,
+          applied: true,
+          privacy: true,
+          sms_marketing: true,
+          email_marketing: null,
+        }),
+      ]);
     });
 
     it("declined card: recorded as an attempt without supporter, donation or payment; checkout stays OPEN; a retry succeeds", async () => {

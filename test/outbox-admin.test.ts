@@ -553,6 +553,76 @@ describe("Outbox and email settings (admin GraphQL)", () => {
     }
   });
 
+  it("without SMTP_URL a captured message keeps its sign-in link, shown to owners and admins only", async () => {
+    const db = server.database.db;
+    const org = await fakeTenant(db);
+    const [orgOwner, orgAdmin, orgMember] = [
+      await signIn(org.slug, "owner"),
+      await signIn(org.slug, "admin"),
+      await signIn(org.slug, "member"),
+    ];
+    const donor = await fakeSupporter(db, org.organizationId);
+    const signInPage = await fetch(`${server.url}/donor/${org.slug}/sign-in`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ email: donor.email as string }).toString(),
+    });
+    expect(signInPage.status).toBe(200);
+    let id: number | undefined;
+    for (let wait = 0; wait < 100 && id === undefined; wait++) {
+      const listed = (await graphql(LIST, { kind: "donor_sign_in" }, orgOwner)).body.data.outboxMessages.items;
+      id = listed[0]?.id;
+      if (id === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await flushOutbox(server, org.organizationId)).toMatchObject({ captured: 1 });
+    const live = /\/enter\?token=(dnt_dl_[A-Za-z0-9_-]+)/;
+
+    const forOwner = (await graphql(ONE, { id }, orgOwner)).body.data.outboxMessage;
+    const forAdmin = (await graphql(ONE, { id }, orgAdmin)).body.data.outboxMessage;
+    const token = live.exec(forOwner.text)?.[1] as string;
+    expect(token).toMatch(/^dnt_dl_(?!redacted)/);
+    expect(forOwner.html).toContain(token);
+    expect(forAdmin.text).toContain(token);
+
+    const forMember = (await graphql(ONE, { id }, orgMember)).body.data.outboxMessage;
+    expect(forMember.state).toBe("captured");
+    expect(JSON.stringify(forMember)).not.toContain(token);
+    expect(forMember.text).toContain(`/donor/${org.slug}/enter?token=dnt_dl_redacted`);
+    expect(forMember.html).toContain("dnt_dl_redacted");
+
+    // The owner's link is the donor's: it signs in.
+    const entered = await fetch(`${server.url}/donor/${org.slug}/enter?token=${token}`, { redirect: "manual" });
+    expect(entered.status).toBe(303);
+  });
+
+  it("tells members whether email is delivered (SMTP_URL) and whether the server is in production", async () => {
+    const DELIVERY = "{ emailDelivery { delivered production } }";
+    expect((await graphql(DELIVERY, {}, member)).body.data.emailDelivery).toEqual({
+      delivered: false,
+      production: false,
+    });
+    expect(refusal(await graphql(DELIVERY, {}, appToken)).code).toBe("insufficient_scope");
+    const production = await startTestServer({ production: true, allowHttp: true, smtpUrl: "smtp://127.0.0.1:2525" });
+    try {
+      const org = await fakeTenant(production.database.db);
+      const user = await createUser(production.database.db, {
+        email: `member-${unique(6)}@example.test`,
+        password: "long enough password",
+        organization: org.slug,
+        role: "member",
+      });
+      const cookie = `${SESSION_COOKIE}=${await createSession(production.database.db, production.config, user.id)}`;
+      const answer = await fetch(`${production.url}/admin/graphql/`, {
+        method: "POST",
+        headers: { "content-type": "application/json", cookie, "x-donata-organization": org.slug },
+        body: JSON.stringify({ query: DELIVERY }),
+      });
+      expect(((await answer.json()) as Json).data.emailDelivery).toEqual({ delivered: true, production: true });
+    } finally {
+      await production.close();
+    }
+  });
+
   it("previews a message with sample data in the organization's name, in its language or another", async () => {
     const db = server.database.db;
     const org = await fakeTenant(db);

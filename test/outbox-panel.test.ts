@@ -112,6 +112,8 @@ describe("admin panel: Outbox and Settings → Email", () => {
     await expect(table.locator("tbody tr").count()).resolves.toBe(3);
     await expect(table.locator(`tr[data-id="${failedId}"]`).textContent()).resolves.toContain("failed");
     await expect(table.locator(`tr[data-id="${capturedId}"]`).textContent()).resolves.toContain("captured");
+    // Captured on a server not in production: no warning, the page says what captured means.
+    expect(await page.locator('[data-testid="mail-not-delivered"]').count()).toBe(0);
 
     expect(await axeViolations(page)).toEqual([]);
     await page.getByLabel("State").selectOption("failed");
@@ -241,6 +243,41 @@ describe("admin panel: Outbox and Settings → Email", () => {
     await memberPage.getByLabel("Message", { exact: true }).selectOption("donor_sign_in");
     await memberPage.frameLocator('[data-testid="preview-frame"]').getByText("Accedi", { exact: true }).waitFor();
     await memberPage.context().close();
+    await page.context().close();
+  });
+});
+
+describe("admin panel: a production server without SMTP_URL", () => {
+  let server: TestServer;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    [server, browser] = await Promise.all([
+      startTestServer({ production: true, allowHttp: true, smtpUrl: undefined }),
+      launchChromium(),
+    ]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it("warns on the Outbox that email is not being delivered", async () => {
+    const tenant = await fakeTenant(server.database.db);
+    const email = `owner-${unique(6)}@example.test`;
+    await createUser(server.database.db, { email, password: PASSWORD, organization: tenant.slug, role: "member" });
+    const page = await signInToPanel(browser, {
+      url: server.url,
+      email,
+      password: PASSWORD,
+      organization: tenant.slug,
+    });
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/outbox`);
+    const warning = page.locator('[data-testid="mail-not-delivered"]');
+    await warning.waitFor();
+    await expect(warning.textContent()).resolves.toContain(
+      "Email is not being delivered. This server has no mail server (SMTP_URL): donors get no receipts, sign-in links or any other email.",
+    );
     await page.context().close();
   });
 });

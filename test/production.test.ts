@@ -19,6 +19,7 @@ import { type Config, ConfigError, loadConfig } from "../src/config.js";
 import { type Db, openDatabase } from "../src/db/client.js";
 import { memberships, outboxMessages, userSignInLinks, users } from "../src/db/schema.js";
 import { enqueueEmail } from "../src/email/outbox.repo.js";
+import { NO_MAIL_WARNING } from "../src/email/transport.js";
 import { createApplication } from "../src/modules/applications/applications.service.js";
 import { createOrganization } from "../src/modules/organizations/organizations.service.js";
 import { insertUser } from "../src/modules/users/users.repo.js";
@@ -938,5 +939,25 @@ describe("the welcome page in chromium", () => {
       }
     },
     TIMEOUT,
+  );
+});
+
+describe("a production server without SMTP_URL", () => {
+  it(
+    "says at start that email is not delivered",
+    async () => {
+      const target = await freshTarget("nomail");
+      try {
+        const serve = await startServe({ ...target.env, NODE_ENV: "production", ALLOW_HTTP: "true" });
+        await serve.stop();
+        expect(serve.output()).toContain(NO_MAIL_WARNING);
+        expect(NO_MAIL_WARNING).toBe(
+          "WARNING: no SMTP_URL: email is not delivered. Receipts and sign-in links are only captured in the admin panel's Outbox; set SMTP_URL (smtp:// or smtps://) to send them",
+        );
+      } finally {
+        await target.drop();
+      }
+    },
+    2 * TIMEOUT,
   );
 });

@@ -1,5 +1,5 @@
 import { renderDepsOf } from "../email/render.js";
-import { createMailer } from "../email/transport.js";
+import { createMailer, NO_MAIL_WARNING } from "../email/transport.js";
 import { startMailer } from "../jobs/email.job.js";
 import { runBilling, startWorker } from "../jobs/runner.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
@@ -55,6 +55,7 @@ export const workerCommand: Command = {
     const { config, database } = await openMigratedDatabase(io.env);
     try {
       io.stdout.write(`Worker running every ${config.workerIntervalSeconds} s (${database.kind})\n`);
+      if (config.production && !config.smtpUrl) io.stdout.write(`${NO_MAIL_WARNING}\n`);
       const worker = startWorker(database.db, {
         intervalSeconds: config.workerIntervalSeconds,
         checkoutTtlSeconds: config.checkoutTtlSeconds,

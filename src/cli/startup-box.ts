@@ -1,4 +1,5 @@
 import type { Config } from "../config.js";
+import { NO_MAIL_WARNING } from "../email/transport.js";
 
 export interface StartupFacts {
   config: Config;
@@ -22,7 +23,11 @@ export function startupBox({ config, databaseKind, port, demo, emailCaptured }: 
     RULE,
     `Donata (${databaseKind}) listening on http://${config.host}:${port}  docs: ${config.baseUrl}/docs`,
     ...(demo ?? []),
-    ...(emailCaptured ? ["Email: no SMTP_URL, messages are captured (admin panel → Outbox)"] : []),
+    ...(config.production && !config.smtpUrl
+      ? [NO_MAIL_WARNING]
+      : emailCaptured
+        ? ["Email: no SMTP_URL, messages are captured (admin panel → Outbox)"]
+        : []),
     "Request logs: mute them with LOG_LEVEL=warn npm start (or LOG_LEVEL=warn donata serve); Ctrl-C stops",
     RULE,
   ];

@@ -853,3 +853,37 @@ export const donorSessions = pgTable(
     uniqueIndex("donor_sessions_token_hash_key").on(t.tokenHash),
   ],
 );
+
+// What a supporter declared about their consents, when and through what. A gift's declaration
+// (source "checkout") is kept with the gift; it becomes the supporter's consents only when the gift
+// created the supporter (`applied`): an existing supporter's consents change only in the donor
+// portal or by an admin, never because someone gave with their email.
+export const consentRecords = pgTable(
+  "consent_records",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    createDate: createDate(),
+    supporterId: ref("supporter_id").notNull(),
+    donationId: ref("donation_id"),
+    source: text("source").notNull(),
+    // { privacy: true, email_marketing: false, … }: only the consents declared.
+    consents: jsonb("consents").notNull(),
+    applied: boolean("applied").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: "consent_records_supporter_fk",
+      columns: [t.organizationId, t.supporterId],
+      foreignColumns: [supporters.organizationId, supporters.id],
+    }),
+    foreignKey({
+      name: "consent_records_donation_fk",
+      columns: [t.organizationId, t.donationId],
+      foreignColumns: [donations.organizationId, donations.id],
+    }),
+    index("consent_records_supporter_idx").on(t.organizationId, t.supporterId, t.id),
+    check("consent_records_source_check", sql`${t.source} in ('checkout')`),
+  ],
+);

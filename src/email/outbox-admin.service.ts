@@ -1,5 +1,6 @@
 import type { Db } from "../db/client.js";
 import { AppError, notFound } from "../errors/app-error.js";
+import { PORTAL_TOKEN_PLACEHOLDER, PORTAL_TOKENS } from "../modules/donor-portal/donor-links.service.js";
 import { findSupporter } from "../modules/supporters/supporters.repo.js";
 import { MESSAGES } from "./messages/index.js";
 import {
@@ -17,8 +18,19 @@ import { EMAIL_LOCALES, type EmailLocale, type RenderDeps, renderSample } from "
 export const OUTBOX_STATES = ["queued", "sending", "sent", "captured", "failed", "cancelled"] as const;
 export const MAX_OUTBOX_PAGE = 100;
 
-/** What the Outbox shows of a message: the envelope, its delivery and what was (or would be) sent. */
-export function outboxMessageToWire(row: OutboxRow) {
+/** Who reads the Outbox: owners and admins see a captured message's sign-in link, other members do not. */
+export interface OutboxReader {
+  showsLinks: boolean;
+}
+
+/** A body with every donor portal token replaced by the placeholder, which signs nobody in. */
+const withoutPortalTokens = (body: string | null) => body?.replace(PORTAL_TOKENS, PORTAL_TOKEN_PLACEHOLDER) ?? null;
+
+/**
+ * What the Outbox shows of a message: the envelope, its delivery and what was (or would be) sent.
+ * Only a captured message (no SMTP_URL) keeps a usable link; it is shown to owners and admins alone.
+ */
+export function outboxMessageToWire(row: OutboxRow, reader: OutboxReader) {
   const headers = row.headers && typeof row.headers === "object" ? (row.headers as Record<string, unknown>) : {};
   return {
     id: row.id,
@@ -29,8 +41,8 @@ export function outboxMessageToWire(row: OutboxRow) {
     next_attempt_date: row.state === "queued" || row.state === "sending" ? row.nextAttemptDate.toISOString() : null,
     last_error: row.lastError,
     subject: row.subject,
-    html: row.html,
-    text: row.text,
+    html: reader.showsLinks ? row.html : withoutPortalTokens(row.html),
+    text: reader.showsLinks ? row.text : withoutPortalTokens(row.text),
     headers: Object.entries(headers).map(([name, value]) => ({ name, value: String(value) })),
     message_id: row.messageId,
     sent_date: row.sentDate?.toISOString() ?? null,
@@ -89,7 +101,7 @@ function parseFilters(query: OutboxPageQuery): MessageFilters {
  * One page of the organization's messages, newest first. `after` is the `end_cursor` of the
  * previous page (keyset on the id, so new messages never shift the pages being walked).
  */
-export async function listOutbox(db: Db, organizationId: number, query: OutboxPageQuery) {
+export async function listOutbox(db: Db, organizationId: number, query: OutboxPageQuery, reader: OutboxReader) {
   const first = query.first ?? 20;
   if (!Number.isInteger(first) || first < 1 || first > MAX_OUTBOX_PAGE) {
     throw invalidParameter("first", `use 1 to ${MAX_OUTBOX_PAGE}`);
@@ -105,17 +117,17 @@ export async function listOutbox(db: Db, organizationId: number, query: OutboxPa
     listMessages(db, organizationId, { ...filters, beforeId }, first + 1),
     countMessages(db, organizationId, filters),
   ]);
-  const items = rows.slice(0, first).map(outboxMessageToWire);
+  const items = rows.slice(0, first).map((row) => outboxMessageToWire(row, reader));
   const hasMore = rows.length > first;
   return { items, count, has_more: hasMore, end_cursor: hasMore ? String(items.at(-1)?.id) : null };
 }
 
 /** One message of the organization; null for an id it has none with (another organization's included). */
-export async function retrieveOutboxMessage(db: Db, organizationId: number, rawId: string) {
+export async function retrieveOutboxMessage(db: Db, organizationId: number, rawId: string, reader: OutboxReader) {
   const id = parseMessageId(rawId);
   if (id === null) return null;
   const row = await findMessage(db, organizationId, id);
-  return row ? outboxMessageToWire(row) : null;
+  return row ? outboxMessageToWire(row, reader) : null;
 }
 
 /**
@@ -131,7 +143,8 @@ async function moveMessage(
   const id = parseMessageId(rawId);
   if (id === null) throw notFound("Message");
   const moved = await transitionMessage(db, organizationId, id, action.from, action.values);
-  if (moved) return outboxMessageToWire(moved);
+  // Retrying and cancelling are owners' and admins' (organization:manage): they see links.
+  if (moved) return outboxMessageToWire(moved, { showsLinks: true });
   const current = await findMessage(db, organizationId, id);
   if (!current) throw notFound("Message");
   throw new AppError("invalid_state_transition", `Message ${id} is ${current.state}; ${action.refusal}`);

@@ -1,5 +1,6 @@
+import { can } from "../auth/actor.js";
 import { builder } from "../graphql/builder.js";
-import { authorize } from "../graphql/context.js";
+import { authorize, type GraphQLContext } from "../graphql/context.js";
 import { auditActorOf } from "../modules/audit/audit.service.js";
 import { SupporterType } from "../modules/supporters/supporters.graphql.js";
 import { EMAIL_KINDS } from "./outbox.repo.js";
@@ -15,6 +16,9 @@ import {
 } from "./outbox-admin.service.js";
 import { renderDepsOf } from "./render.js";
 import { type StatementCounts, sendStatements } from "./statements.service.js";
+
+/** A captured message's sign-in link is for those who may manage the organization (owners, admins). */
+const readerOf = (context: GraphQLContext) => ({ showsLinks: can(context.actor, "organization:manage") });
 
 const EmailHeaderType = builder.objectRef<{ name: string; value: string }>("EmailHeader").implement({
   fields: (t) => ({ name: t.exposeString("name"), value: t.exposeString("value") }),
@@ -38,8 +42,13 @@ export const OutboxMessageType = builder.objectRef<OutboxMessageWire>("OutboxMes
       description: "The mail server's answer to the last failed attempt",
     }),
     subject: t.exposeString("subject", { nullable: true }),
-    html: t.exposeString("html", { nullable: true, description: "The HTML part as sent (render it sandboxed)" }),
-    text: t.exposeString("text", { nullable: true, description: "The plain text part" }),
+    html: t.exposeString("html", {
+      nullable: true,
+      description:
+        "The HTML part as sent (render it sandboxed); donor portal links read dnt_dl_redacted, except in a captured " +
+        "message read by an owner or admin",
+    }),
+    text: t.exposeString("text", { nullable: true, description: "The plain text part (links as in html)" }),
     headers: t.field({ type: [EmailHeaderType], resolve: (message) => message.headers }),
     message_id: t.exposeString("message_id", { nullable: true }),
     sent_date: t.exposeString("sent_date", { nullable: true, description: "When it was sent or captured" }),
@@ -86,7 +95,7 @@ builder.queryFields((t) => ({
     },
     resolve: (_root, args, context) => {
       authorize(context, "organization:read");
-      return listOutbox(context.db, context.scope.organizationId, args);
+      return listOutbox(context.db, context.scope.organizationId, args, readerOf(context));
     },
   }),
   outboxMessage: t.field({
@@ -96,10 +105,31 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, context) => {
       authorize(context, "organization:read");
-      return retrieveOutboxMessage(context.db, context.scope.organizationId, String(args.id));
+      return retrieveOutboxMessage(context.db, context.scope.organizationId, String(args.id), readerOf(context));
     },
   }),
 }));
+
+const EmailDeliveryType = builder.objectRef<{ delivered: boolean; production: boolean }>("EmailDelivery").implement({
+  description: "Whether this server sends email (the panel warns when a production server does not)",
+  fields: (t) => ({
+    delivered: t.exposeBoolean("delivered", {
+      description: "SMTP_URL is set: messages are sent. Otherwise they are only captured in the Outbox",
+    }),
+    production: t.exposeBoolean("production", { description: "The server runs with NODE_ENV=production" }),
+  }),
+});
+
+builder.queryField("emailDelivery", (t) =>
+  t.field({
+    type: EmailDeliveryType,
+    description: "Whether donors get the emails in the Outbox, or they are only captured (members only)",
+    resolve: (_root, _args, context) => {
+      authorize(context, "organization:read");
+      return { delivered: Boolean(context.config.smtpUrl), production: context.config.production };
+    },
+  }),
+);
 
 const EmailPreviewType = builder
   .objectRef<{ kind: string; subject: string; html: string; text: string }>("EmailPreview")

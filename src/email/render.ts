@@ -5,6 +5,7 @@ import mjml2html from "mjml";
 import type { Config } from "../config.js";
 import type { Executor } from "../db/client.js";
 import { organizations } from "../db/schema.js";
+import type { DonorLinkPurpose } from "../modules/donor-portal/donor-portal.repo.js";
 import { formatMoney } from "../payments/money.js";
 import type { EmailKind, OutboxRow } from "./outbox.repo.js";
 
@@ -47,6 +48,11 @@ export const renderDepsOf = (config: Pick<Config, "baseUrl" | "authUrl" | "mailF
  */
 export interface EmailMessage<Model extends BaseModel = BaseModel> {
   kind: EmailKind;
+  /**
+   * A message with a donor portal link: rendered with the placeholder (PORTAL_TOKEN_PLACEHOLDER),
+   * the link's token is minted for the recipient when it is delivered, with this purpose.
+   */
+  portalLink?: DonorLinkPurpose;
   load(tx: Executor, row: OutboxRow, deps: RenderDeps): Promise<Model | null>;
   sample(base: BaseModel, deps: RenderDeps): Model;
 }

@@ -18,6 +18,10 @@ export class DeliveryError extends Error {
   }
 }
 
+/** What a production server without SMTP_URL says at start (and the Outbox shows): no donor gets any email. */
+export const NO_MAIL_WARNING =
+  "WARNING: no SMTP_URL: email is not delivered. Receipts and sign-in links are only captured in the admin panel's Outbox; set SMTP_URL (smtp:// or smtps://) to send them";
+
 export function createMailer(smtpUrl: string | undefined): Mailer {
   if (!smtpUrl) {
     return {

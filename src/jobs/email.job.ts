@@ -1,7 +1,8 @@
 import type { Db } from "../db/client.js";
-import { claimDueMessages, type OutboxRow, updateMessage } from "../email/outbox.repo.js";
-import { type RenderDeps, type RenderedEmail, renderOutboxMessage } from "../email/render.js";
+import { claimDueMessages, type EmailKind, type OutboxRow, updateMessage } from "../email/outbox.repo.js";
+import { messageOf, type RenderDeps, type RenderedEmail, renderOutboxMessage } from "../email/render.js";
 import { DeliveryError, type Mailer } from "../email/transport.js";
+import { mintPortalToken, PORTAL_TOKEN_PLACEHOLDER } from "../modules/donor-portal/donor-links.service.js";
 import { startLoop } from "./loop.js";
 
 /** Waits after a failed attempt: 1 min, 5 min, 15 min, 1 h, 3 h, 6 h, 12 h; the 8th failure is final (about a day). */
@@ -30,8 +31,9 @@ function storedRendering(row: OutboxRow): RenderedEmail | null {
 
 /**
  * One pass over the outbox: claims due messages (a short transaction), renders each once (kept, so a
- * retry sends the same message with the same Message-ID), hands it to the SMTP server outside any
- * transaction, then records the answer. A temporary refusal or a dropped connection is retried with
+ * retry sends the same message with the same Message-ID; a donor portal link kept as a placeholder
+ * and minted at each attempt), hands it to the SMTP server outside any transaction, then records
+ * the answer. A temporary refusal or a dropped connection is retried with
  * backoff; a permanent one (5xx) fails at once with the server's answer. A process that dies between
  * the server's 250 and the record leaves the message leased; it is sent again after the lease.
  */
@@ -81,8 +83,9 @@ async function deliverOne(db: Db, deps: DeliveryDeps, row: OutboxRow, now: Date,
     }
     await updateMessage(db, row.organizationId, row.id, { ...email, headers: email.headers });
   }
+  const sending = await withPortalToken(db, row, email);
   try {
-    await deps.mailer.send(row.toAddress, email);
+    await deps.mailer.send(row.toAddress, sending);
     const captured = deps.mailer.mode === "capture";
     result[captured ? "captured" : "sent"] += 1;
     await updateMessage(db, row.organizationId, row.id, {
@@ -90,9 +93,9 @@ async function deliverOne(db: Db, deps: DeliveryDeps, row: OutboxRow, now: Date,
       sentDate: new Date(),
       messageId: email.headers["Message-ID"] ?? null,
       lastError: null,
-      // Once sent, the copy kept for the Outbox no longer signs anyone in (only the donor's inbox does).
-      // A captured message keeps its link: it is the only copy, on an instance that sends no mail.
-      ...(captured ? {} : withoutSignInTokens(row, email)),
+      // Captured, the copy is the only one, on an instance that sends no mail: its link stays usable
+      // (to owners and admins only, see outboxMessageToWire). A sent copy keeps the placeholder.
+      ...(captured ? { html: sending.html, text: sending.text } : {}),
     });
   } catch (error) {
     const permanent = error instanceof DeliveryError && error.permanent;
@@ -107,17 +110,22 @@ async function deliverOne(db: Db, deps: DeliveryDeps, row: OutboxRow, now: Date,
   }
 }
 
-/** Donor portal sign-in tokens (src/modules/donor-portal/donor-links.service.ts) in a message's links. */
-const SIGN_IN_TOKEN = /dnt_dl_[A-Za-z0-9_-]+/g;
-const REDACTED = "dnt_dl_redacted";
-
-function withoutSignInTokens(row: OutboxRow, email: RenderedEmail) {
-  const data = JSON.stringify(row.data);
-  if (![email.html, email.text, data].some((part) => part.includes("dnt_dl_"))) return {};
+/**
+ * The message as this attempt sends it: a donor portal link, stored with the placeholder, gets a
+ * token minted now for the address it goes to (its hash written before the SMTP call, the token
+ * itself never). A retry mints another: no copy in the outbox ever signs anyone in.
+ */
+async function withPortalToken(db: Db, row: OutboxRow, email: RenderedEmail): Promise<RenderedEmail> {
+  if (!email.html.includes(PORTAL_TOKEN_PLACEHOLDER) && !email.text.includes(PORTAL_TOKEN_PLACEHOLDER)) return email;
+  const purpose = (await messageOf(row.kind as EmailKind)).portalLink;
+  if (!purpose) return email;
+  const token = await db.transaction((tx) =>
+    mintPortalToken(tx, { organizationId: row.organizationId, email: row.toAddress, purpose }),
+  );
   return {
-    html: email.html.replace(SIGN_IN_TOKEN, REDACTED),
-    text: email.text.replace(SIGN_IN_TOKEN, REDACTED),
-    data: JSON.parse(data.replace(SIGN_IN_TOKEN, REDACTED)) as unknown,
+    ...email,
+    html: email.html.replaceAll(PORTAL_TOKEN_PLACEHOLDER, token),
+    text: email.text.replaceAll(PORTAL_TOKEN_PLACEHOLDER, token),
   };
 }
 

@@ -4,9 +4,13 @@ export interface DonorSignInModel extends BaseModel {
   url: string;
 }
 
-/** The portal's sign-in link: the link is minted (and only its hash stored) when the donor asks for it. */
+/**
+ * The portal's sign-in link. Its `url` is stored with the placeholder token; the link is minted (and
+ * only its hash stored) when the message is delivered, for the address it goes to.
+ */
 export const message: EmailMessage<DonorSignInModel> = {
   kind: "donor_sign_in",
+  portalLink: "sign_in",
   async load(tx, row) {
     const base = await loadBaseModel(tx, row.organizationId);
     const url = (row.data as { url?: unknown }).url;

@@ -1,4 +1,4 @@
-import { mintReceiptLink } from "../../modules/donor-portal/donor-links.service.js";
+import { portalLinkPlaceholder } from "../../modules/donor-portal/donor-links.service.js";
 import {
   donorFirstName,
   type FrequencyKey,
@@ -23,13 +23,14 @@ export interface ReceiptModel extends BaseModel {
   renewal: boolean;
   /** The donation's printable receipt (donations.receipt_url): linked, as no PDF is generated. */
   receipt_url: string;
-  /** A link that signs the donor in to the portal (30 days, reusable), for this donation's supporter's email. */
+  /** A link that signs the donor in to the portal (30 days, reusable), minted for the address it is delivered to. */
   portal_url: string;
 }
 
 /** The receipt of one payment received (first or renewal), with the donation's receipt and the donor's portal. */
 export const message: EmailMessage<ReceiptModel> = {
   kind: "receipt",
+  portalLink: "receipt",
   async load(tx, row, deps) {
     const context = await loadDonationContext(tx, row);
     if (!context) return null;
@@ -48,14 +49,8 @@ export const message: EmailMessage<ReceiptModel> = {
       frequency_key: `frequency.${frequencyKey(donation.frequency)}`,
       renewal: payment.billingCycle !== null,
       receipt_url: donation.receiptUrl,
-      // Minted when the message is rendered (once: a retry resends the stored rendering), so settling
-      // a payment needs nothing of the portal; only the link's hash is stored.
-      portal_url: await mintReceiptLink(tx, {
-        organizationId: row.organizationId,
-        organizationSlug: base.organization.slug,
-        email: supporter.email as string,
-        baseUrl: deps.baseUrl,
-      }),
+      // The placeholder: the delivery mints the link for the address it sends to (only its hash stored).
+      portal_url: portalLinkPlaceholder(deps.baseUrl, base.organization.slug),
     };
   },
   sample(base, deps) {

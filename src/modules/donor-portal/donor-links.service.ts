@@ -30,17 +30,26 @@ function enterUrl(baseUrl: string, organizationSlug: string, token: string, next
   return `${baseUrl.replace(/\/+$/, "")}${portalPath(organizationSlug, "enter")}?${query}`;
 }
 
-async function mintLink(
+/**
+ * What a stored message carries instead of a donor portal token: its link signs nobody in. The
+ * delivery puts a token minted for that attempt in its place (src/jobs/email.job.ts), so no copy
+ * kept in the outbox (queued, refused, failed or sent) is a way into a donor's portal.
+ */
+export const PORTAL_TOKEN_PLACEHOLDER = `${LINK_PREFIX}_redacted`;
+
+/** Every donor portal token in a text (the placeholder included). */
+export const PORTAL_TOKENS = /dnt_dl_[A-Za-z0-9_-]+/g;
+
+/** A portal link as a message is stored: the placeholder where the token goes. */
+export function portalLinkPlaceholder(baseUrl: string, organizationSlug: string, next?: string) {
+  return enterUrl(baseUrl, organizationSlug, PORTAL_TOKEN_PLACEHOLDER, portalReturnPath(next));
+}
+
+/** A new link token for an email (only its hash is stored): what the delivery puts in place of the placeholder. */
+export async function mintPortalToken(
   tx: Executor,
-  link: {
-    organizationId: number;
-    organizationSlug: string;
-    email: string;
-    baseUrl: string;
-    purpose: DonorLinkPurpose;
-    next?: string | undefined;
-  },
-) {
+  link: { organizationId: number; email: string; purpose: DonorLinkPurpose },
+): Promise<string> {
   const token = generateSecret(LINK_PREFIX);
   await insertDonorLink(tx, {
     organizationId: link.organizationId,
@@ -49,19 +58,20 @@ async function mintLink(
     purpose: link.purpose,
     expiresDate: new Date(Date.now() + LINK_TTL_SECONDS[link.purpose] * 1000),
   });
-  return enterUrl(link.baseUrl, link.organizationSlug, token, portalReturnPath(link.next));
+  return token;
 }
 
 /**
- * A link for a receipt email that signs its donor in to the organization's portal: reusable for 30
+ * A link that signs its donor in to the organization's portal, for a receipt: reusable for 30
  * days, so the receipt keeps working. Only the link's hash is stored. `next` opens a page of the
  * portal after signing in (`gifts/12`) instead of its home.
  */
-export function mintReceiptLink(
+export async function mintReceiptLink(
   tx: Executor,
   link: { organizationId: number; organizationSlug: string; email: string; baseUrl: string; next?: string },
 ): Promise<string> {
-  return mintLink(tx, { ...link, purpose: "receipt" });
+  const token = await mintPortalToken(tx, { ...link, purpose: "receipt" });
+  return enterUrl(link.baseUrl, link.organizationSlug, token, portalReturnPath(link.next));
 }
 
 /** The counters of sign-in link requests: per client address, and per email within an organization. */
@@ -103,18 +113,26 @@ async function countLinkRequest(throttle: DonorSignInThrottle, organizationId: n
 }
 
 /**
- * The sign-in form: counts the request, then, only if a supporter of this organization has the
- * email, mints a single-use link and enqueues it by email in one transaction. The caller answers
- * the same whatever happened here, so the form tells nobody whether an email is known.
+ * The sign-in form, before it answers: counts the request (refused past the limits). It does the
+ * same whether or not the email is known, so the answer's timing tells nobody either.
  */
-export async function requestSignInLink(
-  db: Db,
+export async function countSignInRequest(
   throttle: DonorSignInThrottle,
-  request: { organization: PortalOrganization; email: string; ip: string; baseUrl: string; next?: string | undefined },
+  request: { organization: PortalOrganization; email: string; ip: string },
+) {
+  await countLinkRequest(throttle, request.organization.id, normalizeEmail(request.email), request.ip);
+}
+
+/**
+ * The sign-in form, once it has answered: only if a supporter of this organization has the email,
+ * queues the sign-in email (its link minted when it is delivered, see PORTAL_TOKEN_PLACEHOLDER).
+ */
+export async function queueSignInLink(
+  db: Db,
+  request: { organization: PortalOrganization; email: string; baseUrl: string; next?: string | undefined },
 ) {
   const email = normalizeEmail(request.email);
   const { organization } = request;
-  await countLinkRequest(throttle, organization.id, email, request.ip);
   await db.transaction(async (tx) => {
     const scope = { organizationId: organization.id, timeZone: organization.timeZone };
     const { rows } = await listSupporterRows(
@@ -126,20 +144,12 @@ export async function requestSignInLink(
     );
     const supporter = rows[0];
     if (!supporter?.email) return;
-    const url = await mintLink(tx, {
-      organizationId: organization.id,
-      organizationSlug: organization.slug,
-      email,
-      baseUrl: request.baseUrl,
-      purpose: "sign_in",
-      next: request.next,
-    });
     await enqueueEmail(tx, {
       organizationId: organization.id,
       kind: "donor_sign_in",
       to: supporter.email,
       supporterId: supporter.id,
-      data: { url },
+      data: { url: portalLinkPlaceholder(request.baseUrl, organization.slug, request.next) },
     });
     await deleteExpiredDonorCredentials(tx, organization.id);
   });

@@ -3,9 +3,10 @@ import { Type } from "typebox";
 import type { Config } from "../../config.js";
 import type { Db } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
+import { createAfterResponse } from "../../http/after-response.js";
 import type { LimitStore } from "../../limits/rate-limiter.js";
 import type { DocumentLinks } from "../documents/document-links.js";
-import { enterWithLink, requestSignInLink, signOutDonor } from "./donor-links.service.js";
+import { countSignInRequest, enterWithLink, queueSignInLink, signOutDonor } from "./donor-links.service.js";
 import { type ContactFormState, checkInboxBody, deadLinkBody, homeBody, signInBody } from "./donor-portal.page.js";
 import { exportDonorData, loadDonorHome, parseContactForm, updateDonorContact } from "./donor-portal.service.js";
 import {
@@ -30,6 +31,8 @@ export interface DonorPortalDependencies {
   links: DocumentLinks;
   /** The shared rate-limit counters (database or Redis), for the sign-in form's limits. */
   limits: LimitStore;
+  /** Test-only: awaited after the sign-in form answered, before it looks the email up. */
+  beforeSignInLinkQueued?: () => Promise<void> | void;
 }
 
 const Params = Type.Object({ org: Type.String({ maxLength: 100 }) });
@@ -73,6 +76,7 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
   const { db, config, links } = deps;
   const requireDonor = createRequireDonor(db);
   const throttle = { store: deps.limits, rules: config.rateLimits };
+  const afterResponse = createAfterResponse(app);
   const options = { schema: { hide: true, params: Params }, errorHandler: portalErrorHandler(db) };
 
   async function renderHome(
@@ -148,7 +152,7 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
       });
     }
     try {
-      await requestSignInLink(db, throttle, { organization, email, ip: request.ip, baseUrl: config.baseUrl, next });
+      await countSignInRequest(throttle, { organization, email, ip: request.ip });
     } catch (error) {
       if (error instanceof AppError && (error.status === 429 || error.status === 503)) {
         return signInPage(reply, organization, {
@@ -161,6 +165,11 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
       }
       throw error;
     }
+    // Known or not, the answer is the same and leaves at the same moment: the lookup comes after it.
+    afterResponse(request, reply, async () => {
+      await deps.beforeSignInLinkQueued?.();
+      await queueSignInLink(db, { organization, email, baseUrl: config.baseUrl, next });
+    });
     return portalPage(reply, { title: "Check your inbox", organization, body: checkInboxBody(organization) });
   });
 

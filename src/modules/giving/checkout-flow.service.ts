@@ -43,7 +43,8 @@ import {
 } from "../payment-methods/payment-methods.repo.js";
 import { insertPayment, lockPayment, type PaymentRow, sumPaidForCampaign } from "../payments/payments.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
-import { insertSupporter, lockSupporterByEmail, updateSupporterColumns } from "../supporters/supporters.repo.js";
+import { type DeclaredConsents, insertConsentRecord } from "../supporters/consent-records.repo.js";
+import { insertSupporter, lockSupporterByEmail } from "../supporters/supporters.repo.js";
 import { SUPPORTER_COLUMNS } from "../supporters/supporters.service.js";
 import {
   asksOf,
@@ -222,36 +223,29 @@ function cleanSupporterInput(input: CheckoutCompleteInput["supporter"]) {
 }
 
 /**
- * The supporter with this email in the organization, completed with what the donor typed (known
- * values are kept) and with the consents as the donor gave them now; or a new supporter.
+ * The supporter with this email in the organization, as it is: a gift changes none of an existing
+ * supporter's details or consents (anyone may give with any address); or a new supporter made of
+ * what the donor typed. `consents` is what the donor declared, for the gift's consent record.
  */
 async function matchSupporter(
   tx: Executor,
   organizationId: number,
   fields: Record<string, string>,
-  consents: CheckoutCompleteInput["consents"],
+  declared: CheckoutCompleteInput["consents"],
 ) {
-  const email = fields.email as string;
-  const consentValues: Record<string, boolean> = {};
+  const consents: DeclaredConsents = {};
   for (const name of CONSENTS) {
-    const value = consents?.[name];
-    if (value !== undefined) consentValues[SUPPORTER_COLUMNS[name]] = value;
+    const value = declared?.[name];
+    if (value !== undefined) consents[name] = value;
   }
-  const existing = await lockSupporterByEmail(tx, organizationId, email);
-  if (existing) {
-    const fill: Record<string, unknown> = {};
-    for (const [field, value] of Object.entries(fields)) {
-      const column = SUPPORTER_COLUMNS[field as keyof typeof SUPPORTER_COLUMNS];
-      if (column && (existing as Record<string, unknown>)[column] === null) fill[column] = value;
-    }
-    return updateSupporterColumns(tx, organizationId, existing.id, { ...fill, ...consentValues });
-  }
+  const existing = await lockSupporterByEmail(tx, organizationId, fields.email as string);
+  if (existing) return { supporter: existing, consents, applied: false };
   const values: Record<string, unknown> = {};
-  for (const [field, value] of Object.entries(fields)) {
+  for (const [field, value] of Object.entries({ ...fields, ...consents })) {
     const column = SUPPORTER_COLUMNS[field as keyof typeof SUPPORTER_COLUMNS];
     if (column) values[column] = value;
   }
-  return insertSupporter(tx, organizationId, { ...values, ...consentValues });
+  return { supporter: await insertSupporter(tx, organizationId, values), consents, applied: true };
 }
 
 /** Settled, declined, or waiting for the donor's 3-D Secure challenge (HTTP 202, never stored as the key's outcome). */
@@ -656,7 +650,7 @@ export async function settleCheckoutAttempt(
     const amount = attempt.amount;
     const frequency = (attempt.frequency ?? 0) as Frequency;
 
-    const supporter = await matchSupporter(tx, organizationId, gift.supporter, gift.consents);
+    const { supporter, ...declaration } = await matchSupporter(tx, organizationId, gift.supporter, gift.consents);
     await step("supporter");
     // The processor's word on the method when it has one (Stripe: brand and last digits, the saved cus_…/pm_…).
     const charged = charge.state === "PAID" || charge.state === "PENDING" ? charge.method : undefined;
@@ -697,6 +691,13 @@ export async function settleCheckoutAttempt(
       });
     }
     if (!donation) throw new Error("donation write returned nothing");
+    await insertConsentRecord(tx, {
+      organizationId,
+      supporterId: supporter.id,
+      donationId: donation.id,
+      source: "checkout",
+      ...declaration,
+    });
     await step("donation");
 
     const pending = await insertPayment(tx, {

@@ -3,6 +3,7 @@ import { DateTime, Frequency, Id, Money, nullable, wireObject } from "../../http
 import { SUPPORTER_FORM_FIELDS } from "../campaigns/campaigns.schemas.js";
 import { Donation } from "../donations/donations.schemas.js";
 import { Payment } from "../payments/payments.schemas.js";
+import { CONSENT_NAMES } from "../supporters/supporters.schemas.js";
 
 const Amount = Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000_000, description: "At most 2 decimals" });
 const ShortText = (maxLength = 200) => Type.String({ maxLength });
@@ -99,14 +100,7 @@ const supporterFields = Object.fromEntries(
   }),
 );
 
-export const CONSENTS = [
-  "privacy",
-  "email_marketing",
-  "phone_marketing",
-  "sms_marketing",
-  "postal_marketing",
-  "profilation_marketing",
-] as const;
+export const CONSENTS = CONSENT_NAMES;
 
 export const CheckoutCompleteBody = Type.Object(
   {

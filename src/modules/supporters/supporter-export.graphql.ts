@@ -4,8 +4,10 @@ import { DonationType } from "../donations/donations.graphql.js";
 import type { DonationWire } from "../donations/donations.schemas.js";
 import { PaymentType } from "../payments/payments.graphql.js";
 import type { PaymentWire } from "../payments/payments.schemas.js";
+import type { ConsentRecordWire } from "./consent-records.repo.js";
 import { SupporterType } from "./supporters.graphql.js";
 import type { SupporterWire } from "./supporters.schemas.js";
+import { CONSENT_NAMES } from "./supporters.schemas.js";
 import { exportSupporter } from "./supporters.service.js";
 
 interface SupporterExport {
@@ -13,7 +15,29 @@ interface SupporterExport {
   supporter: SupporterWire;
   donations: DonationWire[];
   payments: PaymentWire[];
+  consent_records: ConsentRecordWire[];
 }
+
+const ConsentRecordType = builder.objectRef<ConsentRecordWire>("ConsentRecord").implement({
+  description:
+    "Consents as a supporter declared them, when and through what (a gift's declaration is kept even when it " +
+    "differs from the supporter's own consents, which a gift never changes)",
+  fields: (t) => ({
+    id: t.exposeInt("id"),
+    create_date: t.exposeString("create_date"),
+    source: t.exposeString("source", { description: "checkout: declared with a gift" }),
+    donation_id: t.exposeInt("donation_id", { nullable: true, description: "The gift it was declared with" }),
+    applied: t.exposeBoolean("applied", {
+      description: "Whether it became the supporter's consents (only when the gift created the supporter)",
+    }),
+    ...Object.fromEntries(
+      CONSENT_NAMES.map((name) => [
+        name,
+        t.exposeBoolean(name, { nullable: true, description: "null: not declared" }),
+      ]),
+    ),
+  }),
+});
 
 const SupporterExportType = builder.objectRef<SupporterExport>("SupporterExport").implement({
   description: "Everything the organization holds about a supporter (GDPR access and portability)",
@@ -22,6 +46,7 @@ const SupporterExportType = builder.objectRef<SupporterExport>("SupporterExport"
     supporter: t.field({ type: SupporterType, resolve: (data) => data.supporter }),
     donations: t.field({ type: [DonationType], resolve: (data) => data.donations }),
     payments: t.field({ type: [PaymentType], resolve: (data) => data.payments }),
+    consent_records: t.field({ type: [ConsentRecordType], resolve: (data) => data.consent_records }),
   }),
 });
 

@@ -16,7 +16,7 @@ import {
 } from "../../db/list-query.js";
 import { nextId } from "../../db/next-id.js";
 import { supporters } from "../../db/schema.js";
-import { selectTenantRowsByIds, updateTenantRow } from "../../db/tenant-rows.js";
+import { selectTenantRowsByIds } from "../../db/tenant-rows.js";
 import type { SupporterWire } from "./supporters.schemas.js";
 import { SUPPORTER_ORDER_FIELDS } from "./supporters.schemas.js";
 
@@ -193,18 +193,6 @@ export async function insertSupporter(
     .values({ ...values, organizationId, id, code: supporterCode(id) })
     .returning();
   if (!row) throw new Error("supporter insert returned nothing");
-  return row;
-}
-
-/** Writes the given columns (keyed by column name) of a supporter; its update date is now. */
-export async function updateSupporterColumns(
-  tx: Executor,
-  organizationId: number,
-  id: number,
-  values: Record<string, unknown>,
-): Promise<SupporterRow> {
-  const row = await updateTenantRow(tx, supporters, organizationId, id, values);
-  if (!row) throw new Error("supporter update returned nothing");
   return row;
 }
 

@@ -6,6 +6,17 @@ import { DOCUMENT_LINK_NOTE } from "../documents/document-access.js";
 const Text = () => nullable(Type.String());
 const Consent = () => nullable(Type.Boolean());
 
+/** The consents a supporter gives or refuses, as the wire names them. */
+export const CONSENT_NAMES = [
+  "privacy",
+  "email_marketing",
+  "phone_marketing",
+  "sms_marketing",
+  "postal_marketing",
+  "profilation_marketing",
+] as const;
+export type ConsentName = (typeof CONSENT_NAMES)[number];
+
 export const Supporter = wireObject(
   {
     id: Id,

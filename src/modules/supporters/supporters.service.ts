@@ -8,6 +8,7 @@ import { donationToWire } from "../donations/donations.service.js";
 import { findPaymentMethodsByIds } from "../payment-methods/payment-methods.repo.js";
 import { listDonationPaymentRows } from "../payments/payments.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
+import { consentRecordToWire, listConsentRecords } from "./consent-records.repo.js";
 import {
   eraseSupporterRow,
   findSupporterRow,
@@ -140,11 +141,13 @@ export async function exportSupporter(db: Db, scope: Scope, rawId: string) {
     scope.organizationId,
     paymentRows.map((row) => row.paymentMethodId),
   );
+  const consents = await listConsentRecords(db, scope.organizationId, supporter.id);
   return {
     export_date: new Date().toISOString(),
     supporter: supporterToWire(supporter),
     donations: donationRows.map(donationToWire),
     payments: paymentRows.map((row) => paymentToWire(row, methods.get(row.paymentMethodId ?? 0))),
+    consent_records: consents.map(consentRecordToWire),
   };
 }
 

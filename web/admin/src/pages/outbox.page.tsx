@@ -62,8 +62,23 @@ const DETAIL = `query OutboxMessage($id: ID!) {
     headers { name value } message_id update_date supporter_id donation_id
   }
 }`;
+const DELIVERY = `query EmailDelivery { emailDelivery { delivered production } }`;
 const RETRY = `mutation RetryOutboxMessage($id: ID!) { retryOutboxMessage(id: $id) { id state } }`;
 const CANCEL = `mutation CancelOutboxMessage($id: ID!) { cancelOutboxMessage(id: $id) { id state } }`;
+
+/** A production server without SMTP_URL: no donor gets any email, which nobody should miss. */
+function NotDeliveredWarning() {
+  const delivery = useQuery<{ emailDelivery: { delivered: boolean; production: boolean } }>(DELIVERY);
+  const state = delivery.data?.emailDelivery;
+  if (!state || state.delivered || !state.production) return null;
+  return (
+    <p className="warning" role="alert" data-testid="mail-not-delivered">
+      <strong>Email is not being delivered.</strong> This server has no mail server (<code>SMTP_URL</code>): donors get
+      no receipts, sign-in links or any other email. Messages are only kept here as captured until <code>SMTP_URL</code>{" "}
+      is set.
+    </p>
+  );
+}
 
 /** Outbox: every email the organization sends (or, without SMTP, keeps as captured), newest first. */
 export function OutboxPage() {
@@ -92,9 +107,11 @@ export function OutboxPage() {
       <PageHeader title="Outbox">
         <p className="muted">
           Every email {org.name} sends to donors. Without a mail server (no <code>SMTP_URL</code>) messages are kept
-          here as <strong>captured</strong>: open one to see exactly what the donor would get.
+          here as <strong>captured</strong>: open one to see exactly what the donor would get (its sign-in link is shown
+          to owners and admins only).
         </p>
       </PageHeader>
+      <NotDeliveredWarning />
       <section className="card filters" aria-label="Filters">
         <div className="filters-grid">
           <div className="filter filter-select">
@@ -269,6 +286,7 @@ export function OutboxMessagePage() {
               actions={actions || undefined}
             />
             <Flash message={flash} />
+            <NotDeliveredWarning />
             {message.state === "failed" && message.last_error && (
               <div className="state state-error" role="alert" data-testid="last-error">
                 <strong>The mail server refused this email</strong>
