@@ -31,10 +31,7 @@ const ConsentRecordType = builder.objectRef<ConsentRecordWire>("ConsentRecord").
       description: "Whether it became the supporter's consents (only when the gift created the supporter)",
     }),
     ...Object.fromEntries(
-      CONSENT_NAMES.map((name) => [
-        name,
-        t.exposeBoolean(name, { nullable: true, description: "null: not declared" }),
-      ]),
+      CONSENT_NAMES.map((name) => [name, t.exposeBoolean(name, { nullable: true, description: "null: not declared" })]),
     ),
   }),
 });
