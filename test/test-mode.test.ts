@@ -179,6 +179,9 @@ describe("a production server (NODE_ENV=production)", () => {
     const page = await giving.donatePage(tenant, slug);
     expect(page.text).toContain(BANNER);
     expect(page.text).toContain("4242 4242 4242 4242");
+    const portal = await fetch(`${server.url}/donor/${tenant.slug}/`);
+    expect(portal.status).toBe(200);
+    expect(await portal.text()).toContain(BANNER);
 
     const gift = await giving.give(tenant, slug);
     expect(gift.status).toBe(200);
@@ -217,6 +220,7 @@ describe("a production server (NODE_ENV=production)", () => {
     expect(off).toEqual({ data: { setPaymentTestMode: { processor: "none", test_mode: false, mode: null } } });
     expect((await giving.publicCampaign(tenant, slug)).processors).toEqual([]);
     expect((await giving.give(tenant, slug)).status).toBe(422);
+    expect(await (await fetch(`${server.url}/donor/${tenant.slug}/`)).text()).not.toContain(BANNER);
     const refund = await giving.graphql(owner, "mutation ($id: ID!) { refundPayment(id: $id) { id state } }", {
       id: String(gift.body.payment.id),
     });
