@@ -121,6 +121,21 @@ describe("admin panel: Settings → Payments", () => {
     await page.locator('[data-testid="payment-processor"]', { hasText: "Sandbox" }).waitFor();
     await page.locator('[data-testid="test-mode-banner"]').waitFor({ state: "detached" });
     expect(await stripeRow()).toBeUndefined();
+
+    // Test mode (the sandbox, explicitly): the banner on every page until it is switched off.
+    await page.click('[data-testid="toggle-test-mode"]');
+    await page.click('[data-testid="confirm-dialog-confirm"]');
+    await page.getByText("Test mode is on: no real money moves, and every page shows a test banner.").waitFor();
+    await page.locator('[data-testid="payment-processor"]', { hasText: "Test mode (sandbox)" }).waitFor();
+    await page.locator('[data-testid="test-mode-banner"]', { hasText: "Test mode — no real money moves." }).waitFor();
+    await page.click('nav[aria-label="Main"] >> text=Donations');
+    await page.waitForURL(/\/donations/);
+    await page.locator('[data-testid="test-mode-banner"]', { hasText: "Test mode — no real money moves." }).waitFor();
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/settings`);
+    await page.click('[data-testid="toggle-test-mode"]');
+    await page.click('[data-testid="confirm-dialog-confirm"]');
+    await page.getByText("Test mode is off.").waitFor();
+    await page.locator('[data-testid="test-mode-banner"]').waitFor({ state: "detached" });
     expect(errors).toEqual([]);
     await page.context().close();
   });

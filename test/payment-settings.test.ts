@@ -15,7 +15,7 @@ import { createUser } from "../src/modules/users/users.service.js";
 import { createProcessorRegistry } from "../src/payments/processors/index.js";
 import { createSecretBox, parseEncryptionKey } from "../src/secrets/secret-box.js";
 import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
-import { runCli as runDonataCli } from "./helpers/cli.js";
+import { runCliInProcess, runCli as runDonataCli } from "./helpers/cli.js";
 import { testDatabaseUrl } from "./helpers/database.js";
 import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, TEST_ENCRYPTION_KEY, type TestServer } from "./helpers/server.js";
@@ -26,7 +26,7 @@ type Json = Record<string, any>;
 type Auth = { token?: string; cookie?: string; organization?: string };
 
 const SETTINGS_FIELDS =
-  "processor mode publishable_key secret_key_last4 webhook_secret_last4 webhook_url webhook_events update_date";
+  "processor test_mode mode publishable_key secret_key_last4 webhook_secret_last4 webhook_url webhook_events update_date";
 const READ = `{ paymentSettings { ${SETTINGS_FIELDS} } }`;
 const CONNECT = `mutation ($input: ConnectStripeInput!) { connectStripe(input: $input) { ${SETTINGS_FIELDS} } }`;
 const DISCONNECT = `mutation { disconnectStripe { ${SETTINGS_FIELDS} } }`;
@@ -139,6 +139,7 @@ describe("payment settings (Stripe keys per organization)", () => {
       data: {
         paymentSettings: {
           processor: "sandbox",
+          test_mode: false,
           mode: null,
           publishable_key: null,
           secret_key_last4: null,
@@ -159,6 +160,7 @@ describe("payment settings (Stripe keys per organization)", () => {
     expect(body.errors).toBeUndefined();
     expect(body.data.connectStripe).toEqual({
       processor: "stripe",
+      test_mode: false,
       mode: "test",
       publishable_key: keys.publishable_key,
       secret_key_last4: keys.secret_key.slice(-4),
@@ -477,7 +479,7 @@ describe("payment settings (Stripe keys per organization)", () => {
       expect(missing.stderr).toContain("--publishable-key is required");
       const unknown = await runCli(...args("paypal"));
       expect(unknown.code).toBe(2);
-      expect(unknown.stderr).toContain('--processor must be stripe or sandbox, not "paypal"');
+      expect(unknown.stderr).toContain('--processor must be stripe, sandbox or none, not "paypal"');
 
       const saved = await withCliDatabase(async (db) => {
         const id = (await findOrganizationBySlug(db, slug))?.id ?? 0;
@@ -487,9 +489,23 @@ describe("payment settings (Stripe keys per organization)", () => {
       expect(saved.account?.secretKeyCiphertext).not.toContain(keys.secret_key);
       expect(secretBox.open(saved.account?.secretKeyCiphertext ?? "")).toBe(keys.secret_key);
 
+      // The sandbox is test mode: the explicit switch, the same in production and outside it.
       const sandbox = await runCli(...args("sandbox"));
       expect(sandbox.code, sandbox.stderr).toBe(0);
-      expect(sandbox.stdout).toBe(`${slug} uses the sandbox: no real money moves (Stripe keys, if any, deleted)\n`);
+      expect(sandbox.stdout).toBe(
+        `${slug} is in test mode: the sandbox takes gifts, no real money moves, pages show a test banner (Stripe keys, if any, deleted)\n`,
+      );
+      // `none` in production: no card processor at all (bank transfer once the IBAN is set).
+      const none = await runCliInProcess([...args("none"), "--json"], {
+        NODE_ENV: "production",
+        BASE_URL: "https://give.example.org",
+        AUTH_URL: "https://give.example.org",
+        LOG_LEVEL: "silent",
+        DONATA_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+        ...target(),
+      });
+      expect(none.code, none.stderr).toBe(0);
+      expect(JSON.parse(none.stdout)).toMatchObject({ organization: slug, processor: "none", test_mode: false });
 
       const audits = await withCliDatabase((db) =>
         db.select().from(auditEvents).where(eq(auditEvents.organizationId, saved.id)).orderBy(asc(auditEvents.id)),
@@ -497,6 +513,8 @@ describe("payment settings (Stripe keys per organization)", () => {
       expect(audits.map((audit) => [audit.actor, audit.actorUserId, audit.action])).toEqual([
         ["cli", null, "payments.stripe_connected"],
         ["cli", null, "payments.stripe_disconnected"],
+        ["cli", null, "payments.test_mode_enabled"],
+        ["cli", null, "payments.test_mode_disabled"],
       ]);
       const account = await withCliDatabase(async (db) =>
         db.select().from(processorAccounts).where(eq(processorAccounts.organizationId, saved.id)),

@@ -4,7 +4,11 @@ import {
   organizationToWire,
   requireOrganization,
 } from "../modules/organizations/organizations.service.js";
-import { connectStripe, disconnectStripe } from "../modules/organizations/payment-settings.service.js";
+import {
+  connectStripe,
+  disconnectStripe,
+  setPaymentTestMode,
+} from "../modules/organizations/payment-settings.service.js";
 import { loadProcessorRegistry } from "../payments/processors/index.js";
 import { type Command, requiredString, UsageError } from "./cli-kit.js";
 import { withDatabase } from "./database.js";
@@ -42,8 +46,9 @@ export const orgSetProcessorCommand: Command = {
   name: "org set-processor",
   usage:
     "donata org set-processor --org S --processor stripe --secret-key sk_… --publishable-key pk_… --webhook-secret whsec_… [--json]\n" +
-    "       donata org set-processor --org S --processor sandbox [--json]",
-  summary: "Connect an organization's Stripe account, or go back to the sandbox",
+    "       donata org set-processor --org S --processor sandbox [--json]   (test mode: no real money moves)\n" +
+    "       donata org set-processor --org S --processor none [--json]",
+  summary: "Connect an organization's Stripe account, switch it to test mode (the sandbox), or to no card processor",
   options: {
     org: { type: "string" },
     processor: { type: "string" },
@@ -54,8 +59,8 @@ export const orgSetProcessorCommand: Command = {
   async run(values, io) {
     const slug = requiredString(values, "org");
     const processor = requiredString(values, "processor");
-    if (processor !== "stripe" && processor !== "sandbox") {
-      throw new UsageError(`--processor must be stripe or sandbox, not "${processor}"`);
+    if (processor !== "stripe" && processor !== "sandbox" && processor !== "none") {
+      throw new UsageError(`--processor must be stripe, sandbox or none, not "${processor}"`);
     }
     const keys =
       processor === "stripe"
@@ -66,7 +71,9 @@ export const orgSetProcessorCommand: Command = {
           }
         : undefined;
     if (!keys && ["secret-key", "publishable-key", "webhook-secret"].some((name) => values[name] !== undefined)) {
-      throw new UsageError("the sandbox takes no keys; leave out --secret-key, --publishable-key and --webhook-secret");
+      throw new UsageError(
+        `--processor ${processor} takes no keys; leave out --secret-key, --publishable-key and --webhook-secret`,
+      );
     }
     const settings = await withDatabase(io.env, async ({ config, database }) => {
       const organization = await requireOrganization(database.db, slug);
@@ -76,8 +83,9 @@ export const orgSetProcessorCommand: Command = {
         baseUrl: config.baseUrl,
       };
       const target = { id: organization.id, slug: organization.slug };
-      return keys
-        ? connectStripe(deps, target, keys, CLI_AUDIT_ACTOR)
+      if (keys) return connectStripe(deps, target, keys, CLI_AUDIT_ACTOR);
+      return processor === "sandbox"
+        ? setPaymentTestMode(deps, target, true, CLI_AUDIT_ACTOR)
         : disconnectStripe(deps, target, CLI_AUDIT_ACTOR);
     });
     const text =
@@ -87,7 +95,17 @@ export const orgSetProcessorCommand: Command = {
             `In Stripe's dashboard (Developers → Webhooks), send these events to ${settings.webhook_url}:`,
             `  ${settings.webhook_events.join(", ")}`,
           ]
-        : [`${slug} uses the sandbox: no real money moves (Stripe keys, if any, deleted)`];
+        : settings.test_mode
+          ? [
+              `${slug} is in test mode: the sandbox takes gifts, no real money moves, pages show a test banner (Stripe keys, if any, deleted)`,
+            ]
+          : settings.processor === "sandbox"
+            ? [
+                `${slug} has no card processor of its own: the sandbox takes gifts outside production (Stripe keys, if any, deleted)`,
+              ]
+            : [
+                `${slug} takes no card payments: bank transfer only, once its IBAN is set (Stripe keys, if any, deleted; test mode off)`,
+              ];
     return { json: { organization: slug, ...settings }, text };
   },
 };

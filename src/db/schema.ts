@@ -49,6 +49,8 @@ export const organizations = pgTable(
     logoUrl: text("logo_url"),
     locale: text("locale").notNull().default("en"),
     giftNotifications: text("gift_notifications").notNull().default("off"),
+    // Test mode: the sandbox takes gifts (also in production), pages say so, its gifts are test data.
+    testMode: boolean("test_mode").notNull().default(false),
     createDate: createDate(),
     updateDate: updateDate(),
   },
@@ -359,6 +361,8 @@ export const donations = pgTable(
     cancelledBy: text("cancelled_by"),
     // A signed link to the receipt, set when the donation is first paid.
     receiptUrl: text("receipt_url"),
+    // Made with the sandbox in test mode: no real money; kept out of totals and statements.
+    test: boolean("test").notNull().default(false),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
@@ -425,6 +429,8 @@ export const payments = pgTable(
     disputeReason: text("dispute_reason"),
     disputeAmount: money("dispute_amount"),
     disputeDate: instant("dispute_date"),
+    // A charge of a test donation (the sandbox in test mode): no real money moved.
+    test: boolean("test").notNull().default(false),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),

@@ -8,7 +8,7 @@ const startOfYear = (year: number, timeZone: string) =>
 
 /**
  * The next supporters (by id, after `afterId`) who had a PAID payment received in the calendar year
- * of the time zone: the keyset walk of a statement run.
+ * of the time zone (test payments do not count): the keyset walk of a statement run.
  */
 export function listStatementRecipients(
   tx: Executor,
@@ -23,6 +23,7 @@ export function listStatementRecipients(
     where ${payments.organizationId} = ${organizationId}
       and ${donations.supporterId} = ${supporters.id}
       and ${payments.state} = 'PAID'
+      and not ${payments.test}
       and ${payments.paymentDate} >= ${startOfYear(range.year, range.timeZone)}
       and ${payments.paymentDate} < ${startOfYear(range.year + 1, range.timeZone)}
   )`;

@@ -7,6 +7,19 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => ESCAPES[char] as string);
 }
 
+/**
+ * The banner of an organization in test mode, first on each of its pages (donation page, receipt,
+ * donor portal): the sandbox takes its gifts and no real money moves. Pages add TEST_MODE_STYLE.
+ */
+export function testModeBanner(detail = "Gifts made now are test data: nothing is charged or counted."): string {
+  return `<p class="test-mode-banner" id="test-mode-banner" role="note"><strong>Test mode — no real money moves.</strong> ${escapeHtml(detail)}</p>\n`;
+}
+
+export const TEST_MODE_STYLE = `
+  .test-mode-banner { margin: 0 0 1rem; padding: .6rem .9rem; border: 2px dashed #b45309; border-radius: .4rem;
+    background: #fffbeb; color: #78350f; font-size: .95rem; }
+`;
+
 /** A page rendered around the response's CSP nonce, which its inline style and scripts must carry. */
 export type RenderPage = (nonce: string) => string;
 

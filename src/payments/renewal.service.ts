@@ -55,6 +55,8 @@ export async function recordRenewal(
     paymentMethodId: method?.id ?? null,
     idempotencyKey,
     billingCycle: cycle,
+    // A renewal of a test gift is test data too.
+    test: donation.test,
   });
   if (!processor?.capabilities.recurring || !method?.processorReference) {
     const outcome = {

@@ -422,6 +422,9 @@
       byId("success-summary").textContent +=
         ` Thank you for also covering ${money(donation.covered_fee)} of processing fees.`;
     }
+    if (result.payment && result.payment.test === true) {
+      byId("success-summary").textContent += " Test mode: no real money moved, and this gift is kept as test data.";
+    }
     if (typeof result.receipt_url === "string" && /^https?:\/\//.test(result.receipt_url)) {
       /** @type {HTMLAnchorElement} */ (document.getElementById("receipt-link")).href = result.receipt_url;
       byId("receipt").hidden = false;

@@ -48,7 +48,13 @@ export function describeAuditEvent(action: string, details: Record<string, unkno
     case "payments.stripe_updated":
       return `Replaced the Stripe keys (${mode}${key}${webhook})`;
     case "payments.stripe_disconnected":
-      return `Disconnected Stripe (${mode}${key}); donors pay with the sandbox again`;
+      return details.card_processor_after === "none"
+        ? `Disconnected Stripe (${mode}${key}); donors cannot pay by card until a processor is connected`
+        : `Disconnected Stripe (${mode}${key}); donors pay with the sandbox again`;
+    case "payments.test_mode_enabled":
+      return "Switched test mode on: the sandbox takes gifts, no real money moves";
+    case "payments.test_mode_disabled":
+      return "Switched test mode off";
     case "email.settings_updated":
       return `Changed the email settings (${Object.entries(details)
         .map(([name, value]) => `${name}: ${value}`)

@@ -6,7 +6,7 @@ async function rows<T>(db: Executor, query: ReturnType<typeof sql>): Promise<T[]
   return (result as unknown as { rows: T[] }).rows;
 }
 
-/** Raised this month and this year (PAID payments), and the active recurring amounts. */
+/** Raised this month and this year (PAID payments), and the active recurring amounts; test data left out. */
 export async function selectDashboardTotals(db: Executor, org: number, tz: string) {
   const [totals] = await rows<{ month: string; year: string; active_monthly: string; active_yearly: string }>(
     db,
@@ -14,10 +14,10 @@ export async function selectDashboardTotals(db: Executor, org: number, tz: strin
       select
         coalesce(sum(p.amount - p.amount_refunded) filter (where p.payment_date >= date_trunc('month', now() at time zone ${tz}) at time zone ${tz}), 0) as month,
         coalesce(sum(p.amount - p.amount_refunded) filter (where p.payment_date >= date_trunc('year', now() at time zone ${tz}) at time zone ${tz}), 0) as year,
-        (select coalesce(sum(amount), 0) from donations where organization_id = ${org} and state = 'active' and frequency = 12) as active_monthly,
-        (select coalesce(sum(amount), 0) from donations where organization_id = ${org} and state = 'active' and frequency = 1) as active_yearly
+        (select coalesce(sum(amount), 0) from donations where organization_id = ${org} and state = 'active' and frequency = 12 and not test) as active_monthly,
+        (select coalesce(sum(amount), 0) from donations where organization_id = ${org} and state = 'active' and frequency = 1 and not test) as active_yearly
       from payments p
-      where p.organization_id = ${org} and p.state = 'PAID'
+      where p.organization_id = ${org} and p.state = 'PAID' and not p.test
         and p.payment_date >= date_trunc('year', now() at time zone ${tz}) at time zone ${tz}`,
   );
   return totals;
@@ -39,7 +39,7 @@ export function selectMonthlySeries(db: Executor, org: number, tz: string, month
         select to_char(p.payment_date at time zone ${tz}, 'YYYY-MM') as period, p.amount - p.amount_refunded as amount, d.frequency
         from payments p
         join donations d on d.organization_id = p.organization_id and d.id = p.donation_id
-        where p.organization_id = ${org} and p.state = 'PAID'
+        where p.organization_id = ${org} and p.state = 'PAID' and not p.test
           and p.payment_date >= (date_trunc('month', now() at time zone ${tz}) - make_interval(months => ${months - 1})) at time zone ${tz}
       )
       select months.period,
@@ -61,7 +61,7 @@ export function selectTopCampaigns(db: Executor, org: number, tz: string) {
       select d.campaign_id, sum(p.amount - p.amount_refunded) as raised, count(distinct d.id) as donations
       from payments p
       join donations d on d.organization_id = p.organization_id and d.id = p.donation_id
-      where p.organization_id = ${org} and p.state = 'PAID'
+      where p.organization_id = ${org} and p.state = 'PAID' and not p.test
         and p.payment_date >= date_trunc('year', now() at time zone ${tz}) at time zone ${tz}
       group by d.campaign_id
       order by raised desc, d.campaign_id

@@ -77,12 +77,13 @@ export async function findStatementSupporter(db: Executor, organizationId: numbe
   return row;
 }
 
-/** A supporter's received payments: PAID, with a payment date. */
+/** A supporter's received payments: PAID, with a payment date; never test payments (no money moved). */
 const received = (organizationId: number, supporterId: number) =>
   and(
     eq(payments.organizationId, organizationId),
     eq(donations.supporterId, supporterId),
     eq(payments.state, "PAID"),
+    eq(payments.test, false),
     isNotNull(payments.paymentDate),
   );
 

@@ -1,7 +1,7 @@
 import type { Executor } from "../../db/client.js";
 import type { donations, organizations, supporters } from "../../db/schema.js";
 import { AppError } from "../../errors/app-error.js";
-import { escapeHtml, htmlDocument } from "../../http/html-page.js";
+import { escapeHtml, htmlDocument, TEST_MODE_STYLE, testModeBanner } from "../../http/html-page.js";
 import { formatMoney, fromCents, toCents } from "../../payments/money.js";
 import { printableIban } from "../organizations/bank-account.js";
 import { bankTransferToWire } from "../organizations/organizations.service.js";
@@ -118,7 +118,7 @@ export function documentLayout(options: { title: string; nonce: string; body: st
   return htmlDocument({
     title: options.title,
     nonce: options.nonce,
-    style: STYLE,
+    style: STYLE + TEST_MODE_STYLE,
     head: '<meta name="robots" content="noindex">\n',
     body: `${toolbar}
 <main class="sheet${options.printable ? "" : " message"}">
@@ -186,6 +186,12 @@ export async function loadReceipt(
 }
 
 function receiptMarker(receipt: Receipt): { stamp: string; note: string } | null {
+  if (receipt.donation.test) {
+    return {
+      stamp: "Test",
+      note: "This gift was made in test mode: no money was received, and this is not a receipt.",
+    };
+  }
   const refunded = receipt.payments.filter((payment) => payment.state === "REFUNDED").length;
   const stillPaid = receipt.payments.length - refunded;
   if (refunded > 0 && stillPaid === 0) {
@@ -285,7 +291,8 @@ export function receiptPage(receipt: Receipt, nonce: string, issuedAt = new Date
       <tfoot><tr><td colspan="2">Total received</td><td class="number">${totals || escapeHtml(format.money(0, donation.currency))}</td></tr></tfoot>
     </table>`
     : "";
-  const body = `<header>
+  const banner = donation.test ? testModeBanner("This document shows a test gift; it is not a receipt.") : "";
+  const body = `${banner}<header>
       <div class="organization">${escapeHtml(organization.name)}</div>
       <div class="title">
         <h1>Donation receipt</h1>

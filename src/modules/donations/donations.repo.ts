@@ -41,6 +41,7 @@ export const donationWireRow = wireRowOf<DonationWire>({
   device: donations.device,
   tags: donations.tags,
   skipped_cycles: donations.skippedCycles,
+  test: donations.test,
 });
 
 export interface DonationFilters {

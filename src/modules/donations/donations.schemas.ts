@@ -36,6 +36,10 @@ export const Donation = wireObject(
         "Billing cycles of a recurring gift that were never charged: after an outage the first renewal " +
         "charges once and the schedule resumes at the next cycle ahead (docs/giving.md)",
     }),
+    test: Type.Boolean({
+      description:
+        "Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments",
+    }),
   },
   "A gift, one-off or recurring",
 );

@@ -22,7 +22,7 @@ const SPEC_FIELDS = [
 ];
 
 /** Beyond the spec: the currency, the processing fee a donor covered (docs/payments.md), cycles skipped after an outage. */
-const ADDED_FIELDS = ["currency", "covered_fee", "skipped_cycles"];
+const ADDED_FIELDS = ["currency", "covered_fee", "skipped_cycles", "test"];
 
 describeCollectionContract({
   collection: "donations",

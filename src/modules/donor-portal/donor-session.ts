@@ -20,6 +20,8 @@ export interface DonorSession {
   /** The organization's time zone (dates on the portal's pages). */
   timeZone: string;
   currency: string;
+  /** The organization is in test mode: every page shows the test banner. */
+  testMode: boolean;
   /** The email the donor signed in with, lower-cased. */
   email: string;
   /** Every form of the portal posts it back (field `csrf`); `checkDonorCsrf` compares. */
@@ -59,6 +61,7 @@ export interface PortalOrganization {
   name: string;
   timeZone: string;
   currency: string;
+  testMode: boolean;
 }
 
 const organizationNotFound = () => new AppError("organization_not_found", "There is no donor portal at this address.");
@@ -69,7 +72,14 @@ export async function portalOrganization(db: Db, request: FastifyRequest): Promi
   if (typeof slug !== "string" || slug.length === 0 || slug.length > 100) throw organizationNotFound();
   const row = await findOrganizationBySlug(db, slug);
   if (!row) throw organizationNotFound();
-  return { id: row.id, slug: row.slug, name: row.name, timeZone: row.timeZone, currency: row.currency };
+  return {
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    timeZone: row.timeZone,
+    currency: row.currency,
+    testMode: row.testMode,
+  };
 }
 
 /** The donor whose cookie this request carries for this organization, if the session is live. */
@@ -89,6 +99,7 @@ export async function findDonorSession(
     organizationName: organization.name,
     timeZone: organization.timeZone,
     currency: organization.currency,
+    testMode: organization.testMode,
     email: row.email,
     csrfToken: row.csrfToken,
   };

@@ -1,7 +1,14 @@
 import { readFileSync } from "node:fs";
 import type { FastifyReply } from "fastify";
 import type { ValidationIssue } from "../../errors/app-error.js";
-import { escapeHtml, htmlDocument, type PageSecurity, sendHtmlPage } from "../../http/html-page.js";
+import {
+  escapeHtml,
+  htmlDocument,
+  type PageSecurity,
+  sendHtmlPage,
+  TEST_MODE_STYLE,
+  testModeBanner,
+} from "../../http/html-page.js";
 import { type DonorSession, portalPath } from "./donor-session.js";
 
 /**
@@ -15,7 +22,7 @@ export const PORTAL_SECURITY: PageSecurity = {
   allow: ["form-action 'self'", "img-src 'self' data:"],
 };
 
-const STYLE = readFileSync(new URL("../../../web/portal/portal.css", import.meta.url), "utf8");
+const STYLE = readFileSync(new URL("../../../web/portal/portal.css", import.meta.url), "utf8") + TEST_MODE_STYLE;
 
 export const html = escapeHtml;
 
@@ -23,7 +30,7 @@ export interface PortalPageOptions {
   title: string;
   /** The signed-in donor; without one, the page names `organization` (or none, for an unknown one). */
   session?: DonorSession;
-  organization?: { name: string; slug: string };
+  organization?: { name: string; slug: string; testMode?: boolean };
   /** The inside of <main>: the page's own h1 and content, already escaped. */
   body: string;
   /** 200 unless given. */
@@ -62,6 +69,10 @@ function topBar(options: PortalPageOptions): string {
 export function portalPage(reply: FastifyReply, options: PortalPageOptions): FastifyReply {
   const organizationName = options.session?.organizationName ?? options.organization?.name;
   const title = organizationName ? `${options.title} · ${organizationName}` : options.title;
+  const testMode = options.session?.testMode ?? options.organization?.testMode ?? false;
+  const banner = testMode
+    ? testModeBanner("This organization is trying its pages: gifts made now are test data and nothing is charged.")
+    : "";
   return sendHtmlPage(reply, options.status ?? 200, { ...PORTAL_SECURITY, headers: options.headers }, (nonce) =>
     htmlDocument({
       title,
@@ -71,7 +82,7 @@ export function portalPage(reply: FastifyReply, options: PortalPageOptions): Fas
       body: `<a class="skip" href="#main">Skip to content</a>
 ${topBar(options)}
 <main id="main" class="wrap">
-${options.body}
+${banner}${options.body}
 </main>`,
     }),
   );

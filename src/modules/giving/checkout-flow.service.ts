@@ -9,6 +9,7 @@ import {
   offeredProcessors,
   type ProcessorDescription,
   ProcessorTimeoutError,
+  paymentModeOf,
   requireProcessor,
 } from "../../payments/processors/index.js";
 import type { ChargeResult } from "../../payments/processors/processor.js";
@@ -109,6 +110,7 @@ export function publicCampaignToWire(
   raised: number,
   offered: ProcessorDescription[],
   stripe: PublicCampaignWire["stripe"] = null,
+  testMode = false,
 ): Omit<PublicCampaignWire, "challenge_required" | "challenge_url"> {
   return {
     id: campaign.id,
@@ -144,19 +146,22 @@ export function publicCampaignToWire(
       recurring: processor.capabilities.recurring,
     })),
     stripe,
+    test_mode: testMode,
   };
 }
 
 export async function getPublicCampaign(context: GivingContext, organizationSlug: string, campaignSlug: string) {
   const { organization, campaign } = await findDonationTarget(context.db, organizationSlug, campaignSlug);
   const stripe = await context.processors.stripeAccount(organization.id);
+  const mode = paymentModeOf(organization, stripe !== undefined, context.processors.production);
   return {
     ...publicCampaignToWire(
       organization,
       campaign,
       await sumPaidForCampaign(context.db, organization.id, campaign.id),
-      offeredProcessors(stripe !== undefined),
+      offeredProcessors(mode),
       stripe ? { publishable_key: stripe.row.publishableKey, test_mode: stripe.row.mode !== "live" } : null,
+      mode.testMode,
     ),
     ...(await challengeWire(context, organization.id, organization.slug)),
   };
@@ -308,7 +313,15 @@ async function completeOnce(
   const offered = await context.processors.offered(owner.id);
   if (!offered.some((candidate) => candidate.name === processor.name)) {
     throw new AppError("processor_unsupported", `This organization does not take payments with ${processor.title}`, {
-      errors: [{ field: "processor", message: `must be one of ${offered.map((each) => each.name).join(", ")}` }],
+      errors: [
+        {
+          field: "processor",
+          message:
+            offered.length === 0
+              ? "this organization takes no online payments yet"
+              : `must be one of ${offered.map((each) => each.name).join(", ")}`,
+        },
+      ],
     });
   }
 
@@ -649,6 +662,8 @@ export async function settleCheckoutAttempt(
     const { campaign, organization } = found;
     const amount = attempt.amount;
     const frequency = (attempt.frequency ?? 0) as Frequency;
+    // A gift the sandbox took in test mode is test data: no real money moved.
+    const test = attempt.processor === "sandbox" && organization.testMode;
 
     const { supporter, ...declaration } = await matchSupporter(tx, organizationId, gift.supporter, gift.consents);
     await step("supporter");
@@ -675,6 +690,7 @@ export async function settleCheckoutAttempt(
         frequency,
         device: gift.device,
         paymentMethodId: methodRow.id,
+        test,
       });
     } else {
       donation = await insertDonation(tx, await nextDonationId(tx), {
@@ -688,6 +704,7 @@ export async function settleCheckoutAttempt(
         frequency,
         device: gift.device,
         paymentMethodId: methodRow.id,
+        test,
       });
     }
     if (!donation) throw new Error("donation write returned nothing");
@@ -708,6 +725,7 @@ export async function settleCheckoutAttempt(
       currency: organization.currency,
       paymentMethodId: methodRow.id,
       processorIntentId: charge.intentId,
+      test,
       // A transfer awaited by hand is not asked of a processor again; a debit processing is (by the reconciler).
       idempotencyKey: charge.state === "PENDING" && attempt.processor === "manual" ? null : attempt.idempotencyKey,
     });

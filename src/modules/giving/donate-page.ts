@@ -269,6 +269,7 @@ function paymentSection(campaign: PublicCampaignWire, initial: number): string {
   // Stripe's Payment Element takes the place of the sandbox card fields when the organization has Stripe.
   const online = campaign.stripe ? "stripe" : "sandbox";
   const known = campaign.processors.filter((processor) => processor.name === online || processor.name === "manual");
+  const card = known.some((processor) => processor.name === online);
   const usable = known.filter((processor) => (initial === 0 ? processor.one_off : processor.recurring));
   const first = usable[0]?.name;
   const choices = known
@@ -283,7 +284,7 @@ function paymentSection(campaign: PublicCampaignWire, initial: number): string {
     ${choices}
   </div>
   <p class="field-error" id="e-processor" hidden></p>
-  ${campaign.stripe ? stripeFields(first === "stripe") : cardFields(first === "sandbox")}
+  ${!card ? "" : campaign.stripe ? stripeFields(first === "stripe") : cardFields(first === "sandbox")}
   <p id="manual-note" class="hint"${first === "manual" ? "" : " hidden"}>You will get the bank transfer details after confirming; your gift counts once the money arrives.</p>
   <p id="manual-one-off" class="hint" hidden>Bank transfer is available for one-off gifts only.</p>
 </fieldset>`;
@@ -358,8 +359,11 @@ export const CHALLENGE_ASSETS = {
   worker: "/donate/assets/altcha-pbkdf2.worker.js",
 } as const;
 
-/** Test-mode Stripe keys: nothing is charged, and the donor must know it. */
+/** Test-mode Stripe keys, or the organization's test mode (the sandbox): nothing is charged, and the donor must know it. */
 function testModeBanner(campaign: PublicCampaignWire): string {
+  if (campaign.test_mode) {
+    return `<p class="test-mode" id="test-mode" role="note" aria-label="Test mode"><strong>Test mode — no real money moves.</strong> Pay with a test card below: nothing is charged, and the gift is kept as test data.</p>\n`;
+  }
   if (!campaign.stripe?.test_mode) return "";
   return `<p class="test-mode" id="test-mode" role="note" aria-label="Test mode"><strong>Test mode</strong> — no real money moves. Use Stripe's test cards; nothing is charged.</p>\n`;
 }
@@ -377,6 +381,15 @@ export function donatePage(campaign: PublicCampaignWire, options: { nonce: strin
       title,
       nonce,
       body: `${header}\n<p class="notice">This campaign is not accepting donations at the moment.</p>`,
+    });
+  }
+  // Production without a processor: no card form (never the sandbox's), and no bank transfer without an IBAN.
+  if (campaign.processors.length === 0) {
+    return pageShell({
+      title,
+      nonce,
+      body: `${header}\n<div class="notice" id="not-set-up"><h2>Online giving is not set up yet</h2>
+<p>${escapeHtml(campaign.organization.name)} does not take donations on this page yet. Please come back later, or get in touch with ${escapeHtml(campaign.organization.name)} to give.</p></div>`,
     });
   }
   const initial = campaign.has_one_off ? 0 : 12;

@@ -61,6 +61,11 @@ export const PublicCampaign = wireObject(
         "Not null when the organization takes payments with Stripe (processor `stripe`): pay with Stripe's Payment Element",
       ),
     ),
+    test_mode: Type.Boolean({
+      description:
+        "The organization is in test mode: the sandbox takes gifts (test card numbers), no real money moves, " +
+        "and the page shows a test banner",
+    }),
     ...challengeFields,
   },
   "What a donation form needs to know about a campaign",

@@ -40,6 +40,9 @@ export const OrganizationType = builder.objectRef<OrganizationWire>("Organizatio
     currency: t.exposeString("currency", { description: "ISO 4217 code of every amount" }),
     time_zone: t.exposeString("time_zone", { description: "IANA time zone of whole-day date filters" }),
     create_date: t.exposeString("create_date"),
+    test_mode: t.exposeBoolean("test_mode", {
+      description: "Test mode (Settings → Payments): the sandbox takes gifts, no real money moves; show a test banner",
+    }),
     bank_transfer: t.field({
       type: BankTransferType,
       nullable: true,

@@ -88,6 +88,7 @@ export const feeFormulaOf = (row: OrganizationRow): FeeFormula => ({
 
 const organizationWithBankTransfer = (row: OrganizationRow) => ({
   ...organizationToWire(row),
+  test_mode: row.testMode,
   bank_transfer: bankTransferToWire(row),
   cover_fee: feeFormulaOf(row),
 });

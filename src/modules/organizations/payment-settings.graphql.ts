@@ -7,13 +7,22 @@ import {
   getPaymentSettings,
   type PaymentSettingsDependencies,
   type PaymentSettingsWire,
+  setPaymentTestMode,
 } from "./payment-settings.service.js";
 
 const PaymentSettingsType = builder.objectRef<PaymentSettingsWire>("PaymentSettings").implement({
   description:
     "Who processes the organization's card payments. Secrets are never returned: only their last 4 characters and the mode.",
   fields: (t) => ({
-    processor: t.exposeString("processor", { description: "stripe once keys are saved, else sandbox (no real money)" }),
+    processor: t.exposeString("processor", {
+      description:
+        "What donors pay by card with: stripe once keys are saved; else sandbox (no real money) in test mode or " +
+        "outside production; else none (production: bank transfer only, when the IBAN is set)",
+    }),
+    test_mode: t.exposeBoolean("test_mode", {
+      description:
+        "Test mode: the sandbox takes gifts (also in production), pages show a test banner, gifts are test data",
+    }),
     mode: t.exposeString("mode", { nullable: true, description: "test or live: the mode of the Stripe keys" }),
     publishable_key: t.exposeString("publishable_key", {
       nullable: true,
@@ -76,10 +85,24 @@ builder.mutationFields((t) => ({
   }),
   disconnectStripe: t.field({
     type: PaymentSettingsType,
-    description: "Deletes the Stripe keys: donors pay with the sandbox again. Owners and admins only.",
+    description:
+      "Deletes the Stripe keys and ends test mode: donors pay with the sandbox outside production, by bank " +
+      "transfer only in production. Owners and admins only.",
     resolve: (_root, _args, context) => {
       authorize(context, "organization:manage");
       return disconnectStripe(dependencies(context), organizationOf(context), auditActorOf(context.actor));
+    },
+  }),
+  setPaymentTestMode: t.field({
+    type: PaymentSettingsType,
+    description:
+      "Test mode on: the sandbox takes gifts (Stripe keys, if any, are deleted), every page shows a test banner, " +
+      "gifts are test data kept out of totals, receipts and statements. Off: the sandbox stops in production. " +
+      "Owners and admins only.",
+    args: { enabled: t.arg.boolean({ required: true }) },
+    resolve: (_root, { enabled }, context) => {
+      authorize(context, "organization:manage");
+      return setPaymentTestMode(dependencies(context), organizationOf(context), enabled, auditActorOf(context.actor));
     },
   }),
 }));

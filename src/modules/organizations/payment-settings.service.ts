@@ -1,6 +1,6 @@
-import type { Db } from "../../db/client.js";
+import type { Db, Executor } from "../../db/client.js";
 import { AppError, type ValidationIssue } from "../../errors/app-error.js";
-import type { ProcessorRegistry } from "../../payments/processors/index.js";
+import { type ProcessorRegistry, paymentModeOf } from "../../payments/processors/index.js";
 import {
   deleteProcessorAccount,
   findProcessorAccount,
@@ -9,6 +9,7 @@ import {
 } from "../../payments/processors/processor-accounts.repo.js";
 import { verifyStripeSecretKey } from "../../payments/processors/stripe.js";
 import { type AuditActor, recordAuditEvent } from "../audit/audit.service.js";
+import { findOrganizationById, updateOrganizationColumns } from "./organizations.repo.js";
 
 /** The organization whose payment settings a call reads or changes (its slug names the webhook endpoint). */
 export interface SettingsOrganization {
@@ -50,15 +51,22 @@ export const stripeWebhookUrl = (baseUrl: string, slug: string) =>
 
 const last4 = (value: string) => value.slice(-4);
 
-/** What the settings show of a Stripe account: its mode, the public key and the last 4 characters of each secret, never a secret. */
+/**
+ * What the settings show: the card processor donors pay with now (stripe, the sandbox, or none in
+ * production outside test mode), test mode, and of a Stripe account its mode, the public key and the
+ * last 4 characters of each secret, never a secret.
+ */
 function settingsToWire(
   row:
     | Pick<ProcessorAccountRow, "mode" | "publishableKey" | "secretKeyLast4" | "webhookSecretLast4" | "updateDate">
     | undefined,
   webhookUrl: string,
+  state: { testMode: boolean; iban: string | null; production: boolean },
 ) {
+  const paymentMode = paymentModeOf(state, row !== undefined, state.production);
   return {
-    processor: row ? ("stripe" as const) : ("sandbox" as const),
+    processor: paymentMode.card ?? ("none" as const),
+    test_mode: paymentMode.testMode,
     mode: row ? (row.mode as "test" | "live") : null,
     publishable_key: row?.publishableKey ?? null,
     secret_key_last4: row?.secretKeyLast4 ?? null,
@@ -71,12 +79,19 @@ function settingsToWire(
 
 export type PaymentSettingsWire = ReturnType<typeof settingsToWire>;
 
+/** The organization's test mode and IBAN, which decide with Stripe what donors may pay with. */
+async function stateOf(deps: PaymentSettingsDependencies, organizationId: number) {
+  const row = await findOrganizationById(deps.db, organizationId);
+  if (!row) throw new Error("organization of the request vanished");
+  return { testMode: row.testMode, iban: row.iban, production: deps.processors.production };
+}
+
 export async function getPaymentSettings(
   deps: PaymentSettingsDependencies,
   organization: SettingsOrganization,
 ): Promise<PaymentSettingsWire> {
   const row = await findProcessorAccount(deps.db, organization.id, "stripe");
-  return settingsToWire(row, stripeWebhookUrl(deps.baseUrl, organization.slug));
+  return settingsToWire(row, stripeWebhookUrl(deps.baseUrl, organization.slug), await stateOf(deps, organization.id));
 }
 
 const SECRET_KEY = /^(?:sk|rk)_(test|live)_[A-Za-z0-9_]+$/;
@@ -148,6 +163,8 @@ export async function connectStripe(
   const secrets = deps.processors.secrets;
   const row = await deps.db.transaction(async (tx) => {
     const previous = await findProcessorAccount(tx, organization.id, "stripe");
+    // Real keys end test mode: the sandbox no longer takes this organization's gifts.
+    await switchTestMode(tx, organization.id, actor, false);
     const saved = await upsertProcessorAccount(tx, {
       organizationId: organization.id,
       processor: "stripe",
@@ -173,25 +190,78 @@ export async function connectStripe(
     });
     return saved;
   });
-  return settingsToWire(row, stripeWebhookUrl(deps.baseUrl, organization.slug));
+  return settingsToWire(row, stripeWebhookUrl(deps.baseUrl, organization.slug), await stateOf(deps, organization.id));
 }
 
-/** Back to the sandbox: the Stripe keys are deleted (audited); payments already made with Stripe keep their records. */
+/** Deletes the Stripe keys in the caller's transaction (audited), when there are any. */
+async function deleteStripeKeys(
+  tx: Executor,
+  deps: PaymentSettingsDependencies,
+  organization: SettingsOrganization,
+  actor: AuditActor,
+  testModeAfter: boolean,
+) {
+  const previous = await findProcessorAccount(tx, organization.id, "stripe");
+  if (!previous) return;
+  await deleteProcessorAccount(tx, organization.id, "stripe");
+  const cardAfter = testModeAfter || !deps.processors.production ? "sandbox" : "none";
+  await recordAuditEvent(tx, {
+    organizationId: organization.id,
+    actor,
+    action: "payments.stripe_disconnected",
+    details: {
+      processor: "stripe",
+      mode: previous.mode,
+      secret_key_last4: previous.secretKeyLast4,
+      card_processor_after: cardAfter,
+    },
+  });
+}
+
+/**
+ * The Stripe keys are deleted (audited) and test mode ends; payments already made with Stripe keep
+ * their records. Donors then pay with the sandbox outside production, and in production by bank
+ * transfer only (when the IBAN is set) until a processor is connected or test mode is switched on.
+ */
 export async function disconnectStripe(
   deps: PaymentSettingsDependencies,
   organization: SettingsOrganization,
   actor: AuditActor,
 ): Promise<PaymentSettingsWire> {
   await deps.db.transaction(async (tx) => {
-    const previous = await findProcessorAccount(tx, organization.id, "stripe");
-    if (!previous) return;
-    await deleteProcessorAccount(tx, organization.id, "stripe");
-    await recordAuditEvent(tx, {
-      organizationId: organization.id,
-      actor,
-      action: "payments.stripe_disconnected",
-      details: { processor: "stripe", mode: previous.mode, secret_key_last4: previous.secretKeyLast4 },
-    });
+    await deleteStripeKeys(tx, deps, organization, actor, false);
+    await switchTestMode(tx, organization.id, actor, false);
   });
-  return settingsToWire(undefined, stripeWebhookUrl(deps.baseUrl, organization.slug));
+  return getPaymentSettings(deps, organization);
+}
+
+async function switchTestMode(tx: Executor, organizationId: number, actor: AuditActor, enabled: boolean) {
+  const current = await findOrganizationById(tx, organizationId);
+  if (!current || current.testMode === enabled) return;
+  await updateOrganizationColumns(tx, organizationId, { testMode: enabled });
+  await recordAuditEvent(tx, {
+    organizationId,
+    actor,
+    action: enabled ? "payments.test_mode_enabled" : "payments.test_mode_disabled",
+    details: { processor: "sandbox" },
+  });
+}
+
+/**
+ * Test mode, the explicit way to try giving (also in production): on, the sandbox takes the
+ * organization's gifts (Stripe keys, if any, are deleted first), every page shows a test banner and
+ * its gifts are test data, out of totals, raised figures and statements. Off, the sandbox stops
+ * (in production donors then have bank transfer or nothing); test gifts stay marked as test.
+ */
+export async function setPaymentTestMode(
+  deps: PaymentSettingsDependencies,
+  organization: SettingsOrganization,
+  enabled: boolean,
+  actor: AuditActor,
+): Promise<PaymentSettingsWire> {
+  await deps.db.transaction(async (tx) => {
+    if (enabled) await deleteStripeKeys(tx, deps, organization, actor, true);
+    await switchTestMode(tx, organization.id, actor, enabled);
+  });
+  return getPaymentSettings(deps, organization);
 }

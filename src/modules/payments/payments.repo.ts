@@ -32,6 +32,7 @@ export const paymentWireRow = wireRowOf<PaymentWire>({
   processor_intent_id: payments.processorIntentId,
   create_date: instant(payments.createDate),
   update_date: instant(payments.updateDate),
+  test: payments.test,
 });
 
 export interface PaymentFilters {
@@ -39,6 +40,7 @@ export interface PaymentFilters {
   donationId?: number;
   paymentMethodId?: number;
   processorIntentId?: string;
+  test?: boolean;
   createDateFrom?: DateBound;
   createDateTo?: DateBound;
   updateDateFrom?: DateBound;
@@ -56,6 +58,7 @@ function conditionsFor(scope: Scope, filters: PaymentFilters): (SQL | undefined)
     filters.donationId !== undefined ? eq(payments.donationId, filters.donationId) : undefined,
     filters.paymentMethodId !== undefined ? eq(payments.paymentMethodId, filters.paymentMethodId) : undefined,
     filters.processorIntentId !== undefined ? eq(payments.processorIntentId, filters.processorIntentId) : undefined,
+    filters.test !== undefined ? eq(payments.test, filters.test) : undefined,
     ...dateRangeConditions(payments.createDate, filters.createDateFrom, filters.createDateTo, tz),
     ...dateRangeConditions(payments.updateDate, filters.updateDateFrom, filters.updateDateTo, tz),
     ...dateRangeConditions(payments.paymentDate, filters.paymentDateFrom, filters.paymentDateTo, tz),
@@ -107,6 +110,8 @@ export async function insertPayment(
     billingCycle?: number | null;
     failureCode?: string | null;
     failureMessage?: string | null;
+    /** A charge of a test donation (the sandbox in test mode). */
+    test?: boolean;
   },
 ): Promise<PaymentRow> {
   const [row] = await tx.insert(payments).values(values).returning();
@@ -162,7 +167,7 @@ export async function countPaidPayments(tx: Executor, organizationId: number, do
   return row?.n ?? 0;
 }
 
-/** Money paid to a campaign and not refunded. */
+/** Money paid to a campaign and not refunded (test payments moved no money: left out). */
 export async function sumPaidForCampaign(db: Executor, organizationId: number, campaignId: number): Promise<number> {
   const [row] = await db
     .select({ cents: sql<string>`coalesce(sum((${payments.amount} - ${payments.amountRefunded}) * 100), 0)` })
@@ -176,6 +181,7 @@ export async function sumPaidForCampaign(db: Executor, organizationId: number, c
         eq(payments.organizationId, organizationId),
         eq(donations.campaignId, campaignId),
         eq(payments.state, "PAID"),
+        eq(payments.test, false),
       ),
     );
   return Number(row?.cents ?? 0) / 100;

@@ -19,6 +19,10 @@ export const Payment = wireObject(
     ),
     create_date: DateTime,
     update_date: DateTime,
+    test: Type.Boolean({
+      description:
+        "Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements",
+    }),
   },
   "One charge of a donation",
 );
@@ -55,6 +59,7 @@ export const PaymentListQuery = listQuerySchema(PAYMENT_ORDER_FIELDS, {
   donation_id: Type.Optional(Id),
   payment_method_id: Type.Optional(Id),
   processor_intent_id: Type.Optional(Type.String({ maxLength: 200 })),
+  test: Type.Optional(Type.Boolean({ description: "true: test payments only; false: real ones only" })),
   create_date_from: Type.Optional(DateFilter),
   create_date_to: Type.Optional(DateFilter),
   update_date_from: Type.Optional(DateFilter),

@@ -24,6 +24,7 @@ export async function listPayments(db: Db, scope: Scope, query: PaymentListQuery
       donationId: query.donation_id,
       paymentMethodId: query.payment_method_id,
       processorIntentId: query.processor_intent_id,
+      test: query.test,
       ...createUpdateBounds(query),
       paymentDateFrom: optionalDateBound("payment_date_from", query.payment_date_from),
       paymentDateTo: optionalDateBound("payment_date_to", query.payment_date_to),

@@ -1,6 +1,7 @@
 import type { Config } from "../../config.js";
 import type { Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
+import { findOrganizationById } from "../../modules/organizations/organizations.repo.js";
 import { loadSecretBox, type SecretBox } from "../../secrets/secret-box.js";
 import { manualProcessor } from "./manual.js";
 import type { Processor, ProcessorDescription } from "./processor.js";
@@ -40,25 +41,59 @@ export interface StripeAccount {
 }
 
 /**
- * The adapters that move money, per organization: the sandbox (its ledger in the database) unless
- * the organization saved Stripe keys, bank transfer always. A Stripe client is kept per organization
- * and made anew when its keys change.
+ * How an organization takes gifts now. `card` is the processor of its card form: Stripe once it saved
+ * keys; else the sandbox when it is in test mode, or outside production (the demo's sandbox); else
+ * none (production never serves the sandbox unasked). Bank transfer is offered outside production
+ * always, in production once the organization entered its IBAN.
+ */
+export interface PaymentMode {
+  card: "stripe" | "sandbox" | null;
+  /** The organization's test mode: the sandbox takes its gifts, marked as test data. */
+  testMode: boolean;
+  bankTransfer: boolean;
+}
+
+export function paymentModeOf(
+  organization: { testMode: boolean; iban: string | null },
+  hasStripeAccount: boolean,
+  production: boolean,
+): PaymentMode {
+  const card = hasStripeAccount ? "stripe" : organization.testMode || !production ? "sandbox" : null;
+  return {
+    card,
+    testMode: card === "sandbox" && organization.testMode,
+    bankTransfer: !production || organization.iban !== null,
+  };
+}
+
+/** What donors may pay with, card processor first. */
+export function offeredProcessors(mode: PaymentMode): ProcessorDescription[] {
+  const card = mode.card === "stripe" ? stripeDescription : mode.card === "sandbox" ? sandboxDescription : undefined;
+  return [...(card ? [card] : []), ...(mode.bankTransfer ? [manualProcessor] : [])];
+}
+
+/**
+ * The adapters that move money, per organization: the card processor of its payment mode (Stripe,
+ * the sandbox, or none), bank transfer always (a payment made by transfer is settled by hand). A
+ * Stripe client is kept per organization and made anew when its keys change.
  */
 export interface ProcessorRegistry {
   readonly secrets: SecretBox;
   /** Where Stripe clients send requests (undefined: api.stripe.com). */
   readonly stripeApi: StripeApiBase | undefined;
-  /** The adapter to charge, refund or ask about an organization's payment made with `name`. */
+  /** NODE_ENV=production: the sandbox serves only organizations in test mode. */
+  readonly production: boolean;
+  /**
+   * The adapter to charge, refund or ask about an organization's payment made with `name`; undefined
+   * when the organization is not connected to it (in production, the sandbox outside test mode).
+   */
   connect(organizationId: number, name: string): Promise<Processor | undefined>;
   /** What the organization's donors may pay with, card processor first. */
   offered(organizationId: number): Promise<ProcessorDescription[]>;
+  /** How the organization takes gifts now (undefined: no such organization). */
+  mode(organizationId: number): Promise<PaymentMode | undefined>;
   /** The organization's Stripe account, or undefined when it has none. */
   stripeAccount(organizationId: number): Promise<StripeAccount | undefined>;
-}
-
-/** What donors may pay with: Stripe once the organization has an account there, else the sandbox; bank transfer always. */
-export function offeredProcessors(hasStripeAccount: boolean): ProcessorDescription[] {
-  return [hasStripeAccount ? stripeDescription : sandboxDescription, manualProcessor];
 }
 
 export function stripeApiOf(url: string | undefined): StripeApiBase | undefined {
@@ -70,8 +105,9 @@ export function stripeApiOf(url: string | undefined): StripeApiBase | undefined 
 
 export function createProcessorRegistry(
   db: Executor,
-  options: { secrets: SecretBox; stripeApi?: StripeApiBase; stripeTimeoutMs?: number },
+  options: { secrets: SecretBox; stripeApi?: StripeApiBase; stripeTimeoutMs?: number; production?: boolean },
 ): ProcessorRegistry {
+  const production = options.production ?? false;
   const sandbox = createSandboxProcessor(db);
   const clients = new Map<number, { secretKeyCiphertext: string; processor: StripeProcessor }>();
 
@@ -92,18 +128,32 @@ export function createProcessorRegistry(
     return { row, processor: client.processor, webhookSecret: () => options.secrets.open(webhookSecretCiphertext) };
   }
 
+  async function mode(organizationId: number): Promise<PaymentMode | undefined> {
+    const organization = await findOrganizationById(db, organizationId);
+    if (!organization) return undefined;
+    const account = await findProcessorAccount(db, organizationId, "stripe");
+    return paymentModeOf(organization, account !== undefined, production);
+  }
+
   return {
     secrets: options.secrets,
     stripeApi: options.stripeApi,
+    production,
     stripeAccount,
+    mode,
     async connect(organizationId, name) {
-      if (name === "sandbox") return sandbox;
+      // Production moves no fake money: the sandbox answers only an organization in test mode.
+      if (name === "sandbox") {
+        if (!production) return sandbox;
+        return (await findOrganizationById(db, organizationId))?.testMode ? sandbox : undefined;
+      }
       if (name === "manual") return manualProcessor;
       if (name === "stripe") return (await stripeAccount(organizationId))?.processor;
       return undefined;
     },
     async offered(organizationId) {
-      return offeredProcessors(Boolean(await findProcessorAccount(db, organizationId, "stripe")));
+      const found = await mode(organizationId);
+      return found ? offeredProcessors(found) : [];
     },
   };
 }
@@ -113,5 +163,6 @@ export function loadProcessorRegistry(db: Executor, config: Config): ProcessorRe
   return createProcessorRegistry(db, {
     secrets: loadSecretBox({ encryptionKey: config.encryptionKey, dataDir: config.dataDir }),
     stripeApi: stripeApiOf(config.stripeApiUrl),
+    production: config.production,
   });
 }

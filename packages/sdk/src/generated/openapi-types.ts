@@ -56,6 +56,8 @@ export interface Operations {
         tags: string[];
         /** Billing cycles of a recurring gift that were never charged: after an outage the first renewal charges once and the schedule resumes at the next cycle ahead (docs/giving.md) */
         skipped_cycles: number[];
+        /** Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments */
+        test: boolean;
       };
       /** Invalid parameters */
       400: Problem;
@@ -166,6 +168,8 @@ export interface Operations {
           tags: string[];
           /** Billing cycles of a recurring gift that were never charged: after an outage the first renewal charges once and the schedule resumes at the next cycle ahead (docs/giving.md) */
           skipped_cycles: number[];
+          /** Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments */
+          test: boolean;
         };
         /** One charge of a donation */
         payment: {
@@ -196,6 +200,8 @@ export interface Operations {
           create_date: string;
           /** ISO 8601 UTC with milliseconds */
           update_date: string;
+          /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
+          test: boolean;
         };
         receipt_url: string | null;
         /** Where to send a bank transfer gift; null for other processors and while the organization has no IBAN */
@@ -562,6 +568,8 @@ export interface Operations {
             tags: string[];
             /** Billing cycles of a recurring gift that were never charged: after an outage the first renewal charges once and the schedule resumes at the next cycle ahead (docs/giving.md) */
             skipped_cycles: number[];
+            /** Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments */
+            test: boolean;
           } | null;
           /** One charge of a donation */
           payment: {
@@ -592,6 +600,8 @@ export interface Operations {
             create_date: string;
             /** ISO 8601 UTC with milliseconds */
             update_date: string;
+            /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
+            test: boolean;
           } | null;
           state: "OPEN" | "CLOSED";
           /** Amount in the organization's currency, at most 2 decimals */
@@ -710,6 +720,8 @@ export interface Operations {
           tags: string[];
           /** Billing cycles of a recurring gift that were never charged: after an outage the first renewal charges once and the schedule resumes at the next cycle ahead (docs/giving.md) */
           skipped_cycles: number[];
+          /** Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments */
+          test: boolean;
         }>;
         /** Total number of results ignoring limit and offset */
         count: number;
@@ -760,6 +772,8 @@ export interface Operations {
       donation_id?: number;
       payment_method_id?: number;
       processor_intent_id?: string;
+      /** true: test payments only; false: real ones only */
+      test?: boolean;
       /** YYYY-MM-DD (whole day in the organization's time zone, inclusive) or an ISO 8601 date-time (exact bound) */
       create_date_from?: string;
       /** YYYY-MM-DD (whole day in the organization's time zone, inclusive) or an ISO 8601 date-time (exact bound) */
@@ -806,6 +820,8 @@ export interface Operations {
           create_date: string;
           /** ISO 8601 UTC with milliseconds */
           update_date: string;
+          /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
+          test: boolean;
         }>;
         /** Total number of results ignoring limit and offset */
         count: number;
@@ -997,6 +1013,8 @@ export interface Operations {
         create_date: string;
         /** ISO 8601 UTC with milliseconds */
         update_date: string;
+        /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
+        test: boolean;
       };
       /** Invalid parameters */
       400: Problem;
@@ -1061,6 +1079,8 @@ export interface Operations {
           tags: string[];
           /** Billing cycles of a recurring gift that were never charged: after an outage the first renewal charges once and the schedule resumes at the next cycle ahead (docs/giving.md) */
           skipped_cycles: number[];
+          /** Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments */
+          test: boolean;
         };
         /** One charge of a donation */
         payment: {
@@ -1091,6 +1111,8 @@ export interface Operations {
           create_date: string;
           /** ISO 8601 UTC with milliseconds */
           update_date: string;
+          /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
+          test: boolean;
         };
       };
       /** Invalid parameters */
@@ -1148,6 +1170,8 @@ export interface Operations {
         create_date: string;
         /** ISO 8601 UTC with milliseconds */
         update_date: string;
+        /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
+        test: boolean;
       };
       /** Invalid parameters */
       400: Problem;
@@ -1359,6 +1383,8 @@ export interface Operations {
           tags: string[];
           /** Billing cycles of a recurring gift that were never charged: after an outage the first renewal charges once and the schedule resumes at the next cycle ahead (docs/giving.md) */
           skipped_cycles: number[];
+          /** Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments */
+          test: boolean;
         } | null;
         /** One charge of a donation */
         payment: {
@@ -1389,6 +1415,8 @@ export interface Operations {
           create_date: string;
           /** ISO 8601 UTC with milliseconds */
           update_date: string;
+          /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
+          test: boolean;
         } | null;
         state: "OPEN" | "CLOSED";
         /** Amount in the organization's currency, at most 2 decimals */
@@ -1453,6 +1481,8 @@ export interface Operations {
         tags: string[];
         /** Billing cycles of a recurring gift that were never charged: after an outage the first renewal charges once and the schedule resumes at the next cycle ahead (docs/giving.md) */
         skipped_cycles: number[];
+        /** Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments */
+        test: boolean;
       };
       /** Invalid parameters */
       400: Problem;
@@ -1505,6 +1535,8 @@ export interface Operations {
         create_date: string;
         /** ISO 8601 UTC with milliseconds */
         update_date: string;
+        /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
+        test: boolean;
       };
       /** Invalid parameters */
       400: Problem;
@@ -1586,6 +1618,8 @@ export interface Operations {
           /** Test-mode keys: show a test mode banner, no real money moves */
           test_mode: boolean;
         } | null;
+        /** The organization is in test mode: the sandbox takes gifts (test card numbers), no real money moves, and the page shows a test banner */
+        test_mode: boolean;
         /** true while the form is protected: completing needs `altcha`, a solved challenge from challenge_url */
         challenge_required: boolean;
         /** GET it for a fresh proof-of-work challenge (ALTCHA) */

@@ -6,21 +6,28 @@ import { useQuery } from "./use-query";
 interface PaymentModeValue {
   /** "test" or "live" with Stripe keys, null on the sandbox or while loading. */
   stripeMode: string | null;
-  /** Asks again (after keys are saved or removed), so the banner follows at once. */
+  /** The organization's test mode: the sandbox takes its gifts (false while loading). */
+  testMode: boolean;
+  /** Asks again (after keys are saved or removed, or test mode switched), so the banner follows at once. */
   reload: () => void;
 }
 
-const PaymentModeContext = createContext<PaymentModeValue>({ stripeMode: null, reload: () => {} });
+const PaymentModeContext = createContext<PaymentModeValue>({ stripeMode: null, testMode: false, reload: () => {} });
 
-const PAYMENT_MODE = `query PaymentMode { paymentSettings { processor mode } }`;
+const PAYMENT_MODE = `query PaymentMode { paymentSettings { processor mode test_mode } }`;
 
-/** The organization's Stripe mode for every page of the panel (the test-mode banner). */
+/** The organization's Stripe mode and test mode for every page of the panel (the test-mode banner). */
 export function PaymentModeProvider({ children }: { children: ReactNode }) {
-  const state = useQuery<{ paymentSettings: { processor: string; mode: string | null } }>(PAYMENT_MODE);
+  const state = useQuery<{ paymentSettings: { processor: string; mode: string | null; test_mode: boolean } }>(
+    PAYMENT_MODE,
+  );
   const settings = state.data?.paymentSettings;
   const stripeMode = settings?.processor === "stripe" ? settings.mode : null;
+  const testMode = settings?.test_mode === true;
   return (
-    <PaymentModeContext.Provider value={{ stripeMode, reload: state.reload }}>{children}</PaymentModeContext.Provider>
+    <PaymentModeContext.Provider value={{ stripeMode, testMode, reload: state.reload }}>
+      {children}
+    </PaymentModeContext.Provider>
   );
 }
 
@@ -28,10 +35,20 @@ export function usePaymentMode(): PaymentModeValue {
   return useContext(PaymentModeContext);
 }
 
-/** On every page while the organization's Stripe keys are test keys: nothing donors "give" is real money. */
+/** On every page while nothing donors "give" is real money: the sandbox in test mode, or Stripe test keys. */
 export function TestModeBanner() {
-  const { stripeMode } = usePaymentMode();
+  const { stripeMode, testMode } = usePaymentMode();
   const { path } = useOrg();
+  if (testMode) {
+    return (
+      <div className="test-mode-banner" role="status" data-testid="test-mode-banner">
+        <strong>Test mode — no real money moves.</strong> The sandbox takes this organization's gifts: they are test
+        data, left out of totals, receipts and statements.{" "}
+        <Link to={`${path("settings")}#payments`}>Connect Stripe or switch test mode off in Settings → Payments</Link>{" "}
+        before taking real donations.
+      </div>
+    );
+  }
   if (stripeMode !== "test") return null;
   return (
     <div className="test-mode-banner" role="status" data-testid="test-mode-banner">

@@ -1,4 +1,4 @@
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useRef, useState } from "react";
 import { ApiError } from "../api/graphql";
 import { useFormat } from "../app/format";
 import { useOrg } from "../app/org-context";
@@ -11,7 +11,8 @@ import { Section } from "../components/page";
 import { Async, InlineError } from "../components/states";
 
 interface PaymentSettings {
-  processor: "stripe" | "sandbox";
+  processor: "stripe" | "sandbox" | "none";
+  test_mode: boolean;
   mode: "test" | "live" | null;
   publishable_key: string | null;
   secret_key_last4: string | null;
@@ -30,10 +31,17 @@ interface AuditEvent {
 }
 
 const SETTINGS_FIELDS =
-  "processor mode publishable_key secret_key_last4 webhook_secret_last4 webhook_url webhook_events update_date";
+  "processor test_mode mode publishable_key secret_key_last4 webhook_secret_last4 webhook_url webhook_events update_date";
 const PAYMENTS = `query PaymentSettings { paymentSettings { ${SETTINGS_FIELDS} } auditEvents(first: 20) { id create_date actor action description } }`;
 const CONNECT = `mutation ConnectStripe($input: ConnectStripeInput!) { connectStripe(input: $input) { ${SETTINGS_FIELDS} } }`;
 const DISCONNECT = `mutation DisconnectStripe { disconnectStripe { ${SETTINGS_FIELDS} } }`;
+const SET_TEST_MODE = `mutation SetPaymentTestMode($enabled: Boolean!) { setPaymentTestMode(enabled: $enabled) { ${SETTINGS_FIELDS} } }`;
+
+/** What donors can pay with once Stripe is disconnected, as the server answered. */
+const afterDisconnect = (settings: PaymentSettings) =>
+  settings.processor === "sandbox"
+    ? "Stripe disconnected. Donors pay with the sandbox again (no real money)."
+    : "Stripe disconnected. Donors can give by bank transfer only (once the IBAN is set) until a processor is connected.";
 
 const KEY_FIELDS = [
   {
@@ -131,6 +139,24 @@ function StripeKeysForm({ connected, onSaved }: { connected: boolean; onSaved: (
 
 function CurrentProcessor({ settings }: { settings: PaymentSettings }) {
   const format = useFormat();
+  if (settings.test_mode) {
+    return (
+      <p className="notice" data-testid="payment-processor">
+        <strong>Test mode (sandbox)</strong>: donors pay with test card numbers, no real money moves, and every page
+        shows a test banner. Test gifts are kept apart: out of totals, receipts and statements. Connect Stripe below, or
+        switch test mode off, before taking real donations.
+      </p>
+    );
+  }
+  if (settings.processor === "none") {
+    return (
+      <p className="notice" data-testid="payment-processor">
+        <strong>No card processor</strong>: online giving by card is not set up. Donors can give by bank transfer once
+        the IBAN is entered under Bank transfer; without it the donation page says online giving is not set up yet.
+        Connect a Stripe account below, or switch test mode on to try the donation page with test cards.
+      </p>
+    );
+  }
   if (settings.processor === "sandbox") {
     return (
       <p className="notice" data-testid="payment-processor">
@@ -177,6 +203,54 @@ function CurrentProcessor({ settings }: { settings: PaymentSettings }) {
   );
 }
 
+/**
+ * Test mode: the explicit way to try the donation page (also in production), with the sandbox's test
+ * cards; its gifts are test data. Switching it on deletes Stripe keys, so it asks first.
+ */
+function TestModeSwitch({ settings, onChanged }: { settings: PaymentSettings; onChanged: (message: string) => void }) {
+  const gql = useGraphql();
+  const enabled = !settings.test_mode;
+  return (
+    <div data-testid="test-mode-switch">
+      <h3>Test mode</h3>
+      <p className="muted">
+        {settings.test_mode
+          ? "Test mode is on: the sandbox takes gifts with test card numbers and every page shows a test banner."
+          : "Try the donation page without real money: the sandbox takes gifts with test card numbers, every page shows a test banner, and test gifts stay out of totals, receipts and statements."}
+      </p>
+      <div className="form-actions">
+        <ActionButton
+          label={enabled ? "Switch test mode on" : "Switch test mode off"}
+          title={enabled ? "Switch test mode on?" : "Switch test mode off?"}
+          confirmLabel={enabled ? "Switch on" : "Switch off"}
+          danger={enabled && settings.processor === "stripe"}
+          testId="toggle-test-mode"
+          run={() => gql(SET_TEST_MODE, { enabled })}
+          onDone={() =>
+            onChanged(
+              enabled
+                ? "Test mode is on: no real money moves, and every page shows a test banner."
+                : "Test mode is off.",
+            )
+          }
+        >
+          {enabled ? (
+            <p>
+              Donors will pay with the sandbox's test cards and no real money moves.
+              {settings.processor === "stripe" && " The Stripe keys are deleted; you can connect them again later."}
+            </p>
+          ) : (
+            <p>
+              The sandbox stops taking gifts. On a production server donors can then give only by bank transfer (once
+              the IBAN is set) until you connect Stripe. Test gifts stay marked as test data.
+            </p>
+          )}
+        </ActionButton>
+      </div>
+    </div>
+  );
+}
+
 /** Settings → Payments: who processes card payments (sandbox or the organization's Stripe account) and its history. */
 export function PaymentsSection() {
   const { canWrite } = useOrg();
@@ -185,6 +259,7 @@ export function PaymentsSection() {
   const paymentMode = usePaymentMode();
   const state = useQuery<{ paymentSettings: PaymentSettings; auditEvents: AuditEvent[] }>(PAYMENTS);
   const [flash, setFlash] = useState<string | null>(null);
+  const answered = useRef<PaymentSettings | null>(null);
   const changed = (message: string) => {
     setFlash(message);
     state.reload();
@@ -227,18 +302,21 @@ export function PaymentsSection() {
                         confirmLabel="Disconnect"
                         danger
                         testId="disconnect-stripe"
-                        run={() => gql(DISCONNECT)}
-                        onDone={() =>
-                          changed("Stripe disconnected. Donors pay with the sandbox again (no real money).")
-                        }
+                        run={async () => {
+                          answered.current = (
+                            await gql<{ disconnectStripe: PaymentSettings }>(DISCONNECT)
+                          ).disconnectStripe;
+                        }}
+                        onDone={() => answered.current && changed(afterDisconnect(answered.current))}
                       >
                         <p>
-                          The keys are deleted and the donation page goes back to the sandbox: no real money can be
-                          given until you connect Stripe again. Payments already made with Stripe keep their records.
+                          The keys are deleted: no real money can be given by card until you connect Stripe again.
+                          Payments already made with Stripe keep their records.
                         </p>
                       </ActionButton>
                     </div>
                   )}
+                  <TestModeSwitch settings={settings} onChanged={changed} />
                 </>
               ) : (
                 <p className="muted">Only owners and admins can change the payment processor.</p>

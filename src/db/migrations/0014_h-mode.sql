@@ -1,0 +1,3 @@
+ALTER TABLE "donations" ADD COLUMN "test" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE "organizations" ADD COLUMN "test_mode" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE "payments" ADD COLUMN "test" boolean DEFAULT false NOT NULL;
