@@ -11,10 +11,19 @@ CREATE TABLE "consent_records" (
 	CONSTRAINT "consent_records_source_check" CHECK ("consent_records"."source" in ('checkout'))
 );
 --> statement-breakpoint
+ALTER TABLE "applications" ALTER COLUMN "client_secret_hash" DROP NOT NULL;--> statement-breakpoint
+ALTER TABLE "applications" ADD COLUMN "client_type" text DEFAULT 'confidential' NOT NULL;--> statement-breakpoint
+ALTER TABLE "donations" ADD COLUMN "test" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE "oauth_authorization_codes" ADD COLUMN "scope" text[];--> statement-breakpoint
+ALTER TABLE "oauth_tokens" ADD COLUMN "scope" text[];--> statement-breakpoint
+ALTER TABLE "organizations" ADD COLUMN "test_mode" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE "payments" ADD COLUMN "test" boolean DEFAULT false NOT NULL;--> statement-breakpoint
 ALTER TABLE "consent_records" ADD CONSTRAINT "consent_records_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "public"."organizations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "consent_records" ADD CONSTRAINT "consent_records_supporter_fk" FOREIGN KEY ("organization_id","supporter_id") REFERENCES "public"."supporters"("organization_id","id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "consent_records" ADD CONSTRAINT "consent_records_donation_fk" FOREIGN KEY ("organization_id","donation_id") REFERENCES "public"."donations"("organization_id","id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "consent_records_supporter_idx" ON "consent_records" USING btree ("organization_id","supporter_id","id");--> statement-breakpoint
+ALTER TABLE "applications" ADD CONSTRAINT "applications_client_type_check" CHECK ("applications"."client_type" in ('confidential', 'public'));--> statement-breakpoint
+ALTER TABLE "applications" ADD CONSTRAINT "applications_client_secret_check" CHECK (("applications"."client_type" = 'public') = ("applications"."client_secret_hash" is null));--> statement-breakpoint
 -- No usable donor portal link stays in the outbox: messages not captured lose theirs (the delivery mints a fresh one).
 UPDATE "outbox_messages" SET
 	"html" = regexp_replace("html", 'dnt_dl_[A-Za-z0-9_-]+', 'dnt_dl_redacted', 'g'),
