@@ -1,7 +1,7 @@
 import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
 import type { FeeFormula } from "../../payments/cover-fee.js";
-import { hasCentPrecision } from "../../payments/money.js";
+import { fitsCurrency, hasCentPrecision, precisionRule } from "../../payments/money.js";
 import { bicProblem, compactIban, ibanProblem } from "./bank-account.js";
 import {
   countOrganizations,
@@ -97,8 +97,9 @@ export async function updateFeeFormula(db: Db, organizationId: number, formula: 
   if (!hasCentPrecision(formula.percent) || formula.percent < 0 || formula.percent > 20) {
     throw invalid("percent", "use a percentage from 0 to 20 with at most 2 decimals");
   }
-  if (!hasCentPrecision(formula.fixed) || formula.fixed < 0 || formula.fixed > 100) {
-    throw invalid("fixed", "use an amount from 0 to 100 with at most 2 decimals");
+  const currency = (await findOrganizationById(db, organizationId))?.currency ?? "EUR";
+  if (!fitsCurrency(formula.fixed, currency) || formula.fixed < 0 || formula.fixed > 100) {
+    throw invalid("fixed", `use an amount from 0 to 100 that is ${precisionRule(currency)}`);
   }
   const row = await updateOrganizationColumns(db, organizationId, {
     coverFeePercent: formula.percent,
