@@ -67,6 +67,12 @@ export function fitsCurrency(amount: number, currency: string): boolean {
   return amountDecimals(currency) === 2 || Number.isInteger(amount * 10 ** amountDecimals(currency));
 }
 
+/** The amount rounded half up to what the currency can hold (0.30 → 0 in JPY; unchanged in EUR). */
+export function roundToCurrency(amount: number, currency: string): number {
+  const unit = 10 ** (2 - amountDecimals(currency));
+  return fromCents(Math.round(toCents(amount) / unit) * unit);
+}
+
 /** What fitsCurrency refuses, in words for an error message ("at most 2 decimals", "a whole number of JPY"). */
 export function precisionRule(currency: string): string {
   const decimals = amountDecimals(currency);

@@ -1,7 +1,7 @@
 import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
 import type { FeeFormula } from "../../payments/cover-fee.js";
-import { fitsCurrency, hasCentPrecision, precisionRule } from "../../payments/money.js";
+import { fitsCurrency, hasCentPrecision, precisionRule, roundToCurrency } from "../../payments/money.js";
 import { bicProblem, compactIban, ibanProblem } from "./bank-account.js";
 import {
   countOrganizations,
@@ -81,9 +81,10 @@ export async function updateBankAccount(db: Db, organizationId: number, input: B
   return organizationWithBankTransfer(row);
 }
 
+/** The organization's fee formula, its fixed part in amounts of its currency (the 0.30 default is ¥0 for a yen organization). */
 export const feeFormulaOf = (row: OrganizationRow): FeeFormula => ({
   percent: row.coverFeePercent,
-  fixed: row.coverFeeFixed,
+  fixed: roundToCurrency(row.coverFeeFixed, row.currency),
 });
 
 const organizationWithBankTransfer = (row: OrganizationRow) => ({
