@@ -332,6 +332,35 @@ describe("the webhook endpoint", () => {
   });
 });
 
+describe("events of another API version", () => {
+  it("are read again in Donata's version: the intent as Stripe has it now settles the payment", async () => {
+    const { payment, intent } = await stripePayment(orgA, { sepa: true });
+    // The endpoint was made with an older version: the event carries the intent as it was (processing).
+    const sent = intent();
+    standIn.settle(payment.processorIntentId as string, "succeeded");
+    const before = standIn.requests.length;
+    const event = eventOf("payment_intent.processing", sent, { apiVersion: "2020-08-27" });
+    expect((await deliverTo(orgA, event)).body).toEqual({ received: true, outcome: "settled" });
+    expect(standIn.requests.slice(before)).toContainEqual(
+      expect.objectContaining({
+        method: "GET",
+        path: `/v1/payment_intents/${payment.processorIntentId}`,
+        stripeVersion: STRIPE_API_VERSION,
+      }),
+    );
+    expect(await paymentRow(orgA.organizationId, payment.id)).toMatchObject({ state: "PAID" });
+    // An object Donata never acts on is not asked for: ignored as sent.
+    const asked = standIn.requests.length;
+    const other = eventOf(
+      "customer.created",
+      { id: `cus_${unique(12)}`, object: "customer" },
+      { apiVersion: "2020-08-27" },
+    );
+    expect((await deliverTo(orgA, other)).body).toEqual({ received: true, outcome: "ignored" });
+    expect(standIn.requests.length).toBe(asked);
+  });
+});
+
 describe("SEPA Direct Debit through events", () => {
   it("processing keeps the payment PENDING, succeeded makes it PAID; late processing or failed change nothing", async () => {
     const { payment, intent } = await stripePayment(orgA, { sepa: true });

@@ -46,3 +46,12 @@ describe("cover the fee", () => {
     expect(coverFee(0.5, DEFAULT_FEE_FORMULA, "EUR")).toBe(0.31);
   });
 });
+
+describe("cover the fee in a currency without minor unit", () => {
+  it("rounds to a whole yen, the fixed part too: ¥1,000 at 2.9 % + 0.30 → ¥29, ¥10 → ¥0", () => {
+    expect(coverFee(1000, DEFAULT_FEE_FORMULA, "JPY")).toBe(29);
+    expect(coverFee(10, DEFAULT_FEE_FORMULA, "JPY")).toBe(0);
+    expect(coverFee(1000, { percent: 3.6, fixed: 40 }, "JPY")).toBe(76);
+    expect(coverFee(12.5, DEFAULT_FEE_FORMULA, "KWD")).toBe(0.66);
+  });
+});

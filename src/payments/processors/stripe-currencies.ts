@@ -15,7 +15,7 @@ export const STRIPE_CURRENCIES: ReadonlySet<string> = new Set(
     "HKD HNL HTG HUF IDR ILS INR ISK JMD JOD JPY KES KGS KHR KMF KRW KWD KYD KZT LAK LBP LKR LRD LSL MAD " +
     "MDL MGA MKD MMK MNT MOP MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN " +
     "PYG QAR RON RSD RUB RWF SAR SBD SCR SEK SGD SHP SLE SOS SRD STD SZL THB TJS TND TOP TRY TTD TWD TZS " +
-    "UAH UGX USD UYU UZS VND VUV WST XAF XCD XCG XOF XPF YER ZAR ZMW"
+    "UAH UGX UYU UZS VND VUV WST XAF XCD XCG XOF XPF YER ZAR ZMW"
   ).split(" "),
 );
 
@@ -96,10 +96,16 @@ export function checkStripeAmount(amountMinor: number, currency: string): void {
   }
 }
 
+/** How many decimals Stripe's `amount` is written with (ISK 2, although it charges whole krónur): Stripe.js's Elements take it too. */
+export function stripeAmountDecimals(currency: string): number {
+  const code = currency.toUpperCase();
+  return TWO_DECIMAL_WHOLE.has(code) ? 2 : stripeDecimals(code);
+}
+
 /** ISO minor units → Stripe's `amount` (ISK ×100, MGA ÷100, the rest as is). */
 export function toStripeAmount(amountMinor: number, currency: string): number {
   const code = currency.toUpperCase();
-  const decimals = TWO_DECIMAL_WHOLE.has(code) ? 2 : stripeDecimals(code);
+  const decimals = stripeAmountDecimals(code);
   const shift = decimals - minorUnitExponent(code);
   const amount = shift >= 0 ? amountMinor * 10 ** shift : amountMinor / 10 ** -shift;
   if (!Number.isSafeInteger(amount) || (THREE_DECIMAL.has(code) && amount % 10 !== 0)) {
@@ -111,7 +117,6 @@ export function toStripeAmount(amountMinor: number, currency: string): number {
 /** Stripe's `amount` (a charge, a refund, a dispute) → ISO minor units. */
 export function fromStripeAmount(amount: number, currency: string): number {
   const code = currency.toUpperCase();
-  const decimals = TWO_DECIMAL_WHOLE.has(code) ? 2 : stripeDecimals(code);
-  const shift = minorUnitExponent(code) - decimals;
+  const shift = minorUnitExponent(code) - stripeAmountDecimals(code);
   return shift >= 0 ? amount * 10 ** shift : Math.round(amount / 10 ** -shift);
 }
