@@ -281,9 +281,9 @@ describe("amounts a currency cannot hold are refused before anything moves", () 
       type: expect.stringContaining("invalid_amount"),
       title: expect.any(String),
       status: 422,
-      detail: "The amount must be a whole number of JPY (it has no minor unit) in JPY",
+      detail: "The amount must be a whole number of JPY (it has no minor unit)",
       code: "invalid_amount",
-      errors: [{ field: "amount", message: "The amount must be a whole number of JPY (it has no minor unit) in JPY" }],
+      errors: [{ field: "amount", message: "The amount must be a whole number of JPY (it has no minor unit)" }],
     });
     const open = await start(jpy, 1000);
     const intents = stripeIntentCount();

@@ -73,11 +73,11 @@ export function roundToCurrency(amount: number, currency: string): number {
   return fromCents(Math.round(toCents(amount) / unit) * unit);
 }
 
-/** What fitsCurrency refuses, in words for an error message ("at most 2 decimals", "a whole number of JPY"). */
+/** What fitsCurrency asks, in words after "must" ("have at most 2 decimals", "be a whole number of JPY …"). */
 export function precisionRule(currency: string): string {
   const decimals = amountDecimals(currency);
-  if (decimals === 0) return `a whole number of ${currency.toUpperCase()} (it has no minor unit)`;
-  return `at most ${decimals} decimal${decimals === 1 ? "" : "s"}`;
+  if (decimals === 0) return `be a whole number of ${currency.toUpperCase()} (it has no minor unit)`;
+  return `have at most ${decimals} decimal${decimals === 1 ? "" : "s"}`;
 }
 
 /**

@@ -67,8 +67,8 @@ export async function recordOfflineDonation(
       const { currency } = organization;
       if (!fitsCurrency(input.amount, currency)) {
         const rule = precisionRule(currency);
-        throw new AppError("invalid_request", `Invalid field "amount": must be ${rule} in ${currency}`, {
-          errors: [{ field: "amount", message: `must be ${rule} in ${currency}` }],
+        throw new AppError("invalid_request", `Invalid field "amount": must ${rule}`, {
+          errors: [{ field: "amount", message: `must ${rule}` }],
         });
       }
       const method = await insertPaymentMethod(tx, {

@@ -49,7 +49,7 @@ export function checkGift(
   }
   if (amount === null || amount === undefined) return;
   if (!fitsCurrency(amount, currency)) {
-    throw rule("invalid_amount", "amount", `The amount must be ${precisionRule(currency)} in ${currency}`);
+    throw rule("invalid_amount", "amount", `The amount must ${precisionRule(currency)}`);
   }
   const min = recurring ? campaign.minSubscriptionAmount : campaign.minAmount;
   const max = recurring ? campaign.maxSubscriptionAmount : campaign.maxAmount;

@@ -1,7 +1,7 @@
 import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
 import type { FeeFormula } from "../../payments/cover-fee.js";
-import { fitsCurrency, hasCentPrecision, precisionRule, roundToCurrency } from "../../payments/money.js";
+import { amountDecimals, fitsCurrency, hasCentPrecision, roundToCurrency } from "../../payments/money.js";
 import { bicProblem, compactIban, ibanProblem } from "./bank-account.js";
 import {
   countOrganizations,
@@ -100,7 +100,9 @@ export async function updateFeeFormula(db: Db, organizationId: number, formula: 
   }
   const currency = (await findOrganizationById(db, organizationId))?.currency ?? "EUR";
   if (!fitsCurrency(formula.fixed, currency) || formula.fixed < 0 || formula.fixed > 100) {
-    throw invalid("fixed", `use an amount from 0 to 100 that is ${precisionRule(currency)}`);
+    const rule =
+      amountDecimals(currency) === 2 ? "with at most 2 decimals" : `that is whole (${currency} has no minor unit)`;
+    throw invalid("fixed", `use an amount from 0 to 100 ${rule}`);
   }
   const row = await updateOrganizationColumns(db, organizationId, {
     coverFeePercent: formula.percent,

@@ -26,8 +26,8 @@ function refundCents(amount: number | undefined, remainingCents: number, currenc
   }
   if (!fitsCurrency(amount, currency)) {
     const rule = precisionRule(currency);
-    throw new AppError("invalid_amount", `The refund amount must be ${rule} in ${currency}`, {
-      errors: [{ field: "amount", message: `must be ${rule}` }],
+    throw new AppError("invalid_amount", `The refund amount must ${rule}`, {
+      errors: [{ field: "amount", message: `must ${rule}` }],
     });
   }
   if (cents > remainingCents) {
