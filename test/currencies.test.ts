@@ -331,6 +331,34 @@ describe("amounts a currency cannot hold are refused before anything moves", () 
   });
 });
 
+describe("a campaign's amounts are in its organization's currency", () => {
+  it("a yen organization's campaign takes whole amounts only, each field named; a euro one keeps 2 decimals", async () => {
+    const create = (org: Org, input: Json) =>
+      request(
+        "POST",
+        "/admin/graphql/",
+        { query: "mutation ($input: CampaignInput!) { createCampaign(input: $input) { id } }", variables: { input } },
+        { authorization: `Bearer ${org.token}` },
+      );
+    const refused = await create(jpy, { title: "Books", min_amount: 0.5, asks: [500, 1000.5] });
+    expect(refused.body.data).toBeNull();
+    expect(refused.body.errors[0]).toMatchObject({
+      message: 'Invalid field "min_amount": must be a whole number of JPY (it has no minor unit)',
+      extensions: {
+        code: "invalid_request",
+        errors: [
+          { field: "min_amount", message: "must be a whole number of JPY (it has no minor unit)" },
+          { field: "asks", message: "amounts must be a whole number of JPY (it has no minor unit)" },
+        ],
+      },
+    });
+    const whole = await create(jpy, { title: "Books", min_amount: 500, asks: [500, 1000] });
+    expect(whole.body.errors).toBeUndefined();
+    const cents = await create(eur, { title: "Books", min_amount: 0.5, asks: [5.5] });
+    expect(cents.body.errors).toBeUndefined();
+  });
+});
+
 describe("refunds, disputes and Stripe's reports in the payment's currency", () => {
   it("a ¥100 refund sends 100 (not 10000); a KWD refund of 2.25 sends 2250", async () => {
     const { answer, intent } = await give(jpy, 1000);
