@@ -709,8 +709,8 @@ describe("giving: public checkout, processors, transitions", () => {
         });
       expect(await report()).toBe("checkout_attempt");
       const checkout = await expectOneChargeRecorded(started.body.id);
-      // Reported again (webhooks are delivered at least once): nothing changes.
-      expect(await report()).toBe("payment");
+      // Reported again (webhooks are delivered at least once): nothing changes, and the answer says so.
+      expect(await report()).toBe("unchanged");
       expect(Number((await counts())?.payments)).toBe(Number(before?.payments) + 1);
       expect((await server.get(`/api/v1/payments/${checkout.payment.id}`, tenant.token)).body).toMatchObject({
         state: "PAID",
@@ -725,7 +725,8 @@ describe("giving: public checkout, processors, transitions", () => {
         state: "SUCCEEDED" as const,
         refundId: `re_dashboard_${randomUUID()}`,
         intentId: checkout.payment.processor_intent_id,
-        amountCents: Math.round(checkout.payment.amount * 100),
+        amountMinor: Math.round(checkout.payment.amount * 100),
+        currency: "EUR",
         idempotencyKey: null,
       };
       const reportRefund = () =>

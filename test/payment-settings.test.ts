@@ -217,6 +217,29 @@ describe("payment settings (Stripe keys per organization)", () => {
     await expectRefused(liveUnknown, [{ field: "secret_key", message: "Stripe does not know this key" }]);
   });
 
+  it("refuses Stripe for an organization whose currency Stripe does not take (IQD): 422, nothing saved or asked", async () => {
+    const iqd = await fakeTenant(server.database.db, { currency: "IQD" });
+    const iqdOwner = await signIn(iqd.slug, "owner");
+    const balanceCalls = standIn.requests.filter((sent) => sent.path === "/v1/balance").length;
+    const answer = await connect(testKeys(), iqdOwner);
+    expect(answer.body.data).toBeNull();
+    expect(answer.body.errors[0]).toMatchObject({
+      message: "Stripe does not take payments in IQD, this organization's currency",
+      extensions: {
+        code: "currency_not_supported",
+        errors: [{ field: "currency", message: "IQD is not one of Stripe's currencies" }],
+      },
+    });
+    expect(ERROR_STATUS.currency_not_supported).toBe(422);
+    expect(await accountRow(iqd.organizationId)).toBeUndefined();
+    expect(await auditRows(iqd.organizationId)).toHaveLength(0);
+    expect(standIn.requests.filter((sent) => sent.path === "/v1/balance")).toHaveLength(balanceCalls);
+    // A currency Stripe takes, such as JPY, connects.
+    const yen = await fakeTenant(server.database.db, { currency: "JPY" });
+    const connected = await connect(testKeys(), await signIn(yen.slug, "owner"));
+    expect(connected.body.data.connectStripe).toMatchObject({ processor: "stripe", mode: "test" });
+  });
+
   it("refuses keys of the wrong form or of mixed modes before asking Stripe, naming each field", async () => {
     const checksBefore = balanceChecks();
     const mixed = await connect({ ...testKeys(), publishable_key: `pk_live_${unique(20)}` });

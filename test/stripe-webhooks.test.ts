@@ -8,7 +8,7 @@ import { loadDocumentLinks } from "../src/modules/documents/document-links.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { loadProcessorRegistry, type ProcessorRegistry } from "../src/payments/processors/index.js";
 import { deleteProcessorAccount } from "../src/payments/processors/processor-accounts.repo.js";
-import { createStripeProcessor, STRIPE_KEY_METADATA } from "../src/payments/processors/stripe.js";
+import { createStripeProcessor, STRIPE_API_VERSION, STRIPE_KEY_METADATA } from "../src/payments/processors/stripe.js";
 import { launchChromium, signInToPanel } from "./helpers/chromium.js";
 import {
   connectFakeStripeAccount,
@@ -82,7 +82,7 @@ async function stripePayment(tenant: StripeTenant, options: { sepa?: boolean; am
   const idempotencyKey = `checkout:${randomUUID()}:attempt:1`;
   const processor = createStripeProcessor({ secretKey: tenant.secretKey, api: standIn.api });
   const charged = await processor.charge({
-    amountCents,
+    amountMinor: amountCents,
     currency: "EUR",
     reference: methodId,
     kind: "initial",
@@ -124,11 +124,16 @@ function intentOf(id: string): Stripe.PaymentIntent {
 }
 
 /** An event as Stripe sends it, around an object of the stand-in. */
-function eventOf(type: string, object: unknown, overrides: { livemode?: boolean; id?: string } = {}): Stripe.Event {
+function eventOf(
+  type: string,
+  object: unknown,
+  overrides: { livemode?: boolean; id?: string; apiVersion?: string } = {},
+): Stripe.Event {
   return {
     id: overrides.id ?? `evt_${unique(24)}`,
     object: "event",
-    api_version: "2025-10-29.clover",
+    // The endpoint's API version: Donata's own unless a test says otherwise.
+    api_version: overrides.apiVersion ?? STRIPE_API_VERSION,
     created: Math.floor(Date.now() / 1000),
     data: { object },
     livemode: overrides.livemode ?? false,
@@ -327,23 +332,60 @@ describe("the webhook endpoint", () => {
   });
 });
 
+describe("events of another API version", () => {
+  it("are read again in Donata's version: the intent as Stripe has it now settles the payment", async () => {
+    const { payment, intent } = await stripePayment(orgA, { sepa: true });
+    // The endpoint was made with an older version: the event carries the intent as it was (processing).
+    const sent = intent();
+    standIn.settle(payment.processorIntentId as string, "succeeded");
+    const before = standIn.requests.length;
+    const event = eventOf("payment_intent.processing", sent, { apiVersion: "2020-08-27" });
+    expect((await deliverTo(orgA, event)).body).toEqual({ received: true, outcome: "settled" });
+    expect(standIn.requests.slice(before)).toContainEqual(
+      expect.objectContaining({
+        method: "GET",
+        path: `/v1/payment_intents/${payment.processorIntentId}`,
+        stripeVersion: STRIPE_API_VERSION,
+      }),
+    );
+    expect(await paymentRow(orgA.organizationId, payment.id)).toMatchObject({ state: "PAID" });
+    // An object Donata never acts on is not asked for: ignored as sent.
+    const asked = standIn.requests.length;
+    const other = eventOf(
+      "customer.created",
+      { id: `cus_${unique(12)}`, object: "customer" },
+      { apiVersion: "2020-08-27" },
+    );
+    expect((await deliverTo(orgA, other)).body).toEqual({ received: true, outcome: "ignored" });
+    expect(standIn.requests.length).toBe(asked);
+  });
+});
+
 describe("SEPA Direct Debit through events", () => {
   it("processing keeps the payment PENDING, succeeded makes it PAID; late processing or failed change nothing", async () => {
     const { payment, intent } = await stripePayment(orgA, { sepa: true });
+    // Processing: what the payment already says (PENDING under this intent), so nothing changes.
     const processing = eventOf("payment_intent.processing", intent());
-    expect((await deliverTo(orgA, processing)).body.outcome).toBe("settled");
+    expect((await deliverTo(orgA, processing)).body.outcome).toBe("ignored");
     expect((await paymentRow(orgA.organizationId, payment.id)).state).toBe("PENDING");
 
     standIn.settle(payment.processorIntentId as string, "succeeded");
     const succeeded = eventOf("payment_intent.succeeded", intent());
-    expect((await deliverTo(orgA, succeeded)).status).toBe(200);
+    expect((await deliverTo(orgA, succeeded)).body).toEqual({ received: true, outcome: "settled" });
     const paid = await paymentRow(orgA.organizationId, payment.id);
     expect(paid).toMatchObject({ state: "PAID", processorIntentId: payment.processorIntentId });
 
-    // Out of order: an older processing event and a failure arriving after the success.
-    expect((await deliverTo(orgA, eventOf("payment_intent.processing", processing.data.object))).status).toBe(200);
+    // Out of order: an older processing event and a failure arriving after the success change nothing: "ignored".
+    const late = await deliverTo(orgA, eventOf("payment_intent.processing", processing.data.object));
+    expect(late).toMatchObject({ status: 200, body: { received: true, outcome: "ignored" } });
     const failedIntent = { ...intent(), status: "requires_payment_method" as const };
-    expect((await deliverTo(orgA, eventOf("payment_intent.payment_failed", failedIntent))).status).toBe(200);
+    const lateFailure = await deliverTo(orgA, eventOf("payment_intent.payment_failed", failedIntent));
+    expect(lateFailure).toMatchObject({ status: 200, body: { received: true, outcome: "ignored" } });
+    expect(
+      (await eventsOf(orgA.organizationId)).find(
+        (row) => row.eventType === "payment_intent.payment_failed" && row.outcome === "settled",
+      ),
+    ).toBeUndefined();
     const after = await paymentRow(orgA.organizationId, payment.id);
     expect(after).toMatchObject({ state: "PAID", failureCode: null });
     expect(after.updateDate).toEqual(paid.updateDate);
@@ -396,7 +438,7 @@ describe("refunds", () => {
     });
     // Stripe's own event about our refund, delivered afterwards: recognised by our key, nothing changes.
     const [stripeRefund] = stripeRefundsOf(payment.processorIntentId as string);
-    expect((await deliverTo(orgA, eventOf("refund.created", stripeRefund))).body.outcome).toBe("settled");
+    expect((await deliverTo(orgA, eventOf("refund.created", stripeRefund))).body.outcome).toBe("ignored");
     expect(await refundsOf(orgA.organizationId, payment.id)).toHaveLength(1);
     const again = await postAs(orgA.token, `/api/v1/payments/${payment.id}/refund`);
     expect(again.status).toBe(409);
@@ -582,9 +624,14 @@ describe("disputes and card updates", () => {
       date: new Date(dispute.created * 1000).toISOString(),
     });
     const closed = { ...dispute, status: "lost" as const };
-    expect((await deliverTo(orgA, eventOf("charge.dispute.closed", closed))).status).toBe(200);
+    expect((await deliverTo(orgA, eventOf("charge.dispute.closed", closed))).body.outcome).toBe("settled");
+    // A late update and the closing event delivered again (a new event id) change nothing: "ignored".
     const late = { ...dispute, status: "under_review" as const };
-    expect((await deliverTo(orgA, eventOf("charge.dispute.updated", late))).status).toBe(200);
+    expect((await deliverTo(orgA, eventOf("charge.dispute.updated", late))).body).toEqual({
+      received: true,
+      outcome: "ignored",
+    });
+    expect((await deliverTo(orgA, eventOf("charge.dispute.closed", closed))).body.outcome).toBe("ignored");
     expect((await paymentOverGraphql(orgA, payment.id)).dispute).toMatchObject({ id: dispute.id, status: "lost" });
     // Another organization's token sees nothing of it.
     expect((await graphql(orgB.token, PAYMENT_QUERY, { id: payment.id })).data.payment).toBeNull();

@@ -695,6 +695,7 @@ export const sandboxCharges = pgTable("sandbox_charges", {
   idempotencyKey: text("idempotency_key").primaryKey(),
   intentId: text("intent_id").notNull().unique(),
   state: text("state").notNull(),
+  // In the currency's ISO 4217 minor units, as processors are sent amounts (cents for EUR, yen for JPY).
   amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
   currency: text("currency").notNull(),
   failureCode: text("failure_code"),

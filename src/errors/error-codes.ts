@@ -63,6 +63,8 @@ export const ERROR_STATUS = {
   invalid_amount: 422,
   refund_amount_too_large: 422,
   amount_out_of_range: 422,
+  amount_below_minimum: 422,
+  currency_not_supported: 422,
   custom_amount_not_allowed: 422,
   frequency_not_offered: 422,
   cover_fee_not_offered: 422,

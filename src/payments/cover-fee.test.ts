@@ -16,7 +16,7 @@ describe("cover the fee", () => {
         const fee = coverFeeCents(gift, fees);
         expect(Number.isSafeInteger(fee)).toBe(true);
         expect(fee).toBeGreaterThanOrEqual(Math.round(fees.fixed * 100));
-        expect(hasCentPrecision(coverFee(fromCents(gift), fees))).toBe(true);
+        expect(hasCentPrecision(coverFee(fromCents(gift), fees, "EUR"))).toBe(true);
       }),
     );
   });
@@ -41,8 +41,17 @@ describe("cover the fee", () => {
   });
 
   it("adds 2.9 % + 0.30 by default: €25 → €1.03, €10 → €0.59, €0.50 → €0.31", () => {
-    expect(coverFee(25, DEFAULT_FEE_FORMULA)).toBe(1.03);
-    expect(coverFee(10, DEFAULT_FEE_FORMULA)).toBe(0.59);
-    expect(coverFee(0.5, DEFAULT_FEE_FORMULA)).toBe(0.31);
+    expect(coverFee(25, DEFAULT_FEE_FORMULA, "EUR")).toBe(1.03);
+    expect(coverFee(10, DEFAULT_FEE_FORMULA, "EUR")).toBe(0.59);
+    expect(coverFee(0.5, DEFAULT_FEE_FORMULA, "EUR")).toBe(0.31);
+  });
+});
+
+describe("cover the fee in a currency without minor unit", () => {
+  it("rounds to a whole yen, the fixed part too: ¥1,000 at 2.9 % + 0.30 → ¥29, ¥10 → ¥0", () => {
+    expect(coverFee(1000, DEFAULT_FEE_FORMULA, "JPY")).toBe(29);
+    expect(coverFee(10, DEFAULT_FEE_FORMULA, "JPY")).toBe(0);
+    expect(coverFee(1000, { percent: 3.6, fixed: 40 }, "JPY")).toBe(76);
+    expect(coverFee(12.5, DEFAULT_FEE_FORMULA, "KWD")).toBe(0.66);
   });
 });

@@ -1,9 +1,11 @@
 import type { Db } from "../db/client.js";
+import { findDonation } from "../modules/donations/donations.repo.js";
 import { listStalePendingCharges } from "../modules/payments/payments.repo.js";
 import { listStalePendingRefunds, updateRefund } from "../modules/payments/refunds.repo.js";
-import { toCents } from "./money.js";
+import { toMinorUnits } from "./money.js";
 import type { ProcessorRegistry } from "./processors/index.js";
 import { recheckRefund } from "./refund.service.js";
+import { renewalContextOf } from "./renewal.service.js";
 import { type SettlementLinks, settlePayment, settleRefund } from "./settlement.service.js";
 
 export interface ReconcileResult {
@@ -43,12 +45,14 @@ export async function reconcilePayments(
       let found = processor ? await processor.retrieve(key) : null;
       // A renewal the processor never received is charged now, with the same key: the worker's own work.
       if (!found && processor && reference && payment.billingCycle !== null) {
+        const donation = await findDonation(db, payment.organizationId, payment.donationId);
         found = await processor.charge({
-          amountCents: toCents(payment.amount),
+          amountMinor: toMinorUnits(payment.amount, payment.currency),
           currency: payment.currency,
           reference,
           kind: "renewal",
           idempotencyKey: key,
+          ...(donation ? { context: await renewalContextOf(db, donation) } : {}),
         });
       }
       if (found?.state === "PENDING") return false;

@@ -1,6 +1,6 @@
 import type { PaymentRow } from "../modules/payments/payments.repo.js";
 import type { RefundRow } from "../modules/payments/refunds.repo.js";
-import { toCents } from "./money.js";
+import { toMinorUnits } from "./money.js";
 import type { ProcessorRegistry } from "./processors/index.js";
 import type { RefundResult } from "./processors/processor.js";
 
@@ -21,7 +21,7 @@ export async function askRefund(
   const processor = await processorOf(processors, processorName, payment);
   return processor.refund({
     intentId: payment.processorIntentId ?? "",
-    amountCents: toCents(refund.amount),
+    amountMinor: toMinorUnits(refund.amount, refund.currency),
     currency: refund.currency,
     idempotencyKey: refund.idempotencyKey,
   });

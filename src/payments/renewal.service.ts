@@ -2,7 +2,8 @@ import type { Db, Executor } from "../db/client.js";
 import { lockDonation } from "../modules/donations/donations.repo.js";
 import { findPaymentMethod } from "../modules/payment-methods/payment-methods.repo.js";
 import { insertPayment } from "../modules/payments/payments.repo.js";
-import { fromCents, toCents } from "./money.js";
+import { chargeContextOf } from "./charge-context.js";
+import { fromCents, toCents, toMinorUnits } from "./money.js";
 import { findProcessor, type ProcessorRegistry } from "./processors/index.js";
 import type { ChargeRequest } from "./processors/processor.js";
 import { type PaymentOutcome, type Settled, type SettlementLinks, settlePayment } from "./settlement.service.js";
@@ -46,11 +47,12 @@ export async function recordRenewal(
   const processor = method ? findProcessor(method.processor) : undefined;
   // Yearly cycles are counted apart ("y"): a gift switched from monthly to yearly never reuses a month's key.
   const idempotencyKey = `renewal:${donation.id}:${frequency === 1 ? "y" : ""}${cycle}:${donation.failureCount}`;
+  const amount = fromCents(toCents(donation.amount) + toCents(donation.coveredFee));
   const payment = await insertPayment(tx, {
     organizationId,
     donationId: donation.id,
     state: "PENDING",
-    amount: fromCents(toCents(donation.amount) + toCents(donation.coveredFee)),
+    amount,
     currency: donation.currency,
     paymentMethodId: method?.id ?? null,
     idempotencyKey,
@@ -73,14 +75,27 @@ export async function recordRenewal(
     paymentId: payment.id,
     processor: processor.name,
     charge: {
-      amountCents: toCents(donation.amount) + toCents(donation.coveredFee),
+      amountMinor: toMinorUnits(amount, donation.currency),
       currency: donation.currency,
       reference: method.processorReference,
       kind: "renewal",
       idempotencyKey,
+      context: await renewalContextOf(tx, donation),
     },
   };
 }
+
+/** What a renewal charge is for (the same whether the worker or the reconciler sends it). */
+export const renewalContextOf = (
+  db: Executor,
+  donation: { organizationId: number; id: number; campaignId: number | null },
+) =>
+  chargeContextOf(db, "renewal", {
+    organizationId: donation.organizationId,
+    campaignId: donation.campaignId,
+    donationId: donation.id,
+    checkoutId: null,
+  });
 
 export const asRenewalOutcome = (settled: Settled): RenewalOutcome | "pending" => {
   if (settled === "renewed" || settled === "paid") return "renewed";

@@ -31,12 +31,13 @@ export interface Tenant {
 
 export async function fakeTenant(
   db: Db,
-  options: { permissions?: string[]; timeZone?: string; accessTokenTtlSeconds?: number } = {},
+  options: { permissions?: string[]; timeZone?: string; accessTokenTtlSeconds?: number; currency?: string } = {},
 ): Promise<Tenant> {
   const organization = await createOrganization(db, {
     slug: `org-${unique()}`,
     name: `Org ${unique(6)}`,
     timeZone: options.timeZone,
+    currency: options.currency,
   });
   const application = await createApplication(db, {
     name: `App ${unique(6)}`,

@@ -84,7 +84,7 @@ export interface StripeStandIn {
   /** Every payment method: Stripe's test methods, SEPA methods, and those made from confirmation tokens. */
   readonly paymentMethods: ReadonlyMap<string, Stripe.PaymentMethod>;
   /** Every request received, in order (method and path), replays and refusals included. */
-  readonly requests: { method: string; path: string; idempotencyKey?: string }[];
+  readonly requests: { method: string; path: string; idempotencyKey?: string; stripeVersion?: string }[];
   inject(fault: StandInFault): void;
   /** A SEPA refund goes through or fails days later: settles a `pending` refund. */
   settleRefund(refundId: string, outcome: "succeeded" | "failed"): Stripe.Refund;
@@ -181,7 +181,8 @@ function paymentIntentOf(
     shipping: null,
     source: null,
     statement_descriptor: null,
-    statement_descriptor_suffix: null,
+    statement_descriptor_suffix:
+      typeof params.statement_descriptor_suffix === "string" ? params.statement_descriptor_suffix : null,
     status: "requires_payment_method",
     transfer_group: null,
   };
@@ -227,6 +228,40 @@ function paymentMethodOf(id: string, type: "card" | "sepa_debit", last4: string)
     wallet: null,
   };
   return { ...base, type, card } as Stripe.PaymentMethod;
+}
+
+/** Stripe's minimum charge for some currencies, in Stripe's units of each (docs.stripe.com/currencies). */
+const MINIMUM_AMOUNTS: Record<string, number> = { eur: 50, usd: 50, gbp: 30, jpy: 50, chf: 50 };
+const THREE_DECIMAL_CURRENCIES = new Set(["bhd", "jod", "kwd", "omr", "tnd"]);
+
+/** What Stripe refuses of an intent's amount: under the currency's minimum, or a three-decimal amount not ending in 0. */
+function amountProblem(amount: number, currency: string): Reply | undefined {
+  if (!Number.isSafeInteger(amount) || amount <= 0) {
+    return stripeError(400, {
+      type: "invalid_request_error",
+      code: "parameter_invalid_integer",
+      param: "amount",
+      message: "Invalid integer: amount",
+    });
+  }
+  const minimum = MINIMUM_AMOUNTS[currency];
+  if (minimum !== undefined && amount < minimum) {
+    return stripeError(400, {
+      type: "invalid_request_error",
+      code: "amount_too_small",
+      param: "amount",
+      message: `Amount must be at least ${minimum} ${currency} (in ${currency}'s smallest unit)`,
+    });
+  }
+  if (THREE_DECIMAL_CURRENCIES.has(currency) && amount % 10 !== 0) {
+    return stripeError(400, {
+      type: "invalid_request_error",
+      code: "invalid_amount",
+      param: "amount",
+      message: `Amounts in ${currency} must be a multiple of 10`,
+    });
+  }
+  return undefined;
 }
 
 /** A live secret key the stand-in knows (its account answers livemode: true); any other live key is refused. */
@@ -454,6 +489,8 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
   function createPaymentIntent(params: Record<string, unknown>): Reply {
     if (!params.amount) return missing("amount");
     if (!params.currency) return missing("currency");
+    const refused = amountProblem(Number(params.amount), String(params.currency));
+    if (refused) return refused;
     let methodId = params.payment_method as string | undefined;
     let method = methodId ? methods.get(methodId) : undefined;
     if (methodId && !method) return noSuch("PaymentMethod", methodId, "payment_method");
@@ -781,7 +818,12 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     const url = new URL(request.url ?? "/", "http://stand-in");
     const method = request.method ?? "GET";
     const idempotencyKey = request.headers["idempotency-key"] as string | undefined;
-    requests.push({ method, path: url.pathname, idempotencyKey });
+    requests.push({
+      method,
+      path: url.pathname,
+      idempotencyKey,
+      stripeVersion: request.headers["stripe-version"] as string | undefined,
+    });
     const headers: Record<string, string> = { "content-type": "application/json", "request-id": newId("req") };
     const send = (reply: Reply | StoredResponse, delayMs = 0) => {
       const json = "json" in reply ? reply.json : JSON.stringify(reply.body);

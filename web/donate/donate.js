@@ -30,9 +30,15 @@
     return formatters[key].format(amount);
   };
   const cents = (amount) => Math.round(amount * 100);
+  // The currency's smallest amount in cents: 1 for EUR, 100 for JPY (no minor unit).
+  const unitCents = 10 ** (2 - config.amount_decimals);
   // The server's formula (src/payments/cover-fee.ts) in whole cents, so the figure shown is the one charged.
   const coverFeeCents = (giftCents) =>
-    Math.floor((giftCents * Math.round(config.cover_fee.percent * 100) + 5000) / 10000) + cents(config.cover_fee.fixed);
+    Math.floor((giftCents * Math.round(config.cover_fee.percent * 100) + 5000 * unitCents) / (10000 * unitCents)) *
+      unitCents +
+    cents(config.cover_fee.fixed);
+  // Stripe.js takes amounts in Stripe's units of the currency (yen for JPY, fils for KWD), not in cents.
+  const stripeAmount = (totalCents) => Math.round(totalCents * 10 ** ((config.stripe?.amount_decimals ?? 2) - 2));
   const coverFeeBox = byId("cover-fee");
   const covered = () => Boolean(coverFeeBox?.checked);
   const FREQUENCY_WORDS = { 0: "", 12: " monthly", 1: " yearly" };
@@ -79,6 +85,7 @@
     if (value === null) return "Choose an amount";
     if (!Number.isFinite(value) || value <= 0) return "Enter an amount, for example 25";
     if (Math.abs(value * 100 - Math.round(value * 100)) > 1e-6) return "Use at most 2 decimals";
+    if (cents(value) % unitCents !== 0) return `Use a whole number of ${config.currency}`;
     if (r.min !== null && cents(value) < cents(r.min)) return `The smallest gift is ${money(r.min)}`;
     if (r.max !== null && cents(value) > cents(r.max)) return `The largest gift is ${money(r.max)}`;
     return null;
@@ -95,7 +102,7 @@
         : "Add the processing fee to my gift";
     }
     const total = valid ? (cents(value) + (covered() ? fee : 0)) / 100 : null;
-    if (valid) updateElements(Math.round(total * 100));
+    if (valid) updateElements(stripeAmount(Math.round(total * 100)));
     if (!busy) button.textContent = valid ? `Donate ${money(total)}${FREQUENCY_WORDS[frequency()]}` : "Donate";
     const example = byId("cost-example");
     if (example && config.cost_example) {
@@ -152,7 +159,7 @@
   /**
    * Stripe's Payment Element: Stripe.js comes from js.stripe.com (the page's async script tag),
    * the element is created in deferred-intent mode with the amount the donor will be charged
-   * (gift plus covered fee, in cents) and, for a recurring gift, setupFutureUsage off_session so
+   * (gift plus covered fee, in Stripe's units of the currency) and, for a recurring gift, setupFutureUsage off_session so
    * the method is saved for renewals (and SEPA shows its mandate text).
    */
   function loadStripe() {
@@ -165,7 +172,11 @@
       tag.addEventListener("error", () => reject(new Error("Stripe.js not loaded")));
     }).then((StripeJs) => {
       stripe = StripeJs(config.stripe.publishable_key);
-      const options = { mode: "payment", currency: config.currency.toLowerCase(), amount: initialCents() };
+      const options = {
+        mode: "payment",
+        currency: config.currency.toLowerCase(),
+        amount: stripeAmount(initialCents()),
+      };
       if (frequency() !== 0) options.setupFutureUsage = "off_session";
       elements = stripe.elements(options);
       elementsSent = { amount: options.amount, setupFutureUsage: options.setupFutureUsage || null };
@@ -203,12 +214,12 @@
   }
 
   /** Keeps the element's amount and future usage in step with the form (wallet sheets and the mandate show them). */
-  function updateElements(totalCents) {
+  function updateElements(total) {
     if (!elements) return;
     const setupFutureUsage = frequency() === 0 ? null : "off_session";
-    if (elementsSent.amount === totalCents && elementsSent.setupFutureUsage === setupFutureUsage) return;
-    elementsSent = { amount: totalCents, setupFutureUsage };
-    elements.update({ amount: totalCents, setupFutureUsage });
+    if (elementsSent.amount === total && elementsSent.setupFutureUsage === setupFutureUsage) return;
+    elementsSent = { amount: total, setupFutureUsage };
+    elements.update({ amount: total, setupFutureUsage });
   }
 
   function clearErrors() {

@@ -1,9 +1,10 @@
 import type { Scope } from "../../auth/scope.js";
-import type { Db } from "../../db/client.js";
+import type { Db, Executor } from "../../db/client.js";
 import { createUpdateBounds, pageOf, parseOrder } from "../../db/list-query.js";
 import { AppError, notFound, type ValidationIssue } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
-import { hasCentPrecision } from "../../payments/money.js";
+import { fitsCurrency, precisionRule } from "../../payments/money.js";
+import { findOrganizationById } from "../organizations/organizations.repo.js";
 import {
   type CampaignRow,
   campaignWireRow,
@@ -82,16 +83,16 @@ const MONEY_FIELDS = [
 ] as const;
 
 /** Rules that span fields; the schema has already checked each field alone. */
-function campaignRuleViolations(campaign: CampaignFields): ValidationIssue[] {
+function campaignRuleViolations(campaign: CampaignFields, currency: string): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const issue = (field: string, message: string) => issues.push({ field, message });
   for (const field of MONEY_FIELDS) {
     const value = campaign[field];
-    if (value !== null && !hasCentPrecision(value)) issue(field, "must have at most 2 decimals");
+    if (value !== null && !fitsCurrency(value, currency)) issue(field, `must ${precisionRule(currency)}`);
   }
   for (const field of ["asks", "asks_subscription"] as const) {
-    if (campaign[field]?.some((value) => !hasCentPrecision(value)))
-      issue(field, "amounts must have at most 2 decimals");
+    if (campaign[field]?.some((value) => !fitsCurrency(value, currency)))
+      issue(field, `amounts must ${precisionRule(currency)}`);
   }
   if (!campaign.has_one_off && !campaign.has_subscription) {
     issue("has_subscription", "a campaign must offer one-off or recurring gifts, or both");
@@ -121,8 +122,10 @@ function campaignRuleViolations(campaign: CampaignFields): ValidationIssue[] {
   return issues;
 }
 
-function assertCampaignRules(campaign: CampaignFields) {
-  const issues = campaignRuleViolations(campaign);
+/** Amounts in the organization's currency: whole yen for a JPY organization. */
+async function assertCampaignRules(db: Executor, scope: Scope, campaign: CampaignFields) {
+  const currency = (await findOrganizationById(db, scope.organizationId))?.currency ?? "EUR";
+  const issues = campaignRuleViolations(campaign, currency);
   const first = issues[0];
   if (first)
     throw new AppError("invalid_request", `Invalid field "${first.field}": ${first.message}`, { errors: issues });
@@ -153,7 +156,7 @@ async function saving<T>(work: Promise<T>, slug: string | null): Promise<T> {
 
 export async function createCampaign(db: Db, scope: Scope, input: CampaignInput) {
   const campaign: CampaignFields = { ...CAMPAIGN_DEFAULTS, ...input } as CampaignFields;
-  assertCampaignRules(campaign);
+  await assertCampaignRules(db, scope, campaign);
   const row = await saving(insertCampaignRow(db, scope, campaign), campaign.slug);
   return campaignToWire(row);
 }
@@ -163,7 +166,7 @@ export async function updateCampaign(db: Db, scope: Scope, rawId: string, patch:
     const existing = await findCampaignRow(tx, scope, parseId(rawId, "Campaign"));
     if (!existing) throw notFound("Campaign");
     const campaign = { ...fieldsOf(existing), ...patch } as CampaignFields;
-    assertCampaignRules(campaign);
+    await assertCampaignRules(tx, scope, campaign);
     const row = await saving(updateCampaignRow(tx, scope, existing.id, campaign), campaign.slug);
     return campaignToWire(row);
   });

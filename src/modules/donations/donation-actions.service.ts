@@ -2,7 +2,7 @@ import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
-import { hasCentPrecision } from "../../payments/money.js";
+import { fitsCurrency, hasCentPrecision, precisionRule } from "../../payments/money.js";
 import { findCampaign, findOrganizationCurrency } from "../giving/checkout-flow.repo.js";
 import { idempotent } from "../giving/idempotency.js";
 import { findPaymentMethod, insertPaymentMethod } from "../payment-methods/payment-methods.repo.js";
@@ -65,6 +65,12 @@ export async function recordOfflineDonation(
       const organization = await findOrganizationCurrency(tx, scope.organizationId);
       if (!organization) throw notFound("Organization");
       const { currency } = organization;
+      if (!fitsCurrency(input.amount, currency)) {
+        const rule = precisionRule(currency);
+        throw new AppError("invalid_request", `Invalid field "amount": must ${rule}`, {
+          errors: [{ field: "amount", message: `must ${rule}` }],
+        });
+      }
       const method = await insertPaymentMethod(tx, {
         organizationId: scope.organizationId,
         supporterId: supporter.id,

@@ -4,7 +4,8 @@ import type { Executor } from "../../db/client.js";
 import { enqueueDonorMessage, enqueueRecurringCancelled } from "../../email/donation-emails.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { cancelRenewals, queueRenewal } from "../../jobs/jobs.repo.js";
-import { hasCentPrecision } from "../../payments/money.js";
+import { fromCents, hasCentPrecision, toCents, toMinorUnits } from "../../payments/money.js";
+import { findProcessor } from "../../payments/processors/index.js";
 import type { CardDetails } from "../../payments/processors/processor.js";
 import { sandboxDescription } from "../../payments/processors/sandbox.js";
 import { parseReference, SETUP_INTENT_ID, stripeMethodReference } from "../../payments/processors/stripe.js";
@@ -120,7 +121,12 @@ export async function changeRecurringAmount(
     const campaign = await findCampaign(tx, organizationId, donation.campaignId);
     if (!campaign) throw notFound("Campaign");
     // The amount rules of recurring gifts, even should the campaign no longer take new ones.
-    checkGift({ ...campaign, hasSubscription: true }, amount, donation.frequency);
+    checkGift({ ...campaign, hasSubscription: true }, donation.currency, amount, donation.frequency);
+    // Each renewal charges amount + covered fee: an amount the method's processor would refuse (Stripe's minimum) is refused now.
+    const method = await findPaymentMethod(tx, organizationId, donation.paymentMethodId);
+    const charged = fromCents(toCents(amount) + toCents(donation.coveredFee));
+    if (method)
+      findProcessor(method.processor)?.checkAmount(toMinorUnits(charged, donation.currency), donation.currency);
     const row = await updateDonation(tx, organizationId, donation.id, { amount });
     if (!row) throw notFound("Donation");
     await audit(tx, row, actor, "donations.amount_changed", { from: donation.amount, to: amount });
@@ -158,7 +164,7 @@ export async function changeRecurringFrequency(
     requireRecurring(donation, ["active"], "update its payment method first");
     const campaign = await findCampaign(tx, organizationId, donation.campaignId);
     if (!campaign) throw notFound("Campaign");
-    checkGift(campaign, undefined, frequency);
+    checkGift(campaign, donation.currency, undefined, frequency);
     const next = nextCycleAfter(donation, frequency, now, donation.pausedUntil);
     const row = await updateDonation(tx, organizationId, donation.id, { frequency, nextChargeDate: next.date });
     if (!row) throw notFound("Donation");

@@ -1,7 +1,7 @@
 import { AppError, type ValidationIssue } from "../../errors/app-error.js";
 import type { ErrorCode } from "../../errors/error-codes.js";
 import { coverFee } from "../../payments/cover-fee.js";
-import { hasCentPrecision, toCents } from "../../payments/money.js";
+import { fitsCurrency, precisionRule, toCents } from "../../payments/money.js";
 import type { CampaignRow } from "../campaigns/campaigns.repo.js";
 import { SUPPORTER_FORM_FIELDS } from "../campaigns/campaigns.schemas.js";
 import type { OrganizationRow } from "../organizations/organizations.repo.js";
@@ -32,7 +32,12 @@ const rule = (code: ErrorCode, field: string, message: string) =>
   new AppError(code, message, { errors: [{ field, message }] satisfies ValidationIssue[] });
 
 /** Every rule of the campaign about what may be given, enforced on the server. */
-export function checkGift(campaign: CampaignRow, amount: number | null | undefined, frequency: Frequency | undefined) {
+export function checkGift(
+  campaign: CampaignRow,
+  currency: string,
+  amount: number | null | undefined,
+  frequency: Frequency | undefined,
+) {
   const recurring = frequency !== undefined && frequency !== 0;
   if (frequency !== undefined) {
     if (!recurring && !campaign.hasOneOff) {
@@ -43,7 +48,9 @@ export function checkGift(campaign: CampaignRow, amount: number | null | undefin
     }
   }
   if (amount === null || amount === undefined) return;
-  if (!hasCentPrecision(amount)) throw rule("invalid_amount", "amount", "The amount must have at most 2 decimals");
+  if (!fitsCurrency(amount, currency)) {
+    throw rule("invalid_amount", "amount", `The amount must ${precisionRule(currency)}`);
+  }
   const min = recurring ? campaign.minSubscriptionAmount : campaign.minAmount;
   const max = recurring ? campaign.maxSubscriptionAmount : campaign.maxAmount;
   if (min !== null && toCents(amount) < toCents(min)) {
@@ -72,7 +79,7 @@ export function coveredFeeOf(campaign: CampaignRow, organization: OrganizationRo
   if (!campaign.allowCoverFee) {
     throw rule("cover_fee_not_offered", "cover_fee", "This campaign does not offer to cover the processing fee");
   }
-  return coverFee(amount, feeFormulaOf(organization));
+  return coverFee(amount, feeFormulaOf(organization), organization.currency);
 }
 
 /** The supporter fields must be on the campaign's form, and its required ones filled in. */

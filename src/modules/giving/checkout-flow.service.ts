@@ -4,7 +4,8 @@ import { AppError, notFound } from "../../errors/app-error.js";
 import { problemBodyOf } from "../../errors/problem-body.js";
 import { parseId } from "../../http/ids.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
-import { fromCents, toCents } from "../../payments/money.js";
+import { chargeContextOf } from "../../payments/charge-context.js";
+import { fromCents, toCents, toMinorUnits } from "../../payments/money.js";
 import {
   offeredProcessors,
   type ProcessorDescription,
@@ -192,7 +193,7 @@ export async function startCheckout(
 ) {
   const { organization, campaign } = await findDonationTarget(context.db, organizationSlug, campaignSlug);
   const amount = body.amount ?? null;
-  checkGift(campaign, amount, body.frequency as Frequency | undefined);
+  checkGift(campaign, organization.currency, amount, body.frequency as Frequency | undefined);
   await context.guard.countCheckoutStart(clientIp);
   const secret = generateSecret("dnt_cks");
   const row = await insertCheckout(context.db, {
@@ -214,6 +215,20 @@ export async function startCheckout(
     expires_date: new Date(row.createDate.getTime() + context.checkoutTtlSeconds * 1000).toISOString(),
     ...(await challengeWire(context, organization.id, organization.slug)),
   };
+}
+
+/**
+ * The organization's currency must be one the processor takes, and the charge (gift and covered
+ * fee) an amount it can charge in it (Stripe's minimum, its whole units): a 422 before anything is
+ * recorded, rather than the processor's refusal after.
+ */
+function checkChargeable(processor: ProcessorDescription, currency: string, charged: number) {
+  if (!processor.supportsCurrency(currency)) {
+    throw new AppError("currency_not_supported", `${processor.title} does not take payments in ${currency}`, {
+      errors: [{ field: "processor", message: `does not take ${currency}` }],
+    });
+  }
+  processor.checkAmount(toMinorUnits(charged, currency), currency);
 }
 
 const checkoutClosed = (id: number) =>
@@ -348,6 +363,7 @@ async function completeOnce(
   let declined = false;
   try {
     const outcome = await completeInSteps(context, owner.id, checkoutId, input, request, {
+      processor,
       method,
       fields,
       cardNumber,
@@ -391,6 +407,7 @@ const processorUnavailable = () =>
 
 /** What the donor submitted, checked and tokenized before any step runs (never the card number itself). */
 interface PreparedGift {
+  processor: ProcessorDescription;
   method: ReturnType<ReturnType<typeof requireProcessor>["tokenize"]>;
   fields: Record<string, string>;
   cardNumber: string | undefined;
@@ -464,7 +481,7 @@ async function recordAttempt(
   request: CompletionRequest,
   prepared: PreparedGift,
 ): Promise<Recorded> {
-  const { method, fields, cardNumber } = prepared;
+  const { processor, method, fields, cardNumber } = prepared;
   const { guard } = context;
   return context.db.transaction(async (tx) => {
     const checkout = await lockCheckout(tx, ownerId, checkoutId);
@@ -500,9 +517,10 @@ async function recordAttempt(
     if (!found) throw notFound("Campaign");
     const { campaign, organization } = found;
     if (campaign.archiveDate) throw campaignClosed();
-    checkGift(campaign, input.amount, input.frequency);
+    checkGift(campaign, organization.currency, input.amount, input.frequency);
     const coveredFee = coveredFeeOf(campaign, organization, input.amount, input.cover_fee);
     checkSupporterFields(campaign, input.supporter);
+    checkChargeable(processor, organization.currency, fromCents(toCents(input.amount) + toCents(coveredFee)));
 
     const id = await nextAttemptId(tx);
     const gift: AttemptGift = {
@@ -534,24 +552,34 @@ async function recordAttempt(
   });
 }
 
+/** What an attempt charges: the gift and the fee the donor covered. */
+const chargedAmountOf = (attempt: AttemptRow) => fromCents(toCents(attempt.amount) + toCents(attempt.coveredFee));
+
 /** Step 2: the processor call, outside any transaction; the same key never charges twice. */
 async function chargeAttempt(context: Pick<GivingContext, "db" | "processors">, attempt: AttemptRow, resumed: boolean) {
-  const organization = await findOrganizationCurrency(context.db, attempt.organizationId);
-  const request = {
-    amountCents: toCents(attempt.amount) + toCents(attempt.coveredFee),
-    currency: organization?.currency ?? "EUR",
-    reference: (attempt.gift as AttemptGift).methodReference,
-    kind: "initial" as const,
-    idempotencyKey: attempt.idempotencyKey as string,
-  };
   try {
+    const organization = await findOrganizationCurrency(context.db, attempt.organizationId);
+    if (!organization) throw notFound("Organization");
+    const request = {
+      amountMinor: toMinorUnits(chargedAmountOf(attempt), organization.currency),
+      currency: organization.currency,
+      reference: (attempt.gift as AttemptGift).methodReference,
+      kind: "initial" as const,
+      idempotencyKey: attempt.idempotencyKey as string,
+      context: await chargeContextOf(context.db, "initial", {
+        organizationId: attempt.organizationId,
+        campaignId: attempt.campaignId,
+        donationId: null,
+        checkoutId: attempt.checkoutId,
+      }),
+    };
     if (attempt.processor === "stripe") return await chargeWithStripe(context, attempt, request, resumed);
     const processor = await context.processors.connect(attempt.organizationId, attempt.processor);
     if (!processor) throw new Error(`no processor "${attempt.processor}" for attempt ${attempt.id}`);
     return await processor.charge(request);
   } catch (error) {
-    // The processor refused the method itself (an unknown or spent Stripe token): nothing was charged.
-    if (error instanceof AppError && error.code === "invalid_card") {
+    // The processor refused the method itself (an unknown or spent Stripe token) or the amount: nothing was charged.
+    if (error instanceof AppError && (error.code === "invalid_card" || error.code === "amount_below_minimum")) {
       await abandonPendingAttempt(context.db, attempt.organizationId, attempt.id);
     }
     return unavailable(error);
@@ -721,7 +749,7 @@ export async function settleCheckoutAttempt(
       organizationId,
       donationId: donation.id,
       state: "PENDING",
-      amount: fromCents(toCents(amount) + toCents(attempt.coveredFee)),
+      amount: chargedAmountOf(attempt),
       currency: organization.currency,
       paymentMethodId: methodRow.id,
       processorIntentId: charge.intentId,

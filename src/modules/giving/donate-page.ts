@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
 import { escapeHtml, htmlDocument } from "../../http/html-page.js";
+import { amountDecimals } from "../../payments/money.js";
+import { stripeAmountDecimals } from "../../payments/processors/stripe-currencies.js";
 import type { PublicCampaignWire } from "./giving.schemas.js";
 
 /** Where Stripe requires Stripe.js to be loaded from (https://docs.stripe.com/js/including). */
@@ -399,6 +401,8 @@ export function donatePage(campaign: PublicCampaignWire, options: { nonce: strin
     organization: campaign.organization,
     campaign: campaign.slug,
     currency: campaign.currency,
+    // Decimals an amount may have (0 for JPY) and, with Stripe, the decimals of Stripe.js's amounts (0 for JPY, 3 for KWD).
+    amount_decimals: amountDecimals(campaign.currency),
     amounts: { one_off: oneOff, recurring },
     cost_example:
       campaign.cost_example_amount !== null && campaign.cost_example_label
@@ -406,7 +410,7 @@ export function donatePage(campaign: PublicCampaignWire, options: { nonce: strin
         : null,
     processors: campaign.processors,
     cover_fee: campaign.cover_fee,
-    stripe: campaign.stripe ?? null,
+    stripe: campaign.stripe ? { ...campaign.stripe, amount_decimals: stripeAmountDecimals(campaign.currency) } : null,
     challenge: { required: campaign.challenge_required, url: campaign.challenge_url, ...CHALLENGE_ASSETS },
   };
   const body = `${header}

@@ -1,7 +1,7 @@
 import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
 import type { FeeFormula } from "../../payments/cover-fee.js";
-import { hasCentPrecision } from "../../payments/money.js";
+import { amountDecimals, fitsCurrency, hasCentPrecision, roundToCurrency } from "../../payments/money.js";
 import { bicProblem, compactIban, ibanProblem } from "./bank-account.js";
 import {
   countOrganizations,
@@ -81,9 +81,10 @@ export async function updateBankAccount(db: Db, organizationId: number, input: B
   return organizationWithBankTransfer(row);
 }
 
+/** The organization's fee formula, its fixed part in amounts of its currency (the 0.30 default is ¥0 for a yen organization). */
 export const feeFormulaOf = (row: OrganizationRow): FeeFormula => ({
   percent: row.coverFeePercent,
-  fixed: row.coverFeeFixed,
+  fixed: roundToCurrency(row.coverFeeFixed, row.currency),
 });
 
 const organizationWithBankTransfer = (row: OrganizationRow) => ({
@@ -98,8 +99,11 @@ export async function updateFeeFormula(db: Db, organizationId: number, formula: 
   if (!hasCentPrecision(formula.percent) || formula.percent < 0 || formula.percent > 20) {
     throw invalid("percent", "use a percentage from 0 to 20 with at most 2 decimals");
   }
-  if (!hasCentPrecision(formula.fixed) || formula.fixed < 0 || formula.fixed > 100) {
-    throw invalid("fixed", "use an amount from 0 to 100 with at most 2 decimals");
+  const currency = (await findOrganizationById(db, organizationId))?.currency ?? "EUR";
+  if (!fitsCurrency(formula.fixed, currency) || formula.fixed < 0 || formula.fixed > 100) {
+    const rule =
+      amountDecimals(currency) === 2 ? "with at most 2 decimals" : `that is whole (${currency} has no minor unit)`;
+    throw invalid("fixed", `use an amount from 0 to 100 ${rule}`);
   }
   const row = await updateOrganizationColumns(db, organizationId, {
     coverFeePercent: formula.percent,

@@ -7,7 +7,7 @@ import {
   type ProcessorAccountRow,
   upsertProcessorAccount,
 } from "../../payments/processors/processor-accounts.repo.js";
-import { verifyStripeSecretKey } from "../../payments/processors/stripe.js";
+import { stripeDescription, verifyStripeSecretKey } from "../../payments/processors/stripe.js";
 import { type AuditActor, recordAuditEvent } from "../audit/audit.service.js";
 import { findOrganizationById, updateOrganizationColumns } from "./organizations.repo.js";
 
@@ -159,6 +159,17 @@ export async function connectStripe(
   actor: AuditActor,
 ): Promise<PaymentSettingsWire> {
   const { mode, keys } = checkStripeKeyForms(input);
+  // An organization gives in one currency: Stripe must take it (IQD, LYD… it does not).
+  const currency = (await findOrganizationById(deps.db, organization.id))?.currency ?? "EUR";
+  if (!stripeDescription.supportsCurrency(currency)) {
+    throw new AppError(
+      "currency_not_supported",
+      `Stripe does not take payments in ${currency}, this organization's currency`,
+      {
+        errors: [{ field: "currency", message: `${currency} is not one of Stripe's currencies` }],
+      },
+    );
+  }
   await verifyStripeSecretKey({ secretKey: keys.secret_key, api: deps.processors.stripeApi });
   const secrets = deps.processors.secrets;
   const row = await deps.db.transaction(async (tx) => {

@@ -1,7 +1,7 @@
 import type { Scope } from "../../auth/scope.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
-import { toCents } from "../../payments/money.js";
+import { fitsCurrency, precisionRule, toCents } from "../../payments/money.js";
 import { findProcessor, ProcessorTimeoutError } from "../../payments/processors/index.js";
 import type { RefundResult } from "../../payments/processors/processor.js";
 import { askRefund } from "../../payments/refund.service.js";
@@ -16,12 +16,18 @@ import { insertRefund, sumPendingRefundCents } from "./refunds.repo.js";
 export type GivingDb = Pick<GivingContext, "db" | "links" | "processors">;
 
 /** The amount asked for, in cents: what is left by default, never more. */
-function refundCents(amount: number | undefined, remainingCents: number): number {
+function refundCents(amount: number | undefined, remainingCents: number, currency: string): number {
   if (amount === undefined) return remainingCents;
   const cents = Math.round(amount * 100);
   if (!Number.isFinite(amount) || cents < 1 || Math.abs(cents - amount * 100) > 1e-6) {
     throw new AppError("invalid_amount", "The refund amount must be a positive amount with at most two decimals", {
       errors: [{ field: "amount", message: "must be a positive amount with at most two decimals" }],
+    });
+  }
+  if (!fitsCurrency(amount, currency)) {
+    const rule = precisionRule(currency);
+    throw new AppError("invalid_amount", `The refund amount must ${rule}`, {
+      errors: [{ field: "amount", message: `must ${rule}` }],
     });
   }
   if (cents > remainingCents) {
@@ -85,7 +91,7 @@ export async function refundPayment(context: GivingDb, scope: Scope, rawId: stri
     const refund = await insertRefund(tx, {
       organizationId: scope.organizationId,
       paymentId: payment.id,
-      amount: refundCents(amount, remaining) / 100,
+      amount: refundCents(amount, remaining, payment.currency) / 100,
       currency: payment.currency,
       origin: "api",
     });

@@ -1,3 +1,5 @@
+import { AppError } from "../../errors/app-error.js";
+import { fromMinorUnits } from "../../payments/money.js";
 import type { ProcessorRegistry } from "../../payments/processors/index.js";
 import type { ChargeResult, RefundReport } from "../../payments/processors/processor.js";
 import { type PaymentOutcome, settlePayment, settleRefund } from "../../payments/settlement.service.js";
@@ -19,13 +21,25 @@ export async function settleChargeOutcome(
   now = new Date(),
   /** The organization whose processor reported it (a webhook): another's charge is not found. */
   organizationId?: number,
-): Promise<"payment" | "checkout_attempt" | null> {
+): Promise<"payment" | "checkout_attempt" | "unchanged" | null> {
   const payment = await findPaymentBy(context.db, "idempotencyKey", idempotencyKey, organizationId);
   if (payment) {
-    await context.db.transaction((tx) =>
-      settlePayment(tx, context.links, payment.organizationId, payment.id, outcome, now),
-    );
-    return "payment";
+    const changed = await context.db.transaction(async (tx) => {
+      const before = await lockPayment(tx, payment.organizationId, payment.id);
+      const { settled, payment: after } = await settlePayment(
+        tx,
+        context.links,
+        payment.organizationId,
+        payment.id,
+        outcome,
+        now,
+      );
+      // A late report (settled already, or still pending under the same charge) changes nothing.
+      return (
+        settled !== "unchanged" && !(settled === "pending" && before?.processorIntentId === after.processorIntentId)
+      );
+    });
+    return changed ? "payment" : "unchanged";
   }
   const attempt = await findAttemptByIdempotencyKey(context.db, idempotencyKey);
   if (!attempt || (organizationId !== undefined && attempt.organizationId !== organizationId)) return null;
@@ -41,8 +55,8 @@ export async function settleChargeOutcome(
     const stripe = await context.processors.stripeAccount(attempt.organizationId);
     if (stripe) charge = await stripe.processor.retrieveIntent(intentId);
   }
-  await settleCheckoutAttempt(context, attempt.organizationId, attempt.id, charge, now);
-  return "checkout_attempt";
+  const settled = await settleCheckoutAttempt(context, attempt.organizationId, attempt.id, charge, now);
+  return settled.replayed ? "unchanged" : "checkout_attempt";
 }
 
 /**
@@ -70,14 +84,17 @@ export async function settleProcessorRefund(
   let refund = await find();
   if (refund && refund.paymentId !== payment.id) return null;
   if (!refund) {
-    if (!report.refundId || report.amountCents <= 0) return null;
+    if (!report.refundId || report.amountMinor <= 0) return null;
     refund = await context.db.transaction(async (tx) => {
       const row = await lockPayment(tx, organizationId, payment.id);
       if (!row) return undefined;
+      if (report.currency !== row.currency) {
+        throw new AppError("invalid_request", `The refund is in ${report.currency}, the payment in ${row.currency}`);
+      }
       return insertRefund(tx, {
         organizationId,
         paymentId: payment.id,
-        amount: report.amountCents / 100,
+        amount: fromMinorUnits(report.amountMinor, report.currency),
         currency: row.currency,
         origin: "processor",
         idempotencyKey: `processor:${report.refundId}`,
@@ -88,8 +105,11 @@ export async function settleProcessorRefund(
     refund ??= await find();
     if (!refund) return null;
   }
-  const refundId = refund.id;
-  return context.db.transaction((tx) => settleRefund(tx, organizationId, refundId, report, now));
+  const before = refund;
+  const result = await context.db.transaction((tx) => settleRefund(tx, organizationId, before.id, report, now));
+  // Told again what it knows (settled already, or pending under the same refund id): nothing changed.
+  const changed = before.state !== result.refund.state || before.processorRefundId !== result.refund.processorRefundId;
+  return { ...result, changed };
 }
 
 /** A dispute's statuses once it is over (Stripe's): a late "updated" event never reopens it. */
@@ -104,7 +124,7 @@ export async function recordDispute(
   context: Pick<SettleContext, "db">,
   organizationId: number,
   intentId: string,
-  dispute: { id: string; status: string; reason: string; amountCents: number; date: Date },
+  dispute: { id: string; status: string; reason: string; amountMinor: number; currency: string; date: Date },
 ) {
   const found = await findPaymentBy(context.db, "processorIntentId", intentId, organizationId);
   if (!found) return null;
@@ -115,7 +135,16 @@ export async function recordDispute(
     if (payment.disputeId === dispute.id && CLOSED_DISPUTE_STATUSES.has(payment.disputeStatus ?? "") && reopened) {
       return "unchanged" as const;
     }
-    const { amountCents, ...rest } = dispute;
-    return (await updatePaymentDispute(tx, organizationId, payment.id, { ...rest, amount: amountCents / 100 })) ?? null;
+    const { amountMinor, currency, ...rest } = dispute;
+    const amount = fromMinorUnits(amountMinor, currency);
+    if (
+      payment.disputeId === dispute.id &&
+      payment.disputeStatus === dispute.status &&
+      payment.disputeReason === dispute.reason &&
+      payment.disputeAmount === amount
+    ) {
+      return "unchanged" as const;
+    }
+    return (await updatePaymentDispute(tx, organizationId, payment.id, { ...rest, amount })) ?? null;
   });
 }

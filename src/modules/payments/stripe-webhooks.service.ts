@@ -4,9 +4,11 @@ import type { StripeAccount } from "../../payments/processors/index.js";
 import {
   chargeResultOf,
   refundReportOf,
+  STRIPE_API_VERSION,
   STRIPE_KEY_METADATA,
   stripeMethodDetails,
 } from "../../payments/processors/stripe.js";
+import { fromStripeAmount } from "../../payments/processors/stripe-currencies.js";
 import type { PaymentOutcome } from "../../payments/settlement.service.js";
 import type { GivingContext } from "../giving/giving.context.js";
 import { findOrganizationBySlug } from "../organizations/organizations.repo.js";
@@ -43,7 +45,8 @@ async function applyEvent(
   event: Stripe.Event,
 ): Promise<EventOutcome> {
   const now = new Date();
-  const settled = (done: unknown): EventOutcome => (done ? "settled" : "ignored");
+  // "settled" only when the event changed something: a late or repeated one that changes nothing is "ignored".
+  const settled = (done: unknown): EventOutcome => (done && done !== "unchanged" ? "settled" : "ignored");
   switch (event.type) {
     // A charge's outcome, found by our key; out of order (failed after succeeded) it changes nothing.
     case "payment_intent.succeeded":
@@ -58,7 +61,9 @@ async function applyEvent(
     case "refund.created":
     case "refund.updated":
     case "refund.failed":
-      return settled(await settleProcessorRefund(context, organizationId, refundReportOf(event.data.object), now));
+      return settled(
+        (await settleProcessorRefund(context, organizationId, refundReportOf(event.data.object), now))?.changed,
+      );
     case "charge.refunded": {
       const intentId = idOf(event.data.object.payment_intent);
       if (!intentId || !(await findPaymentBy(context.db, "processorIntentId", intentId, organizationId))) {
@@ -67,7 +72,7 @@ async function applyEvent(
       const reports = await account.processor.refundsOf(intentId);
       let any = false;
       for (const report of reports) {
-        if (await settleProcessorRefund(context, organizationId, report, now)) any = true;
+        if ((await settleProcessorRefund(context, organizationId, report, now))?.changed) any = true;
       }
       return settled(any);
     }
@@ -82,7 +87,8 @@ async function applyEvent(
           id: dispute.id,
           status: dispute.status,
           reason: dispute.reason,
-          amountCents: dispute.amount,
+          amountMinor: fromStripeAmount(dispute.amount, dispute.currency),
+          currency: dispute.currency.toUpperCase(),
           date: new Date(dispute.created * 1000),
         }),
       );
@@ -103,6 +109,17 @@ async function applyEvent(
     default:
       return "ignored";
   }
+}
+
+/**
+ * An event rendered in another API version than the one Donata speaks (the endpoint in Stripe's
+ * dashboard was made with another version): its object is read again through the API, in ours,
+ * so every field read has the shape the adapter knows. Objects Donata never acts on stay as sent.
+ */
+async function inOurVersion(account: StripeAccount, event: Stripe.Event): Promise<Stripe.Event> {
+  if (!event.api_version || event.api_version === STRIPE_API_VERSION) return event;
+  const current = await account.processor.currentObject(event.data.object as { object: string; id: string });
+  return current ? ({ ...event, data: { ...event.data, object: current } } as unknown as Stripe.Event) : event;
 }
 
 /**
@@ -147,7 +164,7 @@ export async function receiveStripeEvent(
     outcome = "ignored_mode";
   } else {
     try {
-      outcome = await applyEvent(context, organizationId, account, event);
+      outcome = await applyEvent(context, organizationId, account, await inOurVersion(account, event));
     } catch (error) {
       if (!(error instanceof AppError) || error.status >= 500) throw error;
       outcome = `refused:${error.code}`;

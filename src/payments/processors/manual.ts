@@ -12,6 +12,9 @@ export const manualProcessor: Processor = {
   name: "manual",
   title: "Bank transfer",
   capabilities: { oneOff: true, recurring: false, refunds: true },
+  // A transfer in whatever currency the organization keeps its accounts in.
+  supportsCurrency: () => true,
+  checkAmount: () => {},
 
   tokenize(_input: MethodInput) {
     return { label: "Bank transfer", reference: "manual" };

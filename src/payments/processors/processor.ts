@@ -28,15 +28,33 @@ export interface TokenizedMethod {
   reference: string;
 }
 
+/**
+ * What a charge is for, for the processor's fraud screening and dashboard (Stripe: the description,
+ * metadata and the statement descriptor's suffix). Derived from recorded rows, so a retry with the
+ * same key sends the same.
+ */
+export interface ChargeContext {
+  description: string;
+  organizationId: number;
+  campaignId: number | null;
+  /** Known for a renewal; a checkout's donation is written once the charge is settled. */
+  donationId: number | null;
+  checkoutId: number | null;
+  /** The organization's name for the donor's bank statement (the processor shortens and cleans it). */
+  statementName: string;
+}
+
 export interface ChargeRequest {
-  /** Integer cents. */
-  amountCents: number;
+  /** In the currency's ISO 4217 minor units (1000 JPY → 1000, 25.50 EUR → 2550, 12.5 KWD → 12500): see money.ts. */
+  amountMinor: number;
+  /** ISO 4217, upper case. */
   currency: string;
   reference: string;
   /** initial: the donor is present; renewal: a scheduled recurring charge. */
   kind: "initial" | "renewal";
   /** Same key, same charge: an adapter never charges twice for one key. */
   idempotencyKey: string;
+  context?: ChargeContext;
 }
 
 /**
@@ -58,8 +76,8 @@ export type ChargeResult =
 
 export interface RefundRequest {
   intentId: string;
-  /** Integer cents: the whole charge or a part of it. */
-  amountCents: number;
+  /** In the currency's ISO 4217 minor units: the whole charge or a part of it. */
+  amountMinor: number;
   currency: string;
   /** Same key, same refund: asking again after a crash never refunds twice. */
   idempotencyKey: string;
@@ -80,7 +98,10 @@ export interface RefundResult {
 export interface RefundReport extends RefundResult {
   /** The processor's charge id the refund belongs to. */
   intentId: string | null;
-  amountCents: number;
+  /** In the currency's ISO 4217 minor units. */
+  amountMinor: number;
+  /** ISO 4217, upper case. */
+  currency: string;
   /** Our key, when Donata asked for the refund (null for one made in the processor's dashboard). */
   idempotencyKey: string | null;
 }
@@ -90,6 +111,13 @@ export interface ProcessorDescription {
   readonly name: string;
   readonly title: string;
   readonly capabilities: ProcessorCapabilities;
+  /** Whether the processor takes payments in this currency (ISO 4217, upper case). */
+  supportsCurrency(currency: string): boolean;
+  /**
+   * Refuses, with a 422 AppError, a charge the processor would refuse for its amount (below its
+   * minimum in that currency, finer than it charges): before anything is recorded or charged.
+   */
+  checkAmount(amountMinor: number, currency: string): void;
   /** Validates what the donor entered and returns a method to charge; throws a 4xx AppError on bad input. */
   tokenize(input: MethodInput): TokenizedMethod;
 }

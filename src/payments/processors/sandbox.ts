@@ -18,6 +18,8 @@ import {
   type SandboxChargeRow,
 } from "./sandbox-charges.repo.js";
 
+const ISO_CURRENCIES = new Set(Intl.supportedValuesOf("currency"));
+
 /**
  * Test card numbers, as in card processors' test modes. Any other number that passes the Luhn
  * check succeeds like 4242 4242 4242 4242.
@@ -123,6 +125,9 @@ export const sandboxDescription: ProcessorDescription = {
   name: "sandbox",
   title: "Card (sandbox)",
   capabilities: { oneOff: true, recurring: true, refunds: true },
+  // Any ISO 4217 currency, with no minimum: the sandbox moves no money.
+  supportsCurrency: (currency) => ISO_CURRENCIES.has(currency.toUpperCase()),
+  checkAmount: () => {},
 
   tokenize(input: MethodInput) {
     const digits = checkCard(input.card, new Date());
@@ -145,12 +150,16 @@ export function createSandboxProcessor(db: Executor): Processor {
     ...sandboxDescription,
 
     async charge(request: ChargeRequest): Promise<ChargeResult> {
+      // Amounts arrive in the currency's minor units, as a real processor takes them.
+      if (!Number.isSafeInteger(request.amountMinor)) {
+        throw new RangeError(`sandbox charge of ${request.amountMinor} minor units of ${request.currency}`);
+      }
       const decided = decide(request);
       const inserted = await insertSandboxCharge(db, {
         idempotencyKey: request.idempotencyKey,
         intentId: decided.intentId,
         state: decided.state,
-        amountCents: request.amountCents,
+        amountCents: request.amountMinor,
         currency: request.currency,
         failureCode: decided.state === "FAILED" ? decided.code : null,
         failureMessage: decided.state === "FAILED" ? decided.message : null,

@@ -28,7 +28,7 @@ afterAll(() => standIn.close());
 const newKey = () => `checkout:${randomUUID()}:attempt:1`;
 
 function request(reference: string, overrides: Partial<ChargeRequest> = {}): ChargeRequest {
-  return { amountCents: 2500, currency: "EUR", reference, kind: "initial", idempotencyKey: newKey(), ...overrides };
+  return { amountMinor: 2500, currency: "EUR", reference, kind: "initial", idempotencyKey: newKey(), ...overrides };
 }
 
 /** The charges Stripe holds for a key: the one number that must never exceed 1. */
@@ -218,9 +218,9 @@ describe("Stripe processor", () => {
       [...standIn.refunds.values()]
         .filter((refund) => refund.payment_intent === intentId)
         .map((refund) => refund.amount);
-    const refundOf = (intentId: string, amountCents: number) => ({
+    const refundOf = (intentId: string, amountMinor: number) => ({
       intentId,
-      amountCents,
+      amountMinor,
       currency: "EUR",
       idempotencyKey: `refund:${randomUUID()}`,
     });
@@ -260,7 +260,7 @@ describe("Stripe processor", () => {
     standIn.settle(charged.intentId, "succeeded");
     const refund = {
       intentId: charged.intentId,
-      amountCents: 2500,
+      amountMinor: 2500,
       currency: "EUR",
       idempotencyKey: `refund:${randomUUID()}`,
     };
@@ -276,7 +276,8 @@ describe("Stripe processor", () => {
         state: "SUCCEEDED",
         refundId: pending.refundId,
         intentId: charged.intentId,
-        amountCents: 2500,
+        amountMinor: 2500,
+        currency: "EUR",
         idempotencyKey: refund.idempotencyKey,
       },
     ]);

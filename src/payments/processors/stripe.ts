@@ -11,6 +11,15 @@ import {
   type RefundRequest,
   type RefundResult,
 } from "./processor.js";
+import { checkStripeAmount, fromStripeAmount, STRIPE_CURRENCIES, toStripeAmount } from "./stripe-currencies.js";
+
+/**
+ * The API version Donata speaks, sent as `Stripe-Version` on every call (not left to the library's
+ * default, which moves with its upgrades): the objects' shapes the adapter reads are this version's.
+ * A webhook event rendered in another version is read again through the API (stripe-webhooks).
+ * Upgrading the `stripe` package means reading its changelog and moving this with it.
+ */
+export const STRIPE_API_VERSION = "2026-10-28.endive" satisfies Stripe.LatestApiVersion;
 
 /** Where the client sends requests: Stripe itself unless a test points it at the local stand-in. */
 export interface StripeApiBase {
@@ -48,6 +57,8 @@ export const stripeDescription: ProcessorDescription = {
   name: "stripe",
   title: "Card, SEPA Direct Debit and wallets (Stripe)",
   capabilities: { oneOff: true, recurring: true, refunds: true },
+  supportsCurrency: (currency) => STRIPE_CURRENCIES.has(currency.toUpperCase()),
+  checkAmount: checkStripeAmount,
   /**
    * The donor's method reaches Donata only as a ConfirmationToken made by Stripe.js in the page
    * (`stripe.createConfirmationToken({ elements })`): card numbers and IBANs never do.
@@ -122,6 +133,7 @@ export function stripeMethodDetails(method: Stripe.PaymentMethod): {
 function clientFor(options: StripeAccountOptions): Stripe {
   return new Stripe(options.secretKey, {
     ...options.api,
+    apiVersion: STRIPE_API_VERSION,
     // 20 s bounds a donor's wait; one retry (same key, so never a second charge) rides out a dropped connection, the reconciler does the rest.
     timeout: options.timeoutMs ?? 20_000,
     maxNetworkRetries: 1,
@@ -186,7 +198,8 @@ export function refundReportOf(refund: Stripe.Refund): RefundReport {
   return {
     ...refundResultOf(refund),
     intentId: typeof intent === "string" ? intent : (intent?.id ?? null),
-    amountCents: refund.amount,
+    amountMinor: fromStripeAmount(refund.amount, refund.currency),
+    currency: refund.currency.toUpperCase(),
     idempotencyKey: refund.metadata?.[STRIPE_KEY_METADATA] ?? null,
   };
 }
@@ -222,12 +235,71 @@ function rethrow(error: unknown): never {
       cause: error,
     });
   }
+  // Under Stripe's minimum for a currency missing from our table (about 0.50 USD elsewhere): nothing was charged.
+  if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === "amount_too_small") {
+    throw new AppError("amount_below_minimum", `The amount is below Stripe's minimum charge: ${error.message}`, {
+      errors: [{ field: "amount", message: error.message }],
+      cause: error,
+    });
+  }
   if (error instanceof Stripe.errors.StripeAuthenticationError) throw misconfigured(error);
   if (error instanceof Stripe.errors.StripePermissionError) throw misconfigured(error);
   throw error;
 }
 
+/**
+ * A statement descriptor suffix from the organization's name: Latin letters, digits, spaces and
+ * `.,-` only (Stripe refuses < > \\ ' " *), at most 10 characters so that with the account's prefix
+ * (up to 10) and Stripe's "* " it fits the 22 a statement shows; none without a letter.
+ */
+export function statementDescriptorSuffix(name: string): string | undefined {
+  const cleaned = name
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^A-Za-z0-9 .,-]/g, "")
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, 10)
+    .trim();
+  return /[A-Za-z]/.test(cleaned) ? cleaned : undefined;
+}
+
+/** What Radar and the dashboard show of a charge: its description and statement suffix. */
+function contextParams(context: ChargeRequest["context"]) {
+  if (!context) return {};
+  const suffix = statementDescriptorSuffix(context.statementName);
+  return {
+    description: context.description.slice(0, 1000),
+    ...(suffix ? { statement_descriptor_suffix: suffix } : {}),
+  };
+}
+
+/** The ids that tie a Stripe charge to Donata's records, as metadata (searchable in the dashboard). */
+function contextMetadata(context: ChargeRequest["context"]): Record<string, string> {
+  if (!context) return {};
+  const ids: Record<string, number | null> = {
+    donata_organization_id: context.organizationId,
+    donata_campaign_id: context.campaignId,
+    donata_donation_id: context.donationId,
+    donata_checkout_id: context.checkoutId,
+  };
+  return Object.fromEntries(Object.entries(ids).flatMap(([name, id]) => (id === null ? [] : [[name, String(id)]])));
+}
+
+/** The objects an event may carry that Donata acts on, as `currentObject` reads them again. */
+export type StripeEventObject =
+  | Stripe.PaymentIntent
+  | Stripe.Refund
+  | Stripe.Charge
+  | Stripe.Dispute
+  | Stripe.PaymentMethod;
+
 export interface StripeProcessor extends Processor {
+  /**
+   * The object an event names, as Stripe has it now in STRIPE_API_VERSION; null for a kind Donata
+   * never acts on. One Stripe no longer has is a 404 AppError (the event is kept as refused).
+   */
+  currentObject(object: { object: string; id: string }): Promise<StripeEventObject | null>;
   /** A Customer to save a recurring donor's method on (the first charge then keeps it for off-session renewals). */
   createCustomer(customer: { email: string; name: string; idempotencyKey: string }): Promise<string>;
   /** Every refund of a charge, as Stripe has them now (a `charge.refunded` event names only the charge). */
@@ -290,13 +362,18 @@ export function createStripeProcessor(options: StripeAccountOptions): StripeProc
         ? { confirmation_token: paymentMethod }
         : { payment_method: paymentMethod };
       const params: Stripe.PaymentIntentCreateParams = {
-        amount: request.amountCents,
+        amount: toStripeAmount(request.amountMinor, request.currency),
         currency: request.currency.toLowerCase(),
         ...method,
         confirm: true,
         // Confirmed on the server: 3-D Secure completes in the page with Stripe.js, never by a redirect.
         automatic_payment_methods: { enabled: true, allow_redirects: "never" },
-        metadata: { [STRIPE_KEY_METADATA]: request.idempotencyKey, donata_reference: request.reference },
+        ...contextParams(request.context),
+        metadata: {
+          [STRIPE_KEY_METADATA]: request.idempotencyKey,
+          donata_reference: request.reference,
+          ...contextMetadata(request.context),
+        },
         ...(customer ? { customer } : {}),
         ...(renewal ? { off_session: true } : customer ? { setup_future_usage: "off_session" as const } : {}),
         expand: ["payment_method"],
@@ -304,6 +381,10 @@ export function createStripeProcessor(options: StripeAccountOptions): StripeProc
       try {
         return chargeResultOf(await stripe.paymentIntents.create(params, { idempotencyKey: request.idempotencyKey }));
       } catch (error) {
+        // A renewal under Stripe's minimum (an amount from before the check): declined, retried on the usual schedule.
+        if (renewal && error instanceof Stripe.errors.StripeInvalidRequestError && error.code === "amount_too_small") {
+          return { state: "FAILED", intentId: "", code: "amount_too_small", message: error.message };
+        }
         if (error instanceof Stripe.errors.StripeCardError) {
           return {
             state: "FAILED",
@@ -332,7 +413,7 @@ export function createStripeProcessor(options: StripeAccountOptions): StripeProc
     async refund(request: RefundRequest): Promise<RefundResult> {
       const params: Stripe.RefundCreateParams = {
         payment_intent: request.intentId,
-        amount: request.amountCents,
+        amount: toStripeAmount(request.amountMinor, request.currency),
         metadata: { [STRIPE_KEY_METADATA]: request.idempotencyKey },
       };
       try {
@@ -367,6 +448,33 @@ export function createStripeProcessor(options: StripeAccountOptions): StripeProc
     },
 
     retrieveIntent,
+
+    async currentObject(object) {
+      const read = (): Promise<StripeEventObject> | null => {
+        switch (object.object) {
+          case "payment_intent":
+            return stripe.paymentIntents.retrieve(object.id);
+          case "refund":
+            return stripe.refunds.retrieve(object.id);
+          case "charge":
+            return stripe.charges.retrieve(object.id);
+          case "dispute":
+            return stripe.disputes.retrieve(object.id);
+          case "payment_method":
+            return stripe.paymentMethods.retrieve(object.id);
+          default:
+            return null;
+        }
+      };
+      try {
+        return await read();
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404) {
+          throw new AppError("not_found", `Stripe no longer has the ${object.object} ${object.id}`, { cause: error });
+        }
+        rethrow(error);
+      }
+    },
 
     async cancelIntent(intentId: string) {
       try {
