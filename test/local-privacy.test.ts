@@ -1,5 +1,15 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { chmodSync, cpSync, existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+} from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
@@ -76,19 +86,6 @@ function openToOthers(directory: string): string[] {
   };
   visit(directory);
   return found;
-}
-
-function treeOf(directory: string): string[] {
-  const names: string[] = [];
-  const visit = (file: string) => {
-    for (const name of readdirSync(file)) {
-      const child = path.join(file, name);
-      names.push(path.relative(directory, child));
-      if (lstatSync(child).isDirectory()) visit(child);
-    }
-  };
-  visit(directory);
-  return names;
 }
 
 let template: Promise<string> | undefined;
@@ -402,6 +399,50 @@ describe.skipIf(onPostgres)(`the local channel's socket directory ${pgliteOnly}`
         expect(received).toEqual([]);
       } finally {
         await new Promise((resolve) => listener.close(resolve));
+      }
+    },
+    TEST_TIMEOUT,
+  );
+});
+
+describe.skipIf(onPostgres)(`donata serve's start-up output ${pgliteOnly}`, () => {
+  it(
+    "the start-up logs, the psql socket's among them, come before the start-up box, which is last (stdout a file)",
+    async () => {
+      // Written to a file, as by a service manager: pino's asynchronous writes then lagged behind the box.
+      const file = path.join(scratch, `serve-${unique()}.log`);
+      const fd = openSync(file, "w");
+      const child = spawn(process.execPath, [BIN, "serve", "--no-worker"], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH,
+          DATA_DIR: path.join(scratch, `box-${unique()}`),
+          PORT: "0",
+          HOST: "127.0.0.1",
+          MAX_EVENT_LOOP_DELAY: "0",
+          LOG_LEVEL: "info",
+        },
+        stdio: ["ignore", fd, fd],
+      });
+      children.add(child);
+      closeSync(fd);
+      const output = () => readFileSync(file, "utf8");
+      try {
+        await expect.poll(output, { timeout: PROCESS_TIMEOUT_MS, interval: 500 }).toContain("Ctrl-C stops");
+        // Whatever was logged before the box has had time to arrive.
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        const lines = output().split("\n");
+        const rules = lines.flatMap((line, index) => (/^─{20,}$/.test(line) ? [index] : []));
+        const logged = (message: string) => lines.findIndex((line) => line.includes(`"msg":"${message}`));
+        expect(rules.length, output()).toBe(2);
+        expect(logged("Server listening at"), output()).toBeGreaterThanOrEqual(0);
+        expect(logged("Server listening at"), output()).toBeLessThan(rules[0] as number);
+        expect(logged("psql socket open"), output()).toBeGreaterThanOrEqual(0);
+        expect(logged("psql socket open"), output()).toBeLessThan(rules[0] as number);
+      } finally {
+        const exited = new Promise((resolve) => child.once("close", resolve));
+        child.kill("SIGTERM");
+        await exited;
       }
     },
     TEST_TIMEOUT,

@@ -13,6 +13,12 @@ import { openLocalChannel } from "./local-channel.js";
 import { refuseDemoInProduction, setupHint } from "./production.js";
 import { startupBox } from "./startup-box.js";
 
+/** Waits until what the logger has taken is written (Fastify's logger is pino's, whose types Fastify does not carry). */
+function flushLog(log: object): Promise<void> {
+  const { flush } = log as { flush?: (done: () => void) => void };
+  return new Promise((resolve) => (flush ? flush.call(log, () => resolve()) : resolve()));
+}
+
 export const serveCommand: Command = {
   name: "serve",
   usage: "donata serve [--demo] [--no-worker]",
@@ -58,6 +64,8 @@ export const serveCommand: Command = {
               onBackup: ({ created, deleted }) => app.log.info({ created, deleted }, "periodic backup taken"),
             },
           );
+      // The start-up logs before the box: pino writes its JSON lines asynchronously, the box at once.
+      await flushLog(app.log);
       await new Promise<void>((resolve) => {
         let stopping = false;
         const stop = (signal: string) => {
