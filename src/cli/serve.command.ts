@@ -1,3 +1,5 @@
+import { type EventEmitter, once } from "node:events";
+import pino from "pino";
 import { buildApp } from "../app.js";
 import { renderDepsOf } from "../email/render.js";
 import { createMailer } from "../email/transport.js";
@@ -13,10 +15,16 @@ import { openLocalChannel } from "./local-channel.js";
 import { refuseDemoInProduction, setupHint } from "./production.js";
 import { startupBox } from "./startup-box.js";
 
-/** Waits until what the logger has taken is written (Fastify's logger is pino's, whose types Fastify does not carry). */
-function flushLog(log: object): Promise<void> {
-  const { flush } = log as { flush?: (done: () => void) => void };
-  return new Promise((resolve) => (flush ? flush.call(log, () => resolve()) : resolve()));
+/**
+ * Waits until the logger's lines are written. pino's JSON destination (sonic-boom) writes
+ * asynchronously and keeps what comes meanwhile, then emits "drain" when all is out; its flush()
+ * does not wait when nothing is buffered by size, so the drain is awaited here.
+ */
+async function logWritten(log: object): Promise<void> {
+  const stream = (log as Record<symbol, unknown>)[pino.symbols.streamSym] as
+    | (EventEmitter & { _writing?: boolean })
+    | undefined;
+  if (stream?._writing) await once(stream, "drain");
 }
 
 export const serveCommand: Command = {
@@ -65,7 +73,7 @@ export const serveCommand: Command = {
             },
           );
       // The start-up logs before the box: pino writes its JSON lines asynchronously, the box at once.
-      await flushLog(app.log);
+      await logWritten(app.log);
       await new Promise<void>((resolve) => {
         let stopping = false;
         const stop = (signal: string) => {
