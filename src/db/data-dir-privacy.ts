@@ -21,6 +21,8 @@ export function createPrivateDirectory(directory: string): void {
  * others (it belongs to another user, who did not make it private), or undefined.
  */
 export function makeDataDirPrivate(dataDir: string): string | undefined {
+  // Windows has no such modes (its ACLs decide): nothing to check there.
+  if (process.platform === "win32") return undefined;
   const resolved = path.resolve(dataDir);
   const stat = statSync(resolved);
   if ((stat.mode & GROUP_AND_OTHERS) !== 0) chmodQuietly(resolved, 0o700);
@@ -35,6 +37,7 @@ export function makeDataDirPrivate(dataDir: string): string | undefined {
 
 /** Strips the group and other bits from everything inside the data directory (links are not followed). */
 export function makeDataDirFilesPrivate(dataDir: string): void {
+  if (process.platform === "win32") return;
   for (const name of readdirSync(dataDir)) tighten(path.join(dataDir, name));
 }
 
