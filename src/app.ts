@@ -12,6 +12,7 @@ import { AppError } from "./errors/app-error.js";
 import { GRAPHQL_PATH, graphqlRoutes } from "./graphql/graphql.routes.js";
 import { answerClientError } from "./http/client-errors.js";
 import { registerCors } from "./http/cors.js";
+import { faviconRoutes } from "./http/favicon.routes.js";
 import { healthRoutes } from "./http/health.routes.js";
 import { containsNul } from "./http/nul.js";
 import { registerOpenApi } from "./http/openapi.js";
@@ -178,6 +179,7 @@ export async function buildApp({
   await registerOpenApi(app, config);
 
   healthRoutes(app, database);
+  faviconRoutes(app);
   metricsRoutes(app, metrics, config);
   const { db } = database;
   campaignRoutes(app, db);

@@ -210,6 +210,11 @@ describe("admin panel in a browser", () => {
     expect(src.searchParams.get("tab")).toBe("1");
     const frame = page.frameLocator('[data-testid="app-iframe"]');
     await expect(frame.locator("h1").innerText()).resolves.toBe("Hello from the app");
+    // Served from this machine (as the demo's application): the panel says who has to start it.
+    await expect(page.locator('[data-testid="app-frame-note"]').innerText()).resolves.toBe(
+      `This app is served from ${framedOrigin}, on your own machine, not by Donata: if the frame stays empty, ` +
+        "start it there. The demo's application is npm run example, run in a terminal beside npm start.",
+    );
 
     const tokens = await createInstallationToken(server.database.db, server.config, clientId, tenant.slug);
     expect((await server.get("/api/v1/checkouts/?limit=1", tokens.access_token)).status).toBe(200);

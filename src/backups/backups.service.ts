@@ -9,6 +9,7 @@ import { sql } from "drizzle-orm";
 import pg from "pg";
 import type { Config } from "../config.js";
 import type { Database, Executor } from "../db/client.js";
+import { PrivateNodeFS } from "../db/private-node-fs.js";
 import { createSecretBox, KEY_FILE_NAME, parseEncryptionKey } from "../secrets/secret-box.js";
 import {
   BackupError,
@@ -193,10 +194,11 @@ async function restorePglite(
     throw new BackupError(`DATA_DIR ${dataDir} is not empty; restore into a new directory, then point DATA_DIR at it`);
   }
   const payload = (await readFile(path.resolve(file))).subarray(payloadOffset);
-  await mkdir(dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   try {
     const restored = await PGlite.create({
       dataDir,
+      fs: new PrivateNodeFS(dataDir),
       loadDataDir: new Blob([payload], { type: "application/x-gzip" }),
     });
     try {

@@ -44,6 +44,7 @@ export async function openMigratedDatabase(
     poolSize: config.databasePoolSize,
     createDataDir: options.create ?? false,
     holder: context?.holder,
+    production: config.production,
   });
   try {
     await database.migrate();

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
-import { chmodSync, mkdirSync, statSync, unlinkSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, unlinkSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { type Config, loadConfig } from "../config.js";
 import type { Database } from "../db/client.js";
-import { readDataDirLock } from "../db/data-dir-lock.js";
+import { LOCK_FILE, readDataDirLock } from "../db/data-dir-lock.js";
 import { openInspectionSocket } from "../db/inspection-socket.js";
 import type { CliIo, Command, CommandValues } from "./cli-kit.js";
 import { runAsCommand } from "./database.js";
@@ -44,12 +44,44 @@ export function socketDirectory(dataDir: string): string {
   return path.join(os.tmpdir(), `donata-${digest}`);
 }
 
+/** A command that must not be sent: the server's socket is not where only the server could have put it. */
+export class LocalChannelError extends Error {
+  override name = "LocalChannelError";
+}
+
+/**
+ * Why `directory` is not the 0700 directory of the user `uid` (undefined when it is). The directory
+ * itself is examined, not what a symbolic link there points to: a local user may plant a link in
+ * the temporary directory before the server starts and point it elsewhere later.
+ */
+export function socketDirectoryProblem(directory: string, uid: number | undefined): string | undefined {
+  let stat: ReturnType<typeof lstatSync>;
+  try {
+    stat = lstatSync(directory);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "does not exist";
+    throw error;
+  }
+  if (stat.isSymbolicLink()) return "is a symbolic link";
+  if (!stat.isDirectory()) return "is not a directory";
+  if (stat.uid !== uid) return `belongs to uid ${stat.uid}, not to the server's user (uid ${uid})`;
+  const mode = stat.mode & 0o777;
+  if ((mode & 0o077) !== 0) return `has mode ${mode.toString(8).padStart(4, "0")}, not 0700`;
+  return undefined;
+}
+
 function prepareSocketDirectory(dataDir: string): string {
   const directory = socketDirectory(dataDir);
-  mkdirSync(directory, { recursive: true, mode: 0o700 });
-  const stat = statSync(directory);
-  if (stat.uid !== process.getuid?.() || (stat.mode & 0o077) !== 0) {
-    throw new Error(`${directory} is not a directory only this user may enter`);
+  try {
+    mkdirSync(directory, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  const problem = socketDirectoryProblem(directory, process.getuid?.());
+  if (problem) {
+    throw new LocalChannelError(
+      `the socket directory ${directory} ${problem}, so it may not be this server's; remove it and start the server again`,
+    );
   }
   return directory;
 }
@@ -107,8 +139,9 @@ export async function openLocalChannel(options: LocalChannelOptions): Promise<Lo
     chmodSync(socketPath, 0o600);
     lock.setChannel(socketPath);
   } catch (error) {
-    // The server still serves; CLI commands beside it are refused, naming it, as without a channel.
+    // The server still serves; CLI commands beside it are refused at once, told why.
     options.log.error({ err: error, path: socketPath }, "cannot open the local channel for CLI commands");
+    lock.setChannel(null, error instanceof LocalChannelError ? error.message : "its local channel could not be opened");
     server.close();
     return undefined;
   }
@@ -258,14 +291,42 @@ export async function sendToRunningServer(
   }
   let holder = readDataDirLock(dataDir);
   const deadline = Date.now() + STARTING_SERVER_WAIT_MS;
-  while (holder && !holder.channel && holder.command === "donata serve" && Date.now() < deadline) {
+  const starting = () => holder && !holder.channel && !holder.channelRefused && holder.command === "donata serve";
+  while (starting() && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 200));
     holder = readDataDirLock(dataDir);
   }
+  if (holder?.channelRefused) {
+    throw new LocalChannelError(
+      `the server on ${path.resolve(dataDir)} (pid ${holder.pid}) takes no CLI commands: ${holder.channelRefused}`,
+    );
+  }
   // No live holder: run here. A holder without a channel: opening the directory here refuses with its name.
   if (!holder?.channel) return undefined;
+  checkChannel(dataDir, holder.channel);
   const request: ChannelRequest = { command: command.name, values: absolutePaths(values) };
   return exchange(holder.channel, request, io);
+}
+
+/**
+ * Before anything is sent (a password, personal data): the socket must be in a directory only the
+ * server's user may have written to (its own 0700 directory, not a link), and be that user's. The
+ * server's user is the owner of the lock it wrote in the data directory.
+ */
+function checkChannel(dataDir: string, socketPath: string): void {
+  const serverUid = lstatSync(path.join(dataDir, LOCK_FILE)).uid;
+  const directory = path.dirname(socketPath);
+  const directoryProblem = socketDirectoryProblem(directory, serverUid);
+  let problem = directoryProblem ? `the socket directory ${directory} ${directoryProblem}` : undefined;
+  if (!problem) {
+    const socket = lstatSync(socketPath, { throwIfNoEntry: false });
+    if (!socket?.isSocket() || socket.uid !== serverUid) problem = `${socketPath} is not the server's socket`;
+  }
+  if (problem) {
+    throw new LocalChannelError(
+      `${problem}, so it may not be the server's: the command was not sent (stop the server, remove ${directory} and start it again)`,
+    );
+  }
 }
 
 function absolutePaths(values: CommandValues): CommandValues {

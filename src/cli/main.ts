@@ -8,7 +8,7 @@ import { backupCommand, restoreCommand } from "./backup.command.js";
 import { billingRunCommand, workerCommand } from "./billing.command.js";
 import { type CliIo, type Command, type CommandValues, parseCommandArgs, UsageError } from "./cli-kit.js";
 import { runAsCommand } from "./database.js";
-import { sendToRunningServer } from "./local-channel.js";
+import { LocalChannelError, sendToRunningServer } from "./local-channel.js";
 import { migrateCommand } from "./migrate.command.js";
 import { orgCreateCommand, orgSetProcessorCommand } from "./org.command.js";
 import { seedCommand } from "./seed.command.js";
@@ -121,6 +121,7 @@ function reportError(command: Command, error: unknown, io: CliIo): number {
     error instanceof ConfigError ||
     error instanceof DatabaseUnavailableError ||
     error instanceof DataDirBusyError ||
+    error instanceof LocalChannelError ||
     error instanceof BackupError
   ) {
     io.stderr.write(`donata ${command.name}: ${error.message}\n`);

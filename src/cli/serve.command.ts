@@ -1,3 +1,5 @@
+import { type EventEmitter, once } from "node:events";
+import pino from "pino";
 import { buildApp } from "../app.js";
 import { renderDepsOf } from "../email/render.js";
 import { createMailer } from "../email/transport.js";
@@ -12,6 +14,18 @@ import { openMigratedDatabase } from "./database.js";
 import { openLocalChannel } from "./local-channel.js";
 import { refuseDemoInProduction, setupHint } from "./production.js";
 import { startupBox } from "./startup-box.js";
+
+/**
+ * Waits until the logger's lines are written. pino's JSON destination (sonic-boom) writes
+ * asynchronously and keeps what comes meanwhile, then emits "drain" when all is out; its flush()
+ * does not wait when nothing is buffered by size, so the drain is awaited here.
+ */
+async function logWritten(log: object): Promise<void> {
+  const stream = (log as Record<symbol, unknown>)[pino.symbols.streamSym] as
+    | (EventEmitter & { _writing?: boolean })
+    | undefined;
+  if (stream?._writing) await once(stream, "drain");
+}
 
 export const serveCommand: Command = {
   name: "serve",
@@ -58,6 +72,8 @@ export const serveCommand: Command = {
               onBackup: ({ created, deleted }) => app.log.info({ created, deleted }, "periodic backup taken"),
             },
           );
+      // The start-up logs before the box: pino writes its JSON lines asynchronously, the box at once.
+      await logWritten(app.log);
       await new Promise<void>((resolve) => {
         let stopping = false;
         const stop = (signal: string) => {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
@@ -10,7 +10,9 @@ import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
 import { ConfigError, parseDatabaseUrl } from "../config.js";
 import { acquireDataDirLock, type DataDirLock } from "./data-dir-lock.js";
+import { createPrivateDirectory, makeDataDirFilesPrivate, makeDataDirPrivate } from "./data-dir-privacy.js";
 import { gatedPglite } from "./pglite-gate.js";
+import { PrivateNodeFS } from "./private-node-fs.js";
 import * as schema from "./schema.js";
 import { spendStatement } from "./statement-budget.js";
 
@@ -69,7 +71,13 @@ export interface DatabaseOptions {
   createDataDir?: boolean;
   /** PGlite: who opens the directory, as its lock shows it to processes it refuses ("donata serve"). */
   holder?: string;
+  /** PGlite: a data directory others can enter (and this user cannot make private) is refused, not warned about. */
+  production?: boolean;
+  /** PGlite: where that warning goes (stderr by default). */
+  warn?: (message: string) => void;
 }
+
+const warnOnStderr = (message: string) => process.stderr.write(`donata: warning: ${message}\n`);
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const logger = {
@@ -146,7 +154,7 @@ function defaultHolder(): string {
 async function openPglite(
   dataDir: string,
   logger: QueryLogger,
-  options: Pick<DatabaseOptions, "createDataDir" | "holder">,
+  options: Pick<DatabaseOptions, "createDataDir" | "holder" | "production" | "warn">,
 ): Promise<Database> {
   if (dataDir === "memory://") return wrapPglite(await createPglite(undefined, dataDir), logger);
   if (options.createDataDir === false && !existsSync(path.join(dataDir, "PG_VERSION"))) {
@@ -155,14 +163,20 @@ async function openPglite(
         "set DATA_DIR to the server's data directory, or create a database there with `donata migrate`",
     );
   }
+  let stillOpen: string | undefined;
   try {
-    mkdirSync(dataDir, { recursive: true });
+    createPrivateDirectory(dataDir);
+    stillOpen = makeDataDirPrivate(dataDir);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new DatabaseUnavailableError(`cannot open the embedded database in ${dataDir}: ${message}`);
   }
+  if (stillOpen && options.production) throw new DatabaseUnavailableError(stillOpen);
+  if (stillOpen) (options.warn ?? warnOnStderr)(`${stillOpen}; in production (NODE_ENV=production) it is refused`);
   const lock = acquireDataDirLock(dataDir, options.holder ?? defaultHolder());
   try {
+    // Under the lock: no other process of ours writes there meanwhile.
+    makeDataDirFilesPrivate(dataDir);
     return wrapPglite(await createPglite(dataDir, dataDir), logger, lock);
   } catch (error) {
     lock.release();
@@ -172,7 +186,10 @@ async function openPglite(
 
 async function createPglite(directory: string | undefined, name: string): Promise<PGlite> {
   try {
-    return await PGlite.create(directory);
+    // On disk, through a NODEFS whose files and directories are private from their creation.
+    return directory
+      ? await PGlite.create({ dataDir: directory, fs: new PrivateNodeFS(directory) })
+      : await PGlite.create();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new DatabaseUnavailableError(`cannot open the embedded database in ${name}: ${message}`);

@@ -16,6 +16,8 @@ export interface LockHolder {
   startedAt: string;
   /** The Unix socket a running server takes CLI commands on (null: it takes none, or not yet). */
   channel: string | null;
+  /** Why a running server takes no CLI commands (its socket directory was refused); absent otherwise. */
+  channelRefused?: string;
 }
 
 export class DataDirBusyError extends Error {
@@ -36,8 +38,8 @@ export class DataDirBusyError extends Error {
 
 export interface DataDirLock {
   readonly holder: LockHolder;
-  /** Publishes (or withdraws) the socket this process takes CLI commands on. */
-  setChannel(channel: string | null): void;
+  /** Publishes (or withdraws) the socket this process takes CLI commands on, or why it takes none. */
+  setChannel(channel: string | null, refused?: string): void;
   release(): void;
 }
 
@@ -62,6 +64,7 @@ function parseHolder(text: string): LockHolder | undefined {
       command: typeof value.command === "string" ? value.command : "an unknown process",
       startedAt: typeof value.startedAt === "string" ? value.startedAt : "an unknown time",
       channel: typeof value.channel === "string" ? value.channel : null,
+      ...(typeof value.channelRefused === "string" ? { channelRefused: value.channelRefused } : {}),
     };
   } catch {
     return undefined;
@@ -122,7 +125,7 @@ export function acquireDataDirLock(dataDir: string, command: string): DataDirLoc
 function tryCreate(file: string, holder: LockHolder): boolean {
   let fd: number;
   try {
-    fd = openSync(file, "wx", 0o644);
+    fd = openSync(file, "wx", 0o600);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw error;
@@ -146,7 +149,7 @@ function removeStaleLock(file: string, stale: Reading): void {
   const guard = `${file}.takeover`;
   let fd: number;
   try {
-    fd = openSync(guard, "wx", 0o644);
+    fd = openSync(guard, "wx", 0o600);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     // Another process is taking over; a guard its taker left behind by dying is cleared after a while.
@@ -208,12 +211,14 @@ function heldLock(file: string, holder: LockHolder): DataDirLock {
   for (const signal of SIGNALS) process.on(signal, onSignal);
   return {
     holder,
-    setChannel(channel) {
+    setChannel(channel, refused) {
       if (released) return;
       holder.channel = channel;
+      if (refused) holder.channelRefused = refused;
+      else delete holder.channelRefused;
       // Written aside and renamed over, so a reader never sees half a file.
       const next = `${file}.${process.pid}.tmp`;
-      writeFileSync(next, `${JSON.stringify(holder)}\n`, { mode: 0o644 });
+      writeFileSync(next, `${JSON.stringify(holder)}\n`, { mode: 0o600 });
       renameSync(next, file);
     },
     release,

@@ -98,7 +98,7 @@ export function loadSecretBox(options: { encryptionKey: string | undefined; data
       throw error;
     }
   }
-  mkdirSync(options.dataDir, { recursive: true });
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   try {
     writeFileSync(file, `${randomBytes(KEY_BYTES).toString("hex")}\n`, { flag: "wx", mode: 0o600 });
   } catch (error) {

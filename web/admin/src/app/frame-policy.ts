@@ -25,6 +25,22 @@ export function frameUrl(applicationUrl: string, org: string): string | null {
   }
 }
 
+const THIS_MACHINE = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * The origin of an application served from the machine the browser runs on (a development or demo
+ * app, such as the demo's at http://localhost:4000/), null otherwise: its frame stays empty until
+ * someone starts it there.
+ */
+export function originOnThisMachine(applicationUrl: string): string | null {
+  try {
+    const url = new URL(applicationUrl);
+    return THIS_MACHINE.has(url.hostname) ? url.origin : null;
+  } catch {
+    return null;
+  }
+}
+
 export function appPagePath(org: string, clientId: string): string {
   return `/admin/o/${encodeURIComponent(org)}/apps/${encodeURIComponent(clientId)}`;
 }

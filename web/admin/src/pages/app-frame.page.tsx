@@ -1,7 +1,7 @@
 import { useEffect } from "react";
 import { Link, useParams } from "react-router";
 import type { Installation } from "../api/types";
-import { frameUrl, needsFreshLoad } from "../app/frame-policy";
+import { frameUrl, needsFreshLoad, originOnThisMachine } from "../app/frame-policy";
 import { useOrg } from "../app/org-context";
 import { useQuery } from "../app/use-query";
 import { usePageTitle } from "../components/page";
@@ -35,17 +35,27 @@ export function AppFramePage() {
           }
           const src = frameUrl(installation.application.application_url, org.slug);
           if (!src) return <Empty>This app's address is not a web address.</Empty>;
+          const local = originOnThisMachine(installation.application.application_url);
           return (
-            <iframe
-              key={src}
-              className="app-frame"
-              src={src}
-              title={installation.application.name}
-              data-testid="app-iframe"
-              sandbox="allow-scripts allow-same-origin allow-forms allow-popups allow-popups-to-escape-sandbox allow-downloads allow-modals"
-              referrerPolicy="strict-origin-when-cross-origin"
-              allow="clipboard-write"
-            />
+            <>
+              {local && (
+                <p className="app-frame-note" data-testid="app-frame-note">
+                  This app is served from <code>{local}</code>, on your own machine, not by Donata: if the frame stays
+                  empty, start it there. The demo's application is <code>npm run example</code>, run in a terminal
+                  beside <code>npm start</code>.
+                </p>
+              )}
+              <iframe
+                key={src}
+                className="app-frame"
+                src={src}
+                title={installation.application.name}
+                data-testid="app-iframe"
+                sandbox="allow-scripts allow-same-origin allow-forms allow-popups allow-popups-to-escape-sandbox allow-downloads allow-modals"
+                referrerPolicy="strict-origin-when-cross-origin"
+                allow="clipboard-write"
+              />
+            </>
           );
         }}
       </Async>
