@@ -210,6 +210,11 @@ describe("a production server (NODE_ENV=production)", () => {
     const receiptText = await receipt.text();
     expect(receiptText).toContain(BANNER);
     expect(receiptText).toContain("not a receipt");
+    // No receipt email for test data: the donor is told nothing that could pass for a receipt.
+    const queued = await server.database.db.execute<{ kind: string }>(
+      sql`select kind from outbox_messages where organization_id = ${tenant.organizationId} order by id`,
+    );
+    expect((queued as unknown as { rows: { kind: string }[] }).rows.map((row) => row.kind)).not.toContain("receipt");
     const checkout = await server.get(`/api/v1/checkouts/${gift.checkoutId}`, tenant.token);
     const statement = await fetch(checkout.body.supporter.certification_url);
     const statementText = await statement.text();

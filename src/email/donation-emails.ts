@@ -72,7 +72,7 @@ async function enqueueGiftNotification(tx: Executor, donation: DonationRow) {
 
 /**
  * What settling a payment tells the donor (called by settlePayment in its transaction): a receipt
- * for every payment received; for a first payment also the thank-you of a new recurring gift and
+ * for every payment received (not a test-mode one); for a first payment also the thank-you of a new recurring gift and
  * the organization's notice; a failed renewal, or the gift stopped after the last one failed.
  */
 export async function enqueueSettlementEmails(
@@ -88,10 +88,11 @@ export async function enqueueSettlementEmails(
     } as const;
     const first = settled === "paid" && payment.billingCycle === null;
     const welcome = first && isRecurring(donation) && donation.state === "active";
+    // A test-mode payment is test data: no receipt email that could pass for a real one.
     await enqueueToDonor(
       tx,
       donation,
-      receipt,
+      ...(payment.test ? [] : [receipt]),
       ...(welcome
         ? [{ kind: "recurring_welcome", dedupeKey: `recurring_welcome:donation:${donation.id}` } as const]
         : []),
