@@ -8,11 +8,18 @@ interface PaymentModeValue {
   stripeMode: string | null;
   /** The organization's test mode: the sandbox takes its gifts (false while loading). */
   testMode: boolean;
+  /** No card processor at all (production without Stripe or test mode): donors cannot give by card. */
+  noProcessor: boolean;
   /** Asks again (after keys are saved or removed, or test mode switched), so the banner follows at once. */
   reload: () => void;
 }
 
-const PaymentModeContext = createContext<PaymentModeValue>({ stripeMode: null, testMode: false, reload: () => {} });
+const PaymentModeContext = createContext<PaymentModeValue>({
+  stripeMode: null,
+  testMode: false,
+  noProcessor: false,
+  reload: () => {},
+});
 
 const PAYMENT_MODE = `query PaymentMode { paymentSettings { processor mode test_mode } }`;
 
@@ -24,8 +31,9 @@ export function PaymentModeProvider({ children }: { children: ReactNode }) {
   const settings = state.data?.paymentSettings;
   const stripeMode = settings?.processor === "stripe" ? settings.mode : null;
   const testMode = settings?.test_mode === true;
+  const noProcessor = settings?.processor === "none";
   return (
-    <PaymentModeContext.Provider value={{ stripeMode, testMode, reload: state.reload }}>
+    <PaymentModeContext.Provider value={{ stripeMode, testMode, noProcessor, reload: state.reload }}>
       {children}
     </PaymentModeContext.Provider>
   );
@@ -37,8 +45,17 @@ export function usePaymentMode(): PaymentModeValue {
 
 /** On every page while nothing donors "give" is real money: the sandbox in test mode, or Stripe test keys. */
 export function TestModeBanner() {
-  const { stripeMode, testMode } = usePaymentMode();
+  const { stripeMode, testMode, noProcessor } = usePaymentMode();
   const { path } = useOrg();
+  if (noProcessor) {
+    return (
+      <div className="test-mode-banner" role="status" data-testid="no-processor-banner">
+        <strong>Online giving by card is not set up.</strong> Donors cannot give by card yet.{" "}
+        <Link to={`${path("settings")}#payments`}>Connect Stripe in Settings → Payments</Link>, or enter the IBAN for
+        bank transfers there.
+      </div>
+    );
+  }
   if (testMode) {
     return (
       <div className="test-mode-banner" role="status" data-testid="test-mode-banner">
