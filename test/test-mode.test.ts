@@ -1,9 +1,21 @@
-import { eq, sql } from "drizzle-orm";
+import { randomBytes } from "node:crypto";
+import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { organizations, sandboxCharges } from "../src/db/schema.js";
+import { donations, donorSessions, organizations, sandboxCharges } from "../src/db/schema.js";
+import { DONOR_COOKIE } from "../src/modules/donor-portal/donor-session.js";
 import { createUser } from "../src/modules/users/users.service.js";
+import { hashSecret } from "../src/oauth/secrets.js";
 import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
-import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
+import { Browser } from "./helpers/browser.js";
+import {
+  fakeCampaign,
+  fakeDonation,
+  fakePaymentMethod,
+  fakeSupporter,
+  fakeTenant,
+  type Tenant,
+  unique,
+} from "./helpers/factories.js";
 import { readResponse, startTestServer, type TestServer } from "./helpers/server.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers are asserted field by field
@@ -230,6 +242,72 @@ describe("a production server (NODE_ENV=production)", () => {
       id: String(gift.body.payment.id),
     });
     expect(refund.errors?.[0]?.extensions?.code).toBe("processor_not_connected");
+  });
+});
+
+describe("a production server's donor portal", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ production: true });
+  });
+  afterAll(() => server?.close());
+
+  it("takes no sandbox card for a real monthly gift when the organization has no card processor", async () => {
+    const db = server.database.db;
+    const tenant = await fakeTenant(db);
+    const email = `donor-${unique(6)}@example.test`;
+    const supporter = await fakeSupporter(db, tenant.organizationId, { email, eraseDate: null });
+    const method = await fakePaymentMethod(db, tenant.organizationId, {
+      supporterId: supporter.id,
+      processor: "stripe",
+      label: "Visa •••• 4242",
+      processorReference: `pm_${unique(12)}`,
+    });
+    const campaign = await fakeCampaign(db, tenant.organizationId, { hasSubscription: true });
+    const donation = await fakeDonation(db, tenant.organizationId, {
+      supporterId: supporter.id,
+      campaignId: campaign.id,
+      state: "past_due",
+      amount: 15,
+      frequency: 12,
+      completedDate: new Date(Date.now() - 86_400_000),
+      paymentMethodId: method.id,
+    });
+    const token = randomBytes(24).toString("base64url");
+    await db.insert(donorSessions).values({
+      organizationId: tenant.organizationId,
+      tokenHash: hashSecret(token),
+      email,
+      csrfToken: randomBytes(16).toString("hex"),
+      expiresDate: new Date(Date.now() + 3600_000),
+    });
+    const browser = new Browser(server.url);
+    browser.cookies.set(DONOR_COOKIE, token);
+    const path = `/donor/${tenant.slug}/gifts/${donation.id}/payment-method`;
+    const form = await browser.get(path);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(form.html)?.[1] as string;
+    const posted = await browser.request(path, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        card_number: "4242424242424242",
+        exp_month: "12",
+        exp_year: "2031",
+        cvc: "123",
+        csrf,
+      }).toString(),
+    });
+    expect(posted.status).toBe(409);
+    expect(posted.html).toContain("Card changes are not available for this organization yet");
+    const [row] = await db
+      .select({ paymentMethodId: donations.paymentMethodId, state: donations.state })
+      .from(donations)
+      .where(and(eq(donations.organizationId, tenant.organizationId), eq(donations.id, donation.id)));
+    expect(row).toEqual({ paymentMethodId: method.id, state: "past_due" });
+    const methods = await db.execute<{ processor: string }>(
+      sql`select processor from payment_methods where organization_id = ${tenant.organizationId}`,
+    );
+    expect((methods as unknown as { rows: { processor: string }[] }).rows).toEqual([{ processor: "stripe" }]);
   });
 });
 

@@ -1,5 +1,6 @@
 import type { Db, Executor } from "../db/client.js";
 import { lockDonation } from "../modules/donations/donations.repo.js";
+import { findOrganizationById } from "../modules/organizations/organizations.repo.js";
 import { findPaymentMethod } from "../modules/payment-methods/payment-methods.repo.js";
 import { insertPayment } from "../modules/payments/payments.repo.js";
 import { chargeContextOf } from "./charge-context.js";
@@ -57,8 +58,8 @@ export async function recordRenewal(
     paymentMethodId: method?.id ?? null,
     idempotencyKey,
     billingCycle: cycle,
-    // A renewal of a test gift is test data too.
-    test: donation.test,
+    // A renewal of a test gift is test data too, and so is whatever the sandbox takes in test mode.
+    test: donation.test || (method?.processor === "sandbox" && (await organizationInTestMode(tx, organizationId))),
   });
   if (!processor?.capabilities.recurring || !method?.processorReference) {
     const outcome = {
@@ -144,3 +145,6 @@ export async function chargeRenewal(
   });
   return asRenewalOutcome(settled);
 }
+
+const organizationInTestMode = async (tx: Executor, organizationId: number) =>
+  (await findOrganizationById(tx, organizationId))?.testMode === true;

@@ -258,6 +258,10 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
             errors: [{ field: "setup_intent", message: "Enter your new payment method in the form" }],
           });
         }
+        // The sandbox's card form only where the sandbox takes gifts (never a real gift in production).
+        if ((await context.processors.mode(session.organizationId))?.card !== "sandbox") {
+          throw new AppError("processor_not_connected", "Card changes are not available for this organization yet");
+        }
         const card = {
           number: field(body, "card_number"),
           exp_month: Number(field(body, "exp_month")),
