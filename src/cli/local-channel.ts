@@ -314,10 +314,15 @@ export async function sendToRunningServer(
  * server's user is the owner of the lock it wrote in the data directory.
  */
 function checkChannel(dataDir: string, socketPath: string): void {
-  const serverUid = lstatSync(path.join(dataDir, LOCK_FILE)).uid;
+  const lock = lstatSync(path.join(dataDir, LOCK_FILE), { throwIfNoEntry: false });
+  const serverUid = lock?.uid ?? -1;
   const directory = path.dirname(socketPath);
-  const directoryProblem = socketDirectoryProblem(directory, serverUid);
-  let problem = directoryProblem ? `the socket directory ${directory} ${directoryProblem}` : undefined;
+  const directoryProblem = lock ? socketDirectoryProblem(directory, serverUid) : undefined;
+  let problem = lock
+    ? directoryProblem
+      ? `the socket directory ${directory} ${directoryProblem}`
+      : undefined
+    : "the server stopped while the command was connecting (run it again)";
   if (!problem) {
     const socket = lstatSync(socketPath, { throwIfNoEntry: false });
     if (!socket?.isSocket() || socket.uid !== serverUid) problem = `${socketPath} is not the server's socket`;

@@ -45,23 +45,28 @@ function tighten(file: string): void {
   let stat: ReturnType<typeof lstatSync>;
   try {
     stat = lstatSync(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw error;
+  } catch {
+    return; // gone, or not this user's to look at (lost+found on a mount point): nothing to tighten
   }
   if (stat.isSymbolicLink()) return;
   const mode = stat.mode & 0o7777;
   const wanted = stat.isDirectory() ? 0o700 : mode & ~GROUP_AND_OTHERS;
   if (mode !== wanted) chmodQuietly(file, wanted);
-  if (stat.isDirectory()) for (const name of readdirSync(file)) tighten(path.join(file, name));
+  if (!stat.isDirectory()) return;
+  let names: string[];
+  try {
+    names = readdirSync(file);
+  } catch {
+    return;
+  }
+  for (const name of names) tighten(path.join(file, name));
 }
 
 function chmodQuietly(file: string, mode: number): void {
   try {
     chmodSync(file, mode);
-  } catch (error) {
-    // Not this user's: the data directory's own mode is reported; what is inside a private one is unreachable anyway.
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "EPERM" && code !== "ENOENT") throw error;
+  } catch {
+    // Not this user's, or a filesystem without modes (FUSE, SMB, read-only): the data directory's own mode is
+    // checked afterwards and decides; what is inside a private one is unreachable anyway.
   }
 }

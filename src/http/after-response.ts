@@ -24,6 +24,8 @@ export function createAfterResponse(app: FastifyInstance): AfterResponse {
       running.add(run);
     };
     // "finish": the answer was handed to the network; "close": the client left before that.
+    // Already answered or already gone (the client left while the handler awaited): at once.
+    if (reply.raw.writableFinished || reply.raw.destroyed) return start();
     reply.raw.once("finish", start);
     reply.raw.once("close", start);
   };
