@@ -426,6 +426,7 @@ describe("refunds", () => {
         "payment_method",
         "processor_intent_id",
         "state",
+        "test",
         "update_date",
       ].sort(),
     );
