@@ -10,7 +10,7 @@ import {
   readFileSync,
   statSync,
 } from "node:fs";
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -37,6 +37,15 @@ const pgliteOnly = onPostgres ? "(PGlite data directories only: skipped on Postg
 const asRoot = process.getuid?.() === 0;
 const needsRoot = asRoot ? "" : "(acting as another local user needs root: skipped)";
 const NOBODY_UID = asRoot ? Number(spawnSync("id", ["-u", "nobody"], { encoding: "utf8" }).stdout.trim()) : -1;
+
+/** Whether `nobody` can run this checkout's CLI (a clone under /root is out of its reach). */
+const repoForNobody =
+  asRoot &&
+  spawnSync("runuser", ["-u", "nobody", "--", "test", "-r", path.join(ROOT, "node_modules/tsx/package.json")])
+    .status === 0;
+const needsReadableRepo = repoForNobody ? "" : "(this checkout is not readable by nobody: skipped)";
+/** The Node.js binary `nobody` runs: this one, or a copy when it lives where nobody may not go (~/.cache). */
+let nodeForNobody = process.execPath;
 
 let scratch = "";
 const children = new Set<ChildProcess>();
@@ -66,7 +75,7 @@ function spawnAsNobody(args: string[], env: Record<string, string>) {
     [
       ...["-u", "nobody", "--", "env", "-i", `PATH=${process.env.PATH}`, "HOME=/tmp", "LOG_LEVEL=warn"],
       ...toAssignments(env),
-      ...[process.execPath, BIN, ...args],
+      ...[nodeForNobody, BIN, ...args],
     ],
     { encoding: "utf8", cwd: ROOT, timeout: PROCESS_TIMEOUT_MS },
   );
@@ -116,6 +125,12 @@ beforeAll(async () => {
   // Others may pass through the scratch directory, as through /srv or a home directory: what stops
   // them must be the data directory itself.
   await chmod(scratch, 0o755);
+  if (asRoot && spawnSync("runuser", ["-u", "nobody", "--", "test", "-x", process.execPath]).status !== 0) {
+    await mkdir(path.join(scratch, "node-bin"), { mode: 0o755 });
+    nodeForNobody = path.join(scratch, "node-bin", "node");
+    await copyFile(process.execPath, nodeForNobody);
+    await chmod(nodeForNobody, 0o755);
+  }
 });
 
 afterEach(async () => {
@@ -190,8 +205,8 @@ describe.skipIf(onPostgres)(`the data directory ${pgliteOnly}`, () => {
     TEST_TIMEOUT,
   );
 
-  it.skipIf(!asRoot)(
-    `one that others can enter and this user cannot make private: refused in production, a warning otherwise ${needsRoot}`,
+  it.skipIf(!repoForNobody)(
+    `one that others can enter and this user cannot make private: refused in production, a warning otherwise ${needsRoot}${needsReadableRepo}`,
     async () => {
       // A directory of root's, open to all (mode 0777), given to a server running as nobody.
       const dataDir = path.join(scratch, `shared-${unique()}`);
@@ -276,7 +291,7 @@ async function impostor(socketPath: string, received: string): Promise<ChildProc
   // setpriv runs node in its own process (runuser would fork it): killing the child kills the impostor.
   const child = spawn(
     "setpriv",
-    ["--reuid=nobody", "--regid=nogroup", "--clear-groups", process.execPath, "-e", script, socketPath, received],
+    ["--reuid=nobody", "--regid=nogroup", "--clear-groups", nodeForNobody, "-e", script, socketPath, received],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   children.add(child);
