@@ -1,14 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { testDatabaseUrl } from "./helpers/database.js";
+import { createPrivateDatabase, testDatabaseUrl } from "./helpers/database.js";
 
 /**
  * `donata serve --demo` as a process manager runs it: SIGTERM or SIGINT lets in-flight
@@ -210,20 +208,9 @@ describe("donata serve: graceful shutdown", () => {
     const databaseUrl = testDatabaseUrl();
     if (databaseUrl) {
       // --demo only bootstraps an empty database: this test gets a fresh one of its own.
-      const name = `donata_shutdown_${randomBytes(4).toString("hex")}`;
-      const admin = new pg.Client({ connectionString: databaseUrl });
-      await admin.connect();
-      await admin.query(`create database ${name}`);
-      await admin.end();
-      const url = new URL(databaseUrl);
-      url.pathname = `/${name}`;
-      env = { DATABASE_URL: url.toString() };
-      cleanup = async () => {
-        const client = new pg.Client({ connectionString: databaseUrl });
-        await client.connect();
-        await client.query(`drop database if exists ${name} with (force)`);
-        await client.end();
-      };
+      const created = await createPrivateDatabase(databaseUrl, "shutdown");
+      env = { DATABASE_URL: created.url };
+      cleanup = created.drop;
     } else {
       const directory = await mkdtemp(path.join(os.tmpdir(), "donata-shutdown-"));
       env = { DATA_DIR: directory };

@@ -11,6 +11,7 @@ import pg from "pg";
 import { ConfigError, parseDatabaseUrl } from "../config.js";
 import { acquireDataDirLock, type DataDirLock } from "./data-dir-lock.js";
 import { createPrivateDirectory, makeDataDirFilesPrivate, makeDataDirPrivate } from "./data-dir-privacy.js";
+import { distributeSchema, hasCitus } from "./distribution.js";
 import { gatedPglite } from "./pglite-gate.js";
 import { PrivateNodeFS } from "./private-node-fs.js";
 import * as schema from "./schema.js";
@@ -128,6 +129,8 @@ async function openPostgres(databaseUrl: string, poolSize: number, logger: Query
       try {
         await client.query("select pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
         await migratePg(drizzlePg(client), { migrationsFolder });
+        // On a Citus coordinator, the tables each migration created take their place on the cluster.
+        if (await hasCitus(client)) await distributeSchema(client);
       } finally {
         await client.query("select pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]).catch(() => {});
         await client.end();

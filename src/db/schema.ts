@@ -295,7 +295,8 @@ export const supporters = pgTable(
     primaryKey({ columns: [t.organizationId, t.id] }),
     index("supporters_create_date_idx").on(t.organizationId, t.createDate, t.id),
     index("supporters_email_idx").on(t.organizationId, sql`lower(${t.email})`),
-    uniqueIndex("supporters_id_key").on(t.id),
+    // Statement links issued before the organization was in their path carry the id alone.
+    index("supporters_id_idx").on(t.id),
     check("supporters_sex_check", sql`${t.sex} in ('MALE', 'FEMALE')`),
   ],
 );
@@ -382,8 +383,8 @@ export const donations = pgTable(
       foreignColumns: [campaigns.organizationId, campaigns.id],
     }),
     uniqueIndex("donations_code_key").on(t.organizationId, t.code),
-    // Signed document links carry the id alone; the organization comes from the row.
-    uniqueIndex("donations_id_key").on(t.id),
+    // Receipt links issued before the organization was in their path carry the id alone.
+    index("donations_id_idx").on(t.id),
     index("donations_create_date_idx").on(t.organizationId, t.createDate, t.id),
     index("donations_supporter_idx").on(t.organizationId, t.supporterId),
     index("donations_campaign_idx").on(t.organizationId, t.campaignId),
@@ -488,7 +489,7 @@ export const refunds = pgTable(
       foreignColumns: [payments.organizationId, payments.id],
     }).onDelete("cascade"),
     index("refunds_payment_idx").on(t.organizationId, t.paymentId),
-    uniqueIndex("refunds_idempotency_key_idx").on(t.idempotencyKey),
+    uniqueIndex("refunds_idempotency_key_idx").on(t.organizationId, t.idempotencyKey),
     index("refunds_processor_refund_idx").on(t.processorRefundId).where(sql`${t.processorRefundId} is not null`),
     index("refunds_pending_idx").on(t.updateDate).where(sql`${t.state} = 'PENDING'`),
     check("refunds_state_check", sql`${t.state} in ('PENDING', 'SUCCEEDED', 'FAILED')`),
@@ -548,8 +549,8 @@ export const checkouts = pgTable(
   ],
 );
 
-// Exact row counts per organization and collection, kept by statement-level triggers
-// (see the custom migration), so an unfiltered list never scans to count.
+// Exact row counts per organization and collection, kept by the inserting repositories in the
+// inserting transaction (src/db/collection-counts.ts), so an unfiltered list never scans to count.
 export const collectionCounts = pgTable(
   "collection_counts",
   {
@@ -576,13 +577,6 @@ export const sessions = pgTable(
   },
   (t) => [uniqueIndex("sessions_token_hash_key").on(t.tokenHash), index("sessions_user_idx").on(t.userId)],
 );
-
-// Failed sign-ins per account and per client address, in fixed windows, shared by every node.
-export const loginFailures = pgTable("login_failures", {
-  key: text("key").primaryKey(),
-  count: integer("count").notNull(),
-  windowStartDate: instant("window_start_date").notNull(),
-});
 
 // Background work claimed with FOR UPDATE SKIP LOCKED, so several workers never run one job twice.
 // kind "renewal": subject_id is a recurring donation, payload.cycle the billing cycle to charge.
@@ -839,7 +833,7 @@ export const donorLinks = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
-    uniqueIndex("donor_links_token_hash_key").on(t.tokenHash),
+    uniqueIndex("donor_links_token_hash_key").on(t.organizationId, t.tokenHash),
     check("donor_links_purpose_check", sql`${t.purpose} in ('sign_in', 'receipt')`),
   ],
 );
@@ -857,7 +851,7 @@ export const donorSessions = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
-    uniqueIndex("donor_sessions_token_hash_key").on(t.tokenHash),
+    uniqueIndex("donor_sessions_token_hash_key").on(t.organizationId, t.tokenHash),
   ],
 );
 

@@ -1,8 +1,10 @@
 import { getTableColumns, getTableName, sql } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import type { Executor } from "../db/client.js";
+import { type CountedCollection, countInsertedRows } from "../db/collection-counts.js";
 
 const BULK_CHUNK = 5000;
+const COUNTED = new Set<string>(["campaigns", "supporters", "donations", "payments", "checkouts", "payment_methods"]);
 
 export async function allocateIds(tx: Executor, table: string, n: number): Promise<number[]> {
   if (n === 0) return [];
@@ -45,6 +47,9 @@ export async function insertChunks<T extends Record<string, unknown>>(
     }
   } finally {
     await inserting;
+  }
+  if (COUNTED.has(tableName)) {
+    await countInsertedRows(tx, tableName as CountedCollection, rows as { organizationId?: number | null }[]);
   }
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes, randomInt } from "node:crypto";
 import type { Db } from "../../src/db/client.js";
+import { countInserted } from "../../src/db/collection-counts.js";
 import {
   campaigns,
   checkouts,
@@ -88,6 +89,7 @@ export async function fakeCampaign(db: Db, organizationId: number, overrides: Pa
     })
     .returning();
   if (!row) throw new Error("campaign not inserted");
+  await countInserted(db, organizationId, "campaigns");
   return row;
 }
 
@@ -111,6 +113,7 @@ export async function fakeSupporter(db: Db, organizationId: number, overrides: P
     })
     .returning();
   if (!row) throw new Error("supporter not inserted");
+  await countInserted(db, organizationId, "supporters");
   return row;
 }
 
@@ -125,6 +128,7 @@ export async function fakePaymentMethod(db: Db, organizationId: number, override
     })
     .returning();
   if (!row) throw new Error("payment method not inserted");
+  await countInserted(db, organizationId, "payment_methods");
   return row;
 }
 
@@ -149,6 +153,7 @@ export async function fakeDonation(
     })
     .returning();
   if (!row) throw new Error("donation not inserted");
+  await countInserted(db, organizationId, "donations");
   return row;
 }
 
@@ -170,6 +175,7 @@ export async function fakePayment(
     })
     .returning();
   if (!row) throw new Error("payment not inserted");
+  await countInserted(db, organizationId, "payments");
   return row;
 }
 
@@ -186,6 +192,7 @@ export async function fakeCheckout(db: Db, organizationId: number, overrides: Pa
     })
     .returning();
   if (!row) throw new Error("checkout not inserted");
+  await countInserted(db, organizationId, "checkouts");
   return row;
 }
 

@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { openDatabase } from "../../src/db/client.js";
+import { createDatabase } from "./database.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -28,23 +28,12 @@ export default async function setup(project: TestProject) {
     return;
   }
   const name = `donata_test_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  const databaseUrl = url.toString();
-  const database = await openDatabase({ databaseUrl, dataDir: "" });
+  const created = await createDatabase(serverUrl, name);
+  const database = await openDatabase({ databaseUrl: created.url, dataDir: "" });
   await database.migrate();
   await database.close();
-  project.provide("databaseUrl", databaseUrl);
+  project.provide("databaseUrl", created.url);
   console.log(`tests run on PostgreSQL database ${name}`);
 
-  return async () => {
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    await client.query(`drop database if exists ${name} with (force)`);
-    await client.end();
-  };
+  return () => created.drop();
 }

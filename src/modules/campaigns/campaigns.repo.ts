@@ -1,6 +1,7 @@
 import { and, arrayContains, eq, ilike, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
+import { countInserted } from "../../db/collection-counts.js";
 import {
   type DateBound,
   dateRangeConditions,
@@ -142,6 +143,7 @@ export async function insertCampaignRow(tx: Executor, scope: Scope, values: Camp
     .values({ organizationId: scope.organizationId, ...columnsOf(values) })
     .returning();
   if (!row) throw new Error("campaign insert returned nothing");
+  await countInserted(tx, scope.organizationId, "campaigns");
   return row;
 }
 

@@ -2,6 +2,7 @@ import { type AnyColumn, and, count, eq, ilike, inArray, or, type SQL, sql } fro
 import type { PgSelect } from "drizzle-orm/pg-core";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
+import { countInserted } from "../../db/collection-counts.js";
 import {
   collectionCountSql,
   constantSql,
@@ -334,9 +335,12 @@ export async function findCheckoutWire(tx: Executor, scope: Scope, id: number): 
 export type CheckoutRow = typeof checkouts.$inferSelect;
 
 export async function insertCheckout(db: Executor, values: Omit<typeof checkouts.$inferInsert, "id">) {
-  const [row] = await db.insert(checkouts).values(values).returning();
-  if (!row) throw new Error("checkout insert returned nothing");
-  return row;
+  return db.transaction(async (tx) => {
+    const [row] = await tx.insert(checkouts).values(values).returning();
+    if (!row) throw new Error("checkout insert returned nothing");
+    await countInserted(tx, row.organizationId, "checkouts");
+    return row;
+  });
 }
 
 /** Only the secret's hash: checked before any defence counts an attempt on the checkout. */

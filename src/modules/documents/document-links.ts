@@ -30,7 +30,8 @@ export class DocumentLinks {
   }
 
   url(kind: DocumentKind, organizationId: number, id: number): string {
-    return `${this.baseUrl}/documents/${PATHS[kind]}/${id}/${this.sign(kind, organizationId, id)}`;
+    // The organization in the path: the page finds the record on its organization's shard.
+    return `${this.baseUrl}/documents/${PATHS[kind]}/${organizationId}/${id}/${this.sign(kind, organizationId, id)}`;
   }
 
   receiptUrl(organizationId: number, donationId: number): string {

@@ -3,13 +3,17 @@ import { Type } from "typebox";
 import { type PageSecurity, sendHtmlPage } from "../../http/html-page.js";
 import { toProblem } from "../../http/problem.js";
 import type { GivingContext } from "../giving/giving.context.js";
-import { errorDocument, loadReceipt, receiptPage } from "./receipt.page.js";
+import { type DocumentAddress, errorDocument, loadReceipt, receiptPage } from "./receipt.page.js";
 import { loadStatement, parseStatementYear, statementPage } from "./statement.page.js";
 
 const html = (description: string) => ({ description, content: { "text/html": { schema: Type.String() } } });
 const DocumentParams = Type.Object({
   id: Type.String({ description: "The donation (receipt) or supporter (statement) id" }),
   signature: Type.String({ description: "The link's signature; only links the platform issued open" }),
+});
+const OrganizationDocumentParams = Type.Object({
+  organization: Type.String({ description: "The organization's id" }),
+  ...DocumentParams.properties,
 });
 const DocumentErrors = { 404: html("No such document, or the signature does not match") };
 
@@ -35,50 +39,68 @@ export function documentRoutes(app: FastifyInstance, context: GivingContext) {
       );
     });
 
-    documents.get(
-      "/documents/receipts/:id/:signature",
-      {
-        schema: {
-          operationId: "retrieve_receipt",
-          tags,
-          summary: "A donation's printable receipt (the donation's receipt_url)",
-          params: DocumentParams,
-          response: { 200: html("The receipt, printable on A4"), ...DocumentErrors },
-        },
-      },
-      async (request, reply) => {
-        const { id, signature } = request.params as { id: string; signature: string };
-        const receipt = await loadReceipt(context.db, context.links, id, signature);
-        return sendHtmlPage(reply, 200, PAGE_SECURITY, (nonce) => receiptPage(receipt, nonce));
-      },
-    );
-
-    documents.get(
-      "/documents/statements/:id/:signature",
-      {
-        schema: {
-          operationId: "retrieve_statement",
-          tags,
-          summary: "A supporter's yearly statement of donations (the supporter's certification_url)",
-          params: DocumentParams,
-          querystring: Type.Object({
-            year: Type.Optional(
-              Type.String({ description: "Calendar year (default: the latest year with donations)" }),
-            ),
-          }),
-          response: {
-            200: html("The statement, printable on A4"),
-            400: html("The year is not a four-digit calendar year"),
-            ...DocumentErrors,
+    // Links name their organization (one shard on a cluster); links issued before it was in the
+    // path name the record alone and keep working.
+    for (const path of ["/documents/receipts/:organization/:id/:signature", "/documents/receipts/:id/:signature"]) {
+      const legacy = !path.includes(":organization");
+      documents.get(
+        path,
+        {
+          schema: {
+            operationId: legacy ? "retrieve_receipt_legacy" : "retrieve_receipt",
+            tags,
+            summary: "A donation's printable receipt (the donation's receipt_url)",
+            ...(legacy
+              ? {
+                  deprecated: true,
+                  description: "Links issued before the organization was in the path; they keep working.",
+                }
+              : {}),
+            params: legacy ? DocumentParams : OrganizationDocumentParams,
+            response: { 200: html("The receipt, printable on A4"), ...DocumentErrors },
           },
         },
-      },
-      async (request, reply) => {
-        const { id, signature } = request.params as { id: string; signature: string };
-        const year = parseStatementYear((request.query as { year?: string }).year);
-        const statement = await loadStatement(context.db, context.links, id, signature, year);
-        return sendHtmlPage(reply, 200, PAGE_SECURITY, (nonce) => statementPage(statement, nonce));
-      },
-    );
+        async (request, reply) => {
+          const receipt = await loadReceipt(context.db, context.links, request.params as DocumentAddress);
+          return sendHtmlPage(reply, 200, PAGE_SECURITY, (nonce) => receiptPage(receipt, nonce));
+        },
+      );
+    }
+
+    for (const path of ["/documents/statements/:organization/:id/:signature", "/documents/statements/:id/:signature"]) {
+      const legacy = !path.includes(":organization");
+      documents.get(
+        path,
+        {
+          schema: {
+            operationId: legacy ? "retrieve_statement_legacy" : "retrieve_statement",
+            tags,
+            summary: "A supporter's yearly statement of donations (the supporter's certification_url)",
+            ...(legacy
+              ? {
+                  deprecated: true,
+                  description: "Links issued before the organization was in the path; they keep working.",
+                }
+              : {}),
+            params: legacy ? DocumentParams : OrganizationDocumentParams,
+            querystring: Type.Object({
+              year: Type.Optional(
+                Type.String({ description: "Calendar year (default: the latest year with donations)" }),
+              ),
+            }),
+            response: {
+              200: html("The statement, printable on A4"),
+              400: html("The year is not a four-digit calendar year"),
+              ...DocumentErrors,
+            },
+          },
+        },
+        async (request, reply) => {
+          const year = parseStatementYear((request.query as { year?: string }).year);
+          const statement = await loadStatement(context.db, context.links, request.params as DocumentAddress, year);
+          return sendHtmlPage(reply, 200, PAGE_SECURITY, (nonce) => statementPage(statement, nonce));
+        },
+      );
+    }
   });
 }

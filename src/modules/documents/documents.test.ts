@@ -215,8 +215,15 @@ describe("documents: receipts and yearly statements", () => {
     const { id } = gift.donation;
     const good = await open(gift.donation.receipt_url);
     expect(good.status).toBe(200);
-
     const signature = gift.donation.receipt_url.split("/").pop() as string;
+    // The link names its organization; a link of the earlier form (the record alone) still opens.
+    expect(gift.donation.receipt_url).toBe(
+      `${server.url}/documents/receipts/${tenant.organizationId}/${id}/${signature}`,
+    );
+    const legacy = await open(`${server.url}/documents/receipts/${id}/${signature}`);
+    expect(legacy.status).toBe(200);
+    expect(withoutNonce(legacy.html)).toBe(withoutNonce(good.html));
+
     const flipped = `${signature.slice(0, -1)}${signature.endsWith("A") ? "B" : "A"}`;
     const other = await fakeTenant(server.database.db);
     const foreign = links.receiptUrl(other.organizationId, id);
@@ -226,6 +233,11 @@ describe("documents: receipts and yearly statements", () => {
       foreign,
       `${server.url}/documents/receipts/${id + 1_000_000_000}/${signature}`,
       `${server.url}/documents/receipts/abc/${signature}`,
+      // The organization in the path is signed too: another one's, or none that parses, opens nothing.
+      `${server.url}/documents/receipts/${tenant.organizationId}/${id}/${flipped}`,
+      `${server.url}/documents/receipts/${other.organizationId}/${id}/${signature}`,
+      `${server.url}/documents/receipts/0${tenant.organizationId}/${id}/${signature}`,
+      `${server.url}/documents/receipts/abc/${id}/${signature}`,
       // A statement link is not a receipt link, even for the same id and organization.
       `${server.url}/documents/receipts/${id}/${links.sign("statement", tenant.organizationId, id)}`,
     ];

@@ -13,22 +13,38 @@ export const documentNotFound = () => new AppError("not_found", "This document d
 
 const ID = /^[1-9][0-9]{0,14}$/;
 
+/** A document link's path: the organization and the record (links issued before the organization was in the path have the record alone). */
+export interface DocumentAddress {
+  readonly organization?: string | undefined;
+  readonly id: string;
+  readonly signature: string;
+}
+
 /**
- * The organization a signed document belongs to. Ids are unique platform-wide, so the record is
- * found by id alone; everything after the signature check is scoped by that organization.
+ * The organization a signed document belongs to. The signature covers the organization and the
+ * record, so a link that names its organization is checked without a lookup, and everything after
+ * is scoped by it (one shard on a cluster). An older link names the record alone: ids are unique
+ * platform-wide, so its organization is found by id (a search of every shard on a cluster).
  */
 export async function verifiedOrganizationId(
   db: Executor,
   links: DocumentLinks,
   kind: DocumentKind,
-  rawId: string,
-  signature: string,
+  address: DocumentAddress,
 ): Promise<{ organizationId: number; id: number }> {
-  if (!ID.test(rawId)) throw documentNotFound();
-  const id = Number(rawId);
-  const row = await findDocumentOrganizationId(db, kind, id);
-  if (!row || !links.verify(kind, row.organizationId, id, signature)) throw documentNotFound();
-  return { organizationId: row.organizationId, id };
+  if (!ID.test(address.id)) throw documentNotFound();
+  const id = Number(address.id);
+  let organizationId: number;
+  if (address.organization !== undefined) {
+    if (!ID.test(address.organization)) throw documentNotFound();
+    organizationId = Number(address.organization);
+  } else {
+    const row = await findDocumentOrganizationId(db, kind, id);
+    if (!row) throw documentNotFound();
+    organizationId = row.organizationId;
+  }
+  if (!links.verify(kind, organizationId, id, address.signature)) throw documentNotFound();
+  return { organizationId, id };
 }
 
 export type OrganizationRow = typeof organizations.$inferSelect;
@@ -163,13 +179,8 @@ export interface Receipt {
 }
 
 /** The receipt behind a signed link; a donation that was never paid has none. */
-export async function loadReceipt(
-  db: Executor,
-  links: DocumentLinks,
-  rawId: string,
-  signature: string,
-): Promise<Receipt> {
-  const { organizationId, id } = await verifiedOrganizationId(db, links, "receipt", rawId, signature);
+export async function loadReceipt(db: Executor, links: DocumentLinks, address: DocumentAddress): Promise<Receipt> {
+  const { organizationId, id } = await verifiedOrganizationId(db, links, "receipt", address);
   const found = await findReceiptDonation(db, organizationId, id);
   if (!found) throw documentNotFound();
   const paid = await listReceiptPayments(db, organizationId, id);

@@ -4,6 +4,7 @@ import { escapeHtml } from "../../http/html-page.js";
 import type { DocumentLinks } from "./document-links.js";
 import { findStatementSupporter, listStatementPayments, listStatementYears } from "./documents.repo.js";
 import {
+  type DocumentAddress,
   documentFormat,
   documentLayout,
   documentNotFound,
@@ -48,11 +49,10 @@ export interface Statement {
 export async function loadStatement(
   db: Executor,
   links: DocumentLinks,
-  rawId: string,
-  signature: string,
+  address: DocumentAddress,
   requestedYear: number | undefined,
 ): Promise<Statement> {
-  const { organizationId, id } = await verifiedOrganizationId(db, links, "statement", rawId, signature);
+  const { organizationId, id } = await verifiedOrganizationId(db, links, "statement", address);
   const found = await findStatementSupporter(db, organizationId, id);
   // An erased supporter's statement would be personal data the organization no longer holds.
   if (!found || found.supporter.eraseDate) throw documentNotFound();

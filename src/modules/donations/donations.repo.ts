@@ -1,6 +1,7 @@
 import { and, arrayContains, asc, eq, ilike, type SQL, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
+import { countInserted } from "../../db/collection-counts.js";
 import {
   type DateBound,
   dateRangeConditions,
@@ -123,6 +124,7 @@ export async function insertDonation(
     .values({ ...values, id, code: donationCode(id) })
     .returning();
   if (!row) throw new Error("donation insert returned nothing");
+  await countInserted(tx, row.organizationId, "donations");
   return row;
 }
 

@@ -1,5 +1,6 @@
 import { and, eq, inArray, like, or } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
+import { countInserted } from "../../db/collection-counts.js";
 import { instant, selectTenantRow, wireRowOf } from "../../db/list-query.js";
 import { paymentMethods } from "../../db/schema.js";
 import type { PaymentMethodWire } from "./payment-methods.schemas.js";
@@ -64,6 +65,7 @@ export async function insertPaymentMethod(
     })
     .returning();
   if (!row) throw new Error("payment method insert returned nothing");
+  await countInserted(tx, values.organizationId, "payment_methods");
   return row;
 }
 

@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, isNotNull, lte, type SQL, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
+import { countInserted } from "../../db/collection-counts.js";
 import {
   type DateBound,
   dateRangeConditions,
@@ -116,6 +117,7 @@ export async function insertPayment(
 ): Promise<PaymentRow> {
   const [row] = await tx.insert(payments).values(values).returning();
   if (!row) throw new Error("payment insert returned nothing");
+  await countInserted(tx, row.organizationId, "payments");
   return row;
 }
 

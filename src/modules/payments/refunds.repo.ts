@@ -29,7 +29,7 @@ export async function insertRefund(
   const [row] = await tx
     .insert(refunds)
     .values({ ...values, idempotencyKey: values.idempotencyKey ?? placeholder, state: "PENDING" })
-    .onConflictDoNothing({ target: refunds.idempotencyKey })
+    .onConflictDoNothing({ target: [refunds.organizationId, refunds.idempotencyKey] })
     .returning();
   if (!row || values.idempotencyKey) return row;
   const [keyed] = await tx

@@ -1,6 +1,7 @@
 import { and, arrayContains, eq, ilike, isNull, or, type SQL, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
+import { countInserted } from "../../db/collection-counts.js";
 import {
   type DateBound,
   dateRangeConditions,
@@ -121,6 +122,7 @@ export async function insertSupporterRow(tx: Executor, scope: Scope, values: Sup
     .values({ organizationId: scope.organizationId, ...values })
     .returning();
   if (!row) throw new Error("supporter insert returned nothing");
+  await countInserted(tx, scope.organizationId, "supporters");
   return row;
 }
 
@@ -193,6 +195,7 @@ export async function insertSupporter(
     .values({ ...values, organizationId, id, code: supporterCode(id) })
     .returning();
   if (!row) throw new Error("supporter insert returned nothing");
+  await countInserted(tx, organizationId, "supporters");
   return row;
 }
 

@@ -1,0 +1,167 @@
+import type pg from "pg";
+
+/**
+ * Where each table lives on a Citus cluster (docs/scaling.md says why). Every table of the schema
+ * is in exactly one list; a schema test fails on a table that is in none, and checks the rules that
+ * make the distributed ones distributable. On plain PostgreSQL and PGlite these lists change nothing.
+ */
+export const TABLE_LAYOUT = {
+  /** Hash-distributed by organization_id, all colocated: an organization's rows live on one shard. Parents first. */
+  distributed: [
+    "campaigns",
+    "supporters",
+    "payment_methods",
+    "donations",
+    "payments",
+    "checkouts",
+    "checkout_attempts",
+    "checkout_protection",
+    "refunds",
+    "consent_records",
+    "collection_counts",
+    "idempotency_keys",
+    "outbox_messages",
+    "processor_accounts",
+    "processor_events",
+    "audit_events",
+    "donor_links",
+    "donor_sessions",
+  ],
+  /**
+   * Copied to every node: the platform's own tables, and the few with an organization that a request
+   * must find before it knows the organization (a bearer token, an authorization code, a member's
+   * organizations, an application's installations). Read locally everywhere; written rarely.
+   */
+  reference: [
+    "organizations",
+    "users",
+    "applications",
+    "platform_keys",
+    "memberships",
+    "installations",
+    "oauth_authorization_codes",
+    "oauth_tokens",
+    "sessions",
+    "user_sign_in_links",
+  ],
+  /** Kept on the coordinator: work queues and counters read across organizations by nature. */
+  coordinator: ["jobs", "rate_limits", "sandbox_charges"],
+} as const;
+
+export type Placement = keyof typeof TABLE_LAYOUT;
+
+export function placementOf(table: string): Placement | undefined {
+  for (const placement of Object.keys(TABLE_LAYOUT) as Placement[]) {
+    if ((TABLE_LAYOUT[placement] as readonly string[]).includes(table)) return placement;
+  }
+  return undefined;
+}
+
+/** Whether the database is a Citus coordinator (the extension is installed in it). */
+export async function hasCitus(client: pg.ClientBase): Promise<boolean> {
+  const { rows } = await client.query("select 1 from pg_extension where extname = 'citus'");
+  return rows.length > 0;
+}
+
+export class DistributionError extends Error {
+  override name = "DistributionError";
+}
+
+/**
+ * Lays the schema out on a Citus cluster: reference tables first, then the tenant tables
+ * distributed by organization_id and colocated, then the coordinator's tables added to Citus's
+ * metadata where they point at a reference table. Idempotent: a table already in place is left
+ * alone, so it runs after every migration and places the tables a migration created. A table
+ * that holds rows is moved to its shards (the way a single-node database joins a cluster).
+ */
+export async function distributeSchema(client: pg.ClientBase): Promise<{ placed: string[] }> {
+  const { rows: tables } = await client.query<{ name: string }>(
+    "select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace " +
+      "where n.nspname = 'public' and c.relkind in ('r', 'p') and not c.relispartition",
+  );
+  const unplaced = tables.map((row) => row.name).filter((name) => !placementOf(name));
+  if (unplaced.length > 0) {
+    throw new DistributionError(
+      `no place on the cluster for ${unplaced.join(", ")}: add ${unplaced.length === 1 ? "it" : "them"} to TABLE_LAYOUT in src/db/distribution.ts`,
+    );
+  }
+  const { rows: present } = await client.query<{ name: string; type: string }>(
+    "select table_name::text as name, citus_table_type as type from citus_tables",
+  );
+  const placedAs = new Map(present.map((row) => [row.name, row.type]));
+  const misplaced = [...TABLE_LAYOUT.reference, ...TABLE_LAYOUT.distributed].filter(
+    (table) => placedAs.has(table) && placedAs.get(table) !== placementOf(table),
+  );
+  if (misplaced.length > 0) {
+    throw new DistributionError(
+      `${misplaced.map((table) => `${table} (${placedAs.get(table)}, should be ${placementOf(table)})`).join(", ")}: ` +
+        "a migration gave a new table a foreign key before its place; call donata_place('table', 'distributed' or 'reference') " +
+        "right after its CREATE TABLE (docs/scaling.md)",
+    );
+  }
+  const existing = new Set(tables.map((row) => row.name));
+  const placed: string[] = [];
+  const toPlace = new Set<string>(
+    [...TABLE_LAYOUT.reference, ...TABLE_LAYOUT.distributed, ...TABLE_LAYOUT.coordinator].filter(
+      (table) => existing.has(table) && !placedAs.has(table),
+    ),
+  );
+  if (toPlace.size === 0) return { placed };
+  // Citus places a table only when no local table points at it, and cannot turn a table it already
+  // took in on its own (a local table pointing at a new reference table) into a distributed one
+  // when it has an identity column: the foreign keys of the tables to place step aside meanwhile,
+  // and come back once every table is in place. One transaction: all of it or none.
+  await client.query("begin");
+  try {
+    // The foreign keys come back after shards were created in parallel: one connection per node from here.
+    await client.query("set local citus.multi_shard_modify_mode to 'sequential'");
+    const { rows: foreignKeys } = await client.query<{ table: string; name: string; definition: string }>(
+      "select c.conrelid::regclass::text as table, c.conname as name, pg_get_constraintdef(c.oid) as definition " +
+        "from pg_constraint c where c.contype = 'f' and (c.conrelid::regclass::text = any($1) or c.confrelid::regclass::text = any($1))",
+      [[...toPlace]],
+    );
+    for (const key of foreignKeys) {
+      await client.query(`alter table ${quote(key.table)} drop constraint ${quote(key.name)}`);
+    }
+    for (const table of TABLE_LAYOUT.reference) {
+      if (!toPlace.has(table)) continue;
+      await client.query("select create_reference_table($1)", [table]);
+      placed.push(table);
+    }
+    let colocateWith: string | undefined = TABLE_LAYOUT.distributed.find(
+      (table) => placedAs.get(table) === "distributed",
+    );
+    for (const table of TABLE_LAYOUT.distributed) {
+      if (!toPlace.has(table)) continue;
+      await client.query("select create_distributed_table($1, 'organization_id', colocate_with => $2)", [
+        table,
+        colocateWith ?? "none",
+      ]);
+      colocateWith ??= table;
+      placed.push(table);
+    }
+    // A coordinator table that points at a reference table must be known to Citus (a "Citus local
+    // table"); the others stay plain PostgreSQL tables on the coordinator.
+    const pointing = new Set(
+      foreignKeys
+        .filter((key) => placementOf(key.table) === "coordinator" && toPlace.has(key.table))
+        .map((key) => key.table),
+    );
+    for (const table of pointing) {
+      await client.query("select citus_add_local_table_to_metadata($1)", [table]);
+      placed.push(table);
+    }
+    for (const key of foreignKeys) {
+      await client.query(`alter table ${quote(key.table)} add constraint ${quote(key.name)} ${key.definition}`);
+    }
+    await client.query("commit");
+  } catch (error) {
+    await client.query("rollback");
+    throw error;
+  }
+  return { placed };
+}
+
+function quote(identifier: string): string {
+  return `"${identifier.replaceAll('"', '""')}"`;
+}
