@@ -32,6 +32,7 @@ import {
 const TEST_TIMEOUT = 180_000;
 const sharedUrl = testDatabaseUrl();
 const kind = sharedUrl ? "postgres" : "pglite";
+let onCluster = false;
 const children = new Set<ChildProcess>();
 let scratch = "";
 const drops: (() => Promise<void>)[] = [];
@@ -47,7 +48,9 @@ interface Place {
 async function newPlace(label: string, options: { migrate: boolean }): Promise<Place> {
   const dataDir = path.join(scratch, `${label}-${unique(6)}`);
   if (sharedUrl) {
-    const { url, drop } = await createPrivateDatabase(sharedUrl, label, options);
+    // On a Citus cluster, what is backed up is a single-node database (donata backup refuses a
+    // cluster) and what is restored into is a cluster's: the way a database moves to a cluster.
+    const { url, drop } = await createPrivateDatabase(sharedUrl, label, { ...options, plain: options.migrate });
     drops.push(drop);
     return {
       env: { DATABASE_URL: url, DATA_DIR: dataDir },
@@ -117,6 +120,14 @@ let organizationId = 0;
 
 beforeAll(async () => {
   scratch = await mkdtemp(path.join(os.tmpdir(), "donata-backups-"));
+  if (sharedUrl) {
+    const database = await openDatabase({ databaseUrl: sharedUrl, dataDir: "", poolSize: 1 });
+    const found = (await database.db.execute(sql`select 1 from pg_extension where extname = 'citus'`)) as unknown as {
+      rows: unknown[];
+    };
+    onCluster = found.rows.length > 0;
+    await database.close();
+  }
   source = await newPlace("bksrc", { migrate: true });
   // The default set-up: the key in DATA_DIR/encryption.key, next to the embedded database.
   sourceKey = keyHex();
@@ -178,9 +189,29 @@ describe(`backup and restore (${kind})`, () => {
       const restored = await donata(["restore", backupFile], target.env);
       expect(restored, restored.stderr).toMatchObject({ code: 0, stderr: "" });
       expect(restored.stdout).toContain(`Restored the backup of ${manifest.created_at} (${kind}, Donata 0.1.0) into `);
-      expect(restored.stdout).toContain("The schema is this Donata's: ready to start.");
+      expect(restored.stdout).toContain(
+        onCluster
+          ? "On the Citus cluster: migrated, every tenant table distributed by organization"
+          : "The schema is this Donata's: ready to start.",
+      );
       expect(restored.stdout).not.toContain("Warning");
       expect(await using(target, (db) => snapshot(db))).toEqual(backedUp);
+      if (onCluster) {
+        // Moved whole (the snapshot above: every row, ids and counts as they were), and laid out.
+        await using(target, async (db) => {
+          const placed = (await db.execute(
+            sql`select table_name::text as name, citus_table_type as type from citus_tables where table_name::text in ('supporters', 'donations', 'organizations')`,
+          )) as unknown as { rows: { name: string; type: string }[] };
+          expect(Object.fromEntries(placed.rows.map((row) => [row.name, row.type]))).toEqual({
+            supporters: "distributed",
+            donations: "distributed",
+            organizations: "reference",
+          });
+        });
+        const refused = await donata(["backup", "--out", path.join(scratch, "cluster.backup")], target.env);
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain("donata backup cannot back up a Citus cluster");
+      }
       if (kind === "pglite") {
         const entries = await readdir(target.dataDir);
         expect(entries).toContain("PG_VERSION");

@@ -8,7 +8,8 @@ import { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
 import pg from "pg";
 import type { Config } from "../config.js";
-import type { Database, Executor } from "../db/client.js";
+import { type Database, type Executor, openDatabase } from "../db/client.js";
+import { hasCitus } from "../db/distribution.js";
 import { PrivateNodeFS } from "../db/private-node-fs.js";
 import { createSecretBox, KEY_FILE_NAME, parseEncryptionKey } from "../secrets/secret-box.js";
 import {
@@ -84,6 +85,12 @@ export async function createBackup(
   options: { force?: boolean; now?: Date } = {},
 ): Promise<{ file: string; manifest: BackupManifest }> {
   const { config, database } = context;
+  if (database.kind === "postgres" && (await onCitus(database.db))) {
+    throw new BackupError(
+      "donata backup cannot back up a Citus cluster: pg_dump on the coordinator copies the schema but not the shards on the workers. " +
+        "Use the backups of your Citus service, or a physical backup of every node taken together (docs/scaling.md)",
+    );
+  }
   const schema = await appliedSchemaVersion(database.db);
   const secrets = await sealedSecrets(database.db);
   const manifest = {
@@ -120,6 +127,8 @@ export interface RestoreResult {
   target: string;
   /** Migrations this code has beyond the backup's: they run on the next start. */
   pendingMigrations: number;
+  /** Restored into a Citus coordinator: migrated, and the tables laid out on the cluster. */
+  cluster: boolean;
   warnings: string[];
 }
 
@@ -174,7 +183,21 @@ export async function restoreBackup(config: Config, file: string): Promise<Resto
         "or set DONATA_ENCRYPTION_KEY to that key; without it, enter the Stripe keys again (admin panel → Payment settings).",
     );
   }
-  return { manifest, target: target.name, pendingMigrations: code.migrations - manifest.schema.migrations, warnings };
+  // Into a Citus coordinator, the restored tables are the coordinator's own until they take their
+  // place: the newer migrations run and every table moves to its shards now (an organization's
+  // rows together), so the cluster serves what was restored at its next start.
+  let cluster = false;
+  if (kind === "postgres" && (await withClient(config, hasCitus))) {
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: "" });
+    try {
+      await database.migrate();
+    } finally {
+      await database.close();
+    }
+    cluster = true;
+  }
+  const pendingMigrations = cluster ? 0 : code.migrations - manifest.schema.migrations;
+  return { manifest, target: target.name, pendingMigrations, cluster, warnings };
 }
 
 async function restorePglite(
@@ -271,6 +294,14 @@ async function restorePostgres(
     ),
   );
   return { name, schema };
+}
+
+/** Whether the database is a Citus coordinator. */
+async function onCitus(db: Executor): Promise<boolean> {
+  const result = (await db.execute(sql`select 1 from pg_extension where extname = 'citus'`)) as unknown as {
+    rows: unknown[];
+  };
+  return result.rows.length > 0;
 }
 
 async function withClient<T>(config: Config, work: (client: pg.Client) => Promise<T>): Promise<T> {

@@ -43,9 +43,11 @@ export const restoreCommand: Command = {
     const text = [
       `Restored the backup of ${manifest.created_at} (${manifest.database}, Donata ${manifest.donata_version}) into ${result.target}`,
       `Schema: ${manifest.schema.migrations} migrations, up to ${manifest.schema.last_tag}`,
-      result.pendingMigrations > 0
-        ? `This Donata has ${result.pendingMigrations} newer migration(s): they run on the next start (donata serve or donata migrate).`
-        : "The schema is this Donata's: ready to start.",
+      result.cluster
+        ? "On the Citus cluster: migrated, every tenant table distributed by organization and the platform tables on every node."
+        : result.pendingMigrations > 0
+          ? `This Donata has ${result.pendingMigrations} newer migration(s): they run on the next start (donata serve or donata migrate).`
+          : "The schema is this Donata's: ready to start.",
       ...result.warnings.map((warning) => `Warning: ${warning}`),
     ];
     return {
@@ -53,6 +55,7 @@ export const restoreCommand: Command = {
         restored: true,
         target: result.target,
         pending_migrations: result.pendingMigrations,
+        cluster: result.cluster,
         warnings: result.warnings,
         manifest,
       },

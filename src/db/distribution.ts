@@ -154,6 +154,11 @@ export async function distributeSchema(client: pg.ClientBase): Promise<{ placed:
     for (const key of foreignKeys) {
       await client.query(`alter table ${quote(key.table)} add constraint ${quote(key.name)} ${key.definition}`);
     }
+    // Plans made for the values at hand: a prepared statement's generic plan, made without the
+    // organization's id, would be planned for every shard, and Citus refuses some such plans.
+    await client.query(
+      "do $$ begin execute format('alter database %I set plan_cache_mode = force_custom_plan', current_database()); end $$",
+    );
     await client.query("commit");
   } catch (error) {
     await client.query("rollback");
@@ -164,4 +169,86 @@ export async function distributeSchema(client: pg.ClientBase): Promise<{ placed:
 
 function quote(identifier: string): string {
   return `"${identifier.replaceAll('"', '""')}"`;
+}
+
+type Query = (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
+
+/**
+ * What would keep a schema from being laid out on a cluster, in words (none: it is distributable).
+ * Checked on every database by the schema test, so a migration that breaks the rules fails there
+ * first: every table placed; a distributed table has a NOT NULL organization_id, and every primary
+ * key and unique index of it includes that column; a foreign key between distributed tables pairs
+ * organization_id with organization_id; a reference table points only at reference tables.
+ */
+export async function layoutProblems(
+  query: Query,
+  schema = "public",
+  layout: Record<Placement, readonly string[]> = TABLE_LAYOUT,
+): Promise<string[]> {
+  const placement = (table: string): Placement | undefined =>
+    (Object.keys(layout) as Placement[]).find((key) => (layout[key] as readonly string[]).includes(table));
+  const problems: string[] = [];
+  const tables = (
+    await query(
+      "select c.relname as name, exists (select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = 'organization_id' " +
+        "and a.attnotnull and not a.attisdropped) as org from pg_class c join pg_namespace n on n.oid = c.relnamespace " +
+        "where n.nspname = $1 and c.relkind in ('r', 'p') and not c.relispartition order by 1",
+      [schema],
+    )
+  ).map((row) => ({ name: String(row.name), org: Boolean(row.org) }));
+  const names = new Set(tables.map((table) => table.name));
+  for (const table of tables) {
+    const where = placement(table.name);
+    if (!where) problems.push(`${table.name}: not placed in TABLE_LAYOUT`);
+    if (where === "distributed" && !table.org)
+      problems.push(`${table.name}: distributed without a NOT NULL organization_id`);
+  }
+  for (const key of Object.keys(layout) as Placement[]) {
+    for (const table of layout[key])
+      if (!names.has(table)) problems.push(`${table}: in TABLE_LAYOUT.${key} but not in the schema`);
+  }
+  const indexes = await query(
+    "select t.relname as table, i.relname as index, array(select a.attname::text from unnest(x.indkey) k " +
+      "join pg_attribute a on a.attrelid = t.oid and a.attnum = k) as columns from pg_index x " +
+      "join pg_class t on t.oid = x.indrelid join pg_class i on i.oid = x.indexrelid join pg_namespace n on n.oid = t.relnamespace " +
+      "where n.nspname = $1 and x.indisunique order by 1, 2",
+    [schema],
+  );
+  for (const row of indexes) {
+    const table = String(row.table);
+    if (placement(table) !== "distributed") continue;
+    if (!(row.columns as string[]).includes("organization_id")) {
+      problems.push(`${table}: unique index ${String(row.index)} leaves out organization_id`);
+    }
+  }
+  const keys = await query(
+    "select c.conname as name, s.relname as table, r.relname as referenced, " +
+      "array(select a.attname::text from unnest(c.conkey) with ordinality k(n, i) join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.n order by k.i) as columns, " +
+      "array(select a.attname::text from unnest(c.confkey) with ordinality k(n, i) join pg_attribute a on a.attrelid = c.confrelid and a.attnum = k.n order by k.i) as referenced_columns " +
+      "from pg_constraint c join pg_class s on s.oid = c.conrelid join pg_class r on r.oid = c.confrelid " +
+      "join pg_namespace n on n.oid = s.relnamespace where n.nspname = $1 and c.contype = 'f' order by 2, 1",
+    [schema],
+  );
+  for (const row of keys) {
+    const [table, referenced, name] = [String(row.table), String(row.referenced), String(row.name)];
+    const columns = row.columns as string[];
+    const referencedColumns = row.referenced_columns as string[];
+    const from = placement(table);
+    const to = placement(referenced);
+    if (from === "distributed" && to === "distributed") {
+      const at = columns.indexOf("organization_id");
+      if (at < 0 || referencedColumns[at] !== "organization_id") {
+        problems.push(
+          `${table}: foreign key ${name} to ${referenced} does not pair organization_id with organization_id`,
+        );
+      }
+    }
+    if (from === "reference" && to !== "reference") {
+      problems.push(`${table}: reference table with foreign key ${name} to ${referenced} (${to ?? "unplaced"})`);
+    }
+    if (from === "coordinator" && to === "distributed") {
+      problems.push(`${table}: coordinator table with foreign key ${name} to the distributed ${referenced}`);
+    }
+  }
+  return problems;
 }

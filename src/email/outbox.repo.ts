@@ -59,7 +59,10 @@ export async function enqueueEmail(tx: Executor, message: EmailToSend): Promise<
 /**
  * Claims due messages for delivery: queued ones whose time has come, and "sending" ones whose lease
  * ran out (a process died mid-delivery). Each is leased until `leaseUntil` so that no other worker
- * takes it meanwhile; SKIP LOCKED lets several workers share the outbox.
+ * takes it meanwhile. The due ones are read without a lock, then claimed by an update that checks
+ * again that each is still due: of two workers that read the same message, the second's update
+ * waits for the first's and then finds it leased. The read spans organizations (every shard on a
+ * cluster, where a row lock cannot); each claim touches one organization's rows.
  */
 export async function claimDueMessages(
   tx: Executor,
@@ -68,38 +71,35 @@ export async function claimDueMessages(
   limit: number,
   organizationIds?: readonly number[],
 ) {
+  const stillDue = and(inArray(outboxMessages.state, ["queued", "sending"]), lte(outboxMessages.nextAttemptDate, now));
   const due = await tx
     .select({ organizationId: outboxMessages.organizationId, id: outboxMessages.id })
     .from(outboxMessages)
-    .where(
-      and(
-        inArray(outboxMessages.state, ["queued", "sending"]),
-        lte(outboxMessages.nextAttemptDate, now),
-        organizationIds ? inArray(outboxMessages.organizationId, [...organizationIds]) : undefined,
-      ),
-    )
+    .where(and(stillDue, organizationIds ? inArray(outboxMessages.organizationId, [...organizationIds]) : undefined))
     .orderBy(asc(outboxMessages.nextAttemptDate), asc(outboxMessages.id))
-    .limit(limit)
-    .for("update", { skipLocked: true });
-  if (due.length === 0) return [];
-  return tx
-    .update(outboxMessages)
-    .set({
-      state: "sending",
-      attempts: sql`${outboxMessages.attempts} + 1`,
-      nextAttemptDate: leaseUntil,
-      updateDate: sql`now()`,
-    })
-    .where(
-      and(
-        inArray(
-          outboxMessages.id,
-          due.map((row) => row.id),
-        ),
-        inArray(outboxMessages.organizationId, [...new Set(due.map((row) => row.organizationId))]),
-      ),
-    )
-    .returning();
+    .limit(limit);
+  const byOrganization = new Map<number, number[]>();
+  for (const row of due)
+    byOrganization.set(row.organizationId, [...(byOrganization.get(row.organizationId) ?? []), row.id]);
+  const claimed: OutboxRow[] = [];
+  for (const [organizationId, ids] of byOrganization) {
+    claimed.push(
+      ...(await tx
+        .update(outboxMessages)
+        .set({
+          state: "sending",
+          attempts: sql`${outboxMessages.attempts} + 1`,
+          nextAttemptDate: leaseUntil,
+          updateDate: sql`now()`,
+        })
+        .where(and(eq(outboxMessages.organizationId, organizationId), inArray(outboxMessages.id, ids), stillDue))
+        .returning()),
+    );
+  }
+  const order = new Map(due.map((row, index) => [`${row.organizationId}:${row.id}`, index]));
+  return claimed.sort(
+    (a, b) => (order.get(`${a.organizationId}:${a.id}`) ?? 0) - (order.get(`${b.organizationId}:${b.id}`) ?? 0),
+  );
 }
 
 export type DeliveryUpdate = Partial<

@@ -44,12 +44,18 @@ function onDatabase(url: string, database: string, host?: string, port?: number)
 
 /**
  * Creates database `name` on the server of `sharedUrl`. When the shared database is a Citus
- * coordinator, the new one is too, as `cluster db` makes them: created on every node with the
+ * coordinator, the new one is too (unless `plain`), as `cluster db` makes them: created on every node with the
  * extension, the workers registered; 4 shards per table (32 in production) keep a test database's
  * migration quick. Returns its URL and a function that drops it everywhere.
  */
-export async function createDatabase(sharedUrl: string, name: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const [citus] = await run(sharedUrl, ["select 1 from pg_extension where extname = 'citus'"]);
+export async function createDatabase(
+  sharedUrl: string,
+  name: string,
+  options: { plain?: boolean } = {},
+): Promise<{ url: string; drop(): Promise<void> }> {
+  const [found] = await run(sharedUrl, ["select 1 from pg_extension where extname = 'citus'"]);
+  // plain: a database of PostgreSQL alone on the same server (the coordinator), as a single-node one would be.
+  const citus = options.plain ? undefined : found;
   const workers = citus?.rows.length
     ? ((
         await run(sharedUrl, [
@@ -93,10 +99,10 @@ export async function createDatabase(sharedUrl: string, name: string): Promise<{
 export async function createPrivateDatabase(
   sharedUrl: string,
   label: string,
-  options: { migrate?: boolean } = {},
+  options: { migrate?: boolean; plain?: boolean } = {},
 ): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `${new URL(sharedUrl).pathname.slice(1)}_${label}_${randomBytes(3).toString("hex")}`;
-  const created = await createDatabase(sharedUrl, name);
+  const created = await createDatabase(sharedUrl, name, options);
   if (options.migrate) {
     const database = await openDatabase({ databaseUrl: created.url, dataDir: "" });
     try {

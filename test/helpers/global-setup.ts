@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { openDatabase } from "../../src/db/client.js";
 import { createDatabase } from "./database.js";
@@ -33,7 +34,52 @@ export default async function setup(project: TestProject) {
   await database.migrate();
   await database.close();
   project.provide("databaseUrl", created.url);
-  console.log(`tests run on PostgreSQL database ${name}`);
+  const cluster = await citusCounters(created.url, "reset");
+  console.log(`tests run on ${cluster ? "the Citus cluster's" : "PostgreSQL"} database ${name}`);
 
-  return () => created.drop();
+  return async () => {
+    try {
+      const counters = await citusCounters(created.url, "read");
+      if (counters) {
+        // Every request runs on one shard: the worker's scans are the rare multi-shard work (docs/scaling.md).
+        const total = counters.single + counters.multi;
+        const share = total === 0 ? 0 : counters.multi / total;
+        console.log(
+          `Citus executions in ${name}: ${counters.single} single-shard, ${counters.multi} multi-shard (${(share * 100).toFixed(1)} %)`,
+        );
+        if (share > MULTI_SHARD_BUDGET) {
+          throw new Error(
+            `multi-shard executions were ${(share * 100).toFixed(1)} % of all, over the ${MULTI_SHARD_BUDGET * 100} % budget`,
+          );
+        }
+      }
+    } finally {
+      await created.drop();
+    }
+  };
+}
+
+const MULTI_SHARD_BUDGET = 0.05;
+
+/**
+ * Citus's execution counters of the test database (citus.enable_stat_counters), reset after the
+ * migration so that they count the tests alone; undefined on plain PostgreSQL.
+ */
+async function citusCounters(url: string, action: "reset" | "read") {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const citus = await client.query("select 1 from pg_extension where extname = 'citus'");
+    if (citus.rows.length === 0) return undefined;
+    if (action === "reset") {
+      await client.query("select citus_stat_counters_reset()");
+      return { single: 0, multi: 0 };
+    }
+    const { rows } = await client.query<{ single: string; multi: string }>(
+      "select query_execution_single_shard as single, query_execution_multi_shard as multi from citus_stat_counters where name = current_database()",
+    );
+    return { single: Number(rows[0]?.single ?? 0), multi: Number(rows[0]?.multi ?? 0) };
+  } finally {
+    await client.end();
+  }
 }

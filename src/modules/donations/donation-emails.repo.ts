@@ -55,25 +55,35 @@ export async function listRenewalsWithExpiringCard(tx: Executor, now: Date, hori
 
 /**
  * Organizations that asked for a daily digest of gifts and have an address, with the day before
- * `now` in their time zone, when that day had gifts and its digest was not enqueued yet.
+ * `now` in their time zone, when that day had gifts and its digest was not enqueued yet. The
+ * organizations first, then one look at each one's own rows (one shard each on a cluster).
  */
 export async function listOrganizationsDueDigest(tx: Executor, now: Date) {
   const yesterday = sql<string>`to_char((${now.toISOString()}::timestamptz at time zone ${organizations.timeZone})::date - 1, 'YYYY-MM-DD')`;
-  const rows = await tx
-    .select({ organizationId: organizations.id, email: organizations.email, day: yesterday })
+  const candidates = await tx
+    .select({
+      organizationId: organizations.id,
+      email: organizations.email,
+      day: yesterday,
+      timeZone: organizations.timeZone,
+    })
     .from(organizations)
-    .where(
-      and(
-        eq(organizations.giftNotifications, "daily"),
-        sql`${organizations.email} is not null`,
-        sql`not exists (select 1 from outbox_messages m where m.organization_id = ${organizations.id}
-          and m.dedupe_key = 'gift_digest:' || ${yesterday})`,
-        sql`exists (select 1 from donations d where d.organization_id = ${organizations.id}
-          and d.completed_date >= ((${yesterday})::date::timestamp at time zone ${organizations.timeZone})
-          and d.completed_date < (((${yesterday})::date + 1)::timestamp at time zone ${organizations.timeZone}))`,
-      ),
-    );
-  return rows.map((row) => ({ ...row, email: row.email as string }));
+    .where(and(eq(organizations.giftNotifications, "daily"), sql`${organizations.email} is not null`))
+    .orderBy(asc(organizations.id));
+  const due: { organizationId: number; email: string; day: string }[] = [];
+  for (const { organizationId, email, day, timeZone } of candidates) {
+    const result = (await tx.execute(sql`select
+        not exists (select 1 from outbox_messages m where m.organization_id = ${organizationId}
+          and m.dedupe_key = ${`gift_digest:${day}`}) as "notSent",
+        exists (select 1 from donations d where d.organization_id = ${organizationId}
+          and d.completed_date >= (${day}::date::timestamp at time zone ${timeZone})
+          and d.completed_date < ((${day}::date + 1)::timestamp at time zone ${timeZone})) as "hadGifts"`)) as unknown as {
+      rows: { notSent: boolean; hadGifts: boolean }[];
+    };
+    const [row] = result.rows;
+    if (row?.notSent && row.hadGifts) due.push({ organizationId, email: email as string, day });
+  }
+  return due;
 }
 
 /** The gifts (donations whose first payment arrived) of one local day of the organization, oldest first. */

@@ -18,7 +18,8 @@ export async function insertDonorLink(
 export async function useDonorLink(tx: Executor, organizationId: number, tokenHash: string) {
   const [row] = await tx
     .update(donorLinks)
-    .set({ usedDate: sql`coalesce(${donorLinks.usedDate}, now())` })
+    // The time as a value, not now(): Citus runs no volatile function inside COALESCE on a shard.
+    .set({ usedDate: sql`coalesce(${donorLinks.usedDate}, ${new Date().toISOString()}::timestamptz)` })
     .where(
       and(
         eq(donorLinks.organizationId, organizationId),

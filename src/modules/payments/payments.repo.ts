@@ -135,7 +135,8 @@ export async function addRefundedAmount(tx: Executor, organizationId: number, id
     .set({
       amountRefunded: refunded,
       state: sql`case when ${refunded} >= ${payments.amount} then 'REFUNDED' else ${payments.state} end`,
-      refundDate: sql`case when ${refunded} >= ${payments.amount} then now() else ${payments.refundDate} end`,
+      // The time as a value, not now(): Citus runs no volatile function inside CASE on a shard.
+      refundDate: sql`case when ${refunded} >= ${payments.amount} then ${new Date().toISOString()}::timestamptz else ${payments.refundDate} end`,
       updateDate: sql`now()`,
     })
     .where(and(eq(payments.organizationId, organizationId), eq(payments.id, id)))
