@@ -8,14 +8,19 @@ import { tenantRowLocker, tenantRowUpdater } from "../../db/tenant-rows.js";
 export type AttemptRow = typeof checkoutAttempts.$inferSelect;
 export type OrganizationRow = typeof organizations.$inferSelect;
 
-/** The organization and campaign behind a public donation page or API call, by their slugs. */
+/**
+ * The organization and campaign behind a public donation page or API call, by their slugs: the
+ * organization first, then its campaign (one shard on a cluster, where a join on the slug would
+ * look at every shard).
+ */
 export async function findCampaignBySlugs(db: Executor, organizationSlug: string, campaignSlug: string) {
-  const [row] = await db
-    .select({ organization: organizations, campaign: campaigns })
+  const [organization] = await db.select().from(organizations).where(eq(organizations.slug, organizationSlug));
+  if (!organization) return undefined;
+  const [campaign] = await db
+    .select()
     .from(campaigns)
-    .innerJoin(organizations, eq(organizations.id, campaigns.organizationId))
-    .where(and(eq(organizations.slug, organizationSlug), eq(campaigns.slug, campaignSlug)));
-  return row;
+    .where(and(eq(campaigns.organizationId, organization.id), eq(campaigns.slug, campaignSlug)));
+  return campaign ? { organization, campaign } : undefined;
 }
 
 export async function findOrganizationIdBySlug(db: Executor, organizationSlug: string) {
@@ -128,7 +133,8 @@ export function listStalePendingAttempts(db: Executor, cutoff: Date, limit: numb
     .limit(limit);
 }
 
-export async function findAttemptByIdempotencyKey(db: Executor, idempotencyKey: string) {
+/** An attempt by its charge's key; in one organization when it is known (one shard on a cluster). */
+export async function findAttemptByIdempotencyKey(db: Executor, idempotencyKey: string, organizationId?: number) {
   const [row] = await db
     .select({
       organizationId: checkoutAttempts.organizationId,
@@ -136,6 +142,11 @@ export async function findAttemptByIdempotencyKey(db: Executor, idempotencyKey: 
       processor: checkoutAttempts.processor,
     })
     .from(checkoutAttempts)
-    .where(eq(checkoutAttempts.idempotencyKey, idempotencyKey));
+    .where(
+      and(
+        eq(checkoutAttempts.idempotencyKey, idempotencyKey),
+        organizationId === undefined ? undefined : eq(checkoutAttempts.organizationId, organizationId),
+      ),
+    );
   return row;
 }

@@ -41,7 +41,7 @@ export async function settleChargeOutcome(
     });
     return changed ? "payment" : "unchanged";
   }
-  const attempt = await findAttemptByIdempotencyKey(context.db, idempotencyKey);
+  const attempt = await findAttemptByIdempotencyKey(context.db, idempotencyKey, organizationId);
   if (!attempt || (organizationId !== undefined && attempt.organizationId !== organizationId)) return null;
   const intentId = outcome.intentId ?? "";
   let charge: ChargeResult =
