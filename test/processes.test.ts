@@ -194,6 +194,26 @@ describe.skipIf(!testDatabaseUrl())("donata serve --processes 2", () => {
     expect(serve.output()).toContain("Stopped cleanly");
     for (const pid of [restarted, second, worker]) expect(isRunning(pid as number), `pid ${pid}`).toBe(false);
   }, 240_000);
+
+  it("stops and exits 1 when an HTTP process cannot start (its port is taken), naming it", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (taken.address() as { port: number }).port;
+      const serve = start(["serve", "--processes", "2", "--no-worker"], {
+        DATABASE_URL: target.url,
+        PORT: String(port),
+      });
+      expect(await serve.exited, serve.output()).toBe(1);
+      expect(serve.output()).toContain("EADDRINUSE");
+      expect(serve.output()).toMatch(
+        /donata serve: HTTP process \d \(pid \d+\) exited with code 1 before it was ready; see its output above/,
+      );
+      expect(serve.output()).not.toContain("listening on");
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  }, 180_000);
 });
 
 describe.skipIf(!testDatabaseUrl())("two servers and a worker on one database", () => {

@@ -50,7 +50,7 @@ export const workerCommand: Command = {
   name: "worker",
   usage: "donata worker",
   summary:
-    "Run the background worker (renewals, reconciler, checkout expiry, email delivery) until SIGINT/SIGTERM, beside `serve --no-worker` (PostgreSQL only)",
+    "Run the background worker alone (renewals, reconciler, checkout expiry, email delivery) beside `serve --no-worker` until SIGINT/SIGTERM (PostgreSQL only)",
   options: {},
   local: true,
   async run(_values, io) {

@@ -34,8 +34,8 @@ export const serveCommand: Command = {
   name: "serve",
   usage: "donata serve [--demo] [--no-worker] [--processes N]",
   summary:
-    "Migrate and serve (with --demo: demo data on an empty database; the worker runs unless --no-worker; " +
-    "--processes N: N HTTP processes on one port and the worker in one more, PostgreSQL only)",
+    "Migrate and serve (--demo: demo data on an empty database; the worker runs unless --no-worker; " +
+    "--processes N: N HTTP processes on one port plus a worker process, PostgreSQL only)",
   options: { demo: { type: "boolean" }, "no-worker": { type: "boolean" }, processes: { type: "string" } },
   local: true,
   async run(values, io) {
