@@ -4,7 +4,7 @@ import http from "node:http";
 import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, lte } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app.js";
@@ -513,21 +513,24 @@ describe.skipIf(!testDatabaseUrl())("two donata worker processes on one database
     // Both are polling: every first renewal falls due at once.
     await database.db
       .update(jobs)
-      .set({ runDate: sql`now() - interval '1 minute'` })
+      .set({ runDate: new Date(Date.now() - 60_000) })
       .where(and(eq(jobs.kind, "renewal"), eq(jobs.state, "queued")));
 
     // Done when no renewal is due any more, none is still being charged, and no message waits.
     const unfinished = async () => {
-      const [row] = (
-        (await database.db.execute(sql`
-          select
-            (select count(*) from jobs where kind = 'renewal' and state = 'queued' and run_date <= now())
-            + (select count(*) from payments where billing_cycle is not null and state = 'PENDING')
-            + (select count(*) from outbox_messages where state in ('queued', 'sending')) as count`)) as unknown as {
-          rows: { count: string }[];
-        }
-      ).rows;
-      return Number(row?.count);
+      const due = await database.db
+        .select()
+        .from(jobs)
+        .where(and(eq(jobs.kind, "renewal"), eq(jobs.state, "queued"), lte(jobs.runDate, new Date())));
+      const charging = await database.db
+        .select()
+        .from(payments)
+        .where(and(isNotNull(payments.billingCycle), eq(payments.state, "PENDING")));
+      const waiting = await database.db
+        .select()
+        .from(outboxMessages)
+        .where(inArray(outboxMessages.state, ["queued", "sending"]));
+      return due.length + charging.length + waiting.length;
     };
     await expect.poll(unfinished, { timeout: 120_000, interval: 500 }).toBe(0);
     await Promise.all(workers.map((worker) => worker.stop()));
