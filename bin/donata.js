@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // Runs the TypeScript sources directly: one code path for development, tests and production.
+import cluster from "node:cluster";
 import { register } from "tsx/esm/api";
 
 // The Node.js lines of package.json's "engines" (Node 22 and 24 LTS, tested in CI; 26 and later);
@@ -15,3 +16,5 @@ if (!supported && process.stderr.isTTY) {
 register();
 const { runCli } = await import("../src/cli/main.ts");
 process.exitCode = await runCli(process.argv.slice(2));
+// A child of `serve --processes` is held open by its channel to the primary: let go of it to exit.
+if (cluster.isWorker) cluster.worker?.disconnect();

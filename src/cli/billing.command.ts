@@ -6,6 +6,7 @@ import { loadDocumentLinks } from "../modules/documents/document-links.js";
 import { loadProcessorRegistry } from "../payments/processors/index.js";
 import { type Command, UsageError } from "./cli-kit.js";
 import { openMigratedDatabase, withDatabase } from "./database.js";
+import { announceReady, refuseEmbeddedDatabase } from "./processes.js";
 
 function parseNow(raw: unknown): Date {
   if (raw === undefined) return new Date();
@@ -48,10 +49,12 @@ export const billingRunCommand: Command = {
 export const workerCommand: Command = {
   name: "worker",
   usage: "donata worker",
-  summary: "Run the background worker (renewals, reconciler, checkout expiry, email delivery) until SIGINT/SIGTERM",
+  summary:
+    "Run the background worker alone (renewals, reconciler, checkout expiry, email delivery) beside `serve --no-worker` until SIGINT/SIGTERM (PostgreSQL only)",
   options: {},
   local: true,
   async run(_values, io) {
+    refuseEmbeddedDatabase(io.env, "a separate worker");
     const { config, database } = await openMigratedDatabase(io.env);
     try {
       io.stdout.write(`Worker running every ${config.workerIntervalSeconds} s (${database.kind})\n`);
@@ -73,11 +76,16 @@ export const workerCommand: Command = {
           io.stderr.write(`email delivery: ${error instanceof Error ? error.message : String(error)}\n`),
       });
       await new Promise<void>((resolve) => {
+        // Once: a second signal (a process manager's beside the primary's of `serve --processes`) changes nothing.
+        let stopping = false;
         const stop = () => {
+          if (stopping) return;
+          stopping = true;
           Promise.all([worker.stop(), mailer.stop()]).finally(resolve);
         };
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
+        process.on("SIGINT", stop);
+        process.on("SIGTERM", stop);
+        announceReady();
       });
     } finally {
       await database.close();

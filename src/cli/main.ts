@@ -11,6 +11,7 @@ import { runAsCommand } from "./database.js";
 import { LocalChannelError, sendToRunningServer } from "./local-channel.js";
 import { migrateCommand } from "./migrate.command.js";
 import { orgCreateCommand, orgSetProcessorCommand } from "./org.command.js";
+import { ProcessError } from "./processes.js";
 import { seedCommand } from "./seed.command.js";
 import { serveCommand } from "./serve.command.js";
 import { setupCommand, userLinkCommand } from "./setup.command.js";
@@ -122,7 +123,8 @@ function reportError(command: Command, error: unknown, io: CliIo): number {
     error instanceof DatabaseUnavailableError ||
     error instanceof DataDirBusyError ||
     error instanceof LocalChannelError ||
-    error instanceof BackupError
+    error instanceof BackupError ||
+    error instanceof ProcessError
   ) {
     io.stderr.write(`donata ${command.name}: ${error.message}\n`);
     return 1;

@@ -1,17 +1,20 @@
+import cluster from "node:cluster";
 import { type EventEmitter, once } from "node:events";
 import pino from "pino";
 import { buildApp } from "../app.js";
 import { renderDepsOf } from "../email/render.js";
 import { createMailer } from "../email/transport.js";
+import { processLogger } from "../http/request-log.js";
 import { startPeriodicBackups } from "../jobs/backup.job.js";
 import { startMailer } from "../jobs/email.job.js";
 import { startWorker } from "../jobs/runner.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
 import { loadProcessorRegistry } from "../payments/processors/index.js";
 import { bootstrapDemo } from "../seed/demo.js";
-import type { Command } from "./cli-kit.js";
+import type { CliIo, Command, CommandResult, CommandValues } from "./cli-kit.js";
 import { openMigratedDatabase } from "./database.js";
 import { openLocalChannel } from "./local-channel.js";
+import { announceReady, ProcessError, processCount, refuseEmbeddedDatabase, superviseChildren } from "./processes.js";
 import { refuseDemoInProduction, setupHint } from "./production.js";
 import { startupBox } from "./startup-box.js";
 
@@ -29,12 +32,21 @@ async function logWritten(log: object): Promise<void> {
 
 export const serveCommand: Command = {
   name: "serve",
-  usage: "donata serve [--demo] [--no-worker]",
-  summary: "Migrate and serve (with --demo: demo data on an empty database; the worker runs unless --no-worker)",
-  options: { demo: { type: "boolean" }, "no-worker": { type: "boolean" } },
+  usage: "donata serve [--demo] [--no-worker] [--processes N]",
+  summary:
+    "Migrate and serve (--demo: demo data on an empty database; the worker runs unless --no-worker; " +
+    "--processes N: N HTTP processes on one port plus a worker process, PostgreSQL only)",
+  options: { demo: { type: "boolean" }, "no-worker": { type: "boolean" }, processes: { type: "string" } },
   local: true,
   async run(values, io) {
+    // A child of `serve --processes N` (below): it serves HTTP, its primary does the rest.
+    if (cluster.isWorker) return serveHttpChild(io);
+    const processes = processCount(values.processes);
     refuseDemoInProduction(io.env, values.demo);
+    if (processes > 1) {
+      refuseEmbeddedDatabase(io.env, `--processes ${processes}`);
+      return servePrimary(values, io, processes);
+    }
     const { config, database } = await openMigratedDatabase(io.env, { create: true });
     const say = (line: string) => io.stdout.write(`${line}\n`);
     try {
@@ -101,3 +113,98 @@ export const serveCommand: Command = {
     return { json: { stopped: true }, text: ["Stopped cleanly"] };
   },
 };
+
+/**
+ * `serve --processes N`: migrates once and prints the demo or setup hint, then runs no HTTP and
+ * opens no database itself. It starts N HTTP children (`serve --no-worker`, sharing the port) and,
+ * unless --no-worker, one worker child (`worker`), restarts one that exits, and on SIGTERM / SIGINT
+ * has them all finish what is in flight before it exits.
+ */
+async function servePrimary(values: CommandValues, io: CliIo, processes: number): Promise<CommandResult> {
+  const say = (line: string) => io.stdout.write(`${line}\n`);
+  const { config, database } = await openMigratedDatabase(io.env, { create: true });
+  const databaseKind = database.kind;
+  let demo: string[] | null;
+  try {
+    demo = values.demo ? await bootstrapDemo(config, database) : await setupHint(config, database);
+  } finally {
+    await database.close();
+  }
+  const log = processLogger(config);
+  const withWorker = !values["no-worker"];
+  const http = Array.from({ length: processes }, (_, index) => `HTTP process ${index + 1}`);
+  const supervisor = superviseChildren(
+    [
+      ...http.map((label) => ({ label, args: ["serve", "--no-worker"] })),
+      ...(withWorker ? [{ label: "worker", args: ["worker"] }] : []),
+    ],
+    { env: io.env, log },
+  );
+  let started: Awaited<typeof supervisor.started>;
+  try {
+    started = await supervisor.started;
+  } catch (error) {
+    await supervisor.stop();
+    throw error;
+  }
+  await logWritten(log);
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) {
+        // The children see their primary go and exit at once.
+        io.stderr.write(`${signal} again: exiting now\n`);
+        process.exit(1);
+      }
+      stopping = true;
+      say(`${signal} received: every process finishes its in-flight requests and work, then stops`);
+      resolve();
+    };
+    process.on("SIGINT", () => stop("SIGINT"));
+    process.on("SIGTERM", () => stop("SIGTERM"));
+    say(
+      startupBox({
+        config,
+        databaseKind,
+        port: started.port ?? config.port,
+        demo,
+        emailCaptured: !config.smtpUrl && withWorker,
+        processes: {
+          http: http.map((label) => started.pids[label] as number),
+          worker: withWorker ? started.pids.worker : undefined,
+        },
+      }).join("\n"),
+    );
+  });
+  const unclean = await supervisor.stop();
+  if (unclean.length > 0) throw new ProcessError(`not every process stopped cleanly: ${unclean.join("; ")}`);
+  return { json: { stopped: true }, text: ["Stopped cleanly"] };
+}
+
+/**
+ * One HTTP process of `serve --processes N`: the database is migrated and the worker runs
+ * elsewhere. SIGTERM and SIGINT (its primary's, or Ctrl-C reaching the whole process group) both
+ * mean: finish in-flight requests, close, exit 0; a second one changes nothing, the primary decides.
+ */
+async function serveHttpChild(io: CliIo): Promise<CommandResult> {
+  const { config, database } = await openMigratedDatabase(io.env);
+  try {
+    const app = await buildApp({ config, database });
+    await app.listen({ port: config.port, host: config.host });
+    const address = app.server.address();
+    await new Promise<void>((resolve) => {
+      let stopping = false;
+      const stop = () => {
+        if (stopping) return;
+        stopping = true;
+        app.close().finally(resolve);
+      };
+      process.on("SIGINT", stop);
+      process.on("SIGTERM", stop);
+      announceReady(typeof address === "object" && address ? address.port : config.port);
+    });
+  } finally {
+    await database.close();
+  }
+  return { json: { stopped: true }, text: [] };
+}

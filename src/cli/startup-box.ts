@@ -10,6 +10,8 @@ export interface StartupFacts {
   demo: string[] | null;
   /** Messages are captured instead of sent (no SMTP_URL) and the worker delivers them. */
   emailCaptured: boolean;
+  /** `serve --processes N`: the HTTP children's pids, and the worker child's (undefined with --no-worker). */
+  processes?: { http: number[]; worker: number | undefined };
 }
 
 const RULE = "─".repeat(72);
@@ -18,10 +20,11 @@ const RULE = "─".repeat(72);
  * What `donata serve` prints once it listens and its worker runs: after the start-up logs, so that
  * it is the last thing on the screen and does not scroll away.
  */
-export function startupBox({ config, databaseKind, port, demo, emailCaptured }: StartupFacts): string[] {
+export function startupBox({ config, databaseKind, port, demo, emailCaptured, processes }: StartupFacts): string[] {
   return [
     RULE,
     `Donata (${databaseKind}) listening on http://${config.host}:${port}  docs: ${config.baseUrl}/docs`,
+    ...(processes ? [processesLine(processes)] : []),
     ...(demo ?? []),
     ...(config.production && !config.smtpUrl
       ? [NO_MAIL_WARNING]
@@ -31,4 +34,10 @@ export function startupBox({ config, databaseKind, port, demo, emailCaptured }: 
     "Request logs: mute them with LOG_LEVEL=warn npm start (or LOG_LEVEL=warn donata serve); Ctrl-C stops",
     RULE,
   ];
+}
+
+function processesLine({ http, worker }: NonNullable<StartupFacts["processes"]>): string {
+  const children = `${http.length} HTTP on this port (pids ${http.join(", ")})${worker === undefined ? "" : ` and the worker (pid ${worker})`}`;
+  const separate = worker === undefined ? "; no worker here (--no-worker): run `donata worker` beside them" : "";
+  return `Processes: ${children}, each started again if it exits${separate}`;
 }

@@ -1,4 +1,5 @@
 import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from "fastify";
+import pino, { type Logger } from "pino";
 import pinoPretty from "pino-pretty";
 import type { Config } from "../config.js";
 
@@ -37,6 +38,14 @@ class ShortRequestLog extends LogController {
   }
 }
 
+const prettyOptions = { sync: true, singleLine: true, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname,reqId" };
+
+/** The log of a process that serves no HTTP (the primary of `serve --processes`), in the same format as the server's. */
+export function processLogger(config: Config): Logger {
+  const options = { level: config.logLevel };
+  return config.logFormat === "json" ? pino(options) : pino(options, pinoPretty(prettyOptions));
+}
+
 /**
  * JSON lines (pino) for machines: pipes, files, CI, tests. In a terminal (LOG_FORMAT=pretty, the
  * default on a TTY) short human lines, written synchronously so that they keep their order with
@@ -57,7 +66,7 @@ export function loggerOptions(config: Config): Pick<FastifyServerOptions, "logge
     logger: {
       level: config.logLevel,
       serializers,
-      stream: pinoPretty({ sync: true, singleLine: true, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname,reqId" }),
+      stream: pinoPretty(prettyOptions),
     },
     logController: new ShortRequestLog(),
   };
