@@ -9,6 +9,7 @@
  *   BENCH_DURATION      seconds measured per scenario (default 10)
  *   BENCH_WARMUP        seconds of discarded warm-up per scenario (default 2)
  *   BENCH_KEEP_DATABASE=1  keep the database afterwards (for EXPLAIN ANALYZE); it is printed
+ *   BENCH_REDIS_URL     Redis for the rate-limit cost rows (default redis://127.0.0.1:6379; left out if none answers)
  *
  * The same file is the application's child process when started with BENCH_ROLE=app.
  */
@@ -18,11 +19,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { Redis } from "ioredis";
 import pg from "pg";
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { type Database, openDatabase } from "../src/db/client.js";
 import { campaigns, checkouts, oauthAuthorizationCodes } from "../src/db/schema.js";
+import { type LimitStore, openLimitStore } from "../src/limits/rate-limiter.js";
 import {
   createApplication,
   createInstallationToken,
@@ -42,7 +45,7 @@ const SEED = { campaigns: 50, supporters: 30_000, checkouts: 100_000, randomSeed
 const CONNECTIONS = 10;
 const DEEP_OFFSET = 50_000;
 const SINGLE_READ_IDS = 1000;
-const HARD_DEADLINE_MS = 420_000;
+const HARD_DEADLINE_MS = 540_000;
 /** Authorization codes made ahead for the code-exchange scenario (each is single-use). */
 const PREPARED_CODES = 40_000;
 /** Open checkouts made ahead for the completion scenario (each completes once). */
@@ -55,8 +58,53 @@ const PREPARED_STRIPE_CHECKOUTS = 8_000;
 /** The key the application child seals and opens the bench organization's Stripe keys with. */
 const BENCH_ENCRYPTION_KEY = "5a".repeat(32);
 const REFRESH_CHAINS = 40;
-const CHILD_READY_TIMEOUT_MS = 30_000;
+const CHILD_READY_TIMEOUT_MS = 60_000;
 const BACKGROUND_SECONDS = 3;
+const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
+/**
+ * The cost of rate limiting: the same application with each way of counting its requests, one
+ * child process each. The token's limit is far above the load (leases of 3,000 at the default 10 %).
+ */
+const LIMIT_VARIANTS = [
+  { id: "none", label: "no counter (baseline)", store: undefined, leasePercent: undefined },
+  { id: "database-exact", label: "database, one write per request", store: "database", leasePercent: "0" },
+  { id: "database", label: "database, leased (default)", store: "database", leasePercent: undefined },
+  { id: "redis-exact", label: "Redis, one script per request", store: "redis", leasePercent: "0" },
+  { id: "redis", label: "Redis, leased", store: "redis", leasePercent: undefined },
+] as const;
+type LimitVariant = (typeof LIMIT_VARIANTS)[number];
+const LIMIT_VARIANT_RULE = "30000/1m";
+/**
+ * The variants are measured in turns (in order, then in reverse, …), so that a change in the
+ * machine's other load during the runs falls on all of them alike.
+ */
+const LIMIT_ROUNDS = 3;
+const LIMIT_ROUND_SECONDS = 2;
+/** The default page, and a small one on which the counter is a larger share of the work. */
+const LIMIT_PAGES = [
+  { name: "default page", path: "/api/v1/checkouts/" },
+  { name: "10-row page", path: "/api/v1/checkouts/?limit=10" },
+] as const;
+type LimitPage = (typeof LIMIT_PAGES)[number];
+
+interface LimitRun {
+  name: string;
+  variant: LimitVariant;
+  page: LimitPage;
+  measured: Measurement;
+  /** Counter writes the database took during the measured run. */
+  writes: number;
+}
+
+/** Counts nothing and lets everything through: the application without its rate-limit counter. */
+const uncounted: LimitStore = {
+  kind: "database",
+  consume: async (rule) => ({ rule, allowed: true, remaining: rule.points, resetSeconds: rule.durationSeconds }),
+  peek: async (rule) => ({ rule, allowed: true, remaining: rule.points, resetSeconds: rule.durationSeconds }),
+  reward: async () => {},
+  reset: async () => {},
+  close: async () => {},
+};
 
 // ---------------------------------------------------------------------------------------------
 // Child role: the real application, in its own process and event loop.
@@ -65,8 +113,9 @@ const BACKGROUND_SECONDS = 3;
 async function runAppChild() {
   const databaseUrl = process.env.BENCH_APP_DATABASE_URL;
   if (!databaseUrl || !process.send) throw new Error("BENCH_ROLE=app is started by bench/run.ts only");
+  const variant = LIMIT_VARIANTS.find((each) => each.id === process.env.BENCH_LIMITS);
   // The load comes from one token and one address: limits far above it, so the figures measure the
-  // API (each request still pays for its rate-limit counter), never 429s.
+  // API (each request still counts against its limit, leased as by default), never 429s.
   const unlimited = "999999999/1s";
   const config = loadConfig(
     {
@@ -84,15 +133,36 @@ async function runAppChild() {
       CARD_DECLINES_PER_CARD: "100000",
       DONATA_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
       STRIPE_API_URL: process.env.BENCH_STRIPE_API_URL,
+      ...(variant
+        ? {
+            RATE_LIMIT_TOKEN: LIMIT_VARIANT_RULE,
+            RATE_LIMIT_LEASE_PERCENT: variant.leasePercent,
+            REDIS_URL: variant.store === "redis" ? process.env.BENCH_REDIS_URL : undefined,
+          }
+        : {}),
     },
     { databaseUrl, host: "127.0.0.1", port: 0 },
   );
+  // Writes to the counters' table, reported to the parent on request.
+  let counterWrites = 0;
   const database = await openDatabase({
     databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
+    onQuery: (query) => {
+      if (/^insert into "rate_limits"/i.test(query)) counterWrites++;
+    },
   });
-  const app = await buildApp({ config, database });
+  process.on("message", (message: { type?: string }) => {
+    if (message?.type === "counter-writes") process.send?.({ type: "counter-writes", count: counterWrites });
+  });
+  // Each variant counts under its own prefix, so none inherits another's window.
+  const limits = variant
+    ? variant.store
+      ? openLimitStore({ db: database.db, redisUrl: config.redisUrl, namespace: `bench-${variant.id}:` })
+      : uncounted
+    : undefined;
+  const app = await buildApp({ config, database, limits });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();
   if (!address || typeof address !== "object") throw new Error("app server has no address");
@@ -179,6 +249,8 @@ interface Measurement {
   timeouts: number;
   bytesPerResponse: number;
   cpu: CpuUse | undefined;
+  /** Every response's latency, sorted (runs taken in turns are merged from them). */
+  latencies: Float64Array;
 }
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -272,6 +344,30 @@ function percentile(sorted: Float64Array, q: number): number {
   return sorted[index] as number;
 }
 
+/** Runs of one scenario taken in turns with others, as one measurement (no CPU figures). */
+function merged(runs: Measurement[]): Measurement {
+  const latencies = Float64Array.from(runs.flatMap((run) => Array.from(run.latencies))).sort();
+  const statuses = new Map<number, number>();
+  for (const run of runs) for (const [status, n] of run.statuses) statuses.set(status, (statuses.get(status) ?? 0) + n);
+  const sum = (pick: (run: Measurement) => number) => runs.reduce((total, run) => total + pick(run), 0);
+  const requests = sum((run) => run.requests);
+  const seconds = sum((run) => run.seconds);
+  return {
+    name: runs[0]?.name ?? "",
+    requests,
+    seconds,
+    rps: (statuses.get(200) ?? 0) / seconds,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    statuses,
+    errors: sum((run) => run.errors),
+    timeouts: sum((run) => run.timeouts),
+    bytesPerResponse: requests ? sum((run) => run.bytesPerResponse * run.requests) / requests : 0,
+    cpu: undefined,
+    latencies,
+  };
+}
+
 /** One autocannon run; latencies are taken per response (float ms), not from the integer histogram. */
 function load(
   scenario: Scenario,
@@ -359,6 +455,7 @@ function load(
         timeouts: result.timeouts,
         bytesPerResponse: responses ? bytes / responses : 0,
         cpu: cpuUse(cpuBefore, cpuAfter, responses),
+        latencies: sorted,
       });
     });
     instance.on("response", (_client, statusCode, resBytes, responseTime) => {
@@ -412,6 +509,41 @@ async function getJson(url: string, headers: Record<string, string>): Promise<{ 
   return { text, json: JSON.parse(text) };
 }
 
+/** The database's counter writes the application child has made so far. */
+function counterWrites(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("the application did not report its counter writes")), 5000);
+    const onMessage = (message: { type?: string; count?: number }) => {
+      if (message?.type !== "counter-writes") return;
+      clearTimeout(timer);
+      child.off("message", onMessage);
+      resolve(message.count ?? 0);
+    };
+    child.on("message", onMessage);
+    child.send({ type: "counter-writes" });
+  });
+}
+
+async function redisAnswers(url: string): Promise<boolean> {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  client.on("error", () => {
+    // The answer is the ping's.
+  });
+  try {
+    await client.connect();
+    return (await client.ping()) === "PONG";
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
 function fmt(value: number, digits = 1): string {
   return Number.isFinite(value) ? value.toFixed(digits) : "n/a";
 }
@@ -432,11 +564,12 @@ async function main() {
   let appChild: ChildProcess | undefined;
   let baselineChild: ChildProcess | undefined;
   let stripeChild: ChildProcess | undefined;
+  const limitChildren: ChildProcess[] = [];
   let cleaned: Promise<void> | undefined;
 
   const cleanup = () => {
     cleaned ??= (async () => {
-      await Promise.all([stopChild(appChild), stopChild(baselineChild), stopChild(stripeChild)]).catch(() => {});
+      await Promise.all([appChild, baselineChild, stripeChild, ...limitChildren].map(stopChild)).catch(() => {});
       await setupDatabase?.close().catch(() => {});
       if (!created) return;
       if (keepDatabase) {
@@ -671,6 +804,26 @@ async function main() {
     const appOrigin = `http://127.0.0.1:${app.port}`;
     log(`application listening on ${appOrigin} (pid ${appChild.pid}, database pool ${app.poolSize})`);
 
+    // The applications for the cost of rate limiting (step 5), started now, while the machine is idle:
+    // one per way of counting, each idle until then (no worker runs in them).
+    const redisUrl = process.env.BENCH_REDIS_URL || DEFAULT_REDIS_URL;
+    const redisUp = await redisAnswers(redisUrl);
+    if (!redisUp) log(`Redis does not answer at ${redisUrl} (BENCH_REDIS_URL): its rate-limit rows are left out`);
+    const limitServers: { variant: LimitVariant; child: ChildProcess; port: number }[] = [];
+    for (const variant of LIMIT_VARIANTS) {
+      if (variant.store === "redis" && !redisUp) continue;
+      const child = forkTs(benchFile, {
+        ...process.env,
+        BENCH_ROLE: "app",
+        BENCH_LIMITS: variant.id,
+        BENCH_APP_DATABASE_URL: benchUrl.toString(),
+        BENCH_REDIS_URL: redisUrl,
+      });
+      limitChildren.push(child);
+      const { port } = await waitForReady(child, `application server (${variant.label})`);
+      limitServers.push({ variant, child, port });
+    }
+
     // 3. The baseline, serving the default page fetched once from the real server.
     const defaultPage = await getJson(`${appOrigin}/api/v1/checkouts/`, headers);
     const page = defaultPage.json as { items: unknown[]; count: number };
@@ -827,35 +980,40 @@ async function main() {
       if (backgroundBefore > 0.1) log("WARNING: other work is running on this machine; the figures will be disturbed");
     }
     const perScenario = warmup + duration + latencyDuration + 2;
+    // Each way of counting: both pages at 1 connection.
+    const limitSeconds =
+      LIMIT_VARIANTS.length * LIMIT_PAGES.length * (warmup + LIMIT_ROUNDS * (LIMIT_ROUND_SECONDS + 0.5));
     const budget = (deadline - Date.now()) / 1000;
-    if (budget < perScenario * scenarios.length + BACKGROUND_SECONDS + 5) {
-      throw new Error(
-        `only ${fmt(budget)} s left of the time budget, the scenarios need ${perScenario * scenarios.length} s`,
-      );
+    const needed = perScenario * scenarios.length + limitSeconds + 2 * BACKGROUND_SECONDS + 5;
+    if (budget < needed) {
+      throw new Error(`only ${fmt(budget)} s left of the time budget, the scenarios need ${fmt(needed, 0)} s`);
     }
 
     const results: Measurement[] = [];
     // What one user sees: the same scenario with one request in flight at a time.
     const singles: Measurement[] = [];
     const failures: string[] = [];
+    const checkStatuses = (name: string, phases: [string, Measurement][]) => {
+      for (const [phase, m] of phases) {
+        const bad = [...m.statuses].filter(([status]) => status !== 200);
+        if (bad.length > 0 || m.errors > 0 || m.timeouts > 0) {
+          failures.push(
+            `${name} (${phase}): ${bad.map(([s, n]) => `${n} × HTTP ${s}`).join(", ") || "no non-200"}, ` +
+              `${m.errors} errors, ${m.timeouts} timeouts`,
+          );
+        }
+      }
+    };
     for (const scenario of scenarios) {
       log(`\n${scenario.name}: ${warmup} s warm-up, ${duration} s measured, ${CONNECTIONS} connections`);
       const warm = await load(scenario, headers, warmup, scenario.server.pid);
       const measured = await load(scenario, headers, duration, scenario.server.pid);
       const single = await load(scenario, headers, latencyDuration, scenario.server.pid, 1);
-      for (const [phase, m] of [
+      checkStatuses(scenario.name, [
         ["warm-up", warm],
         ["measured", measured],
         ["1 connection", single],
-      ] as const) {
-        const bad = [...m.statuses].filter(([status]) => status !== 200);
-        if (bad.length > 0 || m.errors > 0 || m.timeouts > 0) {
-          failures.push(
-            `${scenario.name} (${phase}): ${bad.map(([s, n]) => `${n} × HTTP ${s}`).join(", ") || "no non-200"}, ` +
-              `${m.errors} errors, ${m.timeouts} timeouts`,
-          );
-        }
-      }
+      ]);
       log(
         `  ${measured.requests} responses in ${fmt(measured.seconds, 2)} s: ${fmt(measured.rps, 0)} req/s, ` +
           `p50 ${fmt(measured.p50, 2)} ms, p99 ${fmt(measured.p99, 2)} ms, ${fmt(measured.bytesPerResponse, 0)} bytes/response`,
@@ -872,13 +1030,59 @@ async function main() {
       singles.push(single);
     }
 
+    // 5. The cost of rate limiting: the same pages at 1 connection on one application process per
+    // way of counting (the main one idles meanwhile), taken in turns; each process counts the
+    // database's counter writes.
+    const slots: { variant: LimitVariant; page: LimitPage; scenario: Scenario; runs: Measurement[]; writes: number }[] =
+      [];
+    for (const { variant, child, port } of limitServers) {
+      for (const page of LIMIT_PAGES) {
+        const url = `http://127.0.0.1:${port}${page.path}`;
+        await getJson(url, headers);
+        const scenario: Scenario = { name: `${page.name}, ${variant.label}`, url, server: child };
+        slots.push({ variant, page, scenario, runs: [], writes: 0 });
+      }
+    }
+    log(
+      `\nCost of rate limiting: ${slots.length} page × counter pairs, ${warmup} s warm-up each, then ` +
+        `${LIMIT_ROUNDS} turns of ${LIMIT_ROUND_SECONDS} s each at 1 connection`,
+    );
+    for (const slot of slots) {
+      checkStatuses(slot.scenario.name, [
+        ["warm-up", await load(slot.scenario, headers, warmup, slot.scenario.server.pid, 1)],
+      ]);
+    }
+    for (let round = 0; round < LIMIT_ROUNDS; round++) {
+      for (const slot of round % 2 === 0 ? slots : [...slots].reverse()) {
+        const child = slot.scenario.server;
+        const before = await counterWrites(child);
+        slot.runs.push(await load(slot.scenario, headers, LIMIT_ROUND_SECONDS, child.pid, 1));
+        slot.writes += (await counterWrites(child)) - before;
+      }
+    }
+    const limitRuns: LimitRun[] = slots.map(({ variant, page, scenario, runs, writes }) => ({
+      name: scenario.name,
+      variant,
+      page,
+      writes,
+      measured: merged(runs),
+    }));
+    for (const run of limitRuns) {
+      checkStatuses(run.name, [["measured", run.measured]]);
+      log(
+        `  ${run.name}: ${run.measured.requests} responses, ${fmt(run.measured.rps, 0)} req/s, ` +
+          `p50 ${fmt(run.measured.p50, 2)} ms, p99 ${fmt(run.measured.p99, 2)} ms, ${run.writes} counter writes in the database`,
+      );
+    }
+    await Promise.all(limitChildren.map(stopChild));
+
     const backgroundAfter = await backgroundLoad(BACKGROUND_SECONDS);
     if (backgroundAfter !== undefined)
       log(`\nbackground load after the scenarios: ${fmt(backgroundAfter * 100, 0)} % of a core`);
     const disturbed = Math.max(backgroundBefore ?? 0, backgroundAfter ?? 0) > 0.1;
     if (disturbed) log("WARNING: other work was running on this machine; the figures are disturbed");
 
-    // 5. Report.
+    // 6. Report.
     const baseRps = results[0]?.rps ?? Number.NaN;
     const rows = results.map((m) => [
       m.name,
@@ -924,6 +1128,39 @@ async function main() {
       cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number)));
     log(`\n${line(header).join("  ")}`);
     for (const row of rows) log(line(row).join("  "));
+
+    // The cost of rate limiting, each page against the same page with no counter.
+    const limitHeader = [
+      "Page",
+      "Rate-limit counter",
+      "req/s",
+      "p50 (ms)",
+      "p99 (ms)",
+      "req/s vs no counter",
+      "p50 vs no counter",
+      "database writes / 1000 requests",
+    ];
+    const byPage = LIMIT_PAGES.flatMap((page) => limitRuns.filter((run) => run.page === page));
+    const limitRows = byPage.map((run) => {
+      const none = limitRuns.find((other) => other.page === run.page && other.variant.id === "none")?.measured;
+      const m = run.measured;
+      return [
+        run.page.name,
+        run.variant.label,
+        fmt(m.rps, 0),
+        fmt(m.p50, 2),
+        fmt(m.p99, 2),
+        none ? `${fmt((m.rps / none.rps) * 100, 1)} %` : "n/a",
+        none ? `× ${fmt(m.p50 / none.p50, 2)}` : "n/a",
+        fmt((run.writes * 1000) / Math.max(1, m.requests), 1),
+      ];
+    });
+    const limitTable = [
+      `| ${limitHeader.join(" | ")} |`,
+      `| ${limitHeader.map((_, i) => (i < 2 ? "---" : "---:")).join(" | ")} |`,
+      ...limitRows.map((row) => `| ${row.join(" | ")} |`),
+    ].join("\n");
+    log(`\nCost of rate limiting, 1 connection:\n${limitTable}`);
 
     const defaultResult = results[1] as Measurement;
     const deepResult = results[3] as Measurement;
@@ -999,6 +1236,19 @@ Latency, 1 connection (what one user sees; ${latencyDuration} s right after the 
 
 ${latencyTable}
 
+Cost of rate limiting, 1 connection (${warmup} s warm-up, then ${LIMIT_ROUNDS} turns of ${LIMIT_ROUND_SECONDS} s per row, the rows
+taken in turns, in order then in reverse, so that the machine's other load falls on all alike): the same
+application in a process of its own for each way of counting the token's requests (\`RATE_LIMIT_TOKEN=${LIMIT_VARIANT_RULE}\`,
+far above the load; leased: the default \`RATE_LIMIT_LEASE_PERCENT=10\`, leases of 3,000 requests, so a write per 3,000 requests or per minute;
+one write per request: \`RATE_LIMIT_LEASE_PERCENT=0\`, every request an upsert in \`rate_limits\` or a Redis script), against
+the same page with no counter at all (a store that counts nothing). "Database writes" are the statements that
+upserted \`rate_limits\` during the measured turns, counted by the application (the request a turn cuts off
+at its end is counted there but not answered, hence a little over 1,000 for one write per request).${
+      redisUp ? "" : ` Redis did not answer at ${redisUrl} (\`BENCH_REDIS_URL\`), so its rows are missing.`
+    }
+
+${limitTable}
+
 Targets:
 
 ${targets.map((t) => `- ${t.met ? "**met**" : "**not met**"}: ${t.text} (measured ${t.actual})`).join("\n")}
@@ -1054,7 +1304,8 @@ on every request, so each request also runs the token lookup.
 ## Method
 
 - **Application**: \`buildApp\` from src/app.ts with \`loadConfig({ LOG_LEVEL: "silent", RATE_LIMIT_*: "999999999/1s", CHECKOUTS_PER_IP, CARD_DECLINES_PER_IP, CARD_DECLINES_PER_CARD raised }, …)\` (rate limits
-  far above the load, which comes from one token and one address; each request still updates its counter) and a PostgreSQL pool of
+  far above the load, which comes from one token and one address; each request still counts against its limit, leased as
+  by default, so the counter is written about once a second) and a PostgreSQL pool of
   ${app.poolSize} connections (the default \`DATABASE_POOL_SIZE\`), listening on an ephemeral port of 127.0.0.1 in a
   **child process** (bench/run.ts started with \`BENCH_ROLE=app\`).
 - **Baseline**: bench/baseline-server.ts, another child process: a bare \`Fastify({ logger: false })\` with one route,

@@ -6,7 +6,7 @@ import { parseEncryptionKey } from "./secrets/secret-box.js";
 
 /** Every rate limit of the server (see docs/security.md); each is "points per window" for one key. */
 export interface RateLimitRules {
-  /** Requests per access token (REST /api/v1/ and GraphQL with a bearer token). */
+  /** Requests per access token (REST /api/v1/ and GraphQL with a bearer token); leased, like session and ip. */
   readonly token: LimitRule;
   /** Requests per admin session (admin panel, GraphQL with the cookie, CSV export). */
   readonly session: LimitRule;
@@ -245,9 +245,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxStatements: integer(env, "GRAPHQL_MAX_STATEMENTS", 100, 10, 100_000),
     }),
     rateLimits: Object.freeze({
-      token: limitRule(env, "RATE_LIMIT_TOKEN", "api_token", "6000/1m"),
-      session: limitRule(env, "RATE_LIMIT_SESSION", "session", "1200/1m"),
-      ip: limitRule(env, "RATE_LIMIT_IP", "client_ip", "600/1m"),
+      token: leased(env, limitRule(env, "RATE_LIMIT_TOKEN", "api_token", "6000/1m")),
+      session: leased(env, limitRule(env, "RATE_LIMIT_SESSION", "session", "1200/1m")),
+      ip: leased(env, limitRule(env, "RATE_LIMIT_IP", "client_ip", "600/1m")),
       signInAccount: limitRule(env, "RATE_LIMIT_SIGN_IN_ACCOUNT", "sign_in_account", "5/15m"),
       signInAddress: limitRule(env, "RATE_LIMIT_SIGN_IN_ADDRESS", "sign_in_address", "30/15m"),
       invalidCredentials: limitRule(env, "RATE_LIMIT_INVALID_CREDENTIALS", "invalid_credentials", "300/1m"),
@@ -359,6 +359,15 @@ function limitRule(env: NodeJS.ProcessEnv, variable: string, name: string, fallb
   } catch (error) {
     throw new ConfigError(`${variable} ${(error as Error).message}, got "${raw}"`);
   }
+}
+
+/**
+ * A request limit paid ahead in leases of RATE_LIMIT_LEASE_PERCENT of its points (a store write per
+ * lease, not per request); a lease under 2 points is no lease. Credential throttles are never leased.
+ */
+function leased(env: NodeJS.ProcessEnv, rule: LimitRule): LimitRule {
+  const lease = Math.floor((rule.points * integer(env, "RATE_LIMIT_LEASE_PERCENT", 10, 0, 50)) / 100);
+  return lease >= 2 ? Object.freeze({ ...rule, lease }) : rule;
 }
 
 // proxy-addr's names for the loopback, link-local and private ranges.

@@ -306,6 +306,8 @@ describe("GraphQL admin interface", () => {
       expect(body.data.checkouts.items.length).toBe(limit);
       return server.queries.length;
     };
+    // The token's first request also takes the lease of its rate limit, a write the next ones skip.
+    await count(1);
     const forTen = await count(10);
     const forHundred = await count(100);
     expect(forHundred).toBe(forTen);

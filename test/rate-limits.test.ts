@@ -215,9 +215,23 @@ describe("rate limits", () => {
       RATE_LIMIT_IP: "50/1h",
       TRUST_PROXY: "10.0.0.1, 192.168.0.0/16,::1,loopback",
     });
-    expect(config.rateLimits.token).toEqual({ name: "api_token", points: 100, durationSeconds: 1 });
-    expect(config.rateLimits.session).toEqual({ name: "session", points: 2000, durationSeconds: 300 });
-    expect(config.rateLimits.ip).toEqual({ name: "client_ip", points: 50, durationSeconds: 3600 });
+    // The request limits are leased, 10 % of their points at a time; a lease under 2 points is none.
+    expect(config.rateLimits.token).toEqual({ name: "api_token", points: 100, durationSeconds: 1, lease: 10 });
+    expect(config.rateLimits.session).toEqual({ name: "session", points: 2000, durationSeconds: 300, lease: 200 });
+    expect(config.rateLimits.ip).toEqual({ name: "client_ip", points: 50, durationSeconds: 3600, lease: 5 });
+    expect(loadConfig({ RATE_LIMIT_IP: "19/1m" }).rateLimits.ip).toEqual({
+      name: "client_ip",
+      points: 19,
+      durationSeconds: 60,
+    });
+    const exact = loadConfig({ RATE_LIMIT_LEASE_PERCENT: "0" }).rateLimits;
+    expect([exact.token, exact.session, exact.ip].map((rule) => rule.lease)).toEqual([undefined, undefined, undefined]);
+    expect(loadConfig({ RATE_LIMIT_LEASE_PERCENT: "50" }).rateLimits.token.lease).toBe(3000);
+    for (const bad of ["51", "-1", "0.1", "ten"]) {
+      expect(() => loadConfig({ RATE_LIMIT_LEASE_PERCENT: bad })).toThrow(
+        `RATE_LIMIT_LEASE_PERCENT must be an integer between 0 and 50, got "${bad}"`,
+      );
+    }
     expect(config.trustProxy).toBe("10.0.0.1,192.168.0.0/16,::1,loopback");
     const defaults = loadConfig({});
     expect(defaults.trustProxy).toBeUndefined();
@@ -232,6 +246,15 @@ describe("rate limits", () => {
       invalidCredentials: "300/60",
       signInAccount: "5/900",
       signInAddress: "30/900",
+    });
+    // Credential throttles count every attempt in the store.
+    expect(Object.fromEntries(Object.entries(defaults.rateLimits).map(([name, rule]) => [name, rule.lease]))).toEqual({
+      token: 600,
+      session: 120,
+      ip: 60,
+      invalidCredentials: undefined,
+      signInAccount: undefined,
+      signInAddress: undefined,
     });
     for (const bad of ["0/1m", "10", "10/0s", "10/25h", "-1/1m", "1e3/1m", "10/1d"]) {
       expect(() => loadConfig({ RATE_LIMIT_IP: bad })).toThrow(
@@ -255,6 +278,53 @@ describe("rate limits shared by several processes", () => {
     );
     return answers.map((answer) => answer.status).filter((status) => status === 200).length;
   };
+  /** Each server in turn answers until it refuses: the budget it held leased and unused. */
+  const drain = async (servers: TestServer[]) => {
+    let served = 0;
+    for (const each of servers) {
+      while ((await send(`${each.url}/.well-known/oauth-authorization-server`)).status === 200) served++;
+    }
+    return served;
+  };
+  const counterWrites = (target: TestServer) =>
+    target.queries.filter((query) => /^insert into "rate_limits"/i.test(query)).length;
+
+  it("writes a leased limit's counter once per lease, its RateLimit fields counting every request", async () => {
+    const server = await startTestServer(limits({ ip: "100/1m" }));
+    try {
+      const before = counterWrites(server);
+      const answers = [];
+      for (let i = 0; i < 30; i++) answers.push(await send(`${server.url}/.well-known/oauth-authorization-server`));
+      expect(answers.map(remaining)).toEqual(Array.from({ length: 30 }, (_, i) => 99 - i));
+      expect(answers.map((answer) => answer.headers.get("ratelimit-policy"))).toEqual(
+        Array(30).fill('"client_ip";q=100;w=60'),
+      );
+      // Leases of 10 (RATE_LIMIT_LEASE_PERCENT's default 10 %): 3 writes for 30 requests.
+      expect(counterWrites(server) - before).toBe(3);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it.runIf(testDatabaseUrl())(
+    "never lets two leasing servers on one PostgreSQL database pass the limit together",
+    async () => {
+      const namespace = `shared${randomBytes(4).toString("hex")}:`;
+      const servers = [
+        await startTestServer(limits({ ip: "100/1m" }), { limitNamespace: namespace }),
+        await startTestServer(limits({ ip: "100/1m" }), { limitNamespace: namespace }),
+      ];
+      try {
+        const raced = await race(servers, 300);
+        // At most the other server's unused lease (10) is refused early, and it still serves it.
+        expect(raced).toBeLessThanOrEqual(100);
+        expect(raced).toBeGreaterThanOrEqual(90);
+        expect(raced + (await drain(servers))).toBe(100);
+      } finally {
+        await Promise.all(servers.map((each) => each.close()));
+      }
+    },
+  );
 
   it.runIf(testDatabaseUrl())("splits one budget between two servers on one PostgreSQL database", async () => {
     const namespace = `shared${randomBytes(4).toString("hex")}:`;
@@ -282,6 +352,26 @@ describe("rate limits shared by several processes", () => {
       await Promise.all(servers.map((each) => each.close()));
     }
   });
+
+  it.runIf(process.env.TEST_REDIS_URL)(
+    "never lets two leasing servers on one Redis pass the limit together",
+    async () => {
+      const namespace = `shared${randomBytes(4).toString("hex")}:`;
+      const overrides = { ...limits({ ip: "100/1m" }), redisUrl: process.env.TEST_REDIS_URL };
+      const servers = [
+        await startTestServer(overrides, { limitNamespace: namespace }),
+        await startTestServer(overrides, { limitNamespace: namespace }),
+      ];
+      try {
+        const raced = await race(servers, 300);
+        expect(raced).toBeLessThanOrEqual(100);
+        expect(raced).toBeGreaterThanOrEqual(90);
+        expect(raced + (await drain(servers))).toBe(100);
+      } finally {
+        await Promise.all(servers.map((each) => each.close()));
+      }
+    },
+  );
 });
 
 describe("an unreachable counter store", () => {

@@ -88,6 +88,17 @@ describe("sign-in throttling", () => {
     expect((await adminSignIn(email, PASSWORD, newAddress())).status).toBe(429);
   });
 
+  it("counts every attempt in the shared store, while the request limit around it is leased", async () => {
+    const email = await newAccount();
+    const address = newAddress();
+    const writes = () => server.queries.filter((query) => /^insert into "rate_limits"/i.test(query)).length;
+    const before = writes();
+    for (let i = 0; i < 4; i++) expect((await adminSignIn(email, WRONG, address)).status).toBe(401);
+    // Per attempt one write for the account and one for the address; the address's request limit
+    // (600/1m, leases of 60) wrote once for all four.
+    expect(writes() - before).toBe(4 * 2 + 1);
+  });
+
   it("counts 41 parallel wrong passwords to the OAuth login form the same way", async () => {
     const email = await newAccount();
     const address = newAddress();

@@ -60,8 +60,9 @@ function subjectOf(request: FastifyRequest, rules: RateLimitRules): Subject | un
 }
 
 /**
- * One counter per request (a single atomic upsert, or one Redis script): per access token, per
- * admin session, or per client address; health checks are never counted. Every counted
+ * One counter per request: per access token, per admin session, or per client address, leased by
+ * default (a process pays a share of the budget in the shared store at once, then counts the
+ * requests it serves from it in memory); health checks are never counted. Every counted
  * response carries the IETF RateLimit-Policy and RateLimit fields; over the limit, 429 with
  * Retry-After. Runs before routing's own hooks, so a refused request costs nothing else.
  */

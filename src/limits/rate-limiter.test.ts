@@ -14,10 +14,31 @@ async function race(stores: LimitStore[], key: string, attempts: number) {
   return outcomes.filter((outcome) => outcome.allowed).length;
 }
 
+const leased: LimitRule = { name: "test_leased", points: 200, durationSeconds: 60, lease: 20 };
+
+/** Hits `stores` (processes) in turn, all at once; how many were let through. */
+async function hammer(stores: LimitStore[], limit: LimitRule, key: string, attempts: number) {
+  const outcomes = await Promise.all(
+    Array.from({ length: attempts }, (_, i) => (stores[i % stores.length] as LimitStore).consume(limit, key)),
+  );
+  return outcomes.filter((outcome) => outcome.allowed).length;
+}
+
+/** Each store in turn serves what it can until it refuses: what the processes held unused. */
+async function drain(stores: LimitStore[], limit: LimitRule, key: string) {
+  let served = 0;
+  for (const store of stores) while ((await store.consume(limit, key)).allowed) served++;
+  return served;
+}
+
 describe("rate limit store", () => {
   let database: Database;
+  // Writes to the counters' table: what each request costs the shared store.
+  let writes = 0;
   beforeAll(async () => {
-    database = await openTestDatabase();
+    database = await openTestDatabase((query) => {
+      if (/^insert into "rate_limits"/i.test(query)) writes++;
+    });
   });
   afterAll(async () => {
     await database.close();
@@ -43,6 +64,100 @@ describe("rate limit store", () => {
     expect(await store.consume(rule, "k")).toMatchObject({ allowed: true, remaining: 3 });
   });
 
+  it("counts an exact rule (sign-in) with one write per hit", async () => {
+    const store = openLimitStore({ db: database.db, namespace: namespace() });
+    writes = 0;
+    for (let i = 0; i < 12; i++) await store.consume(rule, "k");
+    expect(writes).toBe(12);
+  });
+
+  it("pays a leased rule ahead, one write per lease, with every request in its remaining count", async () => {
+    const store = openLimitStore({ db: database.db, namespace: namespace() });
+    const big: LimitRule = { ...leased, points: 1000, lease: 100 };
+    writes = 0;
+    const sequential = [];
+    for (let i = 0; i < 250; i++) sequential.push(await store.consume(big, "k"));
+    expect(sequential.map((outcome) => outcome.remaining)).toEqual(Array.from({ length: 250 }, (_, i) => 999 - i));
+    expect(sequential.every((outcome) => outcome.allowed && outcome.resetSeconds <= 60)).toBe(true);
+    expect(writes).toBe(3);
+    // 250 at once: the 50 left of the third lease, then two more leases, never one per waiting request.
+    writes = 0;
+    expect(await hammer([store], big, "k", 250)).toBe(250);
+    expect(writes).toBe(2);
+    expect(await store.peek(big, "k")).toMatchObject({ allowed: true, remaining: 500 });
+    await store.reset(big, "k");
+    expect(await store.consume(big, "k")).toMatchObject({ allowed: true, remaining: 999 });
+  });
+
+  it("takes only what it needs near the limit, then refuses from memory until the window ends", async () => {
+    const store = openLimitStore({ db: database.db, namespace: namespace() });
+    const small: LimitRule = { ...leased, points: 100, lease: 10 };
+    writes = 0;
+    const outcomes = [];
+    for (let i = 0; i < 110; i++) outcomes.push(await store.consume(small, "k"));
+    expect(outcomes.map((outcome) => outcome.allowed)).toEqual([...Array(100).fill(true), ...Array(10).fill(false)]);
+    expect(outcomes.map((outcome) => outcome.remaining)).toEqual([
+      ...Array.from({ length: 100 }, (_, i) => 99 - i),
+      ...Array(10).fill(0),
+    ]);
+    // Nine leases of 10 while the store held 20 or more, then the last 10 one by one; refusals cost nothing.
+    expect(writes).toBe(19);
+  });
+
+  it("ends a lease with its window", async () => {
+    const store = openLimitStore({ db: database.db, namespace: namespace() });
+    const brief: LimitRule = { ...leased, points: 10, durationSeconds: 1, lease: 5 };
+    writes = 0;
+    for (let i = 0; i < 3; i++) await store.consume(brief, "k");
+    expect(writes).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // The two points left unused belonged to the last window: a new lease, and a full budget.
+    expect(await store.consume(brief, "k")).toMatchObject({ allowed: true, remaining: 9 });
+    expect(writes).toBe(2);
+  });
+
+  it("keeps at most maxLeases keys' leases in memory, dropping the oldest", async () => {
+    const store = openLimitStore({ db: database.db, namespace: namespace(), maxLeases: 2 });
+    writes = 0;
+    for (const key of ["a", "b", "c"]) await store.consume(leased, key);
+    expect(writes).toBe(3);
+    // a's lease made room for c's: a takes a new one (and its unused points are lost for the window).
+    expect(await store.consume(leased, "a")).toMatchObject({ allowed: true, remaining: 179 });
+    expect(writes).toBe(4);
+    await store.consume(leased, "c");
+    expect(writes).toBe(4);
+  });
+
+  it("never lets two processes leasing on one database pass the limit, and refuses at most a lease early", async () => {
+    const prefix = namespace();
+    const stores = [
+      openLimitStore({ db: database.db, namespace: prefix }),
+      openLimitStore({ db: database.db, namespace: prefix }),
+    ];
+    writes = 0;
+    const hammered = await hammer(stores, leased, "shared", 600);
+    expect(hammered).toBeLessThanOrEqual(leased.points);
+    expect(hammered).toBeGreaterThanOrEqual(leased.points - (leased.lease as number));
+    // What was refused early was held by the other process, which still serves it.
+    expect(hammered + (await drain(stores, leased, "shared"))).toBe(leased.points);
+    expect(writes).toBeLessThan(60);
+  });
+
+  it("grants a lease asked on stale knowledge only the points that still fit under the limit", async () => {
+    const prefix = namespace();
+    const [first, second] = [
+      openLimitStore({ db: database.db, namespace: prefix }),
+      openLimitStore({ db: database.db, namespace: prefix }),
+    ] as const;
+    const small: LimitRule = { ...leased, points: 100, lease: 10 };
+    // The first process leases 10 and serves one; the second then takes 85 of the 90 left.
+    expect(await first.consume(small, "k")).toMatchObject({ allowed: true, remaining: 99 });
+    for (let i = 0; i < 85; i++) expect((await second.consume(small, "k")).allowed).toBe(true);
+    // The first still believes 90 are left: its 9 leased points, then a lease of 10 of which only 5 fit.
+    expect(await drain([first], small, "k")).toBe(14);
+    expect(await drain([second], small, "k")).toBe(0);
+  });
+
   it.runIf(testDatabaseUrl())("shares counters between two processes' connection pools (PostgreSQL)", async () => {
     const other = await openDatabase({ databaseUrl: testDatabaseUrl(), dataDir: "", poolSize: 4 });
     try {
@@ -52,6 +167,10 @@ describe("rate limit store", () => {
         openLimitStore({ db: other.db, namespace: prefix }),
       ];
       expect(await race(stores, "shared", 41)).toBe(5);
+      const hammered = await hammer(stores, leased, "leased", 600);
+      expect(hammered).toBeLessThanOrEqual(leased.points);
+      expect(hammered).toBeGreaterThanOrEqual(leased.points - (leased.lease as number));
+      expect(hammered + (await drain(stores, leased, "leased"))).toBe(leased.points);
     } finally {
       await other.close();
     }
@@ -66,6 +185,10 @@ describe("rate limit store", () => {
     try {
       expect(stores[0]?.kind).toBe("redis");
       expect(await race(stores, "shared", 41)).toBe(5);
+      const hammered = await hammer(stores, leased, "leased", 600);
+      expect(hammered).toBeLessThanOrEqual(leased.points);
+      expect(hammered).toBeGreaterThanOrEqual(leased.points - (leased.lease as number));
+      expect(hammered + (await drain(stores, leased, "leased"))).toBe(leased.points);
     } finally {
       await Promise.all(stores.map((store) => store.close()));
     }
