@@ -269,7 +269,8 @@ async function restorePostgres(
   const name = `PostgreSQL database "${target.database}" on ${target.host}`;
   const tables = await withClient(config, async (client) => {
     const result = await client.query<{ count: string }>(
-      "select count(*) from information_schema.tables where table_schema in ('public', 'drizzle')",
+      // Tables, not views: a Citus coordinator's database has views of its own in public.
+      "select count(*) from information_schema.tables where table_schema in ('public', 'drizzle') and table_type = 'BASE TABLE'",
     );
     return Number(result.rows[0]?.count ?? 0);
   });
