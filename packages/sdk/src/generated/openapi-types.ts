@@ -1637,8 +1637,30 @@ export interface Operations {
       422: Problem;
     };
   };
-  /** GET /documents/receipts/{id}/{signature}: A donation's printable receipt (the donation's receipt_url) */
+  /** GET /documents/receipts/{organization}/{id}/{signature}: A donation's printable receipt (the donation's receipt_url) */
   retrieve_receipt: {
+    method: "GET";
+    path: "/documents/receipts/{organization}/{id}/{signature}";
+    pathParams: {
+      /** The organization's id */
+      organization: string;
+      /** The donation (receipt) or supporter (statement) id */
+      id: string;
+      /** The link's signature; only links the platform issued open */
+      signature: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: never;
+    responses: {
+      /** The receipt, printable on A4 */
+      200: string;
+      /** No such document, or the signature does not match */
+      404: string;
+    };
+  };
+  /** GET /documents/receipts/{id}/{signature}: A donation's printable receipt (the donation's receipt_url) */
+  retrieve_receipt_legacy: {
     method: "GET";
     path: "/documents/receipts/{id}/{signature}";
     pathParams: {
@@ -1657,8 +1679,35 @@ export interface Operations {
       404: string;
     };
   };
-  /** GET /documents/statements/{id}/{signature}: A supporter's yearly statement of donations (the supporter's certification_url) */
+  /** GET /documents/statements/{organization}/{id}/{signature}: A supporter's yearly statement of donations (the supporter's certification_url) */
   retrieve_statement: {
+    method: "GET";
+    path: "/documents/statements/{organization}/{id}/{signature}";
+    pathParams: {
+      /** The organization's id */
+      organization: string;
+      /** The donation (receipt) or supporter (statement) id */
+      id: string;
+      /** The link's signature; only links the platform issued open */
+      signature: string;
+    };
+    query: {
+      /** Calendar year (default: the latest year with donations) */
+      year?: string;
+    };
+    headers: Record<string, never>;
+    body: never;
+    responses: {
+      /** The statement, printable on A4 */
+      200: string;
+      /** The year is not a four-digit calendar year */
+      400: string;
+      /** No such document, or the signature does not match */
+      404: string;
+    };
+  };
+  /** GET /documents/statements/{id}/{signature}: A supporter's yearly statement of donations (the supporter's certification_url) */
+  retrieve_statement_legacy: {
     method: "GET";
     path: "/documents/statements/{id}/{signature}";
     pathParams: {
