@@ -141,37 +141,49 @@ const checkoutWire = wireRowOf<Omit<CheckoutWire, "campaign" | "supporter" | "do
   payment_method_id: null,
 });
 
-/** The checkout's row of a related table, same organization, as a JSON array (null when there is none). */
-function relatedJson(table: typeof campaigns | typeof supporters | typeof donations, json: SQL, key: AnyColumn) {
-  return sql`(select ${json} from ${table} where ${table.organizationId} = ${checkouts.organizationId} and ${table.id} = ${key})`;
+/** A joined row of a related table as a JSON array, null when the checkout has none. */
+function joinedJson(table: typeof supporters | typeof donations | typeof payments, json: SQL) {
+  return sql`case when ${table.id} is null then null else ${json} end`;
 }
 
 /**
- * Each record is one row of a few JSON values in wire form: no join to plan, few values to parse,
- * nothing to convert. A page's checkouts share few campaigns (a campaign has many checkouts), so
- * a campaign is read and sent once per statement, on the first of its rows (a window over the
- * page's rows, which the WHERE clause has already chosen); the other rows carry only its id.
- * The selection is constant, rendered once.
+ * Each record is one row of a few JSON values in wire form: few values to parse, nothing to
+ * convert. A page's checkouts share few campaigns (a campaign has many checkouts), so a campaign
+ * is sent once per statement, on the first of its rows (a window over the page's rows, which the
+ * WHERE clause has already chosen); the other rows carry only its id. The related rows are joined
+ * by (organization_id, id) (`withRelations`) rather than read by correlated subqueries: a join on
+ * the organization stays on the organization's shard on a Citus cluster, a correlated subquery
+ * would be sent to every shard. The selection is constant, rendered once.
  */
 const recordSelection = {
   checkout: checkoutWire.sql,
   campaignId: checkouts.campaignId,
   campaign: constantSql<unknown[] | null>(
-    sql`case when row_number() over (partition by ${checkouts.campaignId}) = 1 then ${relatedJson(campaigns, campaignWireRow.sql, checkouts.campaignId)} end`,
+    sql`case when row_number() over (partition by ${checkouts.campaignId}) = 1 and ${campaigns.id} is not null then ${campaignWireRow.sql} end`,
   ),
-  supporter: constantSql<unknown[] | null>(relatedJson(supporters, supporterWireRow.sql, checkouts.supporterId)),
-  donation: constantSql<unknown[] | null>(relatedJson(donations, donationWireRow.sql, checkouts.donationId)),
+  supporter: constantSql<unknown[] | null>(joinedJson(supporters, supporterWireRow.sql)),
+  donation: constantSql<unknown[] | null>(joinedJson(donations, donationWireRow.sql)),
   /** [payment, its method or null], or null without a payment. */
   payment: constantSql<[unknown[], unknown[] | null] | null>(
-    sql`(select json_build_array(${paymentWireRow.sql}, case when ${paymentMethods.id} is null then null else ${paymentMethodWireRow.sql} end)
-      from ${payments} left join ${paymentMethods}
-        on ${paymentMethods.organizationId} = ${payments.organizationId} and ${paymentMethods.id} = ${payments.paymentMethodId}
-      where ${payments.organizationId} = ${checkouts.organizationId} and ${payments.id} = ${checkouts.paymentId})`,
+    joinedJson(
+      payments,
+      sql`json_build_array(${paymentWireRow.sql}, case when ${paymentMethods.id} is null then null else ${paymentMethodWireRow.sql} end)`,
+    ),
   ),
 };
 
+/** The checkout's campaign, supporter, donation, payment and its method, same organization, for the selection. */
+function withRelations<T extends PgSelect>(query: T) {
+  return joinPaymentMethod(
+    query
+      .leftJoin(campaigns, sameTenant(campaigns.organizationId, campaigns.id, checkouts.campaignId))
+      .leftJoin(supporters, sameTenant(supporters.organizationId, supporters.id, checkouts.supporterId))
+      .leftJoin(donations, sameTenant(donations.organizationId, donations.id, checkouts.donationId)),
+  );
+}
+
 function selectWithRelations(tx: Executor) {
-  return tx.select(recordSelection).from(checkouts).$dynamic();
+  return withRelations(tx.select(recordSelection).from(checkouts).$dynamic());
 }
 
 type RecordRow = Awaited<ReturnType<typeof selectWithRelations>>[number];
@@ -242,12 +254,13 @@ export async function listCheckoutRecords(
       .limit(page.limit)
       .offset(page.offset)
       .as("page_ids");
-    let records = tx
-      .select({ ...recordSelection, total: pageIds.total })
-      .from(checkouts)
-      .innerJoin(pageIds, eq(pageIds.id, checkouts.id))
-      .$dynamic();
-    if (byPaymentMethod) records = joinPaymentMethod(records);
+    const records = withRelations(
+      tx
+        .select({ ...recordSelection, total: pageIds.total })
+        .from(checkouts)
+        .innerJoin(pageIds, eq(pageIds.id, checkouts.id))
+        .$dynamic(),
+    );
     const rows = await prepared(
       "checkouts_search",
       records.where(eq(checkouts.organizationId, scope.organizationId)).orderBy(...terms),
@@ -288,14 +301,15 @@ function pageStatement(tx: Executor, order: Order, conditions: SQL | undefined, 
     .orderBy(...terms)
     .limit(sql.placeholder("limit"))
     .offset(sql.placeholder("offset"));
-  let records = tx
-    .select({
-      ...recordSelection,
-      total: withCounter ? collectionCountSql(organizationId, "checkouts") : sql<number | null>`null`,
-    })
-    .from(checkouts)
-    .$dynamic();
-  if (byPaymentMethod) records = joinPaymentMethod(records);
+  const records = withRelations(
+    tx
+      .select({
+        ...recordSelection,
+        total: withCounter ? collectionCountSql(organizationId, "checkouts") : sql<number | null>`null`,
+      })
+      .from(checkouts)
+      .$dynamic(),
+  );
   return prepared(
     "checkouts_page",
     records.where(and(eq(checkouts.organizationId, organizationId), inArray(checkouts.id, pageIds))).orderBy(...terms),

@@ -9,7 +9,8 @@ export async function upsertProtection(db: Executor, organizationId: number, val
   await db
     .insert(checkoutProtection)
     .values({ organizationId, ...values })
-    .onConflictDoUpdate({ target: checkoutProtection.organizationId, set: { ...values, updateDate: sql`now()` } });
+    // The time as a value: Citus takes no volatile function in the DO UPDATE of a distributed table.
+    .onConflictDoUpdate({ target: checkoutProtection.organizationId, set: { ...values, updateDate: new Date() } });
 }
 
 /** The protection row and the email of the user who last changed it. */
