@@ -135,9 +135,14 @@ const SCALE_PREPARED_CHECKOUTS = 4_000;
 const SCALE_WARMUP_SECONDS = 1;
 const SCALE_TURNS = 2;
 const SCALE_TURN_SECONDS = 2;
-/** What a section needs besides its measurements (databases, seed, servers): it starts only with that much time left. */
-const CITUS_SETUP_SECONDS = 80;
-const PROCESSES_SETUP_SECONDS = 40;
+/**
+ * What a section needs besides its measurements (databases, seed, servers) on an idle machine, twice
+ * over: it starts only with that much time left, and stops before a step that would overrun the run's deadline.
+ */
+const CITUS_SETUP_SECONDS = 40;
+const PROCESSES_SETUP_SECONDS = 30;
+/** What the report and the clean-up take after the last section. */
+const REPORT_RESERVE_SECONDS = 15;
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** The `donata` command, as an operator starts it. */
 const BIN = path.join(ROOT, "bin", "donata.js");
@@ -924,8 +929,9 @@ const comparisonSeconds = (sides: number) => sides * (SCALE_WARMUP_SECONDS + 2 *
  * The same scenario on each side: a warm-up each, then turns at CONNECTIONS connections and turns
  * at 1, the sides alternating (in order, then in reverse); each side's turns merged.
  */
-async function compareSides(sides: Side[], check: ReturnType<typeof statusCheck>): Promise<Compared> {
+async function compareSides(sides: Side[], check: ReturnType<typeof statusCheck>, deadline: number): Promise<Compared> {
   for (const { scenario, headers } of sides) {
+    needTime(deadline, SCALE_WARMUP_SECONDS + 1);
     check(scenario.name, [["warm-up", await load(scenario, headers, SCALE_WARMUP_SECONDS, scenario.server.pid)]]);
   }
   const inTurns = async (connections: number) => {
@@ -934,6 +940,7 @@ async function compareSides(sides: Side[], check: ReturnType<typeof statusCheck>
       const order = [...sides.keys()];
       for (const index of turn % 2 === 0 ? order : order.reverse()) {
         const { scenario, headers } = sides[index] as Side;
+        needTime(deadline, SCALE_TURN_SECONDS + 1);
         runs[index]?.push(await load(scenario, headers, SCALE_TURN_SECONDS, scenario.server.pid, connections));
       }
     }
@@ -960,19 +967,56 @@ function markdownTable(header: string[], rows: string[][]): string {
   ].join("\n");
 }
 
-/** Not started when the time budget cannot hold it: the section says so instead of the run failing at its deadline. */
-function shortOfTime(deadline: number, needed: number): string | undefined {
-  // What the report and the clean-up take after the last section.
-  const left = (deadline - Date.now()) / 1000 - 15;
-  return left < needed
-    ? `only ${fmt(left, 0)} s were left of the run's ${HARD_DEADLINE_MS / 1000} s budget, and it needs about ${fmt(needed, 0)} s`
+/** Why `seconds` more would not end before the run's deadline (less the report's reserve), or undefined. */
+function timeShortage(deadline: number, seconds: number): string | undefined {
+  const left = (deadline - Date.now()) / 1000 - REPORT_RESERVE_SECONDS;
+  return left < seconds
+    ? `only ${fmt(left, 0)} s were left of the run's ${HARD_DEADLINE_MS / 1000} s budget, and the next step needs about ${fmt(seconds, 0)} s`
     : undefined;
+}
+
+/** A section that would overrun the run's deadline stops and says so; the run goes on to its report. */
+class OutOfTime extends Error {}
+
+function needTime(deadline: number, seconds: number) {
+  const shortage = timeShortage(deadline, seconds);
+  if (shortage) throw new OutOfTime(shortage);
+}
+
+/** A section's result when the time budget could not hold it, or rethrows. */
+function outOfTime(error: unknown, section: Section): string {
+  if (!(error instanceof OutOfTime)) throw error;
+  log(`\n${section} section stopped: ${error.message}`);
+  return `Not run to its end: ${error.message}. Run it alone with \`BENCH_SECTIONS=${section} npm run bench\`.`;
 }
 
 const ONE_MACHINE = `These are one-machine figures, for information, not targets: every process (the load generator, the
 application, PostgreSQL or every node of the cluster) shares the same ${os.cpus().length} cores, and the nodes talk over loopback, with
 no network latency between them. On separate machines each node has its own cores and every hop between
 them costs a network round trip; neither shows here.`;
+
+const CITUS_DESCRIPTION = `The default page, a single read by id and a donor's checkout completion with the sandbox card,
+on two databases seeded alike with \`seedOrganization\` (${SCALE_SEED.campaigns} campaigns, ${SCALE_SEED.supporters.toLocaleString("en-US")} supporters,
+${SCALE_SEED.checkouts.toLocaleString("en-US")} checkouts, random seed ${SCALE_SEED.randomSeed}: a twentieth of the main scenarios' data, so that the seed through
+the coordinator stays short), each with ${SCALE_PREPARED_CHECKOUTS.toLocaleString("en-US")} open checkouts of another organization for the completions and
+one application process, as in the main scenarios: **plain**, a database without the extension on the
+coordinator's own server (the same PostgreSQL build and settings as the cluster's nodes, so that the ratio is
+Citus's alone), and **cluster**, a database made on the coordinator and on every worker with the extension and
+the workers registered, laid out by \`donata migrate\` as docs/scaling.md says. Both are dropped at the end.
+The section runs when the cluster answers (\`BENCH_CITUS_URL\`, default \`${DEFAULT_CITUS_URL}\`, and
+\`BENCH_CITUS_WORKERS\`, default \`${DEFAULT_CITUS_WORKERS}\`) and says why it was skipped otherwise. Each
+scenario is first asked once on both databases; one that the cluster does not answer with HTTP 200 is reported,
+not measured.`;
+
+const PROCESSES_DESCRIPTION = `The default page (\`GET /api/v1/checkouts/\`) on \`node bin/donata.js serve --processes 1\` and on
+\`--processes 2\` (docs/deployment.md), each started as an operator starts it (\`DATABASE_URL\`, \`PORT\`, the main
+scenarios' raised limits, \`MAX_EVENT_LOOP_DELAY=0\` as the application child has it), both on one PostgreSQL database
+(\`BENCH_DATABASE_URL\`'s server) seeded as the Citus section's are, waited for until it listens and \`/readyz\` answers,
+and stopped with SIGTERM. \`--processes 1\` is one process that serves HTTP and runs the worker; \`--processes 2\`
+is a primary that hands each new connection to one of 2 HTTP processes in turn, and a worker process. With 1
+connection every request goes to the same HTTP process, so the latency rows show the cost of the arrangement,
+not of more cores; the throughput row is where a second process could help, and here the 2 HTTP processes
+compete for the same ${os.cpus().length} cores with PostgreSQL and the load generator.`;
 
 const SCALE_METHOD = `Method: each side warms up for ${SCALE_WARMUP_SECONDS} s at ${CONNECTIONS} connections; then ${SCALE_TURNS} turns of
 ${SCALE_TURN_SECONDS} s at ${CONNECTIONS} connections (throughput) and ${SCALE_TURNS} of ${SCALE_TURN_SECONDS} s at 1 connection (latency, what one
@@ -984,14 +1028,12 @@ alike; each side's turns are merged. The load generator, the token and the limit
  * and on a plain database of the coordinator's own server, seeded alike.
  */
 async function citusSection(deadline: number, undo: Undo, check: ReturnType<typeof statusCheck>): Promise<string> {
-  const title = "## Citus cluster next to plain PostgreSQL\n\n";
-  const short = shortOfTime(deadline, CITUS_SETUP_SECONDS + 3 * comparisonSeconds(2));
-  if (short) return `${title}Skipped: ${short}.`;
+  const short = timeShortage(deadline, CITUS_SETUP_SECONDS + 3 * comparisonSeconds(2));
+  if (short) return outOfTime(new OutOfTime(short), "citus");
   const cluster = await findCitusCluster();
   if ("skipped" in cluster) {
     log(`\nCitus cluster section skipped: ${cluster.skipped}`);
-    return `${title}Skipped: ${cluster.skipped} (\`BENCH_CITUS_URL\`, \`BENCH_CITUS_WORKERS\`; default: a coordinator on
-127.0.0.1:5433 and workers on 5434 and 5435).`;
+    return `Skipped: ${cluster.skipped}.`;
   }
   log(
     `\nCitus cluster: coordinator ${hostPort(cluster.coordinator)}, workers ${cluster.workers.map(hostPort).join(", ")}`,
@@ -1068,7 +1110,7 @@ async function citusSection(deadline: number, undo: Undo, check: ReturnType<type
         results.push({ name: kind.name, refused: clusterAnswer });
         continue;
       }
-      const compared = await compareSides([plainSide, clusterSide], check);
+      const compared = await compareSides([plainSide, clusterSide], check, deadline);
       const [tp, tc] = compared.throughput as [Measurement, Measurement];
       const [lp, lc] = compared.latency as [Measurement, Measurement];
       log(
@@ -1111,17 +1153,10 @@ async function citusSection(deadline: number, undo: Undo, check: ReturnType<type
       }),
     );
     const seeded = distributed.seeded;
-    return `${title}The same data on two databases: **plain**, a database without the extension on the coordinator's own
-server (the same PostgreSQL build and settings as the cluster's nodes, so that the ratio is Citus's alone), and
-**cluster**, a database created on the coordinator (${hostPort(cluster.coordinator)}) and its ${cluster.workers.length} workers
-(${cluster.workers.map(hostPort).join(", ")}) with the extension and the workers registered, laid out by \`donata migrate\` as
-docs/scaling.md says (${shardCount} shards per distributed table). Each was seeded with \`seedOrganization\`:
-${SCALE_SEED.campaigns} campaigns, ${SCALE_SEED.supporters.toLocaleString("en-US")} supporters, ${SCALE_SEED.checkouts.toLocaleString("en-US")} checkouts
-(random seed ${SCALE_SEED.randomSeed}; ${seeded.donations.toLocaleString("en-US")} donations, ${seeded.payments.toLocaleString("en-US")} payments), a twentieth
-of the main scenarios' data, so that the seed through the coordinator stays short: seeded side by side, it took ${fmt(distributed.seedSeconds)} s on the
-cluster and ${fmt(plain.seedSeconds)} s on the plain database (migrations: ${fmt(distributed.migrateSeconds)} s and ${fmt(plain.migrateSeconds)} s),
-and ${SCALE_PREPARED_CHECKOUTS.toLocaleString("en-US")} open checkouts of another organization for the completions. One application
-process each, as in the main scenarios. Both databases are dropped at the end.
+    return `This run: coordinator ${hostPort(cluster.coordinator)}, workers ${cluster.workers.map(hostPort).join(", ")},
+${shardCount} shards per distributed table; seeded side by side in ${fmt(distributed.seedSeconds)} s on the cluster and ${fmt(plain.seedSeconds)} s
+on the plain database (${seeded.donations.toLocaleString("en-US")} donations, ${seeded.payments.toLocaleString("en-US")} payments each), after migrations
+of ${fmt(distributed.migrateSeconds)} s and ${fmt(plain.migrateSeconds)} s.
 
 Throughput, ${CONNECTIONS} connections:
 
@@ -1143,11 +1178,9 @@ ${[
   executions
     ? `Citus's counters on the cluster database during these measurements: ${executions.single.toLocaleString("en-US")} single-shard and ${executions.multi.toLocaleString("en-US")} multi-shard executions.`
     : "Citus's execution counters were not available (`citus.enable_stat_counters`).",
-].join("\n\n")}
-
-${SCALE_METHOD}
-
-${ONE_MACHINE}`;
+].join("\n\n")}`;
+  } catch (error) {
+    return outOfTime(error, "citus");
   } finally {
     await undoAll(undo);
   }
@@ -1224,9 +1257,8 @@ async function processesSection(
   undo: Undo,
   check: ReturnType<typeof statusCheck>,
 ): Promise<string> {
-  const title = "## 1 against 2 processes\n\n";
-  const short = shortOfTime(deadline, PROCESSES_SETUP_SECONDS + comparisonSeconds(2));
-  if (short) return `${title}Skipped: ${short}.`;
+  const short = timeShortage(deadline, PROCESSES_SETUP_SECONDS + comparisonSeconds(2));
+  if (short) return outOfTime(new OutOfTime(short), "processes");
   log("\n1 against 2 processes");
   try {
     const name = `donata_bench_${randomBytes(6).toString("hex")}_processes`;
@@ -1250,7 +1282,7 @@ async function processesSection(
         headers: database.headers,
       }),
     );
-    const compared = await compareSides(sides, check);
+    const compared = await compareSides(sides, check, deadline);
     const [t1, t2] = compared.throughput as [Measurement, Measurement];
     const [l1, l2] = compared.latency as [Measurement, Measurement];
     log(
@@ -1265,21 +1297,9 @@ async function processesSection(
         ["p95 (ms), 1 connection", fmt(p95(l1), 2), fmt(p95(l2), 2), ratio(p95(l2), p95(l1))],
       ],
     );
-    return `${title}\`node bin/donata.js serve --processes 1\` and \`--processes 2\` (docs/deployment.md), each started as an operator
-starts it (\`DATABASE_URL\`, \`PORT\`, the main scenarios' raised limits, \`MAX_EVENT_LOOP_DELAY=0\` as the application
-child has it), on one PostgreSQL database (${hostPort(adminUrl)}) seeded as the Citus section's are
-(${SCALE_SEED.checkouts.toLocaleString("en-US")} checkouts), waited for until it listens and \`/readyz\` answers, and stopped with SIGTERM at the end.
-\`--processes 1\` is one process that serves HTTP and runs the worker; \`--processes 2\` is a primary that hands each new
-connection to one of 2 HTTP processes in turn, and a worker process. With 1 connection every request goes to the same
-HTTP process, so the latency row shows the cost of the arrangement, not of more cores; the throughput row is where
-a second process could help.
-
-${table}
-
-${SCALE_METHOD}
-
-${ONE_MACHINE} Here the 2 HTTP processes compete for the 2 cores with PostgreSQL and the load generator, so the
-throughput ratio says little about a server with more cores.`;
+    return `${table}`;
+  } catch (error) {
+    return outOfTime(error, "processes");
   } finally {
     await undoAll(undo);
   }
@@ -1297,13 +1317,18 @@ async function runScaleOut(
     log(`${label}: ${fmt((performance.now() - started) / 1000)} s`);
     return markdown;
   };
-  const notRun = (title: string) => `## ${title}\n\nNot run (\`BENCH_SECTIONS\`).`;
-  const citus = sections.has("citus")
-    ? await timed("Citus section", () => citusSection(options.deadline, options.undo, check))
-    : notRun("Citus cluster next to plain PostgreSQL");
-  const processes = sections.has("processes")
-    ? await timed("processes section", () => processesSection(options.adminUrl, options.deadline, options.undo, check))
-    : notRun("1 against 2 processes");
+  const run = (section: Section, title: string, description: string, body: () => Promise<string>) =>
+    sections.has(section)
+      ? timed(`${section} section`, body).then(
+          (result) => `## ${title}\n\n${description}\n\n${result}\n\n${SCALE_METHOD}\n\n${ONE_MACHINE}`,
+        )
+      : `## ${title}\n\n${description}\n\nNot run (\`BENCH_SECTIONS\`).`;
+  const citus = await run("citus", "Citus cluster next to plain PostgreSQL", CITUS_DESCRIPTION, () =>
+    citusSection(options.deadline, options.undo, check),
+  );
+  const processes = await run("processes", "1 against 2 processes", PROCESSES_DESCRIPTION, () =>
+    processesSection(options.adminUrl, options.deadline, options.undo, check),
+  );
   return `${citus}\n\n${processes}`;
 }
 
