@@ -2,6 +2,9 @@
  * `npm run bench`: seeds a throw-away PostgreSQL database with 100,000 checkouts, starts the
  * real application and a bare Fastify baseline in child processes, loads both with autocannon
  * over loopback and writes docs/benchmarks.md. See the "Method" section it writes for details.
+ * Then, on smaller data of their own: a Citus cluster next to plain PostgreSQL, and
+ * `donata serve --processes 1` against `--processes 2` (each skipped, saying why, when the cluster
+ * is not there or the time budget cannot hold it).
  *
  * Environment:
  *   BENCH_DATABASE_URL  server to create the throw-away database on
@@ -10,13 +13,20 @@
  *   BENCH_WARMUP        seconds of discarded warm-up per scenario (default 2)
  *   BENCH_KEEP_DATABASE=1  keep the database afterwards (for EXPLAIN ANALYZE); it is printed
  *   BENCH_REDIS_URL     Redis for the rate-limit cost rows (default redis://127.0.0.1:6379; left out if none answers)
+ *   BENCH_SECTIONS      which parts to run, comma-separated: main (the scenarios above and the
+ *                       rate-limit rows), citus, processes (default all three); without main the
+ *                       others print their tables and docs/benchmarks.md is left as it is
+ *   BENCH_CITUS_URL     a Citus coordinator server (default postgres://postgres@127.0.0.1:5433/postgres);
+ *                       the "Citus cluster" section is skipped, saying why, when it or a worker does not answer
+ *   BENCH_CITUS_WORKERS its workers, host:port comma-separated (default 127.0.0.1:5434,127.0.0.1:5435)
  *
  * The same file is the application's child process when started with BENCH_ROLE=app.
  */
-import { type ChildProcess, fork } from "node:child_process";
+import { type ChildProcess, fork, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { Redis } from "ioredis";
@@ -36,7 +46,7 @@ import { createUser } from "../src/modules/users/users.service.js";
 import { generateSecret, hashSecret } from "../src/oauth/secrets.js";
 import { upsertProcessorAccount } from "../src/payments/processors/processor-accounts.repo.js";
 import { createSecretBox } from "../src/secrets/secret-box.js";
-import { seedOrganization } from "../src/seed/seed.service.js";
+import { type SeedCounts, seedOrganization } from "../src/seed/seed.service.js";
 import { mintConfirmationToken, type StripeStandIn, startStripeStandIn } from "../test/helpers/stripe-stand-in.js";
 
 const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -86,6 +96,60 @@ const LIMIT_PAGES = [
   { name: "10-row page", path: "/api/v1/checkouts/?limit=10" },
 ] as const;
 type LimitPage = (typeof LIMIT_PAGES)[number];
+/**
+ * The load comes from one token and one address: limits far above it, so the figures measure the
+ * API (each request still counts against its limit, leased as by default), never 429s. Every
+ * completion comes from one address with one card, ten at a time: the card-testing budgets
+ * (checkouts per address, declines reserved per address and per card while a charge is in flight)
+ * are raised with them. The application's settings, as its environment says them.
+ */
+const UNLIMITED = "999999999/1s";
+const LOAD_LIMITS = {
+  RATE_LIMIT_TOKEN: UNLIMITED,
+  RATE_LIMIT_SESSION: UNLIMITED,
+  RATE_LIMIT_IP: UNLIMITED,
+  RATE_LIMIT_SIGN_IN_ACCOUNT: UNLIMITED,
+  RATE_LIMIT_SIGN_IN_ADDRESS: UNLIMITED,
+  CHECKOUTS_PER_IP: "1000000",
+  CARD_DECLINES_PER_IP: "100000",
+  CARD_DECLINES_PER_CARD: "100000",
+};
+
+/** The parts of the run (BENCH_SECTIONS). */
+const SECTIONS = ["main", "citus", "processes"] as const;
+type Section = (typeof SECTIONS)[number];
+/**
+ * The scale-out sections (a Citus cluster next to plain PostgreSQL, 1 against 2 processes) run on
+ * a twentieth of the main data, every database seeded alike, so that seeding the cluster through
+ * its coordinator fits in the time budget. Their requests read an index or write a few rows, so the
+ * data's size matters little to them.
+ */
+const SCALE_SEED = { campaigns: 50, supporters: 1_500, checkouts: 5_000, randomSeed: 1 };
+/** Open checkouts made ahead in each scale-out database for its completion scenario (each completes once). */
+const SCALE_PREPARED_CHECKOUTS = 4_000;
+/**
+ * Each side of a comparison warms up once, then runs SCALE_TURNS turns of SCALE_TURN_SECONDS at
+ * 10 connections and as many at 1, alternating with the other side (in order, then in reverse), so
+ * that the machine's other load falls on both alike.
+ */
+const SCALE_WARMUP_SECONDS = 1;
+const SCALE_TURNS = 2;
+const SCALE_TURN_SECONDS = 2;
+/**
+ * What a section needs besides its measurements (databases, seed, servers) on an idle machine, twice
+ * over: it starts only with that much time left, and stops before a step that would overrun the run's deadline.
+ */
+const CITUS_SETUP_SECONDS = 40;
+const PROCESSES_SETUP_SECONDS = 30;
+/** What the report and the clean-up take after the last section. */
+const REPORT_RESERVE_SECONDS = 15;
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+/** The `donata` command, as an operator starts it. */
+const BIN = path.join(ROOT, "bin", "donata.js");
+const DEFAULT_CITUS_URL = "postgres://postgres@127.0.0.1:5433/postgres";
+const DEFAULT_CITUS_WORKERS = "127.0.0.1:5434,127.0.0.1:5435";
+/** `donata serve --processes 2` lets its children finish their requests on SIGTERM: longer than a child's stop. */
+const SERVE_STOP_TIMEOUT_MS = 15_000;
 
 interface LimitRun {
   name: string;
@@ -114,23 +178,10 @@ async function runAppChild() {
   const databaseUrl = process.env.BENCH_APP_DATABASE_URL;
   if (!databaseUrl || !process.send) throw new Error("BENCH_ROLE=app is started by bench/run.ts only");
   const variant = LIMIT_VARIANTS.find((each) => each.id === process.env.BENCH_LIMITS);
-  // The load comes from one token and one address: limits far above it, so the figures measure the
-  // API (each request still counts against its limit, leased as by default), never 429s.
-  const unlimited = "999999999/1s";
   const config = loadConfig(
     {
-      LOG_LEVEL: "silent",
-      RATE_LIMIT_TOKEN: unlimited,
-      RATE_LIMIT_SESSION: unlimited,
-      RATE_LIMIT_IP: unlimited,
-      RATE_LIMIT_SIGN_IN_ACCOUNT: unlimited,
-      RATE_LIMIT_SIGN_IN_ADDRESS: unlimited,
-      // Every completion comes from one address with one card, ten at a time: the card-testing budgets
-      // (checkouts per address, declines reserved per address and per card while a charge is in flight)
-      // are raised with them.
-      CHECKOUTS_PER_IP: "1000000",
-      CARD_DECLINES_PER_IP: "100000",
-      CARD_DECLINES_PER_CARD: "100000",
+      LOG_LEVEL: process.env.BENCH_APP_LOG_LEVEL || "silent",
+      ...LOAD_LIMITS,
       DONATA_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
       STRIPE_API_URL: process.env.BENCH_STRIPE_API_URL,
       ...(variant
@@ -544,8 +595,750 @@ async function redisAnswers(url: string): Promise<boolean> {
   }
 }
 
+/** Records, in `failures`, every phase of a scenario that had an answer other than HTTP 200, an error or a timeout. */
+function statusCheck(failures: string[]) {
+  return (name: string, phases: [string, Measurement][]) => {
+    for (const [phase, m] of phases) {
+      const bad = [...m.statuses].filter(([status]) => status !== 200);
+      if (bad.length > 0 || m.errors > 0 || m.timeouts > 0) {
+        failures.push(
+          `${name} (${phase}): ${bad.map(([s, n]) => `${n} × HTTP ${s}`).join(", ") || "no non-200"}, ` +
+            `${m.errors} errors, ${m.timeouts} timeouts`,
+        );
+      }
+    }
+  };
+}
+
 function fmt(value: number, digits = 1): string {
   return Number.isFinite(value) ? value.toFixed(digits) : "n/a";
+}
+
+/** The bench organization, an installed application holding every permission, and its access token. */
+async function createBenchAccess(db: Database["db"]) {
+  const organization = await createOrganization(db, { slug: ORG, name: "Benchmark" });
+  const application = await createApplication(db, {
+    name: "Benchmark",
+    applicationUrl: "http://127.0.0.1/",
+    callbackUrls: ["http://127.0.0.1/callback"],
+  });
+  await installApplication(db, application.client_id, ORG);
+  const tokens = await createInstallationToken(
+    db,
+    { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 7200 },
+    application.client_id,
+    ORG,
+  );
+  return { organization, application, headers: { authorization: `Bearer ${tokens.access_token}` } };
+}
+
+/** Checkout ids of the seed for the single reads, spread over it. */
+async function sampleCheckoutIds(database: Database, organizationId: number): Promise<string[]> {
+  const pool = (database.db as unknown as { $client: pg.Pool }).$client;
+  const sample = await pool.query<{ id: string }>(
+    `select id from checkouts where organization_id = $1 order by md5(id::text) limit ${SINGLE_READ_IDS}`,
+    [organizationId],
+  );
+  return sample.rows.map((row) => row.id);
+}
+
+/**
+ * Open checkouts of another organization (so the list scenarios' count stays the seed's), each
+ * with its client secret, for the completion scenario: one donation per request.
+ */
+async function prepareGivingCheckouts(db: Database["db"], count: number): Promise<{ id: number; secret: string }[]> {
+  const giving = await createOrganization(db, { slug: GIVING_ORG, name: "Bench giving" });
+  const [givingCampaign] = await db
+    .insert(campaigns)
+    .values({
+      organizationId: giving.id,
+      title: "Bench appeal",
+      slug: "bench-appeal",
+      minAmount: 1,
+      maxAmount: 10_000,
+      costExampleAmount: 10,
+      costExampleLabel: "school kit",
+    })
+    .returning();
+  if (!givingCampaign) throw new Error("bench campaign not inserted");
+  const checkoutSecrets = Array.from({ length: count }, () => generateSecret("dnt_cks"));
+  const prepared: { id: number; secret: string }[] = [];
+  for (let start = 0; start < checkoutSecrets.length; start += 2000) {
+    const secrets = checkoutSecrets.slice(start, start + 2000);
+    const rows = await db
+      .insert(checkouts)
+      .values(
+        secrets.map((secret) => ({
+          organizationId: giving.id,
+          campaignId: givingCampaign.id,
+          state: "OPEN",
+          clientSecretHash: hashSecret(secret),
+        })),
+      )
+      .returning({ id: checkouts.id });
+    for (const [index, row] of rows.entries()) prepared.push({ id: row.id, secret: secrets[index] as string });
+  }
+  return prepared;
+}
+
+/** A donor completing a one-off gift of 25 with the sandbox card, each prepared checkout once. */
+function sandboxCompletion(
+  name: string,
+  origin: string,
+  server: ChildProcess,
+  prepared: { id: number; secret: string }[],
+): Scenario {
+  let next = 0;
+  return {
+    name,
+    url: `${origin}/api/v1/public/organizations/${GIVING_ORG}/checkouts/0/complete`,
+    noAuth: true,
+    json: {
+      next() {
+        // Past the prepared checkouts the answers are 4xx and the run says so.
+        const checkout = prepared[next++ % prepared.length] as { id: number; secret: string };
+        return {
+          path: `/api/v1/public/organizations/${GIVING_ORG}/checkouts/${checkout.id}/complete`,
+          body: JSON.stringify({
+            client_secret: checkout.secret,
+            amount: 25,
+            frequency: 0,
+            processor: "sandbox",
+            card: { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" },
+            supporter: { first_name: "Bench", last_name: "Donor", email: `donor-${checkout.id}@bench.example` },
+            consents: { privacy: true },
+          }),
+        };
+      },
+    },
+    server,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scale-out: a Citus cluster next to plain PostgreSQL, and 1 against 2 processes.
+// ---------------------------------------------------------------------------------------------
+
+/** What a section created or started, undone last first: at the section's end, or when the run is aborted. */
+type Undo = (() => Promise<void>)[];
+
+async function undoAll(undo: Undo) {
+  for (const step of undo.splice(0).reverse()) {
+    await step().catch((error: unknown) => console.error("cleanup:", error));
+  }
+}
+
+async function runSql(url: string, statements: string[]): Promise<pg.QueryResult[]> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    const results = [];
+    for (const statement of statements) results.push(await client.query(statement));
+    return results;
+  } finally {
+    await client.end();
+  }
+}
+
+/** `url` with another database (and host and port). */
+function onDatabase(url: string, database: string, host?: string, port?: number): string {
+  const next = new URL(url);
+  next.pathname = `/${database}`;
+  if (host) next.hostname = host;
+  if (port) next.port = String(port);
+  return next.toString();
+}
+
+const hostPort = (url: string) => new URL(url).host;
+
+/** A database of PostgreSQL alone on the server of `serverUrl`, dropped by `undo`. */
+async function createPlainDatabase(serverUrl: string, name: string, undo: Undo): Promise<string> {
+  undo.push(async () => {
+    await runSql(serverUrl, [`drop database if exists "${name}" with (force)`]);
+    log(`dropped database ${name} on ${hostPort(serverUrl)}`);
+  });
+  await runSql(serverUrl, [`create database "${name}"`]);
+  return onDatabase(serverUrl, name);
+}
+
+interface CitusCluster {
+  /** The coordinator's and the workers' server URLs. */
+  coordinator: string;
+  workers: string[];
+}
+
+/** Why the server at `url` cannot be a Citus node, or undefined when it can. */
+async function citusProblem(url: string): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  client.on("error", () => {
+    // The answer is the query's.
+  });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ libraries: string; available: boolean }>(
+      "select current_setting('shared_preload_libraries') as libraries, " +
+        "exists (select 1 from pg_available_extensions where name = 'citus') as available",
+    );
+    if (!rows[0]?.available) return "has no citus extension";
+    if (!/\bcitus\b/.test(rows[0].libraries)) return "does not preload citus (shared_preload_libraries)";
+    return undefined;
+  } catch (error) {
+    return `does not answer (${error instanceof Error ? error.message : String(error)})`;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** The cluster of BENCH_CITUS_URL and BENCH_CITUS_WORKERS, or why it cannot be used. */
+async function findCitusCluster(): Promise<CitusCluster | { skipped: string }> {
+  const coordinator = process.env.BENCH_CITUS_URL || DEFAULT_CITUS_URL;
+  const workers = (process.env.BENCH_CITUS_WORKERS || DEFAULT_CITUS_WORKERS)
+    .split(",")
+    .map((each) => each.trim())
+    .filter(Boolean)
+    .map((each) => {
+      const at = each.lastIndexOf(":");
+      return onDatabase(coordinator, "postgres", each.slice(0, at), Number(each.slice(at + 1)));
+    });
+  if (workers.length === 0) return { skipped: "no workers are named (BENCH_CITUS_WORKERS)" };
+  for (const [role, url] of [["coordinator", coordinator], ...workers.map((worker) => ["worker", worker])] as const) {
+    const problem = await citusProblem(url);
+    if (problem) return { skipped: `the ${role} at ${hostPort(url)} ${problem}` };
+  }
+  return { coordinator, workers };
+}
+
+/**
+ * A database on every node of the cluster with the extension, the workers registered, as
+ * docs/scaling.md says; its tables get the default shard count (32) when migrated. Dropped everywhere by `undo`.
+ */
+async function createClusterDatabase(cluster: CitusCluster, name: string, undo: Undo): Promise<string> {
+  const nodes = [cluster.coordinator, ...cluster.workers];
+  // Registered first: a failure half-way leaves nothing behind.
+  undo.push(async () => {
+    for (const node of nodes) await runSql(node, [`drop database if exists "${name}" with (force)`]);
+    log(`dropped database ${name} on ${nodes.map(hostPort).join(", ")}`);
+  });
+  for (const worker of cluster.workers) {
+    await runSql(worker, [`create database "${name}"`]);
+    await runSql(onDatabase(worker, name), ["create extension citus"]);
+  }
+  await runSql(cluster.coordinator, [`create database "${name}"`]);
+  const url = onDatabase(cluster.coordinator, name);
+  const coordinator = new URL(cluster.coordinator);
+  await runSql(url, [
+    "create extension citus",
+    `select citus_set_coordinator_host('${coordinator.hostname}', ${Number(coordinator.port || 5432)})`,
+    ...cluster.workers.map((worker) => {
+      const node = new URL(worker);
+      return `select citus_add_node('${node.hostname}', ${Number(node.port || 5432)})`;
+    }),
+  ]);
+  return url;
+}
+
+/** A scale-out database, migrated and seeded as the main one is, with SCALE_SEED. */
+interface ScaleDatabase {
+  url: string;
+  headers: Record<string, string>;
+  singleIds: string[];
+  /** Open checkouts for the completion scenario (none when it is not measured there). */
+  prepared: { id: number; secret: string }[];
+  migrateSeconds: number;
+  seedSeconds: number;
+  seeded: SeedCounts;
+}
+
+async function prepareScaleDatabase(url: string, label: string, preparedCheckouts: number): Promise<ScaleDatabase> {
+  const database = await openDatabase({ databaseUrl: url, dataDir: "memory://", poolSize: 2 });
+  try {
+    const migrateStarted = performance.now();
+    await database.migrate();
+    const migrateSeconds = (performance.now() - migrateStarted) / 1000;
+    const { organization, headers } = await createBenchAccess(database.db);
+    const seedStarted = performance.now();
+    const seeded = await seedOrganization(database, { organization: ORG, ...SCALE_SEED });
+    const seedSeconds = (performance.now() - seedStarted) / 1000;
+    const singleIds = await sampleCheckoutIds(database, organization.id);
+    const prepared = preparedCheckouts > 0 ? await prepareGivingCheckouts(database.db, preparedCheckouts) : [];
+    log(`${label}: migrated in ${fmt(migrateSeconds)} s, seeded in ${fmt(seedSeconds)} s`);
+    return { url, headers, singleIds, prepared, migrateSeconds, seedSeconds, seeded };
+  } finally {
+    await database.close();
+  }
+}
+
+/** The application in a child process on `databaseUrl`, as the main scenarios run it; stopped by `undo`. */
+async function startAppChild(
+  databaseUrl: string,
+  label: string,
+  undo: Undo,
+): Promise<{ child: ChildProcess; origin: string }> {
+  const child = forkTs(fileURLToPath(import.meta.url), {
+    ...process.env,
+    BENCH_ROLE: "app",
+    BENCH_APP_DATABASE_URL: databaseUrl,
+    // Its errors on the bench's output: a request the cluster cannot answer says why there.
+    BENCH_APP_LOG_LEVEL: "error",
+  });
+  undo.push(() => stopChild(child));
+  const { port } = await waitForReady(child, label);
+  return { child, origin: `http://127.0.0.1:${port}` };
+}
+
+/** A GET that must answer 200 with a page whose count is `count`. */
+async function probePage(url: string, headers: Record<string, string>, count: number) {
+  const { json } = await getJson(url, headers);
+  const page = json as { items: unknown[]; count: number };
+  if (page.items.length !== 100 || page.count !== count) {
+    throw new Error(`${url} has ${page.items.length} items and count ${page.count}; expected 100 and ${count}`);
+  }
+}
+
+/** The first request of a scenario: undefined when it is answered 200, else the status and the start of the body. */
+async function firstAnswer({ scenario, headers }: Side): Promise<string | undefined> {
+  const made = scenario.json?.next();
+  const response = made
+    ? await fetch(new URL(made.path, scenario.url), {
+        method: "POST",
+        headers: { "content-type": "application/json", ...made.headers },
+        body: made.body,
+      })
+    : await fetch(scenario.url, { headers: scenario.noAuth ? {} : headers });
+  const text = await response.text();
+  return response.status === 200 ? undefined : `HTTP ${response.status}: ${text.slice(0, 300)}`;
+}
+
+/** One side of a comparison: a scenario and the token its requests carry. */
+interface Side {
+  scenario: Scenario;
+  headers: Record<string, string>;
+}
+
+interface Compared {
+  /** At CONNECTIONS connections, per side. */
+  throughput: Measurement[];
+  /** At 1 connection, per side. */
+  latency: Measurement[];
+}
+
+/** Seconds `compareSides` takes for `sides` sides. */
+const comparisonSeconds = (sides: number) => sides * (SCALE_WARMUP_SECONDS + 2 * SCALE_TURNS * SCALE_TURN_SECONDS);
+
+/**
+ * The same scenario on each side: a warm-up each, then turns at CONNECTIONS connections and turns
+ * at 1, the sides alternating (in order, then in reverse); each side's turns merged.
+ */
+async function compareSides(sides: Side[], check: ReturnType<typeof statusCheck>, deadline: number): Promise<Compared> {
+  for (const { scenario, headers } of sides) {
+    needTime(deadline, SCALE_WARMUP_SECONDS + 1);
+    check(scenario.name, [["warm-up", await load(scenario, headers, SCALE_WARMUP_SECONDS, scenario.server.pid)]]);
+  }
+  const inTurns = async (connections: number) => {
+    const runs = sides.map(() => [] as Measurement[]);
+    for (let turn = 0; turn < SCALE_TURNS; turn++) {
+      const order = [...sides.keys()];
+      for (const index of turn % 2 === 0 ? order : order.reverse()) {
+        const { scenario, headers } = sides[index] as Side;
+        needTime(deadline, SCALE_TURN_SECONDS + 1);
+        runs[index]?.push(await load(scenario, headers, SCALE_TURN_SECONDS, scenario.server.pid, connections));
+      }
+    }
+    return runs.map((each) => merged(each));
+  };
+  const compared = { throughput: await inTurns(CONNECTIONS), latency: await inTurns(1) };
+  sides.forEach(({ scenario }, index) => {
+    check(scenario.name, [
+      [`${CONNECTIONS} connections`, compared.throughput[index] as Measurement],
+      ["1 connection", compared.latency[index] as Measurement],
+    ]);
+  });
+  return compared;
+}
+
+const p95 = (m: Measurement) => percentile(m.latencies, 0.95);
+const ratio = (a: number, b: number) => `× ${fmt(a / b, 2)}`;
+
+function markdownTable(header: string[], rows: string[][]): string {
+  return [
+    `| ${header.join(" | ")} |`,
+    `| ${header.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`,
+    ...rows.map((row) => `| ${row.join(" | ")} |`),
+  ].join("\n");
+}
+
+/** Why `seconds` more would not end before the run's deadline (less the report's reserve), or undefined. */
+function timeShortage(deadline: number, seconds: number): string | undefined {
+  const left = (deadline - Date.now()) / 1000 - REPORT_RESERVE_SECONDS;
+  return left < seconds
+    ? `only ${fmt(left, 0)} s were left of the run's ${HARD_DEADLINE_MS / 1000} s budget, and the next step needs about ${fmt(seconds, 0)} s`
+    : undefined;
+}
+
+/** A section that would overrun the run's deadline stops and says so; the run goes on to its report. */
+class OutOfTime extends Error {}
+
+function needTime(deadline: number, seconds: number) {
+  const shortage = timeShortage(deadline, seconds);
+  if (shortage) throw new OutOfTime(shortage);
+}
+
+/** A section's result when the time budget could not hold it, or rethrows. */
+function outOfTime(error: unknown, section: Section): string {
+  if (!(error instanceof OutOfTime)) throw error;
+  log(`\n${section} section stopped: ${error.message}`);
+  return `Not run to its end: ${error.message}. Run it alone with \`BENCH_SECTIONS=${section} npm run bench\`.`;
+}
+
+const ONE_MACHINE = `These are one-machine figures, for information, not targets: every process (the load generator, the
+application, PostgreSQL or every node of the cluster) shares the same ${os.cpus().length} cores, and the nodes talk over loopback, with
+no network latency between them. On separate machines each node has its own cores and every hop between
+them costs a network round trip; neither shows here.`;
+
+const CITUS_DESCRIPTION = `The default page, a single read by id and a donor's checkout completion with the sandbox card,
+on two databases seeded alike with \`seedOrganization\` (${SCALE_SEED.campaigns} campaigns, ${SCALE_SEED.supporters.toLocaleString("en-US")} supporters,
+${SCALE_SEED.checkouts.toLocaleString("en-US")} checkouts, random seed ${SCALE_SEED.randomSeed}: a twentieth of the main scenarios' data, so that the seed through
+the coordinator stays short), each with ${SCALE_PREPARED_CHECKOUTS.toLocaleString("en-US")} open checkouts of another organization for the completions and
+one application process, as in the main scenarios: **plain**, a database without the extension on the
+coordinator's own server (the same PostgreSQL build and settings as the cluster's nodes, so that the ratio is
+Citus's alone), and **cluster**, a database made on the coordinator and on every worker with the extension and
+the workers registered, laid out by \`donata migrate\` as docs/scaling.md says. Both are dropped at the end.
+The section runs when the cluster answers (\`BENCH_CITUS_URL\`, default \`${DEFAULT_CITUS_URL}\`, and
+\`BENCH_CITUS_WORKERS\`, default \`${DEFAULT_CITUS_WORKERS}\`) and says why it was skipped otherwise. Each
+scenario is first asked once on both databases; one that the cluster does not answer with HTTP 200 is reported,
+not measured.`;
+
+const PROCESSES_DESCRIPTION = `The default page (\`GET /api/v1/checkouts/\`) on \`node bin/donata.js serve --processes 1\` and on
+\`--processes 2\` (docs/deployment.md), each started as an operator starts it (\`DATABASE_URL\`, \`PORT\`, the main
+scenarios' raised limits, \`MAX_EVENT_LOOP_DELAY=0\` as the application child has it), both on one PostgreSQL database
+(\`BENCH_DATABASE_URL\`'s server) seeded as the Citus section's are, waited for until it listens and \`/readyz\` answers,
+and stopped with SIGTERM. \`--processes 1\` is one process that serves HTTP and runs the worker; \`--processes 2\`
+is a primary that hands each new connection to one of 2 HTTP processes in turn, and a worker process. With 1
+connection every request goes to the same HTTP process, so the latency rows show the cost of the arrangement,
+not of more cores; the throughput row is where a second process could help, and here the 2 HTTP processes
+compete for the same ${os.cpus().length} cores with PostgreSQL and the load generator.`;
+
+const SCALE_METHOD = `Method: each side warms up for ${SCALE_WARMUP_SECONDS} s at ${CONNECTIONS} connections; then ${SCALE_TURNS} turns of
+${SCALE_TURN_SECONDS} s at ${CONNECTIONS} connections (throughput) and ${SCALE_TURNS} of ${SCALE_TURN_SECONDS} s at 1 connection (latency, what one
+user sees), the sides alternating (in order, then in reverse) so that the machine's other load falls on both
+alike; each side's turns are merged. The load generator, the token and the limits are the main scenarios'.`;
+
+/**
+ * The default page, a single read and a sandbox checkout completion on a Citus cluster database
+ * and on a plain database of the coordinator's own server, seeded alike.
+ */
+async function citusSection(deadline: number, undo: Undo, check: ReturnType<typeof statusCheck>): Promise<string> {
+  const short = timeShortage(deadline, CITUS_SETUP_SECONDS + 3 * comparisonSeconds(2));
+  if (short) return outOfTime(new OutOfTime(short), "citus");
+  const cluster = await findCitusCluster();
+  if ("skipped" in cluster) {
+    log(`\nCitus cluster section skipped: ${cluster.skipped}`);
+    return `Skipped: ${cluster.skipped}.`;
+  }
+  log(
+    `\nCitus cluster: coordinator ${hostPort(cluster.coordinator)}, workers ${cluster.workers.map(hostPort).join(", ")}`,
+  );
+  const name = `donata_bench_${randomBytes(6).toString("hex")}`;
+  try {
+    const plainUrl = await createPlainDatabase(cluster.coordinator, `${name}_plain`, undo);
+    const clusterUrl = await createClusterDatabase(cluster, `${name}_citus`, undo);
+    // Side by side: the cluster's seed waits mostly on the coordinator's round trips to its workers.
+    const [plain, distributed] = await Promise.all([
+      prepareScaleDatabase(plainUrl, "plain database", SCALE_PREPARED_CHECKOUTS),
+      prepareScaleDatabase(clusterUrl, "cluster database", SCALE_PREPARED_CHECKOUTS),
+    ]);
+    const [shards] = await runSql(distributed.url, ["show citus.shard_count"]);
+    const shardCount = String(shards?.rows[0]?.["citus.shard_count"] ?? "?");
+    const [plainApp, clusterApp] = await Promise.all([
+      startAppChild(plain.url, "application server (plain)", undo),
+      startAppChild(distributed.url, "application server (cluster)", undo),
+    ]);
+    await probePage(`${plainApp.origin}/api/v1/checkouts/`, plain.headers, SCALE_SEED.checkouts);
+    // Citus's own counters (citus.enable_stat_counters): whether each request ran on one shard.
+    const counters = async (action: "reset" | "read") => {
+      try {
+        if (action === "reset") await runSql(distributed.url, ["select citus_stat_counters_reset()"]);
+        const [result] = await runSql(distributed.url, [
+          "select query_execution_single_shard as single, query_execution_multi_shard as multi " +
+            "from citus_stat_counters where name = current_database()",
+        ]);
+        const row = result?.rows[0] as { single: string; multi: string } | undefined;
+        return row && { single: Number(row.single), multi: Number(row.multi) };
+      } catch {
+        return undefined;
+      }
+    };
+    await counters("reset");
+    const kinds = [
+      {
+        name: "GET /api/v1/checkouts/ (default page)",
+        side: (app: typeof plainApp, database: ScaleDatabase, name: string): Side => ({
+          scenario: { name, url: `${app.origin}/api/v1/checkouts/`, server: app.child },
+          headers: database.headers,
+        }),
+      },
+      {
+        name: `GET /api/v1/checkouts/{id} (${plain.singleIds.length} ids in turn)`,
+        side: (app: typeof plainApp, database: ScaleDatabase, name: string): Side => ({
+          scenario: {
+            name,
+            url: `${app.origin}/api/v1/checkouts/${database.singleIds[0]}`,
+            paths: database.singleIds.map((id) => `/api/v1/checkouts/${id}`),
+            server: app.child,
+          },
+          headers: database.headers,
+        }),
+      },
+      {
+        name: "POST …/checkouts/{id}/complete (one-off gift, sandbox card)",
+        side: (app: typeof plainApp, database: ScaleDatabase, name: string): Side => ({
+          scenario: sandboxCompletion(name, app.origin, app.child, database.prepared),
+          headers: database.headers,
+        }),
+      },
+    ];
+    /** Each scenario's figures, or what the cluster answered its first request when that was not 200. */
+    const results: ({ name: string; compared: Compared } | { name: string; refused: string })[] = [];
+    for (const kind of kinds) {
+      log(`\n${kind.name}, plain and cluster in turns`);
+      const plainSide = kind.side(plainApp, plain, `${kind.name} (plain)`);
+      const clusterSide = kind.side(clusterApp, distributed, `${kind.name} (cluster)`);
+      const [plainAnswer, clusterAnswer] = [await firstAnswer(plainSide), await firstAnswer(clusterSide)];
+      if (plainAnswer) throw new Error(`${kind.name} on the plain database: ${plainAnswer}`);
+      if (clusterAnswer) {
+        log(`  not measured: the cluster answered ${clusterAnswer}`);
+        results.push({ name: kind.name, refused: clusterAnswer });
+        continue;
+      }
+      const compared = await compareSides([plainSide, clusterSide], check, deadline);
+      const [tp, tc] = compared.throughput as [Measurement, Measurement];
+      const [lp, lc] = compared.latency as [Measurement, Measurement];
+      log(
+        `  ${CONNECTIONS} connections: plain ${fmt(tp.rps, 0)} req/s, cluster ${fmt(tc.rps, 0)} req/s (${ratio(tc.rps, tp.rps)}); ` +
+          `1 connection p50: plain ${fmt(lp.p50, 2)} ms, cluster ${fmt(lc.p50, 2)} ms (${ratio(lc.p50, lp.p50)})`,
+      );
+      results.push({ name: kind.name, compared });
+    }
+    const executions = await counters("read");
+    const throughputTable = markdownTable(
+      ["Scenario", "plain req/s", "cluster req/s", "cluster / plain"],
+      results.map((result) => {
+        if ("refused" in result) return [result.name, "–", "–", "not measured"];
+        const [p, c] = result.compared.throughput as [Measurement, Measurement];
+        return [result.name, fmt(p.rps, 0), fmt(c.rps, 0), ratio(c.rps, p.rps)];
+      }),
+    );
+    const latencyTable = markdownTable(
+      [
+        "Scenario",
+        "plain p50 (ms)",
+        "cluster p50 (ms)",
+        "cluster / plain",
+        "plain p95 (ms)",
+        "cluster p95 (ms)",
+        "cluster / plain",
+      ],
+      results.map((result) => {
+        if ("refused" in result) return [result.name, "–", "–", "not measured", "–", "–", "not measured"];
+        const [p, c] = result.compared.latency as [Measurement, Measurement];
+        return [
+          result.name,
+          fmt(p.p50, 2),
+          fmt(c.p50, 2),
+          ratio(c.p50, p.p50),
+          fmt(p95(p), 2),
+          fmt(p95(c), 2),
+          ratio(p95(c), p95(p)),
+        ];
+      }),
+    );
+    const seeded = distributed.seeded;
+    return `This run: coordinator ${hostPort(cluster.coordinator)}, workers ${cluster.workers.map(hostPort).join(", ")},
+${shardCount} shards per distributed table; seeded side by side in ${fmt(distributed.seedSeconds)} s on the cluster and ${fmt(plain.seedSeconds)} s
+on the plain database (${seeded.donations.toLocaleString("en-US")} donations, ${seeded.payments.toLocaleString("en-US")} payments each), after migrations
+of ${fmt(distributed.migrateSeconds)} s and ${fmt(plain.migrateSeconds)} s.
+
+Throughput, ${CONNECTIONS} connections:
+
+${throughputTable}
+
+Latency, 1 connection:
+
+${latencyTable}
+
+${[
+  ...results.flatMap((result) =>
+    "refused" in result
+      ? [
+          `**Not measured: ${result.name}**: the cluster answered its first request with ${result.refused.replace(/\s+/g, " ")}
+(the plain database with HTTP 200); the application child's log on the bench's output says why.`,
+        ]
+      : [],
+  ),
+  executions
+    ? `Citus's counters on the cluster database during these measurements: ${executions.single.toLocaleString("en-US")} single-shard and ${executions.multi.toLocaleString("en-US")} multi-shard executions.`
+    : "Citus's execution counters were not available (`citus.enable_stat_counters`).",
+].join("\n\n")}`;
+  } catch (error) {
+    return outOfTime(error, "citus");
+  } finally {
+    await undoAll(undo);
+  }
+}
+
+/** `node bin/donata.js serve --processes N` on `databaseUrl`, once it listens and answers /readyz; stopped by `undo`. */
+async function startServe(
+  processes: number,
+  databaseUrl: string,
+  undo: Undo,
+): Promise<{ child: ChildProcess; origin: string }> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "donata-bench-"));
+  undo.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+  // Its own process group: should it not stop, its HTTP and worker children end with it.
+  const child = spawn(process.execPath, [BIN, "serve", "--processes", String(processes)], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      ...LOAD_LIMITS,
+      DATABASE_URL: databaseUrl,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      DONATA_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
+      LOG_LEVEL: "warn",
+      // As the bench's application child has it: no load shedding, a loaded machine gets no 503s.
+      MAX_EVENT_LOOP_DELAY: "0",
+    },
+  });
+  undo.push(() => stopServe(child));
+  let output = "";
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+    output += chunk;
+  });
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    output += chunk;
+  });
+  const label = `donata serve --processes ${processes}`;
+  const until = Date.now() + CHILD_READY_TIMEOUT_MS;
+  // The start-up box is printed once every process is ready, with the port they share.
+  let origin: string | undefined;
+  while (!origin) {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${label} exited before it was ready:\n${output}`);
+    if (Date.now() > until) throw new Error(`${label} did not start within ${CHILD_READY_TIMEOUT_MS} ms:\n${output}`);
+    origin = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
+    if (!origin) await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const ready = await fetch(`${origin}/readyz`);
+  await ready.arrayBuffer();
+  if (ready.status !== 200) throw new Error(`${label}: /readyz answered ${ready.status}`);
+  log(`${label} listening on ${origin} (pid ${child.pid})`);
+  return { child, origin };
+}
+
+/** SIGTERM, as systemd stops it; its whole process group is killed when it has not exited in time. */
+async function stopServe(child: ChildProcess) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => {
+    if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+  }, SERVE_STOP_TIMEOUT_MS);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** The default page on `donata serve --processes 1` and `--processes 2`, both on one seeded PostgreSQL database. */
+async function processesSection(
+  adminUrl: string,
+  deadline: number,
+  undo: Undo,
+  check: ReturnType<typeof statusCheck>,
+): Promise<string> {
+  const short = timeShortage(deadline, PROCESSES_SETUP_SECONDS + comparisonSeconds(2));
+  if (short) return outOfTime(new OutOfTime(short), "processes");
+  log("\n1 against 2 processes");
+  try {
+    const name = `donata_bench_${randomBytes(6).toString("hex")}_processes`;
+    const database = await prepareScaleDatabase(
+      await createPlainDatabase(adminUrl, name, undo),
+      "processes database",
+      0,
+    );
+    // One after the other: each migrates at start, and the figures need both fully started.
+    const servers = [await startServe(1, database.url, undo), await startServe(2, database.url, undo)];
+    for (const server of servers) {
+      await probePage(`${server.origin}/api/v1/checkouts/`, database.headers, SCALE_SEED.checkouts);
+    }
+    const sides = servers.map(
+      (server, index): Side => ({
+        scenario: {
+          name: `GET /api/v1/checkouts/ (default page), --processes ${index + 1}`,
+          url: `${server.origin}/api/v1/checkouts/`,
+          server: server.child,
+        },
+        headers: database.headers,
+      }),
+    );
+    const compared = await compareSides(sides, check, deadline);
+    const [t1, t2] = compared.throughput as [Measurement, Measurement];
+    const [l1, l2] = compared.latency as [Measurement, Measurement];
+    log(
+      `  ${CONNECTIONS} connections: 1 process ${fmt(t1.rps, 0)} req/s, 2 processes ${fmt(t2.rps, 0)} req/s (${ratio(t2.rps, t1.rps)}); ` +
+        `1 connection p50: ${fmt(l1.p50, 2)} ms and ${fmt(l2.p50, 2)} ms (${ratio(l2.p50, l1.p50)})`,
+    );
+    const table = markdownTable(
+      ["Default page (`GET /api/v1/checkouts/`)", "--processes 1", "--processes 2", "2 / 1"],
+      [
+        [`req/s, ${CONNECTIONS} connections`, fmt(t1.rps, 0), fmt(t2.rps, 0), ratio(t2.rps, t1.rps)],
+        ["p50 (ms), 1 connection", fmt(l1.p50, 2), fmt(l2.p50, 2), ratio(l2.p50, l1.p50)],
+        ["p95 (ms), 1 connection", fmt(p95(l1), 2), fmt(p95(l2), 2), ratio(p95(l2), p95(l1))],
+      ],
+    );
+    return `${table}`;
+  } catch (error) {
+    return outOfTime(error, "processes");
+  } finally {
+    await undoAll(undo);
+  }
+}
+
+/** The scale-out sections BENCH_SECTIONS asks for, as markdown; their non-200 answers go to `failures`. */
+async function runScaleOut(
+  sections: Set<Section>,
+  options: { adminUrl: string; deadline: number; undo: Undo; failures: string[] },
+): Promise<string> {
+  const check = statusCheck(options.failures);
+  const timed = async (label: string, section: () => Promise<string>) => {
+    const started = performance.now();
+    const markdown = await section();
+    log(`${label}: ${fmt((performance.now() - started) / 1000)} s`);
+    return markdown;
+  };
+  const run = (section: Section, title: string, description: string, body: () => Promise<string>) =>
+    sections.has(section)
+      ? timed(`${section} section`, body).then(
+          (result) => `## ${title}\n\n${description}\n\n${result}\n\n${SCALE_METHOD}\n\n${ONE_MACHINE}`,
+        )
+      : `## ${title}\n\n${description}\n\nNot run (\`BENCH_SECTIONS\`).`;
+  const citus = await run("citus", "Citus cluster next to plain PostgreSQL", CITUS_DESCRIPTION, () =>
+    citusSection(options.deadline, options.undo, check),
+  );
+  const processes = await run("processes", "1 against 2 processes", PROCESSES_DESCRIPTION, () =>
+    processesSection(options.adminUrl, options.deadline, options.undo, check),
+  );
+  return `${citus}\n\n${processes}`;
+}
+
+function parseSections(): Set<Section> {
+  const raw = process.env.BENCH_SECTIONS;
+  if (!raw) return new Set(SECTIONS);
+  const named = raw.split(",").map((each) => each.trim());
+  const unknown = named.filter((each) => !(SECTIONS as readonly string[]).includes(each));
+  if (unknown.length > 0) throw new Error(`BENCH_SECTIONS: unknown ${unknown.join(", ")}; use ${SECTIONS.join(", ")}`);
+  return new Set(named as Section[]);
 }
 
 async function main() {
@@ -554,6 +1347,7 @@ async function main() {
   const warmup = envSeconds("BENCH_WARMUP", 2);
   const latencyDuration = envSeconds("BENCH_LATENCY_DURATION", 5);
   const keepDatabase = process.env.BENCH_KEEP_DATABASE === "1";
+  const sections = parseSections();
   const adminUrl = process.env.BENCH_DATABASE_URL || DEFAULT_ADMIN_URL;
   const databaseName = `donata_bench_${randomBytes(6).toString("hex")}`;
   const benchUrl = new URL(adminUrl);
@@ -565,11 +1359,14 @@ async function main() {
   let baselineChild: ChildProcess | undefined;
   let stripeChild: ChildProcess | undefined;
   const limitChildren: ChildProcess[] = [];
+  // What the scale-out sections started and created.
+  const undo: Undo = [];
   let cleaned: Promise<void> | undefined;
 
   const cleanup = () => {
     cleaned ??= (async () => {
       await Promise.all([appChild, baselineChild, stripeChild, ...limitChildren].map(stopChild)).catch(() => {});
+      await undoAll(undo);
       await setupDatabase?.close().catch(() => {});
       if (!created) return;
       if (keepDatabase) {
@@ -601,6 +1398,13 @@ async function main() {
   );
 
   try {
+    if (!sections.has("main")) {
+      // The scale-out sections alone: their tables on the terminal, docs/benchmarks.md left as it is.
+      const failures: string[] = [];
+      log(`\n${await runScaleOut(sections, { adminUrl, deadline, undo, failures })}`);
+      if (failures.length > 0) throw new Error(`non-200 responses or errors:\n  ${failures.join("\n  ")}`);
+      return;
+    }
     // 1. Database, organization, application, token, seed.
     const admin = new pg.Client({ connectionString: adminUrl });
     await admin.connect();
@@ -617,20 +1421,7 @@ async function main() {
     setupDatabase = await openDatabase({ databaseUrl: benchUrl.toString(), dataDir: "memory://", poolSize: 2 });
     await setupDatabase.migrate();
     const { db } = setupDatabase;
-    const organization = await createOrganization(db, { slug: ORG, name: "Benchmark" });
-    const application = await createApplication(db, {
-      name: "Benchmark",
-      applicationUrl: "http://127.0.0.1/",
-      callbackUrls: ["http://127.0.0.1/callback"],
-    });
-    await installApplication(db, application.client_id, ORG);
-    const tokens = await createInstallationToken(
-      db,
-      { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 7200 },
-      application.client_id,
-      ORG,
-    );
-    const headers = { authorization: `Bearer ${tokens.access_token}` };
+    const { organization, application, headers } = await createBenchAccess(db);
 
     // Authorization codes as the authorize endpoint would issue them (hash stored, PKCE S256 bound),
     // and independent refresh-token chains, one per connection, for the token endpoint scenarios.
@@ -692,46 +1483,8 @@ async function main() {
     const lastName = common.rows[0]?.last_name;
     if (!lastName) throw new Error("the seed produced no supporter last names");
     const q = lastName.toLowerCase();
-    const sample = await pool.query<{ id: string }>(
-      `select id from checkouts where organization_id = $1 order by md5(id::text) limit ${SINGLE_READ_IDS}`,
-      [organization.id],
-    );
-    const singleIds = sample.rows.map((row) => row.id);
-
-    // Open checkouts of another organization (so the list scenarios' count stays 100,000), each
-    // with its client secret, for the completion scenario: one donation per request.
-    const giving = await createOrganization(db, { slug: GIVING_ORG, name: "Bench giving" });
-    const [givingCampaign] = await db
-      .insert(campaigns)
-      .values({
-        organizationId: giving.id,
-        title: "Bench appeal",
-        slug: "bench-appeal",
-        minAmount: 1,
-        maxAmount: 10_000,
-        costExampleAmount: 10,
-        costExampleLabel: "school kit",
-      })
-      .returning();
-    if (!givingCampaign) throw new Error("bench campaign not inserted");
-    const checkoutSecrets = Array.from({ length: PREPARED_CHECKOUTS }, () => generateSecret("dnt_cks"));
-    const preparedCheckouts: { id: number; secret: string }[] = [];
-    for (let start = 0; start < checkoutSecrets.length; start += 2000) {
-      const secrets = checkoutSecrets.slice(start, start + 2000);
-      const rows = await db
-        .insert(checkouts)
-        .values(
-          secrets.map((secret) => ({
-            organizationId: giving.id,
-            campaignId: givingCampaign.id,
-            state: "OPEN",
-            clientSecretHash: hashSecret(secret),
-          })),
-        )
-        .returning({ id: checkouts.id });
-      for (const [index, row] of rows.entries())
-        preparedCheckouts.push({ id: row.id, secret: secrets[index] as string });
-    }
+    const singleIds = await sampleCheckoutIds(setupDatabase, organization.id);
+    const preparedCheckouts = await prepareGivingCheckouts(db, PREPARED_CHECKOUTS);
 
     // The same for an organization paying with the Stripe adapter: its keys sealed as Settings
     // saves them, its checkouts, and one confirmation token per checkout minted at the stand-in as
@@ -904,33 +1657,14 @@ async function main() {
         server: appServer,
       },
     );
-    let nextCheckout = 0;
-    scenarios.push({
-      name: "POST …/checkouts/{id}/complete (one-off gift, sandbox card)",
-      url: `${appOrigin}/api/v1/public/organizations/${GIVING_ORG}/checkouts/0/complete`,
-      noAuth: true,
-      json: {
-        next() {
-          const checkout = preparedCheckouts[nextCheckout++ % preparedCheckouts.length] as {
-            id: number;
-            secret: string;
-          };
-          return {
-            path: `/api/v1/public/organizations/${GIVING_ORG}/checkouts/${checkout.id}/complete`,
-            body: JSON.stringify({
-              client_secret: checkout.secret,
-              amount: 25,
-              frequency: 0,
-              processor: "sandbox",
-              card: { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" },
-              supporter: { first_name: "Bench", last_name: "Donor", email: `donor-${checkout.id}@bench.example` },
-              consents: { privacy: true },
-            }),
-          };
-        },
-      },
-      server: appServer,
-    });
+    scenarios.push(
+      sandboxCompletion(
+        "POST …/checkouts/{id}/complete (one-off gift, sandbox card)",
+        appOrigin,
+        appServer,
+        preparedCheckouts,
+      ),
+    );
     let nextStripe = 0;
     scenarios.push({
       name: "POST …/checkouts/{id}/complete (one-off gift, Stripe adapter against the local stand-in)",
@@ -993,17 +1727,7 @@ async function main() {
     // What one user sees: the same scenario with one request in flight at a time.
     const singles: Measurement[] = [];
     const failures: string[] = [];
-    const checkStatuses = (name: string, phases: [string, Measurement][]) => {
-      for (const [phase, m] of phases) {
-        const bad = [...m.statuses].filter(([status]) => status !== 200);
-        if (bad.length > 0 || m.errors > 0 || m.timeouts > 0) {
-          failures.push(
-            `${name} (${phase}): ${bad.map(([s, n]) => `${n} × HTTP ${s}`).join(", ") || "no non-200"}, ` +
-              `${m.errors} errors, ${m.timeouts} timeouts`,
-          );
-        }
-      }
-    };
+    const checkStatuses = statusCheck(failures);
     for (const scenario of scenarios) {
       log(`\n${scenario.name}: ${warmup} s warm-up, ${duration} s measured, ${CONNECTIONS} connections`);
       const warm = await load(scenario, headers, warmup, scenario.server.pid);
@@ -1076,13 +1800,17 @@ async function main() {
     }
     await Promise.all(limitChildren.map(stopChild));
 
+    // 6. The scale-out sections, each on data of its own, with the main servers stopped.
+    await Promise.all([appChild, baselineChild, stripeChild].map(stopChild));
+    const scaleOut = await runScaleOut(sections, { adminUrl, deadline, undo, failures });
+
     const backgroundAfter = await backgroundLoad(BACKGROUND_SECONDS);
     if (backgroundAfter !== undefined)
       log(`\nbackground load after the scenarios: ${fmt(backgroundAfter * 100, 0)} % of a core`);
     const disturbed = Math.max(backgroundBefore ?? 0, backgroundAfter ?? 0) > 0.1;
     if (disturbed) log("WARNING: other work was running on this machine; the figures are disturbed");
 
-    // 6. Report.
+    // 7. Report.
     const baseRps = results[0]?.rps ?? Number.NaN;
     const rows = results.map((m) => [
       m.name,
@@ -1280,6 +2008,8 @@ ${ceilings}
 
 Every response in the warm-ups and measurements was HTTP 200 (no other status, no socket error, no timeout);
 the run fails without writing this page otherwise.
+
+${scaleOut}
 
 ## Machine
 
