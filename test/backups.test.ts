@@ -361,7 +361,7 @@ describe(`backup and restore (${kind})`, () => {
       else {
         await using(target, async (db) => {
           const tables = await db.execute(
-            sql`select count(*) as n from information_schema.tables where table_schema in ('public', 'drizzle')`,
+            sql`select count(*) as n from information_schema.tables where table_schema in ('public', 'drizzle') and table_type = 'BASE TABLE'`,
           );
           expect(Number((tables as unknown as { rows: { n: string }[] }).rows[0]?.n)).toBe(0);
         });
@@ -374,7 +374,7 @@ describe(`backup and restore (${kind})`, () => {
         kind === "pglite"
           ? `donata restore: DATA_DIR ${source.dataDir} is not empty; restore into a new directory, then point DATA_DIR at it\n`
           : expect.stringMatching(
-              /^donata restore: the PostgreSQL database "\w+" on 127\.0\.0\.1:5432 already has \d+ table\(s\); restore into a new empty database \(createdb\), then point DATABASE_URL at it\n$/,
+              /^donata restore: the PostgreSQL database "\w+" on 127\.0\.0\.1:\d+ already has \d+ table\(s\); restore into a new empty database \(createdb\), then point DATABASE_URL at it\n$/,
             ),
       );
 
