@@ -1,4 +1,4 @@
-import { and, count, eq, gte, sql } from "drizzle-orm";
+import { and, count, eq, gte } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import { checkoutAttempts, checkoutProtection, users } from "../../db/schema.js";
 
