@@ -570,6 +570,7 @@ describe("donata CLI", () => {
       expect(third.supporters).not.toEqual(first.supporters);
       expect(third.checkouts).not.toEqual(first.checkouts);
     },
-    TEST_TIMEOUT,
+    // A dozen CLI processes (about 7 s each to start on a 2-core machine) and a server, one after another.
+    2 * TEST_TIMEOUT,
   );
 });
