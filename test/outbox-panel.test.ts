@@ -206,6 +206,7 @@ describe("admin panel: Outbox and Settings → Email", () => {
 
     // The preview follows the organization's language; another can be chosen.
     const name = (await findOrganizationBySlug(db, tenant.slug))?.name ?? "";
+    const historyLength = await page.evaluate(() => history.length);
     await page.getByLabel("Message", { exact: true }).selectOption("donor_sign_in");
     const subject = page.locator('[data-testid="preview-subject"]');
     await page.getByText(`Il tuo link di accesso per ${name}`).waitFor();
@@ -219,6 +220,8 @@ describe("admin panel: Outbox and Settings → Email", () => {
     await page.getByText(`Your sign-in link for ${name}`).waitFor();
     await expect(subject.textContent()).resolves.toBe(`Your sign-in link for ${name}`);
     await preview.getByText("Sign in", { exact: true }).waitFor();
+    // Each preview is a new frame, not a navigation of the old one: Back still leaves the page.
+    expect(await page.evaluate(() => history.length)).toBe(historyLength);
 
     expect(await axeViolations(page)).toEqual([]);
     // Yearly statements: queued once; sending again queues nothing.
