@@ -210,8 +210,6 @@ describe("admin panel: Outbox and Settings → Email", () => {
     await page.getByLabel("Message", { exact: true }).selectOption("donor_sign_in");
     const subject = page.locator('[data-testid="preview-subject"]');
     await page.getByText(`Il tuo link di accesso per ${name}`).waitFor();
-    // Scrolled to, as a reader would: Chromium may leave a sandboxed frame below the fold unrendered under load.
-    await page.locator('[data-testid="preview-frame"]').scrollIntoViewIfNeeded();
     const preview = page.frameLocator('[data-testid="preview-frame"]');
     await preview.getByText("Accedi", { exact: true }).waitFor();
     await expect(preview.locator("body").textContent()).resolves.toContain("gifts@example.org");
@@ -246,7 +244,6 @@ describe("admin panel: Outbox and Settings → Email", () => {
     await memberPage.getByText("Only owners and admins can change these settings.").waitFor();
     await expect(memberPage.locator('[data-testid="send-statements"]').count()).resolves.toBe(0);
     await memberPage.getByLabel("Message", { exact: true }).selectOption("donor_sign_in");
-    await memberPage.locator('[data-testid="preview-frame"]').scrollIntoViewIfNeeded();
     await memberPage.frameLocator('[data-testid="preview-frame"]').getByText("Accedi", { exact: true }).waitFor();
     await memberPage.context().close();
     await page.context().close();
