@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import cookie from "@fastify/cookie";
 import formbody from "@fastify/formbody";
 import underPressure from "@fastify/under-pressure";
@@ -9,6 +10,7 @@ import { welcomeRoutes } from "./admin/welcome.routes.js";
 import type { Config } from "./config.js";
 import type { Database } from "./db/client.js";
 import { AppError } from "./errors/app-error.js";
+import { eventRoutes } from "./events/events.routes.js";
 import { GRAPHQL_PATH, graphqlRoutes } from "./graphql/graphql.routes.js";
 import { answerClientError } from "./http/client-errors.js";
 import { registerCors } from "./http/cors.js";
@@ -79,6 +81,8 @@ export async function buildApp({
   const app = Fastify({
     ...loggerOptions(config),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // Unique across processes and restarts: events keep the id of the request that made a change.
+    genReqId: () => `req_${randomBytes(12).toString("base64url")}`,
     bodyLimit: 1024 * 1024,
     // JSON bodies take JSON types; URL, header and form strings are numbers only in decimal form.
     // (Fastify's type for this factory describes Ajv's compile; at run time it gets the route's schema and part.)
@@ -186,6 +190,7 @@ export async function buildApp({
   supporterRoutes(app, db);
   donationRoutes(app, db);
   paymentRoutes(app, db);
+  eventRoutes(app, db);
   checkoutRoutes(app, db);
   const giving: GivingContext = {
     db,

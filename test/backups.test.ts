@@ -4,12 +4,19 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeSchemaVersion, createBackup } from "../src/backups/backups.service.js";
 import { loadConfig } from "../src/config.js";
 import { type Database, type Db, openDatabase } from "../src/db/client.js";
-import { campaigns, donations, organizations, processorAccounts, supporters } from "../src/db/schema.js";
+import {
+  campaigns,
+  collectionCounts,
+  donations,
+  organizations,
+  processorAccounts,
+  supporters,
+} from "../src/db/schema.js";
 import { runPeriodicBackup, startPeriodicBackups } from "../src/jobs/backup.job.js";
 import { createSecretBox, KEY_FILE_NAME } from "../src/secrets/secret-box.js";
 import { runCliInProcess, runCli as spawnDonata } from "./helpers/cli.js";
@@ -225,6 +232,38 @@ describe(`backup and restore (${kind})`, () => {
       await using(target, async (db, database) => {
         await database.migrate();
         expect(await count(db, supporters)).toBe(backedUp.supporters);
+        // Exact totals and ids go on from where they were (on a cluster too): the organization's
+        // supporters total is its row count, before and after a new supporter, whose id is past the last.
+        const total = async () =>
+          Number(
+            (
+              await db
+                .select({ n: collectionCounts.count })
+                .from(collectionCounts)
+                .where(
+                  and(
+                    eq(collectionCounts.organizationId, organizationId),
+                    eq(collectionCounts.collection, "supporters"),
+                  ),
+                )
+            )[0]?.n ?? 0,
+          );
+        const rows = async () =>
+          Number(
+            (
+              await db
+                .select({ n: sql<string>`count(*)` })
+                .from(supporters)
+                .where(eq(supporters.organizationId, organizationId))
+            )[0]?.n,
+          );
+        const before = await rows();
+        expect(before).toBeGreaterThan(0);
+        expect(await total()).toBe(before);
+        const added = await fakeSupporter(db, organizationId);
+        expect(added.id).toBeGreaterThan(Math.max(...backedUp.supporterRows.map((row) => row.id)));
+        expect(await total()).toBe(before + 1);
+        expect(await rows()).toBe(before + 1);
       });
     },
     TEST_TIMEOUT,

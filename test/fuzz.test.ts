@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
+import { and, eq } from "drizzle-orm";
 import fc from "fast-check";
 import {
   buildSchema,
@@ -17,6 +18,8 @@ import {
 } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
+import { events } from "../src/db/schema.js";
+import { createSupporter } from "../src/modules/supporters/supporters.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { fakeAppToken, fakeCampaign, fakeCompletedCheckout, fakeTenant, type Tenant } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
@@ -278,7 +281,14 @@ function restRequest(operation: Operation, context: { ids: number[]; slugs: Reco
   const pathArbitrary = fc.tuple(
     ...pathParameters.map((parameter) =>
       fc.oneof(
-        { weight: 4, arbitrary: fc.constantFrom(...(context.slugs[parameter.name] ?? context.ids.map(String))) },
+        {
+          weight: 4,
+          arbitrary: fc.constantFrom(
+            ...(context.slugs[`${operation.operationId}.${parameter.name}`] ??
+              context.slugs[parameter.name] ??
+              context.ids.map(String)),
+          ),
+        },
         { weight: 2, arbitrary: nastyString },
       ),
     ),
@@ -599,10 +609,23 @@ describe("fuzz: the OpenAPI operations and the GraphQL schema", () => {
     ownerCookie =
       (signIn.headers.getSetCookie().find((line) => line.startsWith("donata_session=")) ?? "").split(";")[0] ?? "";
     ids = [...recordIds];
+    // An event of this organization, for the event read (its ids are strings).
+    const supporter = await createSupporter(
+      db,
+      { organizationId: tenant.organizationId, timeZone: "UTC" },
+      {
+        first_name: "Fuzz",
+      },
+    );
+    const [event] = await db
+      .select({ id: events.id })
+      .from(events)
+      .where(and(eq(events.organizationId, tenant.organizationId), eq(events.resourceId, supporter.id)));
     slugs = {
       organization: [tenant.slug],
       campaign: [campaign.slug as string],
       signature: ["x", "a".repeat(43)],
+      "retrieve_event.id": [event?.id ?? "evt_missing"],
     };
     const document = (await server.get("/api/v1/openapi.json")).body;
     operations = operationsOf(document);

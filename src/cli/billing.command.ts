@@ -62,6 +62,7 @@ export const workerCommand: Command = {
       const worker = startWorker(database.db, {
         intervalSeconds: config.workerIntervalSeconds,
         checkoutTtlSeconds: config.checkoutTtlSeconds,
+        eventRetentionDays: config.eventRetentionDays,
         pendingTimeoutSeconds: config.paymentPendingTimeoutSeconds,
         links: await loadDocumentLinks(database.db, config.baseUrl),
         processors: loadProcessorRegistry(database.db, config),

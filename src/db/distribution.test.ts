@@ -1,9 +1,16 @@
 import { randomBytes } from "node:crypto";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
+import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
+import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openTestDatabase } from "../../test/helpers/database.js";
+import { createPrivateDatabase, openTestDatabase, testDatabaseUrl } from "../../test/helpers/database.js";
 import type { Database } from "./client.js";
-import { layoutProblems, TABLE_LAYOUT } from "./distribution.js";
+import { distributeSchema, layoutProblems, TABLE_LAYOUT } from "./distribution.js";
 
 /** Runs a catalog query with its one parameter (a schema name) inlined as a literal: PGlite and pg alike. */
 function catalog(database: Database) {
@@ -83,5 +90,37 @@ describe("the schema is distributable (Citus's rules), on every database", () =>
     for (const table of TABLE_LAYOUT.reference) expect(placed.get(table)?.type, table).toBe("reference");
     expect(new Set(TABLE_LAYOUT.distributed.map((table) => placed.get(table)?.colocation_id)).size).toBe(1);
     expect(placed.get("jobs")?.type).toBe("local");
+  });
+
+  it("on a Citus coordinator, a later migration's tables take their place at once (an upgrade)", async () => {
+    const shared = testDatabaseUrl();
+    const query = catalog(database);
+    const [citus] = await query("select count(*)::int as n from pg_extension where extname = 'citus'");
+    if (!shared || !citus?.n) return;
+    // A cluster laid out at 0015, as deployed before the events migration; then upgraded with plain migrate.
+    const folder = await mkdtemp(path.join(os.tmpdir(), "donata-migrations-"));
+    const source = fileURLToPath(new URL("./migrations", import.meta.url));
+    await cp(source, folder, { recursive: true });
+    const journalFile = path.join(folder, "meta", "_journal.json");
+    const journal = JSON.parse(await readFile(journalFile, "utf8")) as { entries: { tag: string }[] };
+    journal.entries = journal.entries.filter((entry) => entry.tag < "0016");
+    await writeFile(journalFile, JSON.stringify(journal));
+    const target = await createPrivateDatabase(shared, "upgrade");
+    const client = new pg.Client({ connectionString: target.url });
+    await client.connect();
+    try {
+      await migratePg(drizzlePg(client), { migrationsFolder: folder });
+      await distributeSchema(client);
+      await migratePg(drizzlePg(client), { migrationsFolder: source });
+      const { rows } = await client.query(
+        "select table_name::text as name, citus_table_type as type, colocation_id from citus_tables where table_name::text in ('campaigns', 'events', 'event_sequences') order by 1",
+      );
+      expect(rows.map((row) => row.type)).toEqual(["distributed", "distributed", "distributed"]);
+      expect(new Set(rows.map((row) => row.colocation_id)).size).toBe(1);
+    } finally {
+      await client.end();
+      await target.drop();
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });

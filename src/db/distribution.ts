@@ -24,6 +24,8 @@ export const TABLE_LAYOUT = {
     "processor_accounts",
     "processor_events",
     "audit_events",
+    "event_sequences",
+    "events",
     "donor_links",
     "donor_sessions",
   ],

@@ -773,6 +773,47 @@ export const auditEvents = pgTable(
   ],
 );
 
+// An organization's event counter: the event insert takes this row's lock until its transaction
+// commits, so an organization's events are numbered gap-free in commit order (the feed's cursor).
+// `pruned_through`: events up to this number are past retention (a cursor before it is gone).
+export const eventSequences = pgTable(
+  "event_sequences",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    lastSeq: bigint("last_seq", { mode: "number" }).notNull().default(0),
+    prunedThrough: bigint("pruned_through", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId] })],
+);
+
+// The one record of every change (src/events/): written in the transaction that makes the change.
+// `data` is the resource as the REST API returns it by id (settings: the fields before and after).
+export const events = pgTable(
+  "events",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    seq: bigint("seq", { mode: "number" }).notNull(),
+    // evt_…: the public id (and a webhook's webhook-id)
+    id: text("id").notNull(),
+    type: text("type").notNull(),
+    resourceType: text("resource_type").notNull(),
+    resourceId: ref("resource_id"),
+    actor: jsonb("actor").notNull(),
+    requestId: text("request_id"),
+    ip: text("ip"),
+    userAgent: text("user_agent"),
+    data: jsonb("data").notNull(),
+    createDate: createDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.seq] }),
+    uniqueIndex("events_id_key").on(t.organizationId, t.id),
+    index("events_type_idx").on(t.organizationId, t.type, t.seq),
+    index("events_resource_idx").on(t.organizationId, t.resourceType, t.resourceId),
+    index("events_create_date_idx").on(t.organizationId, t.createDate),
+  ],
+);
+
 // Every email the platform sends, written in the transaction of the event that causes it and
 // delivered by the worker (SMTP, or kept as "captured" without SMTP_URL). The message is rendered
 // when it is delivered; `data` is what its template needs, taken when the event happened.

@@ -53,6 +53,8 @@ export const ERROR_STATUS = {
   public_client: 409,
   campaign_closed: 410,
   sign_in_link_expired: 410,
+  // An events cursor older than the event retention: the events after it are gone.
+  cursor_expired: 410,
   request_too_large: 413,
   ctp_body_too_large: 413,
   uri_too_long: 414,

@@ -9,7 +9,8 @@ import type { Db } from "../db/client.js";
 import { isDatabaseUnavailable } from "../db/database-unavailable.js";
 import { withStatementBudget } from "../db/statement-budget.js";
 import { AppError } from "../errors/app-error.js";
-import { readBearer } from "../http/auth.js";
+import { requestOrigin } from "../events/origin.js";
+import { applicationOrigin, readBearer } from "../http/auth.js";
 import { containsNul } from "../http/nul.js";
 import { findMembershipOfUser } from "../modules/members/members.service.js";
 import { authenticateAccessToken } from "../oauth/tokens.service.js";
@@ -164,7 +165,8 @@ async function authenticate(
       });
     }
     // CORS reads the token's application from here, as for REST.
-    request.auth = context;
+    const origin = applicationOrigin(request, context);
+    request.auth = { ...context, origin };
     return {
       db,
       actor: applicationActor(context),
@@ -172,6 +174,7 @@ async function authenticate(
         organizationId: context.organizationId,
         timeZone: context.timeZone,
         organizationSlug: context.organizationSlug,
+        origin,
       },
     };
   }
@@ -200,7 +203,12 @@ async function authenticate(
   return {
     db,
     actor,
-    scope: { organizationId: membership.id, timeZone: membership.timeZone, organizationSlug: membership.slug },
+    scope: {
+      organizationId: membership.id,
+      timeZone: membership.timeZone,
+      organizationSlug: membership.slug,
+      origin: requestOrigin(request, { type: "user", user_id: session.userId, label: session.email }),
+    },
   };
 }
 

@@ -3,13 +3,22 @@ import { applicationActor, requirePermission } from "../auth/actor.js";
 import type { Permission } from "../auth/permissions.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
+import { type EventOrigin, requestOrigin } from "../events/origin.js";
 import { authenticateAccessToken, type TokenContext } from "../oauth/tokens.service.js";
 
 declare module "fastify" {
   interface FastifyRequest {
-    auth: TokenContext;
+    auth: TokenContext & { origin?: EventOrigin };
   }
 }
+
+/** The origin of what an application's request changes: the application, and the request. */
+export const applicationOrigin = (request: FastifyRequest, context: TokenContext): EventOrigin =>
+  requestOrigin(request, {
+    type: "application",
+    application_id: context.applicationId,
+    label: `application ${context.applicationId}`,
+  });
 
 /** The token of an RFC 6750 `Authorization: Bearer <token>` header; shared by REST and GraphQL. */
 export function readBearer(request: FastifyRequest): string | undefined {
@@ -25,8 +34,11 @@ function invalidToken(detail: string) {
   });
 }
 
-/** RFC 6750 bearer authentication; the token fixes the organization of the whole request. */
-export function requireToken(db: Db, permission: Permission): preHandlerAsyncHookHandler {
+/**
+ * RFC 6750 bearer authentication; the token fixes the organization of the whole request. A null
+ * permission: any valid token (the route decides what its permissions let it see).
+ */
+export function requireToken(db: Db, permission: Permission | null): preHandlerAsyncHookHandler {
   return async (request) => {
     const token = readBearer(request);
     if (!token) {
@@ -34,7 +46,7 @@ export function requireToken(db: Db, permission: Permission): preHandlerAsyncHoo
     }
     const context = await authenticateAccessToken(db, token);
     if (!context) throw invalidToken("The access token is invalid, expired or revoked");
-    requirePermission(applicationActor(context), permission);
-    request.auth = context;
+    if (permission) requirePermission(applicationActor(context), permission);
+    request.auth = { ...context, origin: applicationOrigin(request, context) };
   };
 }

@@ -4,6 +4,7 @@ import type { ProcessorRegistry } from "../payments/processors/index.js";
 import { chargeRenewal, type RecordedRenewal, type RenewalOutcome } from "../payments/renewal.service.js";
 import { runCardExpiryScan } from "./card-expiry.job.js";
 import { runCheckoutExpiry } from "./checkout-expiry.job.js";
+import { runEventRetention } from "./event-retention.job.js";
 import { runGiftDigest } from "./gift-digest.job.js";
 import { cancelJob, claimDueJob, type JobRow, markJobDone, recordJobFailure } from "./jobs.repo.js";
 import { startLoop } from "./loop.js";
@@ -121,18 +122,25 @@ export function startWorker(
   db: Db,
   options: Omit<BillingRunOptions, "now" | "maxJobs" | "afterStep"> & {
     intervalSeconds: number;
+    /** Events older than this many days are deleted, once an hour (it visits every organization with old events). */
+    eventRetentionDays: number;
     onError(error: unknown): void;
   },
 ) {
-  return startLoop(
-    () =>
-      runBilling(db, {
-        now: new Date(),
-        checkoutTtlSeconds: options.checkoutTtlSeconds,
-        pendingTimeoutSeconds: options.pendingTimeoutSeconds,
-        links: options.links,
-        processors: options.processors,
-      }),
-    options,
-  );
+  let lastRetention = 0;
+  return startLoop(async () => {
+    const now = new Date();
+    const result = await runBilling(db, {
+      now,
+      checkoutTtlSeconds: options.checkoutTtlSeconds,
+      pendingTimeoutSeconds: options.pendingTimeoutSeconds,
+      links: options.links,
+      processors: options.processors,
+    });
+    if (now.getTime() - lastRetention >= 3_600_000) {
+      lastRetention = now.getTime();
+      await runEventRetention(db, now, options.eventRetentionDays);
+    }
+    return result;
+  }, options);
 }

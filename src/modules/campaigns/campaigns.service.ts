@@ -2,6 +2,7 @@ import type { Scope } from "../../auth/scope.js";
 import type { Db, Executor } from "../../db/client.js";
 import { createUpdateBounds, pageOf, parseOrder } from "../../db/list-query.js";
 import { AppError, notFound, type ValidationIssue } from "../../errors/app-error.js";
+import { recordEvent } from "../../events/record-event.js";
 import { parseId } from "../../http/ids.js";
 import { fitsCurrency, precisionRule } from "../../payments/money.js";
 import { findOrganizationById } from "../organizations/organizations.repo.js";
@@ -157,8 +158,11 @@ async function saving<T>(work: Promise<T>, slug: string | null): Promise<T> {
 export async function createCampaign(db: Db, scope: Scope, input: CampaignInput) {
   const campaign: CampaignFields = { ...CAMPAIGN_DEFAULTS, ...input } as CampaignFields;
   await assertCampaignRules(db, scope, campaign);
-  const row = await saving(insertCampaignRow(db, scope, campaign), campaign.slug);
-  return campaignToWire(row);
+  return db.transaction(async (tx) => {
+    const created = campaignToWire(await saving(insertCampaignRow(tx, scope, campaign), campaign.slug));
+    await recordEvent(tx, scope, "campaign.created", created.id, created);
+    return created;
+  });
 }
 
 export async function updateCampaign(db: Db, scope: Scope, rawId: string, patch: CampaignPatch) {
@@ -167,8 +171,9 @@ export async function updateCampaign(db: Db, scope: Scope, rawId: string, patch:
     if (!existing) throw notFound("Campaign");
     const campaign = { ...fieldsOf(existing), ...patch } as CampaignFields;
     await assertCampaignRules(tx, scope, campaign);
-    const row = await saving(updateCampaignRow(tx, scope, existing.id, campaign), campaign.slug);
-    return campaignToWire(row);
+    const updated = campaignToWire(await saving(updateCampaignRow(tx, scope, existing.id, campaign), campaign.slug));
+    await recordEvent(tx, scope, "campaign.updated", updated.id, updated);
+    return updated;
   });
 }
 
@@ -178,7 +183,8 @@ export async function archiveCampaign(db: Db, scope: Scope, rawId: string) {
     const existing = await findCampaignRow(tx, scope, parseId(rawId, "Campaign"));
     if (!existing) throw notFound("Campaign");
     if (existing.archiveDate) return campaignToWire(existing);
-    const row = await updateCampaignRow(tx, scope, existing.id, fieldsOf(existing), new Date());
-    return campaignToWire(row);
+    const archived = campaignToWire(await updateCampaignRow(tx, scope, existing.id, fieldsOf(existing), new Date()));
+    await recordEvent(tx, scope, "campaign.updated", archived.id, archived);
+    return archived;
   });
 }

@@ -2,6 +2,8 @@ import type { Scope } from "../../auth/scope.js";
 import type { Db, Executor } from "../../db/client.js";
 import { createUpdateBounds, pageOf, parseOrder } from "../../db/list-query.js";
 import { AppError, notFound } from "../../errors/app-error.js";
+import { scrubSupporterEvents } from "../../events/events.repo.js";
+import { recordEvent } from "../../events/record-event.js";
 import { parseId } from "../../http/ids.js";
 import { listSupporterDonationRows } from "../donations/donations.repo.js";
 import { donationToWire } from "../donations/donations.service.js";
@@ -97,7 +99,11 @@ export async function createSupporter(db: Db, scope: Scope, input: SupporterInpu
       errors: [{ field: "email", message: "a name, a business name or an email is required" }],
     });
   }
-  return supporterToWire(await insertSupporterRow(db, scope, columnsOf(input)));
+  return db.transaction(async (tx) => {
+    const supporter = supporterToWire(await insertSupporterRow(tx, scope, columnsOf(input)));
+    await recordEvent(tx, scope, "supporter.created", supporter.id, supporter);
+    return supporter;
+  });
 }
 
 async function requireLiveSupporter(db: Executor, scope: Scope, rawId: string) {
@@ -120,7 +126,9 @@ export async function updateSupporter(db: Db, scope: Scope, rawId: string, patch
     }
     const row = await updateSupporterRow(tx, scope, existing.id, columnsOf(patch));
     if (!row) throw notFound("Supporter");
-    return supporterToWire(row);
+    const supporter = supporterToWire(row);
+    await recordEvent(tx, scope, "supporter.updated", supporter.id, supporter);
+    return supporter;
   });
 }
 
@@ -156,15 +164,21 @@ export async function exportSupporter(db: Db, scope: Scope, rawId: string) {
  * anonymous record, because accounting law requires them.
  */
 export async function eraseSupporter(db: Db, scope: Scope, rawId: string) {
-  const existing = await requireLiveSupporter(db, scope, rawId);
-  const cleared = Object.fromEntries(Object.values(SUPPORTER_COLUMNS).map((column) => [column, null]));
-  const row = await eraseSupporterRow(
-    db,
-    scope,
-    existing.id,
-    { ...cleared, code: existing.code, tags: [], certificationUrl: null },
-    existing.eraseDate,
-  );
-  if (!row) throw notFound("Supporter");
-  return supporterToWire(row);
+  return db.transaction(async (tx) => {
+    const existing = await requireLiveSupporter(tx, scope, rawId);
+    const cleared = Object.fromEntries(Object.values(SUPPORTER_COLUMNS).map((column) => [column, null]));
+    const row = await eraseSupporterRow(
+      tx,
+      scope,
+      existing.id,
+      { ...cleared, code: existing.code, tags: [], certificationUrl: null },
+      existing.eraseDate,
+    );
+    if (!row) throw notFound("Supporter");
+    const supporter = supporterToWire(row);
+    // What the record held about them goes too; erasing again records nothing new.
+    await scrubSupporterEvents(tx, scope.organizationId, supporter.id, supporter);
+    if (!existing.eraseDate) await recordEvent(tx, scope, "supporter.erased", supporter.id, supporter);
+    return supporter;
+  });
 }

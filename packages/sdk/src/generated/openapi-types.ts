@@ -736,6 +736,87 @@ export interface Operations {
       404: Problem;
     };
   };
+  /** GET /api/v1/events/: List events after a cursor */
+  list_events: {
+    method: "GET";
+    path: "/api/v1/events/";
+    pathParams: Record<string, never>;
+    query: {
+      /** A cursor from an earlier answer; without it, the oldest event kept (30 days by default) */
+      after?: string;
+      /** Only these types, comma-separated (e.g. payment.paid,payment.refunded) */
+      type?: string;
+      /** Page size */
+      limit?: number;
+    };
+    headers: Record<string, never>;
+    body: never;
+    responses: {
+      /** Events in the order they were committed */
+      200: {
+        items: Array<{
+          /** The event's id (evt_…); a webhook delivery's webhook-id */
+          id: string;
+          /** What happened: one of the event catalog's types */
+          type:
+            | "checkout.completed"
+            | "donation.created"
+            | "donation.updated"
+            | "payment.created"
+            | "payment.paid"
+            | "payment.failed"
+            | "payment.refunded"
+            | "payment.disputed"
+            | "supporter.created"
+            | "supporter.updated"
+            | "supporter.erased"
+            | "campaign.created"
+            | "campaign.updated"
+            | "application.installed"
+            | "application.uninstalled"
+            | "membership.created"
+            | "membership.updated"
+            | "membership.deleted"
+            | "organization.updated"
+            | "payment_settings.updated"
+            | "email_settings.updated";
+          /** ISO 8601 UTC with milliseconds */
+          create_date: string;
+          resource: {
+            /** The kind of resource: supporter, campaign, donation, payment, … */
+            type: string;
+            id: number | null;
+          };
+          /** Who made the change: a member (user), an installed application, a donor, or the platform (system) */
+          actor: {
+            type: "user" | "application" | "donor" | "system";
+            /** The user's, application's or supporter's id */
+            id: number | null;
+          };
+          request: {
+            /** The id of the request that made the change */
+            id: string;
+          } | null;
+          /** The resource as GET returns it by id, when the event was recorded */
+          data: Record<string, unknown>;
+          /** This event's position: pass it as `after` to read what follows it */
+          cursor: string;
+        }>;
+        /** Where the next request starts (`after`): the last item's cursor, or the one given if none came */
+        next_cursor: string;
+        /** Whether more events follow now */
+        has_more: boolean;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
+    };
+  };
   /** GET /api/v1/payments/: List payments */
   list_payments: {
     method: "GET";
@@ -1483,6 +1564,77 @@ export interface Operations {
         skipped_cycles: number[];
         /** Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments */
         test: boolean;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
+    };
+  };
+  /** GET /api/v1/events/{id}: Retrieve an event */
+  retrieve_event: {
+    method: "GET";
+    path: "/api/v1/events/{id}";
+    pathParams: {
+      /** Id of the event (evt_…) */
+      id: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: never;
+    responses: {
+      /** Something that changed in the organization */
+      200: {
+        /** The event's id (evt_…); a webhook delivery's webhook-id */
+        id: string;
+        /** What happened: one of the event catalog's types */
+        type:
+          | "checkout.completed"
+          | "donation.created"
+          | "donation.updated"
+          | "payment.created"
+          | "payment.paid"
+          | "payment.failed"
+          | "payment.refunded"
+          | "payment.disputed"
+          | "supporter.created"
+          | "supporter.updated"
+          | "supporter.erased"
+          | "campaign.created"
+          | "campaign.updated"
+          | "application.installed"
+          | "application.uninstalled"
+          | "membership.created"
+          | "membership.updated"
+          | "membership.deleted"
+          | "organization.updated"
+          | "payment_settings.updated"
+          | "email_settings.updated";
+        /** ISO 8601 UTC with milliseconds */
+        create_date: string;
+        resource: {
+          /** The kind of resource: supporter, campaign, donation, payment, … */
+          type: string;
+          id: number | null;
+        };
+        /** Who made the change: a member (user), an installed application, a donor, or the platform (system) */
+        actor: {
+          type: "user" | "application" | "donor" | "system";
+          /** The user's, application's or supporter's id */
+          id: number | null;
+        };
+        request: {
+          /** The id of the request that made the change */
+          id: string;
+        } | null;
+        /** The resource as GET returns it by id, when the event was recorded */
+        data: Record<string, unknown>;
+        /** This event's position: pass it as `after` to read what follows it */
+        cursor: string;
       };
       /** Invalid parameters */
       400: Problem;

@@ -1,0 +1,94 @@
+import type { Permission } from "../auth/permissions.js";
+
+/**
+ * The closed catalog of what can happen to an organization's data: every event the platform records
+ * has one of these types, like the error codes. Each names the kind of resource it is about and the
+ * permission an application needs to read it (null: members only, never an application). The
+ * catalog is the contract of the events feed and of webhooks: a type is added here or nowhere.
+ */
+export const EVENT_CATALOG = {
+  "checkout.completed": {
+    resource: "checkout",
+    permission: "checkouts:read",
+    description: "A donor completed a checkout: its donation and first payment exist",
+  },
+  "donation.created": { resource: "donation", permission: "donations:read", description: "A donation was created" },
+  "donation.updated": {
+    resource: "donation",
+    permission: "donations:read",
+    description: "A donation changed: its state (active, past_due, revoked, …), amount, frequency or pause",
+  },
+  "payment.created": { resource: "payment", permission: "payments:read", description: "A payment was created" },
+  "payment.paid": { resource: "payment", permission: "payments:read", description: "A payment was paid" },
+  "payment.failed": { resource: "payment", permission: "payments:read", description: "A payment failed" },
+  "payment.refunded": {
+    resource: "payment",
+    permission: "payments:read",
+    description: "A payment was refunded, in full or in part",
+  },
+  "payment.disputed": {
+    resource: "payment",
+    permission: "payments:read",
+    description: "A payment's donor disputed it with their bank, or the dispute was decided",
+  },
+  "supporter.created": { resource: "supporter", permission: "supporters:read", description: "A supporter was created" },
+  "supporter.updated": {
+    resource: "supporter",
+    permission: "supporters:read",
+    description: "A supporter's details changed",
+  },
+  "supporter.erased": {
+    resource: "supporter",
+    permission: "supporters:read",
+    description: "A supporter's personal data was erased (the event carries none of it)",
+  },
+  "campaign.created": { resource: "campaign", permission: "campaigns:read", description: "A campaign was created" },
+  "campaign.updated": {
+    resource: "campaign",
+    permission: "campaigns:read",
+    description: "A campaign changed, or was archived",
+  },
+  "application.installed": {
+    resource: "installation",
+    permission: null,
+    description: "An application was installed in the organization",
+  },
+  "application.uninstalled": {
+    resource: "installation",
+    permission: null,
+    description: "An application was uninstalled from the organization",
+  },
+  "membership.created": { resource: "membership", permission: null, description: "A person joined the organization" },
+  "membership.updated": { resource: "membership", permission: null, description: "A member's role changed" },
+  "membership.deleted": { resource: "membership", permission: null, description: "A member left the organization" },
+  "organization.updated": {
+    resource: "organization",
+    permission: null,
+    description: "The organization's settings changed (the fields before and after)",
+  },
+  "payment_settings.updated": {
+    resource: "organization",
+    permission: null,
+    description: "The payment settings changed: a processor connected, replaced or disconnected, test mode",
+  },
+  "email_settings.updated": {
+    resource: "organization",
+    permission: null,
+    description: "The email settings changed, or the yearly statements were sent",
+  },
+} as const satisfies Record<string, { resource: string; permission: Permission | null; description: string }>;
+
+export type EventType = keyof typeof EVENT_CATALOG;
+export type EventResource = (typeof EVENT_CATALOG)[EventType]["resource"];
+
+export const EVENT_TYPES = Object.keys(EVENT_CATALOG) as EventType[];
+
+export const isEventType = (value: string): value is EventType => Object.hasOwn(EVENT_CATALOG, value);
+
+/** The event types a holder of these permissions may read (applications: never the members-only ones). */
+export function readableEventTypes(permissions: readonly string[]): EventType[] {
+  return EVENT_TYPES.filter((type) => {
+    const needed: Permission | null = EVENT_CATALOG[type].permission;
+    return needed !== null && permissions.includes(needed);
+  });
+}

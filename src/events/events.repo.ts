@@ -1,0 +1,123 @@
+import { and, asc, eq, gt, inArray, lt, lte, sql } from "drizzle-orm";
+import type { Executor } from "../db/client.js";
+import { eventSequences, events } from "../db/schema.js";
+
+export type EventRow = typeof events.$inferSelect;
+export type EventInsert = Omit<typeof events.$inferInsert, "seq">;
+
+/**
+ * Numbers and inserts an event. The counter's row stays locked until the transaction ends, so
+ * another transaction of the same organization that records an event waits for this one to commit
+ * or roll back: numbers are gap-free and in commit order, and a reader that has seen number N has
+ * seen every number below it. Services record their events after the change's other writes, which
+ * keeps that wait short.
+ */
+export async function insertEvent(tx: Executor, values: EventInsert): Promise<EventRow> {
+  const [counter] = await tx
+    .insert(eventSequences)
+    .values({ organizationId: values.organizationId, lastSeq: 1 })
+    .onConflictDoUpdate({ target: eventSequences.organizationId, set: { lastSeq: sql`${eventSequences.lastSeq} + 1` } })
+    .returning({ seq: eventSequences.lastSeq });
+  if (!counter) throw new Error("event counter not advanced");
+  const [row] = await tx
+    .insert(events)
+    .values({ ...values, seq: counter.seq })
+    .returning();
+  if (!row) throw new Error("event insert returned nothing");
+  return row;
+}
+
+/** The organization's counter: the last number given, and the last number past retention. */
+export async function findEventSequence(tx: Executor, organizationId: number) {
+  const [row] = await tx.select().from(eventSequences).where(eq(eventSequences.organizationId, organizationId));
+  return { lastSeq: row?.lastSeq ?? 0, prunedThrough: row?.prunedThrough ?? 0 };
+}
+
+/** Events numbered after `afterSeq`, oldest first, of the given types only. */
+export function listEventsAfter(
+  tx: Executor,
+  organizationId: number,
+  afterSeq: number,
+  types: readonly string[],
+  limit: number,
+) {
+  return tx
+    .select()
+    .from(events)
+    .where(and(eq(events.organizationId, organizationId), gt(events.seq, afterSeq), inArray(events.type, [...types])))
+    .orderBy(asc(events.seq))
+    .limit(limit);
+}
+
+export async function findEventById(tx: Executor, organizationId: number, id: string) {
+  const [row] = await tx
+    .select()
+    .from(events)
+    .where(and(eq(events.organizationId, organizationId), eq(events.id, id)));
+  return row;
+}
+
+/** The organizations that have events: the retention pass visits each (a scan of every shard, in the worker). */
+export async function listOrganizationsWithEvents(tx: Executor, olderThan: Date) {
+  const rows = await tx
+    .selectDistinct({ organizationId: events.organizationId })
+    .from(events)
+    .where(lt(events.createDate, olderThan));
+  return rows.map((row) => row.organizationId);
+}
+
+/**
+ * Deletes one organization's events older than the cutoff and records the highest number deleted,
+ * so a cursor from before it is answered as gone rather than silently skipping events.
+ */
+export async function pruneOrganizationEvents(tx: Executor, organizationId: number, olderThan: Date) {
+  // Up to the highest number written before the cutoff, so what remains is always a whole tail.
+  const [edge] = await tx
+    .select({ seq: sql<string | null>`max(${events.seq})` })
+    .from(events)
+    .where(and(eq(events.organizationId, organizationId), lt(events.createDate, olderThan)));
+  const through = Number(edge?.seq ?? 0);
+  if (!through) return 0;
+  const deleted = await tx
+    .delete(events)
+    .where(and(eq(events.organizationId, organizationId), lte(events.seq, through)))
+    .returning({ seq: events.seq });
+  await tx
+    .update(eventSequences)
+    .set({ prunedThrough: sql`greatest(${eventSequences.prunedThrough}, ${through})` })
+    .where(eq(eventSequences.organizationId, organizationId));
+  return deleted.length;
+}
+
+/**
+ * After a supporter's personal data is erased, none of it may survive in the record: events about
+ * the supporter keep their type and time, with the erased record as their data; requests the donor
+ * made keep no address nor user agent.
+ */
+export async function scrubSupporterEvents(
+  tx: Executor,
+  organizationId: number,
+  supporterId: number,
+  erased: Record<string, unknown>,
+) {
+  await tx
+    .update(events)
+    .set({ data: erased })
+    .where(
+      and(
+        eq(events.organizationId, organizationId),
+        eq(events.resourceType, "supporter"),
+        eq(events.resourceId, supporterId),
+      ),
+    );
+  await tx
+    .update(events)
+    .set({ ip: null, userAgent: null })
+    .where(
+      and(
+        eq(events.organizationId, organizationId),
+        sql`${events.actor}->>'type' = 'donor'`,
+        sql`(${events.actor}->>'supporter_id')::bigint = ${supporterId}`,
+      ),
+    );
+}

@@ -1,0 +1,337 @@
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EVENT_CATALOG } from "../src/events/catalog.js";
+import { runEventRetention } from "../src/jobs/event-retention.job.js";
+import { createUser } from "../src/modules/users/users.service.js";
+import { issueTokenPair } from "../src/oauth/tokens.service.js";
+import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
+import { fakeTenant, type Tenant, unique } from "./helpers/factories.js";
+import { startTestServer, type TestServer } from "./helpers/server.js";
+
+type Auth = { token?: string; cookie?: string };
+interface EventWire {
+  id: string;
+  type: string;
+  create_date: string;
+  resource: { type: string; id: number | null };
+  actor: { type: string; id: number | null };
+  request: { id: string } | null;
+  data: Record<string, unknown>;
+  cursor: string;
+}
+interface EventPage {
+  items: EventWire[];
+  next_cursor: string;
+  has_more: boolean;
+}
+
+const problem = (status: number, code: string, detail: string, extra: Record<string, unknown> = {}) => ({
+  type: `urn:donata:problem:${code}`,
+  title: expect.any(String),
+  status,
+  detail,
+  code,
+  ...extra,
+});
+
+describe("events: the one record of every change, and its feed", () => {
+  let server: TestServer;
+  let tenant: Tenant;
+  let other: Tenant;
+  let admin: Auth & { userId: number };
+
+  const graphql = async (query: string, variables: Record<string, unknown>, auth: Auth) => {
+    const response = await fetch(`${server.url}/admin/graphql/`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "user-agent": "events-test/1.0",
+        ...(auth.token ? { authorization: `Bearer ${auth.token}` } : {}),
+        ...(auth.cookie ? { cookie: auth.cookie } : {}),
+      },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = await response.json();
+    if (body.errors) throw new Error(JSON.stringify(body.errors));
+    return body.data;
+  };
+  const feed = async (query: string, token = tenant.token) => server.get(`/api/v1/events/${query}`, token);
+  /** Every event the token may read, page by page from the start. */
+  const everything = async (token = tenant.token, type?: string) => {
+    const items: EventWire[] = [];
+    let after = "";
+    for (;;) {
+      const params = new URLSearchParams({ limit: "50", ...(after ? { after } : {}), ...(type ? { type } : {}) });
+      const page = await feed(`?${params}`, token);
+      expect(page.status, JSON.stringify(page.body)).toBe(200);
+      const body = page.body as EventPage;
+      items.push(...body.items);
+      after = body.next_cursor;
+      if (!body.has_more) return items;
+    }
+  };
+
+  const CREATE_SUPPORTER = `mutation ($input: SupporterInput!) { createSupporter(input: $input) { id } }`;
+  const UPDATE_SUPPORTER = `mutation ($id: ID!, $input: SupporterPatch!) { updateSupporter(id: $id, input: $input) { id } }`;
+  const ERASE_SUPPORTER = `mutation ($id: ID!) { eraseSupporter(id: $id) { id } }`;
+  const CREATE_CAMPAIGN = `mutation ($input: CampaignInput!) { createCampaign(input: $input) { id } }`;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    [tenant, other] = await Promise.all([fakeTenant(server.database.db), fakeTenant(server.database.db)]);
+    const user = await createUser(server.database.db, {
+      email: `admin-${unique(6)}@example.test`,
+      password: "long enough password",
+      organization: tenant.slug,
+      role: "admin",
+    });
+    admin = {
+      userId: user.id,
+      cookie: `${SESSION_COOKIE}=${await createSession(server.database.db, server.config, user.id)}`,
+    };
+  });
+  afterAll(() => server?.close());
+
+  it("records each change with its actor and request, the resource as GET returns it, in commit order", async () => {
+    const start = (await feed("?limit=1")).body as EventPage;
+    expect(start).toEqual({ items: [], next_cursor: expect.any(String), has_more: false });
+
+    const email = `ada-${unique(6)}@example.test`;
+    const { createSupporter } = await graphql(CREATE_SUPPORTER, { input: { first_name: "Ada", email } }, admin);
+    const asCreated = (await server.get(`/api/v1/supporters/${createSupporter.id}`, tenant.token)).body;
+    await graphql(UPDATE_SUPPORTER, { id: String(createSupporter.id), input: { last_name: "Lovelace" } }, tenant);
+    const asUpdated = (await server.get(`/api/v1/supporters/${createSupporter.id}`, tenant.token)).body;
+    const slug = `spring-${unique(6)}`;
+    const { createCampaign } = await graphql(CREATE_CAMPAIGN, { input: { title: "Spring", slug } }, tenant);
+    const campaign = (await server.get(`/api/v1/campaigns/${createCampaign.id}`, tenant.token)).body;
+
+    const page = await feed(`?after=${start.next_cursor}`);
+    expect(page.status).toBe(200);
+    const { items, has_more } = page.body as EventPage;
+    expect(has_more).toBe(false);
+    expect(items.map((event) => event.type)).toEqual(["supporter.created", "supporter.updated", "campaign.created"]);
+    expect(items[0]).toEqual({
+      id: expect.stringMatching(/^evt_[A-Za-z0-9_-]{20}$/),
+      type: "supporter.created",
+      create_date: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      resource: { type: "supporter", id: createSupporter.id },
+      actor: { type: "user", id: admin.userId },
+      request: { id: expect.stringMatching(/^req_[A-Za-z0-9_-]{16}$/) },
+      data: asCreated,
+      cursor: expect.any(String),
+    });
+    expect(items[1]).toMatchObject({ actor: { type: "application", id: tenant.applicationId }, data: asUpdated });
+    expect(items[2]).toMatchObject({ resource: { type: "campaign", id: createCampaign.id }, data: campaign });
+    expect(new Set(items.map((event) => event.request?.id)).size).toBe(3);
+
+    // One by one from the same cursor: the same events, each once; each event's cursor resumes after it.
+    const single = await feed(`?after=${start.next_cursor}&limit=1`);
+    expect(single.body).toEqual({ items: [items[0]], next_cursor: items[0]?.cursor, has_more: true });
+    const next = await feed(`?after=${items[0]?.cursor}&limit=2`);
+    expect((next.body as EventPage).items).toEqual(items.slice(1));
+    const end = await feed(`?after=${items[2]?.cursor}`);
+    expect(end.body).toEqual({ items: [], next_cursor: items[2]?.cursor, has_more: false });
+    expect((await server.get(`/api/v1/events/${items[1]?.id}`, tenant.token)).body).toEqual(items[1]);
+
+    // The address and user agent are kept for the audit log, never shown to applications.
+    const stored = (await server.database.db.execute(
+      sql`select ip, user_agent from events where organization_id = ${tenant.organizationId} and id = ${items[0]?.id}`,
+    )) as unknown as { rows: { ip: string; user_agent: string }[] };
+    expect(stored.rows).toEqual([{ ip: "127.0.0.1", user_agent: "events-test/1.0" }]);
+  });
+
+  it("records nothing for a change that is refused or rolled back", async () => {
+    const before = await everything();
+    const slug = `taken-${unique(6)}`;
+    await graphql(CREATE_CAMPAIGN, { input: { title: "First", slug } }, tenant);
+    await expect(graphql(CREATE_CAMPAIGN, { input: { title: "Second", slug } }, tenant)).rejects.toThrow("slug_taken");
+    await expect(graphql(CREATE_SUPPORTER, { input: { tags: ["no name"] } }, tenant)).rejects.toThrow(
+      "invalid_request",
+    );
+    const after = await everything();
+    expect(after.slice(before.length).map((event) => event.type)).toEqual(["campaign.created"]);
+  });
+
+  it("keeps no personal data of an erased supporter in any event", async () => {
+    const email = `grace-${unique(6)}@example.test`;
+    const { createSupporter } = await graphql(
+      CREATE_SUPPORTER,
+      { input: { first_name: "Grace", last_name: "Hopper", email, phone: "+39 333 1234567" } },
+      tenant,
+    );
+    await graphql(UPDATE_SUPPORTER, { id: String(createSupporter.id), input: { city: "Arlington" } }, tenant);
+    expect(JSON.stringify(await everything())).toContain(email);
+    await graphql(ERASE_SUPPORTER, { id: String(createSupporter.id) }, tenant);
+    await graphql(ERASE_SUPPORTER, { id: String(createSupporter.id) }, tenant);
+
+    const events = (await everything()).filter(
+      (event) => event.resource.type === "supporter" && event.resource.id === createSupporter.id,
+    );
+    expect(events.map((event) => event.type)).toEqual(["supporter.created", "supporter.updated", "supporter.erased"]);
+    const stored = JSON.stringify(
+      await server.database.db.execute(sql`select * from events where organization_id = ${tenant.organizationId}`),
+    );
+    for (const personal of [email, "Grace", "Hopper", "333 1234567", "Arlington"]) {
+      expect(JSON.stringify(events)).not.toContain(personal);
+      expect(stored).not.toContain(personal);
+    }
+    expect(events[2]?.data).toMatchObject({ id: createSupporter.id, email: null, first_name: null });
+  });
+
+  it("shows an application only the types its permissions read, and no other organization's", async () => {
+    const all = await everything();
+    expect(all.length).toBeGreaterThan(0);
+    // A token of the same installation narrowed to supporters:read.
+    const supportersOnly = await issueTokenPair(
+      server.database.db,
+      { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 3600 },
+      {
+        organizationId: tenant.organizationId,
+        organizationSlug: tenant.slug,
+        applicationId: tenant.applicationId,
+        scope: ["supporters:read"],
+      },
+    );
+    const seen = await everything(supportersOnly.access_token);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(new Set(seen.map((event) => event.type.split(".")[0]))).toEqual(new Set(["supporter"]));
+    expect(seen).toEqual(all.filter((event) => event.type.startsWith("supporter.")));
+
+    const refused = await feed("?type=campaign.created", supportersOnly.access_token);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: "insufficient_scope" });
+    const membersOnly = await feed("?type=membership.created");
+    expect(membersOnly.status).toBe(403);
+    expect(membersOnly.body).toMatchObject({ code: "insufficient_scope" });
+    const campaignId = all.find((event) => event.type === "campaign.created")?.id;
+    expect((await server.get(`/api/v1/events/${campaignId}`, supportersOnly.access_token)).status).toBe(404);
+
+    // Filtered by type, the same events in the same order.
+    expect(await everything(tenant.token, "campaign.created,supporter.erased")).toEqual(
+      all.filter((event) => ["campaign.created", "supporter.erased"].includes(event.type)),
+    );
+
+    // Another organization sees none of them, by feed or by id, and cannot use this organization's cursor.
+    expect(await everything(other.token)).toEqual([]);
+    expect((await server.get(`/api/v1/events/${all[0]?.id}`, other.token)).status).toBe(404);
+    const foreign = await feed(`?after=${all[0]?.cursor}`, other.token);
+    expect(foreign.body).toEqual(
+      problem(
+        400,
+        "invalid_request",
+        'Invalid query parameter "after": is not a cursor this API gave for this organization\'s events',
+        {
+          errors: [{ parameter: "after", message: "is not a cursor this API gave for this organization's events" }],
+        },
+      ),
+    );
+  });
+
+  it("refuses bad parameters with a 400 that names them, and needs a token", async () => {
+    const otherOrganization = Buffer.from("ev1.999999999.1").toString("base64url");
+    for (const after of ["garbage", otherOrganization, "%00", "x".repeat(101), "ev1.1.1"]) {
+      const answer = await feed(`?after=${after}`);
+      expect(answer.status, after).toBe(400);
+      expect(answer.body).toMatchObject({ code: "invalid_request" });
+    }
+    const unknownType = await feed("?type=supporter.created,payment.teleported");
+    expect(unknownType.body).toEqual(
+      problem(400, "invalid_request", 'Invalid query parameter "type": unknown event type "payment.teleported"', {
+        errors: [{ parameter: "type", message: 'unknown event type "payment.teleported"' }],
+      }),
+    );
+    expect((await feed("?limit=0")).status).toBe(400);
+    expect((await feed("?limit=1001")).status).toBe(400);
+    expect((await feed("?since=1")).status).toBe(400);
+    expect((await feed("")).status).toBe(200);
+    expect((await server.get("/api/v1/events/")).status).toBe(401);
+    expect((await server.get("/api/v1/events/evt_missing")).status).toBe(401);
+    expect((await server.get("/api/v1/events/evt_missing", tenant.token)).status).toBe(404);
+    expect((await server.get("/api/v1/events/not-an-event-id", tenant.token)).status).toBe(404);
+  });
+
+  it("answers 410 for a cursor older than the events kept, and starts at the oldest kept without one", async () => {
+    const local = await fakeTenant(server.database.db);
+    const { createSupporter: first } = await graphql(CREATE_SUPPORTER, { input: { first_name: "Old" } }, local);
+    const old = await everything(local.token);
+    expect(old.map((event) => event.resource.id)).toEqual([first.id]);
+    const oldest = (await feed("?limit=1", local.token)).body as EventPage;
+    expect(oldest.items).toEqual(old);
+
+    // Thirty-one days on, the worker's retention pass deletes it; a newer event stays.
+    await server.database.db.execute(
+      sql`update events set create_date = now() - interval '31 days' where organization_id = ${local.organizationId}`,
+    );
+    const { createSupporter: second } = await graphql(CREATE_SUPPORTER, { input: { first_name: "New" } }, local);
+    expect(await runEventRetention(server.database.db, new Date(), 30)).toBeGreaterThanOrEqual(1);
+    expect((await everything(local.token)).map((event) => event.resource.id)).toEqual([second.id]);
+
+    // The deleted event's own cursor still reads what follows it; a cursor from before it is gone.
+    const following = (await feed(`?after=${oldest.next_cursor}`, local.token)).body as EventPage;
+    expect(following.items.map((event) => event.resource.id)).toEqual([second.id]);
+    const startCursor = Buffer.from(`ev1.${local.organizationId}.0`).toString("base64url");
+    const expired = await feed(`?after=${startCursor}`, local.token);
+    expect(expired.body).toEqual(
+      problem(
+        410,
+        "cursor_expired",
+        "This cursor is older than the events kept: the events after it are gone. Read the resources again, then start without a cursor",
+      ),
+    );
+  });
+
+  it("gives a polling reader every event exactly once, in commit order, while 8 writers commit", async () => {
+    const local = await fakeTenant(server.database.db);
+    const PER_WRITER = 8;
+    const begin = ((await feed("", local.token)).body as EventPage).next_cursor;
+    const created: number[] = [];
+    let writing = true;
+    const writers = Array.from({ length: 8 }, async (_, writer) => {
+      for (let index = 0; index < PER_WRITER; index++) {
+        const { createSupporter } = await graphql(
+          CREATE_SUPPORTER,
+          { input: { first_name: `W${writer}-${index}` } },
+          local,
+        );
+        created.push(createSupporter.id);
+      }
+    });
+    const seen: EventWire[] = [];
+    const reader = (async () => {
+      let after = begin;
+      for (;;) {
+        const done = !writing;
+        const page = await feed(`?after=${after}&limit=7`, local.token);
+        expect(page.status).toBe(200);
+        const body = page.body as EventPage;
+        seen.push(...body.items);
+        after = body.next_cursor;
+        if (done && !body.has_more) return;
+      }
+    })();
+    await Promise.all(writers);
+    writing = false;
+    await reader;
+
+    expect(created).toHaveLength(8 * PER_WRITER);
+    expect(seen.map((event) => event.resource.id).sort((a, b) => Number(a) - Number(b))).toEqual(
+      [...created].sort((a, b) => a - b),
+    );
+    expect(new Set(seen.map((event) => event.id)).size).toBe(seen.length);
+    // Numbered without gaps in the order they were read (the cursor's number, opaque to clients).
+    const numbers = seen.map((event) => Number(Buffer.from(event.cursor, "base64url").toString().split(".")[2]));
+    expect(numbers).toEqual(Array.from({ length: seen.length }, (_, index) => index + 1));
+    // Commit order: each writer's own supporters come in the order it created them.
+    for (let writer = 0; writer < 8; writer++) {
+      const names = seen.map((event) => String(event.data.first_name)).filter((name) => name.startsWith(`W${writer}-`));
+      expect(names).toEqual(Array.from({ length: PER_WRITER }, (_, index) => `W${writer}-${index}`));
+    }
+  });
+
+  it("has a catalog in which every type names its resource and who may read it", () => {
+    for (const [type, entry] of Object.entries(EVENT_CATALOG)) {
+      expect(type).toMatch(/^[a-z_]+\.[a-z_]+$/);
+      expect(entry.description.length).toBeGreaterThan(10);
+    }
+  });
+});
