@@ -610,7 +610,7 @@ describe("fuzz: the OpenAPI operations and the GraphQL schema", () => {
       (signIn.headers.getSetCookie().find((line) => line.startsWith("donata_session=")) ?? "").split(";")[0] ?? "";
     ids = [...recordIds];
     // An event of this organization, for the event read (its ids are strings).
-    const supporter = await createSupporter(
+    const { body: supporter } = await createSupporter(
       db,
       { organizationId: tenant.organizationId, timeZone: "UTC" },
       {

@@ -35,9 +35,11 @@ builder.mutationFields((t) => ({
   createCampaign: t.field({
     type: CampaignType,
     args: { input: t.arg({ type: CampaignInputType, required: true }) },
-    resolve: (_root, { input }, context) => {
+    resolve: async (_root, { input }, context) => {
       authorize(context, "campaigns:write");
-      return createCampaign(context.db, context.scope, validateAgainst<CampaignInput>(CampaignInput, input, "field"));
+      return (
+        await createCampaign(context.db, context.scope, validateAgainst<CampaignInput>(CampaignInput, input, "field"))
+      ).body;
     },
   }),
   updateCampaign: t.field({

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import type { Db } from "../../db/client.js";
 import { registerCollectionRoutes } from "../../http/collection-routes.js";
-import { Campaign, CampaignList, CampaignListQuery } from "./campaigns.schemas.js";
-import { getCampaign, listCampaigns } from "./campaigns.service.js";
+import { registerWriteRoutes } from "../../http/write-routes.js";
+import { Campaign, CampaignInput, CampaignList, CampaignListQuery, CampaignPatch } from "./campaigns.schemas.js";
+import { createCampaign, getCampaign, listCampaigns, updateCampaign } from "./campaigns.service.js";
 
 export function campaignRoutes(app: FastifyInstance, db: Db) {
   registerCollectionRoutes<CampaignListQuery>(app, db, {
@@ -14,5 +15,15 @@ export function campaignRoutes(app: FastifyInstance, db: Db) {
     listResponse: CampaignList,
     list: listCampaigns,
     retrieve: getCampaign,
+  });
+  registerWriteRoutes(app, db, {
+    collection: "campaigns",
+    singular: "campaign",
+    permission: "campaigns:write",
+    item: Campaign,
+    createBody: CampaignInput,
+    updateBody: CampaignPatch,
+    create: (scope, body, key) => createCampaign(db, scope, body as CampaignInput, key),
+    update: (scope, id, body) => updateCampaign(db, scope, id, body as CampaignPatch),
   });
 }

@@ -3,6 +3,7 @@ import type { Db, Executor } from "../../db/client.js";
 import { createUpdateBounds, pageOf, parseOrder } from "../../db/list-query.js";
 import { AppError, notFound, type ValidationIssue } from "../../errors/app-error.js";
 import { recordEvent } from "../../events/record-event.js";
+import { idempotent } from "../../http/idempotency.js";
 import { parseId } from "../../http/ids.js";
 import { fitsCurrency, precisionRule } from "../../payments/money.js";
 import { findOrganizationById } from "../organizations/organizations.repo.js";
@@ -155,14 +156,17 @@ async function saving<T>(work: Promise<T>, slug: string | null): Promise<T> {
   }
 }
 
-export async function createCampaign(db: Db, scope: Scope, input: CampaignInput) {
+/** A new campaign; with an idempotency key, a retry with the same body answers the first outcome. */
+export async function createCampaign(db: Db, scope: Scope, input: CampaignInput, idempotencyKey?: string) {
   const campaign: CampaignFields = { ...CAMPAIGN_DEFAULTS, ...input } as CampaignFields;
   await assertCampaignRules(db, scope, campaign);
-  return db.transaction(async (tx) => {
-    const created = campaignToWire(await saving(insertCampaignRow(tx, scope, campaign), campaign.slug));
-    await recordEvent(tx, scope, "campaign.created", created.id, created);
-    return created;
-  });
+  return db.transaction((tx) =>
+    idempotent(tx, scope.organizationId, "campaigns:create", idempotencyKey, input, async () => {
+      const created = campaignToWire(await saving(insertCampaignRow(tx, scope, campaign), campaign.slug));
+      await recordEvent(tx, scope, "campaign.created", created.id, created);
+      return { status: 201, body: created };
+    }),
+  );
 }
 
 export async function updateCampaign(db: Db, scope: Scope, rawId: string, patch: CampaignPatch) {

@@ -1,10 +1,10 @@
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import { AppError, notFound } from "../../errors/app-error.js";
+import { idempotent } from "../../http/idempotency.js";
 import { parseId } from "../../http/ids.js";
 import { fitsCurrency, hasCentPrecision, precisionRule } from "../../payments/money.js";
 import { findCampaign, findOrganizationCurrency } from "../giving/checkout-flow.repo.js";
-import { idempotent } from "../giving/idempotency.js";
 import { findPaymentMethod, insertPaymentMethod } from "../payment-methods/payment-methods.repo.js";
 import type { GivingDb } from "../payments/payment-actions.service.js";
 import { insertPayment, type PaymentRow } from "../payments/payments.repo.js";

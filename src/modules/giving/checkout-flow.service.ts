@@ -2,6 +2,14 @@ import type { Executor } from "../../db/client.js";
 import { enqueueBankTransferInstructions } from "../../email/donation-emails.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { problemBodyOf } from "../../errors/problem-body.js";
+import {
+  findStoredOutcome,
+  fingerprint,
+  hasStoredOutcome,
+  idempotencyKeyReused,
+  type Outcome,
+  storeOutcome,
+} from "../../http/idempotency.js";
 import { parseId } from "../../http/ids.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
 import { chargeContextOf } from "../../payments/charge-context.js";
@@ -86,14 +94,6 @@ import type {
   PublicCampaignWire,
 } from "./giving.schemas.js";
 import { CONSENTS } from "./giving.schemas.js";
-import {
-  findStoredOutcome,
-  fingerprint,
-  hasStoredOutcome,
-  idempotencyKeyReused,
-  type Outcome,
-  storeOutcome,
-} from "./idempotency.js";
 
 const campaignClosed = () => new AppError("campaign_closed", "This campaign has ended and no longer accepts donations");
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { Type } from "typebox";
+import { parseIdempotencyKey } from "../../http/idempotency.js";
 import { ProblemResponses } from "../../http/problem-schema.js";
 import { completeCheckout, getChallenge, getPublicCampaign, startCheckout } from "./checkout-flow.service.js";
 import type { GivingContext } from "./giving.context.js";
@@ -12,7 +13,6 @@ import {
   CheckoutStarted,
   PublicCampaign,
 } from "./giving.schemas.js";
-import { parseIdempotencyKey } from "./idempotency.js";
 
 const Slug = Type.String({ maxLength: 100 });
 const problem = (description: string) => ({

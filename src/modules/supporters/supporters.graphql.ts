@@ -47,10 +47,10 @@ builder.mutationFields((t) => ({
   createSupporter: t.field({
     type: SupporterType,
     args: { input: t.arg({ type: SupporterInputType, required: true }) },
-    resolve: (_root, { input }, context) => {
+    resolve: async (_root, { input }, context) => {
       authorize(context, "supporters:write");
       const values = validateAgainst<SupporterInput>(SupporterInput, input, "field");
-      return createSupporter(context.db, context.scope, values);
+      return (await createSupporter(context.db, context.scope, values)).body;
     },
   }),
   updateSupporter: t.field({

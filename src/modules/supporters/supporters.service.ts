@@ -4,6 +4,7 @@ import { createUpdateBounds, pageOf, parseOrder } from "../../db/list-query.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { scrubSupporterEvents } from "../../events/events.repo.js";
 import { recordEvent } from "../../events/record-event.js";
+import { idempotent } from "../../http/idempotency.js";
 import { parseId } from "../../http/ids.js";
 import { listSupporterDonationRows } from "../donations/donations.repo.js";
 import { donationToWire } from "../donations/donations.service.js";
@@ -93,17 +94,20 @@ function columnsOf(input: SupporterPatch): SupporterColumns {
 const identifies = (row: Pick<SupporterWire, "first_name" | "last_name" | "business_name" | "email">) =>
   Boolean(row.first_name || row.last_name || row.business_name || row.email);
 
-export async function createSupporter(db: Db, scope: Scope, input: SupporterInput) {
+/** A new supporter; with an idempotency key, a retry with the same body answers the first outcome. */
+export async function createSupporter(db: Db, scope: Scope, input: SupporterInput, idempotencyKey?: string) {
   if (!identifies({ first_name: null, last_name: null, business_name: null, email: null, ...input })) {
     throw new AppError("invalid_request", "A supporter needs a name, a business name or an email", {
       errors: [{ field: "email", message: "a name, a business name or an email is required" }],
     });
   }
-  return db.transaction(async (tx) => {
-    const supporter = supporterToWire(await insertSupporterRow(tx, scope, columnsOf(input)));
-    await recordEvent(tx, scope, "supporter.created", supporter.id, supporter);
-    return supporter;
-  });
+  return db.transaction((tx) =>
+    idempotent(tx, scope.organizationId, "supporters:create", idempotencyKey, input, async () => {
+      const supporter = supporterToWire(await insertSupporterRow(tx, scope, columnsOf(input)));
+      await recordEvent(tx, scope, "supporter.created", supporter.id, supporter);
+      return { status: 201, body: supporter };
+    }),
+  );
 }
 
 async function requireLiveSupporter(db: Executor, scope: Scope, rawId: string) {

@@ -239,6 +239,148 @@ export interface Operations {
       429: Problem;
     };
   };
+  /** POST /api/v1/campaigns/: Create a campaign */
+  create_campaign: {
+    method: "POST";
+    path: "/api/v1/campaigns/";
+    pathParams: Record<string, never>;
+    query: Record<string, never>;
+    headers: {
+      "idempotency-key"?: string;
+    };
+    body: {
+      title: string;
+      /** Lowercase letters, digits, hyphens */
+      slug?: string | null;
+      code?: string | null;
+      type?: string;
+      /** At most 2 decimals */
+      goal?: number | null;
+      is_goal_enabled?: boolean;
+      has_one_off?: boolean;
+      has_subscription?: boolean;
+      allow_custom_amount?: boolean;
+      allow_custom_subscription_amount?: boolean;
+      /** At most 2 decimals */
+      default_amount?: number | null;
+      /** At most 2 decimals */
+      default_subscription_amount?: number | null;
+      /** At most 2 decimals */
+      min_amount?: number | null;
+      /** At most 2 decimals */
+      max_amount?: number | null;
+      /** At most 2 decimals */
+      min_subscription_amount?: number | null;
+      /** At most 2 decimals */
+      max_subscription_amount?: number | null;
+      asks?: number[] | null;
+      asks_subscription?: number[] | null;
+      shown_fields?: Array<
+        | "business_name"
+        | "first_name"
+        | "last_name"
+        | "email"
+        | "phone"
+        | "mobile"
+        | "job"
+        | "sex"
+        | "date_of_birth"
+        | "place_of_birth"
+        | "ssn"
+        | "vat"
+        | "address"
+        | "address2"
+        | "city"
+        | "locality"
+        | "country"
+        | "postal_code"
+        | "note"
+      > | null;
+      required_fields?: Array<
+        | "business_name"
+        | "first_name"
+        | "last_name"
+        | "email"
+        | "phone"
+        | "mobile"
+        | "job"
+        | "sex"
+        | "date_of_birth"
+        | "place_of_birth"
+        | "ssn"
+        | "vat"
+        | "address"
+        | "address2"
+        | "city"
+        | "locality"
+        | "country"
+        | "postal_code"
+        | "note"
+      > | null;
+      privacy_note?: string | null;
+      tags?: string[];
+      /** At most 2 decimals */
+      cost_example_amount?: number | null;
+      cost_example_label?: string | null;
+      allow_cover_fee?: boolean;
+    };
+    responses: {
+      /** A fundraising campaign */
+      201: {
+        id: number;
+        /** ISO 8601 UTC with milliseconds */
+        create_date: string;
+        /** ISO 8601 UTC with milliseconds */
+        update_date: string;
+        title: string;
+        slug: string | null;
+        code: string | null;
+        type: string;
+        /** Amount in the organization's currency, at most 2 decimals */
+        goal: number | null;
+        is_goal_enabled: boolean;
+        has_one_off: boolean;
+        has_subscription: boolean;
+        allow_custom_amount: boolean;
+        allow_custom_subscription_amount: boolean;
+        /** Amount in the organization's currency, at most 2 decimals */
+        default_amount: number | null;
+        /** Amount in the organization's currency, at most 2 decimals */
+        default_subscription_amount: number | null;
+        /** Amount in the organization's currency, at most 2 decimals */
+        min_amount: number | null;
+        /** Amount in the organization's currency, at most 2 decimals */
+        max_amount: number | null;
+        /** Amount in the organization's currency, at most 2 decimals */
+        min_subscription_amount: number | null;
+        /** Amount in the organization's currency, at most 2 decimals */
+        max_subscription_amount: number | null;
+        asks: number[] | null;
+        asks_subscription: number[] | null;
+        shown_fields: string[] | null;
+        required_fields: string[] | null;
+        privacy_note: string | null;
+        tags: string[];
+        /** Amount in the organization's currency, at most 2 decimals */
+        cost_example_amount: number | null;
+        cost_example_label: string | null;
+        /** The donation page offers to add the organization's estimated processing fee to the gift */
+        allow_cover_fee: boolean;
+        /** When the campaign was archived; null while active */
+        archive_date: string | null;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
+      /** The Idempotency-Key was used with another body */
+      422: Problem;
+    };
+  };
   /** GET /api/v1/public/organizations/{organization}/challenge: A proof-of-work challenge (ALTCHA) for the donation form, when challenge_required */
   create_challenge: {
     method: "GET";
@@ -257,6 +399,100 @@ export interface Operations {
       };
       /** No such organization, campaign or checkout */
       404: Problem;
+    };
+  };
+  /** POST /api/v1/supporters/: Create a supporter */
+  create_supporter: {
+    method: "POST";
+    path: "/api/v1/supporters/";
+    pathParams: Record<string, never>;
+    query: Record<string, never>;
+    headers: {
+      "idempotency-key"?: string;
+    };
+    body: {
+      image?: string | null;
+      code?: string | null;
+      business_name?: string | null;
+      first_name?: string | null;
+      last_name?: string | null;
+      email?: string | null;
+      phone?: string | null;
+      mobile?: string | null;
+      job?: string | null;
+      sex?: "MALE" | "FEMALE" | null;
+      date_of_birth?: string | null;
+      place_of_birth?: string | null;
+      ssn?: string | null;
+      vat?: string | null;
+      address?: string | null;
+      address2?: string | null;
+      city?: string | null;
+      locality?: string | null;
+      /** ISO 3166-1 alpha-2 */
+      country?: string | null;
+      postal_code?: string | null;
+      privacy?: boolean | null;
+      email_marketing?: boolean | null;
+      phone_marketing?: boolean | null;
+      sms_marketing?: boolean | null;
+      postal_marketing?: boolean | null;
+      profilation_marketing?: boolean | null;
+      tags?: string[];
+      note?: string | null;
+    };
+    responses: {
+      /** A person or business that gives to the organization */
+      201: {
+        id: number;
+        /** ISO 8601 UTC with milliseconds */
+        create_date: string;
+        /** ISO 8601 UTC with milliseconds */
+        update_date: string;
+        image: string | null;
+        code: string | null;
+        business_name: string | null;
+        first_name: string | null;
+        last_name: string | null;
+        email: string | null;
+        phone: string | null;
+        mobile: string | null;
+        job: string | null;
+        sex: "MALE" | "FEMALE" | null;
+        /** YYYY-MM-DD */
+        date_of_birth: string | null;
+        place_of_birth: string | null;
+        ssn: string | null;
+        vat: string | null;
+        address: string | null;
+        address2: string | null;
+        city: string | null;
+        locality: string | null;
+        country: string | null;
+        postal_code: string | null;
+        /** The yearly statement of donations: null unless the reader may also read supporters and donations */
+        certification_url: string | null;
+        privacy: boolean | null;
+        email_marketing: boolean | null;
+        phone_marketing: boolean | null;
+        sms_marketing: boolean | null;
+        postal_marketing: boolean | null;
+        profilation_marketing: boolean | null;
+        tags: string[];
+        note: string | null;
+        /** When the personal data was erased on request (GDPR) */
+        erase_date: string | null;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
+      /** The Idempotency-Key was used with another body */
+      422: Problem;
     };
   };
   /** GET /api/v1/campaigns/: List campaigns */
@@ -1993,6 +2229,240 @@ export interface Operations {
       422: Problem;
       /** A card-testing cap was reached (see Retry-After); nothing was charged */
       429: Problem;
+    };
+  };
+  /** PATCH /api/v1/campaigns/{id}: Update a campaign */
+  update_campaign: {
+    method: "PATCH";
+    path: "/api/v1/campaigns/{id}";
+    pathParams: {
+      /** Id of the campaign */
+      id: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: {
+      title?: string;
+      /** Lowercase letters, digits, hyphens */
+      slug?: string | null;
+      code?: string | null;
+      type?: string;
+      /** At most 2 decimals */
+      goal?: number | null;
+      is_goal_enabled?: boolean;
+      has_one_off?: boolean;
+      has_subscription?: boolean;
+      allow_custom_amount?: boolean;
+      allow_custom_subscription_amount?: boolean;
+      /** At most 2 decimals */
+      default_amount?: number | null;
+      /** At most 2 decimals */
+      default_subscription_amount?: number | null;
+      /** At most 2 decimals */
+      min_amount?: number | null;
+      /** At most 2 decimals */
+      max_amount?: number | null;
+      /** At most 2 decimals */
+      min_subscription_amount?: number | null;
+      /** At most 2 decimals */
+      max_subscription_amount?: number | null;
+      asks?: number[] | null;
+      asks_subscription?: number[] | null;
+      shown_fields?: Array<
+        | "business_name"
+        | "first_name"
+        | "last_name"
+        | "email"
+        | "phone"
+        | "mobile"
+        | "job"
+        | "sex"
+        | "date_of_birth"
+        | "place_of_birth"
+        | "ssn"
+        | "vat"
+        | "address"
+        | "address2"
+        | "city"
+        | "locality"
+        | "country"
+        | "postal_code"
+        | "note"
+      > | null;
+      required_fields?: Array<
+        | "business_name"
+        | "first_name"
+        | "last_name"
+        | "email"
+        | "phone"
+        | "mobile"
+        | "job"
+        | "sex"
+        | "date_of_birth"
+        | "place_of_birth"
+        | "ssn"
+        | "vat"
+        | "address"
+        | "address2"
+        | "city"
+        | "locality"
+        | "country"
+        | "postal_code"
+        | "note"
+      > | null;
+      privacy_note?: string | null;
+      tags?: string[];
+      /** At most 2 decimals */
+      cost_example_amount?: number | null;
+      cost_example_label?: string | null;
+      allow_cover_fee?: boolean;
+    };
+    responses: {
+      /** A fundraising campaign */
+      200: {
+        id: number;
+        /** ISO 8601 UTC with milliseconds */
+        create_date: string;
+        /** ISO 8601 UTC with milliseconds */
+        update_date: string;
+        title: string;
+        slug: string | null;
+        code: string | null;
+        type: string;
+        /** Amount in the organization's currency, at most 2 decimals */
+        goal: number | null;
+        is_goal_enabled: boolean;
+        has_one_off: boolean;
+        has_subscription: boolean;
+        allow_custom_amount: boolean;
+        allow_custom_subscription_amount: boolean;
+        /** Amount in the organization's currency, at most 2 decimals */
+        default_amount: number | null;
+        /** Amount in the organization's currency, at most 2 decimals */
+        default_subscription_amount: number | null;
+        /** Amount in the organization's currency, at most 2 decimals */
+        min_amount: number | null;
+        /** Amount in the organization's currency, at most 2 decimals */
+        max_amount: number | null;
+        /** Amount in the organization's currency, at most 2 decimals */
+        min_subscription_amount: number | null;
+        /** Amount in the organization's currency, at most 2 decimals */
+        max_subscription_amount: number | null;
+        asks: number[] | null;
+        asks_subscription: number[] | null;
+        shown_fields: string[] | null;
+        required_fields: string[] | null;
+        privacy_note: string | null;
+        tags: string[];
+        /** Amount in the organization's currency, at most 2 decimals */
+        cost_example_amount: number | null;
+        cost_example_label: string | null;
+        /** The donation page offers to add the organization's estimated processing fee to the gift */
+        allow_cover_fee: boolean;
+        /** When the campaign was archived; null while active */
+        archive_date: string | null;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
+    };
+  };
+  /** PATCH /api/v1/supporters/{id}: Update a supporter */
+  update_supporter: {
+    method: "PATCH";
+    path: "/api/v1/supporters/{id}";
+    pathParams: {
+      /** Id of the supporter */
+      id: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: {
+      image?: string | null;
+      code?: string | null;
+      business_name?: string | null;
+      first_name?: string | null;
+      last_name?: string | null;
+      email?: string | null;
+      phone?: string | null;
+      mobile?: string | null;
+      job?: string | null;
+      sex?: "MALE" | "FEMALE" | null;
+      date_of_birth?: string | null;
+      place_of_birth?: string | null;
+      ssn?: string | null;
+      vat?: string | null;
+      address?: string | null;
+      address2?: string | null;
+      city?: string | null;
+      locality?: string | null;
+      /** ISO 3166-1 alpha-2 */
+      country?: string | null;
+      postal_code?: string | null;
+      privacy?: boolean | null;
+      email_marketing?: boolean | null;
+      phone_marketing?: boolean | null;
+      sms_marketing?: boolean | null;
+      postal_marketing?: boolean | null;
+      profilation_marketing?: boolean | null;
+      tags?: string[];
+      note?: string | null;
+    };
+    responses: {
+      /** A person or business that gives to the organization */
+      200: {
+        id: number;
+        /** ISO 8601 UTC with milliseconds */
+        create_date: string;
+        /** ISO 8601 UTC with milliseconds */
+        update_date: string;
+        image: string | null;
+        code: string | null;
+        business_name: string | null;
+        first_name: string | null;
+        last_name: string | null;
+        email: string | null;
+        phone: string | null;
+        mobile: string | null;
+        job: string | null;
+        sex: "MALE" | "FEMALE" | null;
+        /** YYYY-MM-DD */
+        date_of_birth: string | null;
+        place_of_birth: string | null;
+        ssn: string | null;
+        vat: string | null;
+        address: string | null;
+        address2: string | null;
+        city: string | null;
+        locality: string | null;
+        country: string | null;
+        postal_code: string | null;
+        /** The yearly statement of donations: null unless the reader may also read supporters and donations */
+        certification_url: string | null;
+        privacy: boolean | null;
+        email_marketing: boolean | null;
+        phone_marketing: boolean | null;
+        sms_marketing: boolean | null;
+        postal_marketing: boolean | null;
+        profilation_marketing: boolean | null;
+        tags: string[];
+        note: string | null;
+        /** When the personal data was erased on request (GDPR) */
+        erase_date: string | null;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
     };
   };
 }

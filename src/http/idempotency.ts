@@ -1,7 +1,13 @@
 import { createHash } from "node:crypto";
-import type { Executor } from "../../db/client.js";
-import { AppError } from "../../errors/app-error.js";
-import { findKeyRow, findKeyStatus, insertKeyRow, storeKeyOutcome, updateKeyOutcome } from "./idempotency.repo.js";
+import type { Executor } from "../db/client.js";
+import {
+  findKeyRow,
+  findKeyStatus,
+  insertKeyRow,
+  storeKeyOutcome,
+  updateKeyOutcome,
+} from "../db/idempotency-keys.repo.js";
+import { AppError } from "../errors/app-error.js";
 
 export interface Outcome<T = unknown> {
   status: number;

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
-import type { Executor } from "../../db/client.js";
-import { idempotencyKeys } from "../../db/schema.js";
+import type { Executor } from "./client.js";
+import { idempotencyKeys } from "./schema.js";
 
 /** The one row of an idempotency key: keys are scoped to an organization and an operation. */
 const keyIs = (organizationId: number, scope: string, key: string) =>
