@@ -391,6 +391,30 @@ describe("SDK against the real server", () => {
     expect((failure as DonataGraphQLError).errors[0]?.message).toMatch(/nope/);
   });
 
+  it("creates and edits supporters and campaigns, and reads the events feed from where it left off", async () => {
+    const { api } = await installed(server);
+    const key = `sup-${unique(8)}`;
+    const supporter = await api.supporters.create({ first_name: "Ada", privacy: true }, { idempotencyKey: key });
+    expect(await api.supporters.create({ first_name: "Ada", privacy: true }, { idempotencyKey: key })).toEqual(
+      supporter,
+    );
+    const edited = await api.supporters.update(supporter.id, { last_name: "Lovelace" });
+    expect(edited).toMatchObject({ id: supporter.id, first_name: "Ada", last_name: "Lovelace" });
+    const campaign = await api.campaigns.create({ title: "Spring", slug: `spring-${unique(6)}` });
+    await expect(api.campaigns.update(campaign.id, { title: "" })).rejects.toBeInstanceOf(DonataApiError);
+
+    const all = [];
+    for await (const event of api.events.iterate({ limit: 2 })) all.push(event);
+    expect(all.map((event) => event.type)).toEqual(["supporter.created", "supporter.updated", "campaign.created"]);
+    expect(all[1]?.data).toEqual(edited);
+    // Resumed from the cursor of the last event handled: only what came after.
+    await api.campaigns.update(campaign.id, { title: "Spring appeal" });
+    const resumed = [];
+    for await (const event of api.events.iterate({ after: all.at(-1)?.cursor })) resumed.push(event);
+    expect(resumed.map((event) => [event.type, event.data.title])).toEqual([["campaign.updated", "Spring appeal"]]);
+    expect(await api.events.retrieve(resumed[0]?.id ?? "")).toEqual(resumed[0]);
+  });
+
   it("refreshes an expired access token once for ten concurrent calls", async () => {
     const recorder = recordingFetch();
     const { api, pair, client, slug } = await installed(shortLived, { fetch: recorder.fetch });

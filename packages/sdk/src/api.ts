@@ -3,12 +3,17 @@ import { DonataApiError, DonataGraphQLError, type GraphQLErrorEntry } from "./er
 import { randomToken } from "./pkce.js";
 import type {
   Campaign,
+  CampaignInput,
   CampaignListParams,
+  CampaignPatch,
   CancelDonationResult,
   Checkout,
   CheckoutListParams,
   Donation,
   DonationListParams,
+  Event,
+  EventListParams,
+  EventPage,
   MarkPaidResult,
   OfflineDonationInput,
   OfflineDonationResult,
@@ -17,13 +22,15 @@ import type {
   PaymentListParams,
   RefundResult,
   Supporter,
+  SupporterInput,
   SupporterListParams,
+  SupporterPatch,
 } from "./types.js";
 
 type QueryValue = string | number | boolean | null | undefined;
 
 export interface RequestOptions {
-  method?: "GET" | "POST";
+  method?: "GET" | "POST" | "PATCH";
   query?: Record<string, QueryValue>;
   body?: unknown;
   headers?: Record<string, string>;
@@ -74,9 +81,68 @@ export class Collection<Item, ListParams extends { limit?: number; offset?: numb
   }
 }
 
+/** A collection that applications also create and edit: `create` (idempotent) and `update`. */
+export class WritableCollection<
+  Item,
+  ListParams extends { limit?: number; offset?: number },
+  Input,
+  Patch,
+> extends Collection<Item, ListParams> {
+  /**
+   * Creates one. Pass your own `idempotencyKey` (kept with what you are creating) so that a retry after
+   * a timeout answers the first result instead of creating a second; without one a random key is sent.
+   */
+  create(body: Input, options: { idempotencyKey?: string } = {}): Promise<Item> {
+    return this.post("", body, { "idempotency-key": options.idempotencyKey ?? randomToken(16) });
+  }
+
+  /** Changes the fields sent; omitted fields stay, null clears. */
+  update(id: number | string, patch: Patch): Promise<Item> {
+    return this.requester.request<Item>(`${this.path}${encodeURIComponent(String(id))}`, {
+      method: "PATCH",
+      body: patch,
+    });
+  }
+}
+
 export class CheckoutsResource extends Collection<Checkout, CheckoutListParams> {}
-export class SupportersResource extends Collection<Supporter, SupporterListParams> {}
-export class CampaignsResource extends Collection<Campaign, CampaignListParams> {}
+export class SupportersResource extends WritableCollection<
+  Supporter,
+  SupporterListParams,
+  SupporterInput,
+  SupporterPatch
+> {}
+export class CampaignsResource extends WritableCollection<Campaign, CampaignListParams, CampaignInput, CampaignPatch> {}
+
+/** What changed in the organization, in commit order (`GET /api/v1/events/`). */
+export class EventsResource {
+  constructor(private readonly requester: Requester) {}
+
+  /** One page after `after` (from the oldest event kept without it): `{ items, next_cursor, has_more }`. */
+  list(params?: EventListParams): Promise<EventPage> {
+    return this.requester.request<EventPage>("/api/v1/events/", { query: params as Record<string, QueryValue> });
+  }
+
+  retrieve(id: string): Promise<Event> {
+    return this.requester.request<Event>(`/api/v1/events/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * Every event after `after`, page after page, until the feed is caught up. Store the `cursor` of the
+   * last event you handled and pass it as `after` next time: no event is missed or handled twice.
+   */
+  async *iterate(
+    params: Omit<EventListParams, "limit"> & { limit?: number } = {},
+  ): AsyncGenerator<Event, void, undefined> {
+    let after = params.after;
+    for (;;) {
+      const page = await this.list({ ...params, ...(after === undefined ? {} : { after }) } as EventListParams);
+      yield* page.items;
+      after = page.next_cursor;
+      if (!page.has_more) return;
+    }
+  }
+}
 
 export class PaymentsResource extends Collection<Payment, PaymentListParams> {
   /**
@@ -125,6 +191,7 @@ export class DonataApi implements Requester {
   readonly payments: PaymentsResource;
   readonly supporters: SupportersResource;
   readonly campaigns: CampaignsResource;
+  readonly events: EventsResource;
 
   constructor(
     private readonly client: DonataClient,
@@ -135,6 +202,7 @@ export class DonataApi implements Requester {
     this.payments = new PaymentsResource(this, "/api/v1/payments/");
     this.supporters = new SupportersResource(this, "/api/v1/supporters/");
     this.campaigns = new CampaignsResource(this, "/api/v1/campaigns/");
+    this.events = new EventsResource(this);
   }
 
   /** A REST call under the base URL; problem bodies become DonataApiError. */

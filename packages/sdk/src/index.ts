@@ -4,10 +4,12 @@ export {
   Collection,
   DonataApi,
   DonationsResource,
+  EventsResource,
   type GraphQLResponse,
   PaymentsResource,
   type RequestOptions,
   SupportersResource,
+  WritableCollection,
 } from "./api.js";
 export { type CallbackResult, DonataClient, type DonataClientOptions, type TokenResponse } from "./client.js";
 export {

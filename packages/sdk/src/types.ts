@@ -32,3 +32,12 @@ export type OfflineDonationResult = Ok<"record_offline_donation">;
 export type RefundResult = Ok<"refund_payment">;
 export type MarkPaidResult = Ok<"mark_payment_paid">;
 export type CancelDonationResult = Ok<"cancel_donation">;
+
+export type SupporterInput = Operations["create_supporter"]["body"];
+export type SupporterPatch = Operations["update_supporter"]["body"];
+export type CampaignInput = Operations["create_campaign"]["body"];
+export type CampaignPatch = Operations["update_campaign"]["body"];
+
+export type Event = Ok<"retrieve_event">;
+export type EventPage = Ok<"list_events">;
+export type EventListParams = Operations["list_events"]["query"];
