@@ -1332,6 +1332,32 @@ async function runScaleOut(
   return `${citus}\n\n${processes}`;
 }
 
+/**
+ * The document with each of `sections`' measured blocks (`## Title` up to the next `## `) put in
+ * place of the block of the same title; a block that was not measured (not run, or stopped short of
+ * its end) leaves the document's as it is.
+ */
+function replaceSections(doc: string, sections: string, note: string): string {
+  const blocks = (text: string) => {
+    const found = new Map<string, string>();
+    for (const block of text.split(/\n(?=## )/)) {
+      const title = /^## (.+)$/m.exec(block)?.[1];
+      if (title && block.startsWith("## ")) found.set(title, block.trimEnd());
+    }
+    return found;
+  };
+  let result = doc;
+  for (const [title, block] of blocks(sections)) {
+    if (block.includes("Not run (`BENCH_SECTIONS`).") || block.includes("Not run to its end")) continue;
+    const current = blocks(result).get(title);
+    if (current) {
+      const measured = block.replace(/\n\n/, `\n\n${note}\n\n`);
+      result = result.replace(current, () => measured);
+    }
+  }
+  return result;
+}
+
 function parseSections(): Set<Section> {
   const raw = process.env.BENCH_SECTIONS;
   if (!raw) return new Set(SECTIONS);
@@ -1399,10 +1425,18 @@ async function main() {
 
   try {
     if (!sections.has("main")) {
-      // The scale-out sections alone: their tables on the terminal, docs/benchmarks.md left as it is.
+      // The scale-out sections alone: their tables on the terminal and, measured whole, in place of
+      // their own sections of docs/benchmarks.md (the rest of it left as it is).
       const failures: string[] = [];
-      log(`\n${await runScaleOut(sections, { adminUrl, deadline, undo, failures })}`);
+      const markdown = await runScaleOut(sections, { adminUrl, deadline, undo, failures });
+      log(`\n${markdown}`);
       if (failures.length > 0) throw new Error(`non-200 responses or errors:\n  ${failures.join("\n  ")}`);
+      const docPath = fileURLToPath(new URL("../docs/benchmarks.md", import.meta.url));
+      if (existsSync(docPath)) {
+        const note = `Measured ${new Date().toISOString().slice(0, 10)} in a run of \`BENCH_SECTIONS=${[...sections].join(",")}\`.`;
+        writeFileSync(docPath, replaceSections(readFileSync(docPath, "utf8"), markdown, note));
+        log(`\nupdated the measured sections of ${docPath}`);
+      }
       return;
     }
     // 1. Database, organization, application, token, seed.
