@@ -5,7 +5,7 @@ import { runEventRetention } from "../src/jobs/event-retention.job.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { issueTokenPair } from "../src/oauth/tokens.service.js";
 import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
-import { fakeTenant, type Tenant, unique } from "./helpers/factories.js";
+import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
 type Auth = { token?: string; cookie?: string };
@@ -326,6 +326,48 @@ describe("events: the one record of every change, and its feed", () => {
       const names = seen.map((event) => String(event.data.first_name)).filter((name) => name.startsWith(`W${writer}-`));
       expect(names).toEqual(Array.from({ length: PER_WRITER }, (_, index) => `W${writer}-${index}`));
     }
+  });
+
+  it("records a supporter a donor creates at checkout, once, with the donor as actor", async () => {
+    const local = await fakeTenant(server.database.db);
+    const campaign = await fakeCampaign(server.database.db, local.organizationId, {
+      hasOneOff: true,
+      allowCustomAmount: true,
+      minAmount: 1,
+      maxAmount: 1000,
+      archiveDate: null,
+    });
+    const email = `donor-${unique(6)}@example.test`;
+    const give = async () => {
+      const base = `${server.url}/api/v1/public/organizations/${local.slug}`;
+      const started = await fetch(`${base}/campaigns/${campaign.slug}/checkouts/`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      }).then((response) => response.json());
+      const completed = await fetch(`${base}/checkouts/${started.id}/complete`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          client_secret: started.client_secret,
+          amount: 25,
+          frequency: 0,
+          processor: "sandbox",
+          card: { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" },
+          supporter: { first_name: "Dora", email },
+          consents: { privacy: true },
+        }),
+      });
+      expect(completed.status).toBe(200);
+    };
+    await give();
+    await give();
+    const created = (await everything(local.token)).filter((event) => event.type === "supporter.created");
+    expect(created).toHaveLength(1);
+    const supporterId = created[0]?.resource.id;
+    expect(created[0]).toMatchObject({ actor: { type: "donor", id: supporterId }, request: null });
+    expect(created[0]?.data).toEqual((await server.get(`/api/v1/supporters/${supporterId}`, local.token)).body);
+    expect(created[0]?.data).toMatchObject({ email, first_name: "Dora", certification_url: expect.any(String) });
   });
 
   it("has a catalog in which every type names its resource and who may read it", () => {

@@ -23,6 +23,14 @@ export const systemOrigin = (label: "worker" | "cli" | "platform" = "platform"):
   userAgent: null,
 });
 
+/** A donor acting without a request the event can name (a checkout settled by its charge's outcome). */
+export const donorOrigin = (supporterId: number): EventOrigin => ({
+  actor: { type: "donor", supporter_id: supporterId, label: "donor" },
+  requestId: null,
+  ip: null,
+  userAgent: null,
+});
+
 /** The parts of an HTTP request an event keeps (Fastify's request has them). */
 export interface RequestFacts {
   id: string;

@@ -2,6 +2,8 @@ import type { Executor } from "../../db/client.js";
 import { enqueueBankTransferInstructions } from "../../email/donation-emails.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { problemBodyOf } from "../../errors/problem-body.js";
+import { donorOrigin } from "../../events/origin.js";
+import { recordEvent } from "../../events/record-event.js";
 import {
   findStoredOutcome,
   fingerprint,
@@ -54,8 +56,8 @@ import {
 import { insertPayment, lockPayment, type PaymentRow, sumPaidForCampaign } from "../payments/payments.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
 import { type DeclaredConsents, insertConsentRecord } from "../supporters/consent-records.repo.js";
-import { insertSupporter, lockSupporterByEmail } from "../supporters/supporters.repo.js";
-import { SUPPORTER_COLUMNS } from "../supporters/supporters.service.js";
+import { findSupporter, insertSupporter, lockSupporterByEmail } from "../supporters/supporters.repo.js";
+import { SUPPORTER_COLUMNS, supporterToWire } from "../supporters/supporters.service.js";
 import {
   asksOf,
   checkGift,
@@ -783,6 +785,19 @@ export async function settleCheckoutAttempt(
       processorIntentId: charge.intentId,
       gift: null,
     });
+    if (declaration.applied) {
+      // Last, as every event is: the supporter as it now reads (its statement link set by the settlement).
+      const created = await findSupporter(tx, organizationId, supporter.id);
+      if (created) {
+        await recordEvent(
+          tx,
+          { organizationId, origin: donorOrigin(supporter.id) },
+          "supporter.created",
+          supporter.id,
+          supporterToWire(created),
+        );
+      }
+    }
 
     return finish({ status: 200, body: completedBody(organization, checkout.id, donation, payment, methodRow) });
   });
