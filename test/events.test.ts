@@ -366,8 +366,192 @@ describe("events: the one record of every change, and its feed", () => {
     expect(created).toHaveLength(1);
     const supporterId = created[0]?.resource.id;
     expect(created[0]).toMatchObject({ actor: { type: "donor", id: supporterId }, request: null });
-    expect(created[0]?.data).toEqual((await server.get(`/api/v1/supporters/${supporterId}`, local.token)).body);
-    expect(created[0]?.data).toMatchObject({ email, first_name: "Dora", certification_url: expect.any(String) });
+    // As created; the first gift then sets its statement link, an update of its own.
+    expect(created[0]?.data).toMatchObject({ email, first_name: "Dora", certification_url: null });
+    const updates = (await everything(local.token)).filter(
+      (event) => event.type === "supporter.updated" && event.resource.id === supporterId,
+    );
+    expect(updates).toHaveLength(1);
+    expect(updates[0]?.data).toEqual((await server.get(`/api/v1/supporters/${supporterId}`, local.token)).body);
+  });
+
+  describe("money", () => {
+    let local: Tenant;
+    let campaignSlug: string;
+    let campaignId: number;
+    const since = async (cursor: string) => {
+      const items: EventWire[] = [];
+      let after = cursor;
+      for (;;) {
+        const page = (await feed(`?after=${after}&limit=100`, local.token)).body as EventPage;
+        items.push(...page.items);
+        after = page.next_cursor;
+        if (!page.has_more) return { items, cursor: after };
+      }
+    };
+    const mark = async () => (await since((await feed("?limit=1", local.token)).body.next_cursor)).cursor;
+    const api = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${server.url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${local.token}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: response.status, body: await response.json() };
+    };
+    const checkout = async (options: { card?: string; processor?: string; email?: string; lastName?: string } = {}) => {
+      const base = `${server.url}/api/v1/public/organizations/${local.slug}`;
+      const started = await fetch(`${base}/campaigns/${campaignSlug}/checkouts/`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      }).then((response) => response.json());
+      const processor = options.processor ?? "sandbox";
+      const completed = await fetch(`${base}/checkouts/${started.id}/complete`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "user-agent": "donor-browser/1.0" },
+        body: JSON.stringify({
+          client_secret: started.client_secret,
+          amount: 40,
+          frequency: 0,
+          processor,
+          ...(processor === "sandbox"
+            ? { card: { number: options.card ?? "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" } }
+            : {}),
+          supporter: {
+            first_name: "Marie",
+            last_name: options.lastName ?? "Curie",
+            email: options.email ?? `marie-${unique(6)}@example.test`,
+          },
+          consents: { privacy: true },
+        }),
+      });
+      return { checkoutId: started.id as number, status: completed.status, body: await completed.json() };
+    };
+
+    beforeAll(async () => {
+      local = await fakeTenant(server.database.db);
+      await server.database.db.execute(
+        sql`update organizations set iban = 'IT60X0542811101000000123456', bank_account_name = 'Charity Trust' where id = ${local.organizationId}`,
+      );
+      const campaign = await fakeCampaign(server.database.db, local.organizationId, {
+        hasOneOff: true,
+        allowCustomAmount: true,
+        minAmount: 1,
+        maxAmount: 1000,
+        archiveDate: null,
+      });
+      campaignSlug = campaign.slug as string;
+      campaignId = campaign.id;
+    });
+
+    it("records a card checkout: supporter, donation, payment, paid, done, completed, each as GET returns it", async () => {
+      const cursor = await mark();
+      const gift = await checkout();
+      expect(gift.status, JSON.stringify(gift.body)).toBe(200);
+      const { items } = await since(cursor);
+      const supporterId = gift.body.donation.supporter_id;
+      const donationId = gift.body.donation.id;
+      const paymentId = gift.body.payment.id;
+      expect(items.map((event) => [event.type, event.resource.id])).toEqual([
+        ["supporter.created", supporterId],
+        ["donation.created", donationId],
+        ["payment.created", paymentId],
+        ["payment.paid", paymentId],
+        ["donation.updated", donationId],
+        ["supporter.updated", supporterId],
+        ["checkout.completed", gift.checkoutId],
+      ]);
+      // The donor did it all, whoever reported the charge; one transaction, so no request of theirs is named.
+      for (const event of items) expect(event.actor).toEqual({ type: "donor", id: supporterId });
+      expect(items[1]?.data).toMatchObject({ id: donationId, state: "pending" });
+      expect(items[2]?.data).toMatchObject({ id: paymentId, state: "PENDING" });
+      const payment = (await server.get(`/api/v1/payments/${paymentId}`, local.token)).body;
+      const donation = (await server.get(`/api/v1/donations/${donationId}`, local.token)).body;
+      const completed = (await server.get(`/api/v1/checkouts/${gift.checkoutId}`, local.token)).body;
+      expect(items[3]?.data).toEqual(payment);
+      expect(items[4]?.data).toEqual(donation);
+      expect(items[6]?.data).toEqual(completed);
+      expect(payment).toMatchObject({ state: "PAID", payment_method: { label: expect.any(String) } });
+      expect(donation.state).toBe("done");
+    });
+
+    it("records nothing for a declined card", async () => {
+      const cursor = await mark();
+      const declined = await checkout({ card: "4000000000000002" });
+      expect(declined.status).toBe(402);
+      expect((await since(cursor)).items).toEqual([]);
+    });
+
+    it("records refunds in part and in full, and the gift revoked, with the application as actor", async () => {
+      const gift = await checkout();
+      const paymentId = gift.body.payment.id;
+      const cursor = await mark();
+      expect((await api("POST", `/api/v1/payments/${paymentId}/refund`, { amount: 15 })).status).toBe(200);
+      expect((await api("POST", `/api/v1/payments/${paymentId}/refund`)).status).toBe(200);
+      const { items } = await since(cursor);
+      expect(items.map((event) => [event.type, event.data.state])).toEqual([
+        ["payment.refunded", "PAID"],
+        ["payment.refunded", "REFUNDED"],
+        ["donation.updated", "revoked"],
+      ]);
+      for (const event of items) expect(event.actor).toEqual({ type: "application", id: local.applicationId });
+      expect(items[1]?.data).toEqual((await server.get(`/api/v1/payments/${paymentId}`, local.token)).body);
+      expect(new Set(items.map((event) => event.request?.id)).size).toBe(2);
+    });
+
+    it("records a bank transfer awaited, then marked paid; and a gift received offline", async () => {
+      const cursor = await mark();
+      const transfer = await checkout({ processor: "manual" });
+      expect(transfer.status, JSON.stringify(transfer.body)).toBe(200);
+      const paymentId = transfer.body.payment.id;
+      expect((await api("POST", `/api/v1/payments/${paymentId}/mark_paid`)).status).toBe(200);
+      const offline = await api("POST", "/api/v1/donations/", {
+        supporter_id: transfer.body.donation.supporter_id,
+        campaign_id: campaignId,
+        amount: 12,
+        label: "Cash",
+      });
+      expect(offline.status, JSON.stringify(offline.body)).toBe(201);
+      const { items } = await since(cursor);
+      expect(items.map((event) => `${event.type} ${event.actor.type}`)).toEqual([
+        "supporter.created donor",
+        "donation.created donor",
+        "payment.created donor",
+        "checkout.completed donor",
+        "payment.paid application",
+        "donation.updated application",
+        "supporter.updated application",
+        "donation.created application",
+        "payment.created application",
+        "payment.paid application",
+      ]);
+      expect(items[1]?.data).toMatchObject({ state: "pending" });
+      expect(items[4]?.data).toEqual((await server.get(`/api/v1/payments/${paymentId}`, local.token)).body);
+      expect(items[8]?.data).toEqual(offline.body.payment);
+      expect(items[7]?.data).toEqual(offline.body.donation);
+    });
+
+    it("keeps no personal data of an erased donor in the events of their checkout", async () => {
+      const email = `irene-${unique(6)}@example.test`;
+      const lastName = `Joliot-${unique(6)}`;
+      const gift = await checkout({ email, lastName });
+      const supporterId = gift.body.donation.supporter_id;
+      const stored = async () =>
+        JSON.stringify(
+          await server.database.db.execute(sql`select * from events where organization_id = ${local.organizationId}`),
+        );
+      expect(await stored()).toContain(lastName);
+      await graphql(ERASE_SUPPORTER, { id: String(supporterId) }, { token: local.token });
+      const after = await stored();
+      for (const personal of [email, lastName]) expect(after).not.toContain(personal);
+      const completed = (await everything(local.token, "checkout.completed")).find(
+        (event) => event.resource.id === gift.checkoutId,
+      );
+      expect(completed?.data.supporter).toMatchObject({ id: supporterId, email: null, first_name: null });
+    });
   });
 
   it("has a catalog in which every type names its resource and who may read it", () => {

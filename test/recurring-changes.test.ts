@@ -546,3 +546,71 @@ describe("a new payment method (the portal's service)", () => {
     ]);
   });
 });
+
+describe("events", () => {
+  /** The donation's events (and its payments') after the cursor, as the events feed gives them. */
+  async function eventsOf(donationId: number, after: string) {
+    const seen: Json[] = [];
+    let cursor = after;
+    for (;;) {
+      const page = await request("GET", `/api/v1/events/?after=${cursor}&limit=100`, { token: tenant.token });
+      expect(page.status).toBe(200);
+      seen.push(...page.body.items);
+      cursor = page.body.next_cursor;
+      if (!page.body.has_more) break;
+    }
+    const payments = new Set((await paymentsOf(donationId)).map((payment) => payment.id));
+    return seen
+      .filter((event) =>
+        event.resource.type === "donation" ? event.resource.id === donationId : payments.has(event.resource.id),
+      )
+      .filter((event) => event.resource.type === "donation" || event.resource.type === "payment")
+      .map((event) => [event.type, event.actor.type, event.data.state]);
+  }
+
+  it("records each change and renewal of a recurring gift with who made it: a member, the worker, the donor", async () => {
+    const start = (await request("GET", "/api/v1/events/?limit=1", { token: tenant.token })).body.next_cursor;
+    const donation = await give({ card: CARD_FAILS_ON_RENEWAL });
+    const origin = (await request("GET", `/api/v1/events/?after=${start}&limit=100`, { token: tenant.token })).body;
+    const cursor = origin.items.at(-1).cursor;
+
+    expect((await graphql(AMOUNT, { id: donation.id, amount: 20 })).body.errors).toBeUndefined();
+    const due = cycleDueDate(new Date(donation.completed_date), 12, 1);
+    await run(at(due, MINUTE));
+    const now = at(due, 2 * MINUTE);
+    const [supporter] = await db().select().from(supporters).where(eq(supporters.id, donation.supporter_id));
+    await replacePaymentMethod(
+      { db: db() },
+      tenant.organizationId,
+      donation.id,
+      { processor: "sandbox", card: { number: CARD_OK, exp_month: 11, exp_year: 2031, cvc: "123" } },
+      donorActor(supporter?.email as string, {
+        actor: { type: "donor", supporter_id: donation.supporter_id, label: "donor" },
+        requestId: null,
+        ip: null,
+        userAgent: null,
+      }),
+      now,
+    );
+    await run(at(now, MINUTE));
+    expect((await graphql(CANCEL, { id: donation.id, reason: "moving abroad" })).body.errors).toBeUndefined();
+
+    expect(await eventsOf(donation.id, cursor)).toEqual([
+      ["donation.updated", "user", "active"],
+      ["payment.created", "system", "PENDING"],
+      ["payment.failed", "system", "FAILED"],
+      ["donation.updated", "system", "past_due"],
+      ["donation.updated", "donor", "past_due"],
+      ["payment.created", "system", "PENDING"],
+      ["payment.paid", "system", "PAID"],
+      ["donation.updated", "system", "active"],
+      ["donation.updated", "user", "revoked"],
+    ]);
+    const last = (
+      await request("GET", `/api/v1/events/?after=${cursor}&type=donation.updated&limit=100`, {
+        token: tenant.token,
+      })
+    ).body.items.at(-1);
+    expect(last.data).toEqual(await restDonation(donation.id));
+  });
+});

@@ -634,6 +634,15 @@ describe("disputes and card updates", () => {
     });
     expect((await deliverTo(orgA, eventOf("charge.dispute.closed", closed))).body.outcome).toBe("ignored");
     expect((await paymentOverGraphql(orgA, payment.id)).dispute).toMatchObject({ id: dispute.id, status: "lost" });
+    // Opened and closed are events (the processor's report, the platform's doing); what changed nothing is not.
+    const disputed = (
+      await server.get("/api/v1/events/?type=payment.disputed&limit=100", orgA.token)
+    ).body.items.filter((event: { resource: { id: number } }) => event.resource.id === payment.id);
+    expect(disputed.map((event: { actor: unknown }) => event.actor)).toEqual([
+      { type: "system", id: null },
+      { type: "system", id: null },
+    ]);
+    expect(disputed[1].data).toEqual((await server.get(`/api/v1/payments/${payment.id}`, orgA.token)).body);
     // Another organization's token sees nothing of it.
     expect((await graphql(orgB.token, PAYMENT_QUERY, { id: payment.id })).data.payment).toBeNull();
   });

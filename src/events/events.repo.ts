@@ -6,25 +6,26 @@ export type EventRow = typeof events.$inferSelect;
 export type EventInsert = Omit<typeof events.$inferInsert, "seq">;
 
 /**
- * Numbers and inserts an event. The counter's row stays locked until the transaction ends, so
- * another transaction of the same organization that records an event waits for this one to commit
- * or roll back: numbers are gap-free and in commit order, and a reader that has seen number N has
- * seen every number below it. Services record their events after the change's other writes, which
- * keeps that wait short.
+ * Numbers and inserts one organization's events of a transaction, in the order given. The counter's
+ * row stays locked until the transaction ends, so another transaction of the same organization that
+ * records events waits for this one to commit or roll back: numbers are gap-free and in commit order,
+ * and a reader that has seen number N has seen every number below it. Events are written after the
+ * change's other writes (`withEvents`), which keeps that wait short.
  */
-export async function insertEvent(tx: Executor, values: EventInsert): Promise<EventRow> {
+export async function insertEvents(tx: Executor, organizationId: number, values: EventInsert[]): Promise<void> {
+  if (values.length === 0) return;
+  const count = values.length;
   const [counter] = await tx
     .insert(eventSequences)
-    .values({ organizationId: values.organizationId, lastSeq: 1 })
-    .onConflictDoUpdate({ target: eventSequences.organizationId, set: { lastSeq: sql`${eventSequences.lastSeq} + 1` } })
+    .values({ organizationId, lastSeq: count })
+    .onConflictDoUpdate({
+      target: eventSequences.organizationId,
+      set: { lastSeq: sql`${eventSequences.lastSeq} + ${count}` },
+    })
     .returning({ seq: eventSequences.lastSeq });
   if (!counter) throw new Error("event counter not advanced");
-  const [row] = await tx
-    .insert(events)
-    .values({ ...values, seq: counter.seq })
-    .returning();
-  if (!row) throw new Error("event insert returned nothing");
-  return row;
+  const first = counter.seq - count + 1;
+  await tx.insert(events).values(values.map((value, index) => ({ ...value, organizationId, seq: first + index })));
 }
 
 /** The organization's counter: the last number given, and the last number past retention. */
@@ -91,8 +92,8 @@ export async function pruneOrganizationEvents(tx: Executor, organizationId: numb
 
 /**
  * After a supporter's personal data is erased, none of it may survive in the record: events about
- * the supporter keep their type and time, with the erased record as their data; requests the donor
- * made keep no address nor user agent.
+ * the supporter keep their type and time, with the erased record as their data (and as the supporter
+ * a completed checkout embeds); requests the donor made keep no address nor user agent.
  */
 export async function scrubSupporterEvents(
   tx: Executor,
@@ -108,6 +109,17 @@ export async function scrubSupporterEvents(
         eq(events.organizationId, organizationId),
         eq(events.resourceType, "supporter"),
         eq(events.resourceId, supporterId),
+      ),
+    );
+  // A completed checkout's event embeds its supporter as it was: the erased record takes its place.
+  await tx
+    .update(events)
+    .set({ data: sql`jsonb_set(${events.data}, '{supporter}', ${JSON.stringify(erased)}::jsonb)` })
+    .where(
+      and(
+        eq(events.organizationId, organizationId),
+        eq(events.resourceType, "checkout"),
+        sql`${events.data}->'supporter'->>'id' = ${String(supporterId)}`,
       ),
     );
   await tx

@@ -7,7 +7,10 @@ export type EventActor =
   | { type: "user"; user_id: number; label: string }
   | { type: "application"; application_id: number; label: string }
   | { type: "donor"; supporter_id: number | null; label: string }
-  | { type: "system"; label: "worker" | "cli" | "platform" };
+  | { type: "system"; label: SystemLabel };
+
+/** The platform acting on its own: the worker, the command line, a processor's report, or the server. */
+export type SystemLabel = "worker" | "cli" | "processor" | "platform";
 
 export interface EventOrigin {
   actor: EventActor;
@@ -16,7 +19,7 @@ export interface EventOrigin {
   userAgent: string | null;
 }
 
-export const systemOrigin = (label: "worker" | "cli" | "platform" = "platform"): EventOrigin => ({
+export const systemOrigin = (label: SystemLabel = "platform"): EventOrigin => ({
   actor: { type: "system", label },
   requestId: null,
   ip: null,

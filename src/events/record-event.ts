@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import type { Executor } from "../db/client.js";
+import type { Db, Executor } from "../db/client.js";
 import { EVENT_CATALOG, type EventType } from "./catalog.js";
-import { insertEvent } from "./events.repo.js";
+import { type EventInsert, insertEvents } from "./events.repo.js";
 import { type EventOrigin, systemOrigin } from "./origin.js";
 
 /** What a service knows of where a change comes from: its organization and, for requests, the origin. */
@@ -12,29 +12,110 @@ export interface EventScope {
 
 export const newEventId = () => `evt_${randomBytes(15).toString("base64url")}`;
 
+/** An event's data: the resource as the REST API returns it by id, or how to read it at the end of the transaction. */
+export type EventData = Record<string, unknown>;
+type DataSource = EventData | (() => Promise<EventData>);
+
+interface QueuedEvent {
+  scope: EventScope;
+  type: EventType;
+  resourceId: number | null;
+  data: DataSource;
+}
+
+/** A transaction as the database handle opens it (with the schema's relations). */
+type Transaction = Parameters<Parameters<Db["transaction"]>[0]>[0];
+
+/** The events of each transaction opened by `withEvents`, written when its work is done. */
+const queued = new WeakMap<object, QueuedEvent[]>();
+
 /**
- * Records one event in the transaction that makes the change (no event for a rolled-back change,
- * no change without its event). `data` is the resource as the REST API returns it by id. Call it
- * after the change's other writes: it holds the organization's event counter until commit.
+ * A transaction whose events are written at its end, after every other write of its work. Numbering
+ * an event locks the organization's counter until commit; taken last, that lock never stands between
+ * two transactions locking the same rows in different orders (a transaction that numbered its event
+ * first, then locked a payment another one holds while it waits for the counter, would deadlock).
+ * Whatever the work records, in whichever module, is written in the order it was recorded, in the
+ * same commit: no event for a rolled-back change, no change without its event.
  */
-export function recordEvent(
+export function withEvents<T>(db: Db | Transaction, work: (tx: Transaction) => Promise<T>): Promise<T> {
+  const outer = queued.get(db);
+  if (outer) {
+    // Inside another: a savepoint whose events join the outer transaction's, dropped if it rolls back.
+    return db.transaction(async (tx) => {
+      const mark = outer.length;
+      queued.set(tx, outer);
+      try {
+        return await work(tx);
+      } catch (error) {
+        outer.length = mark;
+        throw error;
+      } finally {
+        queued.delete(tx);
+      }
+    });
+  }
+  return db.transaction(async (tx) => {
+    queued.set(tx, []);
+    try {
+      const result = await work(tx);
+      await flushEvents(tx);
+      return result;
+    } finally {
+      queued.delete(tx);
+    }
+  });
+}
+
+/**
+ * Records one event of the change the transaction makes. In a `withEvents` transaction it is written
+ * when the work is done (a function as `data` is read then, so the event shows the resource as the
+ * change leaves it); elsewhere it is written at once, so the caller records it after its other writes.
+ */
+export async function recordEvent(
   tx: Executor,
   scope: EventScope,
   type: EventType,
   resourceId: number | null,
-  data: Record<string, unknown>,
-) {
-  const origin = scope.origin ?? systemOrigin();
-  return insertEvent(tx, {
-    organizationId: scope.organizationId,
-    id: newEventId(),
-    type,
-    resourceType: EVENT_CATALOG[type].resource,
-    resourceId,
-    actor: origin.actor,
-    requestId: origin.requestId,
-    ip: origin.ip,
-    userAgent: origin.userAgent,
-    data,
-  });
+  data: DataSource,
+): Promise<void> {
+  const pending = queued.get(tx);
+  if (pending) {
+    pending.push({ scope, type, resourceId, data });
+    return;
+  }
+  await writeEvents(tx, [{ scope, type, resourceId, data }]);
+}
+
+async function flushEvents(tx: Executor) {
+  const pending = queued.get(tx)?.splice(0) ?? [];
+  if (pending.length > 0) await writeEvents(tx, pending);
+}
+
+async function writeEvents(tx: Executor, pending: QueuedEvent[]) {
+  // Every read first (the data of each event), then the counters: nothing waits on a row while holding one.
+  const rows: EventInsert[] = [];
+  for (const event of pending) {
+    const origin = event.scope.origin ?? systemOrigin();
+    rows.push({
+      organizationId: event.scope.organizationId,
+      id: newEventId(),
+      type: event.type,
+      resourceType: EVENT_CATALOG[event.type].resource,
+      resourceId: event.resourceId,
+      actor: origin.actor,
+      requestId: origin.requestId,
+      ip: origin.ip,
+      userAgent: origin.userAgent,
+      data: typeof event.data === "function" ? await event.data() : event.data,
+    });
+  }
+  // One organization at a time, always in the same order (a transaction rarely spans two).
+  const organizations = [...new Set(rows.map((row) => row.organizationId))].sort((a, b) => a - b);
+  for (const organizationId of organizations) {
+    await insertEvents(
+      tx,
+      organizationId,
+      rows.filter((row) => row.organizationId === organizationId),
+    );
+  }
 }

@@ -1,4 +1,5 @@
 import type { Db } from "../db/client.js";
+import { withEvents } from "../events/record-event.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
 import type { ProcessorRegistry } from "../payments/processors/index.js";
 import { chargeRenewal, type RecordedRenewal, type RenewalOutcome } from "../payments/renewal.service.js";
@@ -62,7 +63,7 @@ export async function runBilling(db: Db, options: BillingRunOptions): Promise<Bi
     let claimed: JobRow | undefined;
     let recorded: RecordedRenewal | RenewalOutcome | null;
     try {
-      recorded = await db.transaction(async (tx) => {
+      recorded = await withEvents(db, async (tx) => {
         const job = await claimDueJob(tx, options.now);
         if (!job) return null;
         claimed = job;

@@ -1,4 +1,6 @@
 import type { Db } from "../db/client.js";
+import { systemOrigin } from "../events/origin.js";
+import { withEvents } from "../events/record-event.js";
 import { findDonation } from "../modules/donations/donations.repo.js";
 import { listStalePendingCharges } from "../modules/payments/payments.repo.js";
 import { listStalePendingRefunds, updateRefund } from "../modules/payments/refunds.repo.js";
@@ -7,6 +9,12 @@ import type { ProcessorRegistry } from "./processors/index.js";
 import { recheckRefund } from "./refund.service.js";
 import { renewalContextOf } from "./renewal.service.js";
 import { type SettlementLinks, settlePayment, settleRefund } from "./settlement.service.js";
+
+/** What the worker settles on its own is recorded as the worker's doing. */
+const workerScope = (row: { organizationId: number }) => ({
+  organizationId: row.organizationId,
+  origin: systemOrigin("worker"),
+});
 
 export interface ReconcileResult {
   reconciled: number;
@@ -62,7 +70,7 @@ export async function reconcilePayments(
         code: "not_charged",
         message: "The processor never received the charge",
       };
-      await db.transaction((tx) => settlePayment(tx, links, payment.organizationId, payment.id, outcome, now));
+      await withEvents(db, (tx) => settlePayment(tx, links, workerScope(payment), payment.id, outcome, now));
       return true;
     });
   }
@@ -70,8 +78,8 @@ export async function reconcilePayments(
   for (const { refund, payment, processor } of refunds) {
     await reconcileOne(result, async () => {
       const answer = await recheckRefund(processors, processor ?? "manual", payment, refund);
-      const settled = await db.transaction(async (tx) => {
-        const done = await settleRefund(tx, payment.organizationId, refund.id, answer, now);
+      const settled = await withEvents(db, async (tx) => {
+        const done = await settleRefund(tx, workerScope(payment), refund.id, answer, now);
         // Still under way (a SEPA refund): asked again after another timeout, not at every run.
         if (done.settled === "pending") await updateRefund(tx, payment.organizationId, refund.id, {});
         return done.settled;

@@ -1,8 +1,10 @@
 import type { Db, Executor } from "../db/client.js";
+import { systemOrigin } from "../events/origin.js";
+import { recordEvent, withEvents } from "../events/record-event.js";
 import { lockDonation } from "../modules/donations/donations.repo.js";
 import { findOrganizationById } from "../modules/organizations/organizations.repo.js";
 import { findPaymentMethod } from "../modules/payment-methods/payment-methods.repo.js";
-import { insertPayment } from "../modules/payments/payments.repo.js";
+import { insertPayment, paymentToWire } from "../modules/payments/payments.repo.js";
 import { chargeContextOf } from "./charge-context.js";
 import { fromCents, toCents, toMinorUnits } from "./money.js";
 import { findProcessor, type ProcessorRegistry } from "./processors/index.js";
@@ -49,6 +51,7 @@ export async function recordRenewal(
   // Yearly cycles are counted apart ("y"): a gift switched from monthly to yearly never reuses a month's key.
   const idempotencyKey = `renewal:${donation.id}:${frequency === 1 ? "y" : ""}${cycle}:${donation.failureCount}`;
   const amount = fromCents(toCents(donation.amount) + toCents(donation.coveredFee));
+  const workerScope = { organizationId, origin: systemOrigin("worker") };
   const payment = await insertPayment(tx, {
     organizationId,
     donationId: donation.id,
@@ -61,6 +64,7 @@ export async function recordRenewal(
     // A renewal of a test gift is test data too, and so is whatever the sandbox takes in test mode.
     test: donation.test || (method?.processor === "sandbox" && (await organizationInTestMode(tx, organizationId))),
   });
+  await recordEvent(tx, workerScope, "payment.created", payment.id, paymentToWire(payment, method));
   if (!processor?.capabilities.recurring || !method?.processorReference) {
     const outcome = {
       state: "FAILED",
@@ -68,7 +72,7 @@ export async function recordRenewal(
       code: "no_payment_method",
       message: "The donation has no payment method that can be charged again",
     } as const;
-    const { settled } = await settlePayment(tx, links, organizationId, payment.id, outcome, now);
+    const { settled } = await settlePayment(tx, links, workerScope, payment.id, outcome, now);
     return settled === "revoked" ? "revoked" : "failed";
   }
   return {
@@ -131,11 +135,11 @@ export async function chargeRenewal(
         message: `The organization is no longer connected to the processor "${renewal.processor}"`,
       };
   await options.afterStep?.("charge");
-  const { settled } = await db.transaction(async (tx) => {
+  const { settled } = await withEvents(db, async (tx) => {
     const outcome = await settlePayment(
       tx,
       options.links,
-      renewal.organizationId,
+      { organizationId: renewal.organizationId, origin: systemOrigin("worker") },
       renewal.paymentId,
       charge,
       options.now,

@@ -1,6 +1,8 @@
 import type { Executor } from "../db/client.js";
 import { enqueueSettlementEmails } from "../email/donation-emails.js";
 import { notFound } from "../errors/app-error.js";
+import type { EventScope } from "../events/record-event.js";
+import { recordEvent } from "../events/record-event.js";
 import { queueRenewal } from "../jobs/jobs.repo.js";
 import { type DonationRow, lockDonation, revokeDonation, updateDonation } from "../modules/donations/donations.repo.js";
 import {
@@ -11,10 +13,16 @@ import {
   updatePayment,
 } from "../modules/payments/payments.repo.js";
 import { lockRefund, type RefundRow, updateRefund } from "../modules/payments/refunds.repo.js";
-import { setCertificationUrl } from "../modules/supporters/supporters.repo.js";
+import { setCertificationUrl, supporterWireRow } from "../modules/supporters/supporters.repo.js";
 import type { RefundResult } from "./processors/processor.js";
 import { cycleDueDate, MAX_RENEWAL_FAILURES, retryDate } from "./schedule.js";
-import { assertTransition } from "./transitions.js";
+import {
+  assertTransition,
+  donationEventData,
+  paymentEventData,
+  transitionDonation,
+  transitionPayment,
+} from "./transitions.js";
 
 /** The signed document links settling writes (`DocumentLinks` in src/modules/documents/ is one). */
 export interface SettlementLinks {
@@ -35,18 +43,24 @@ export type Settled = "paid" | "renewed" | "failed" | "revoked" | "pending" | "u
  * A donation's first payment arrived (card at checkout, or a transfer marked paid): done or active,
  * its receipt link, its next charge date and queued first renewal, and the supporter's statement link.
  */
-async function settleFirstPayment(tx: Executor, links: SettlementLinks, donation: DonationRow, now: Date) {
+async function settleFirstPayment(
+  tx: Executor,
+  scope: EventScope,
+  links: SettlementLinks,
+  donation: DonationRow,
+  now: Date,
+) {
   const recurring = donation.frequency === 1 || donation.frequency === 12;
   const next = recurring ? "active" : "done";
-  assertTransition("donation", donation.id, donation.state, next);
   const nextChargeDate = recurring ? cycleDueDate(now, donation.frequency as number, 1) : null;
-  const row = await updateDonation(tx, donation.organizationId, donation.id, {
-    state: next,
-    completedDate: now,
-    receiptUrl: links.receiptUrl(donation.organizationId, donation.id),
-    nextChargeDate,
-  });
-  if (!row) throw new Error("donation update returned nothing");
+  const row = await transitionDonation(tx, scope, donation, next, () =>
+    updateDonation(tx, donation.organizationId, donation.id, {
+      state: next,
+      completedDate: now,
+      receiptUrl: links.receiptUrl(donation.organizationId, donation.id),
+      nextChargeDate,
+    }),
+  );
   if (nextChargeDate) {
     await queueRenewal(tx, {
       organizationId: donation.organizationId,
@@ -55,64 +69,77 @@ async function settleFirstPayment(tx: Executor, links: SettlementLinks, donation
       runDate: nextChargeDate,
     });
   }
-  await setCertificationUrl(
+  const supporter = await setCertificationUrl(
     tx,
     donation.organizationId,
     donation.supporterId,
     links.statementUrl(donation.organizationId, donation.supporterId),
   );
+  if (supporter) {
+    await recordEvent(tx, scope, "supporter.updated", supporter.id, supporterWireRow.fromRow(supporter));
+  }
   return row;
 }
 
 /** A renewal was paid: active again, failures forgotten, the next cycle queued. */
-async function settleRenewalPaid(tx: Executor, donation: DonationRow, cycle: number, now: Date) {
+async function settleRenewalPaid(tx: Executor, scope: EventScope, donation: DonationRow, cycle: number, now: Date) {
   const start = donation.completedDate;
   const frequency = donation.frequency ?? 0;
   if (!start || (frequency !== 1 && frequency !== 12)) return donation;
-  if (donation.state === "past_due") assertTransition("donation", donation.id, donation.state, "active");
   // After an outage, one charge covers the overdue cycles: the schedule resumes at the first
   // cycle still ahead instead of charging the donor once per missed period.
   let nextCycle = cycle + 1;
   const skipped: number[] = [];
   while (cycleDueDate(start, frequency, nextCycle) <= now) skipped.push(nextCycle++);
   const nextDue = cycleDueDate(start, frequency, nextCycle);
-  const row = await updateDonation(tx, donation.organizationId, donation.id, {
-    state: "active",
-    failureCount: 0,
-    nextChargeDate: nextDue,
-    ...(skipped.length > 0 ? { skippedCycles: [...donation.skippedCycles, ...skipped] } : {}),
-  });
+  const write = () =>
+    updateDonation(tx, donation.organizationId, donation.id, {
+      state: "active",
+      failureCount: 0,
+      nextChargeDate: nextDue,
+      ...(skipped.length > 0 ? { skippedCycles: [...donation.skippedCycles, ...skipped] } : {}),
+    });
+  let row: DonationRow;
+  if (donation.state === "past_due") {
+    row = await transitionDonation(tx, scope, donation, "active", write);
+  } else {
+    // Still active: its next charge date moved on.
+    row = (await write()) ?? donation;
+    await recordEvent(tx, scope, "donation.updated", row.id, donationEventData(row));
+  }
   await queueRenewal(tx, {
     organizationId: donation.organizationId,
     donationId: donation.id,
     cycle: nextCycle,
     runDate: nextDue,
   });
-  return row ?? donation;
+  return row;
 }
 
 /** A renewal failed: past_due with a retry queued, or revoked at the last failure. */
-async function settleRenewalFailed(tx: Executor, donation: DonationRow, cycle: number, now: Date) {
+async function settleRenewalFailed(tx: Executor, scope: EventScope, donation: DonationRow, cycle: number, now: Date) {
   const failures = donation.failureCount + 1;
   if (failures >= MAX_RENEWAL_FAILURES) {
-    assertTransition("donation", donation.id, donation.state, "revoked");
-    const row = await updateDonation(tx, donation.organizationId, donation.id, {
-      state: "revoked",
-      failureCount: failures,
-      nextChargeDate: null,
-      cancelledBy: "failed_payments",
-    });
-    return { donation: row ?? donation, settled: "revoked" as const };
+    const row = await transitionDonation(tx, scope, donation, "revoked", () =>
+      updateDonation(tx, donation.organizationId, donation.id, {
+        state: "revoked",
+        failureCount: failures,
+        nextChargeDate: null,
+        cancelledBy: "failed_payments",
+      }),
+    );
+    return { donation: row, settled: "revoked" as const };
   }
-  assertTransition("donation", donation.id, donation.state, "past_due");
   const retry = retryDate(now, failures);
-  const row = await updateDonation(tx, donation.organizationId, donation.id, {
-    state: "past_due",
-    failureCount: failures,
-    nextChargeDate: retry,
-  });
+  const row = await transitionDonation(tx, scope, donation, "past_due", () =>
+    updateDonation(tx, donation.organizationId, donation.id, {
+      state: "past_due",
+      failureCount: failures,
+      nextChargeDate: retry,
+    }),
+  );
   await queueRenewal(tx, { organizationId: donation.organizationId, donationId: donation.id, cycle, runDate: retry });
-  return { donation: row ?? donation, settled: "failed" as const };
+  return { donation: row, settled: "failed" as const };
 }
 
 /**
@@ -121,17 +148,19 @@ async function settleRenewalFailed(tx: Executor, donation: DonationRow, cycle: n
  * transaction, and enqueues what the donor is told (receipt, failed renewal, …) in that same
  * transaction. Checkout completion, renewals, mark-paid, the reconciler and processor webhooks all
  * settle here. A payment already settled is left as it is, so an outcome delivered twice settles
- * (and emails) once.
+ * (and emails) once. Each change is recorded as its event (`payment.paid`/`.failed`,
+ * `donation.updated`) for the scope's actor: the donor at checkout, a member marking a transfer
+ * paid, the platform for renewals, webhooks and the reconciler.
  */
 export async function settlePayment(
   tx: Executor,
   links: SettlementLinks,
-  organizationId: number,
+  scope: EventScope,
   paymentId: number,
   outcome: PaymentOutcome,
   now: Date,
 ): Promise<{ payment: PaymentRow; donation: DonationRow; settled: Settled }> {
-  const result = await applyPaymentOutcome(tx, links, organizationId, paymentId, outcome, now);
+  const result = await applyPaymentOutcome(tx, links, scope, paymentId, outcome, now);
   await enqueueSettlementEmails(tx, result);
   return result;
 }
@@ -139,11 +168,12 @@ export async function settlePayment(
 async function applyPaymentOutcome(
   tx: Executor,
   links: SettlementLinks,
-  organizationId: number,
+  scope: EventScope,
   paymentId: number,
   outcome: PaymentOutcome,
   now: Date,
 ): Promise<{ payment: PaymentRow; donation: DonationRow; settled: Settled }> {
+  const { organizationId } = scope;
   const payment = await lockPayment(tx, organizationId, paymentId);
   if (!payment) throw notFound("Payment");
   let donation = await lockDonation(tx, organizationId, payment.donationId);
@@ -157,34 +187,34 @@ async function applyPaymentOutcome(
   }
   const renewal = payment.billingCycle !== null && (donation.state === "active" || donation.state === "past_due");
   if (outcome.state === "PAID") {
-    assertTransition("payment", payment.id, payment.state, "PAID");
-    const paid = await updatePayment(tx, organizationId, payment.id, {
-      state: "PAID",
-      paymentDate: now,
-      processorIntentId: intentId,
-    });
-    if (!paid) throw notFound("Payment");
+    const paid = await transitionPayment(tx, scope, payment, "PAID", () =>
+      updatePayment(tx, organizationId, payment.id, {
+        state: "PAID",
+        paymentDate: now,
+        processorIntentId: intentId,
+      }),
+    );
     if (donation.state === "pending") {
-      donation = await settleFirstPayment(tx, links, donation, now);
+      donation = await settleFirstPayment(tx, scope, links, donation, now);
       return { payment: paid, donation, settled: "paid" };
     }
     if (renewal) {
-      donation = await settleRenewalPaid(tx, donation, payment.billingCycle as number, now);
+      donation = await settleRenewalPaid(tx, scope, donation, payment.billingCycle as number, now);
       return { payment: paid, donation, settled: "renewed" };
     }
     // The donation moved on meanwhile (cancelled while its renewal was charged): the money is recorded.
     return { payment: paid, donation, settled: "paid" };
   }
-  assertTransition("payment", payment.id, payment.state, "FAILED");
-  const failed = await updatePayment(tx, organizationId, payment.id, {
-    state: "FAILED",
-    processorIntentId: intentId,
-    failureCode: outcome.code,
-    failureMessage: outcome.message,
-  });
-  if (!failed) throw notFound("Payment");
+  const failed = await transitionPayment(tx, scope, payment, "FAILED", () =>
+    updatePayment(tx, organizationId, payment.id, {
+      state: "FAILED",
+      processorIntentId: intentId,
+      failureCode: outcome.code,
+      failureMessage: outcome.message,
+    }),
+  );
   if (!renewal) return { payment: failed, donation, settled: "failed" };
-  const result = await settleRenewalFailed(tx, donation, payment.billingCycle as number, now);
+  const result = await settleRenewalFailed(tx, scope, donation, payment.billingCycle as number, now);
   return { payment: failed, ...result };
 }
 
@@ -196,15 +226,17 @@ export type RefundSettled = "refunded" | "partly_refunded" | "failed" | "pending
  * PENDING refund. SUCCEEDED adds its amount to the payment's refunded amount; the payment becomes
  * REFUNDED when that reaches its amount, and a one-off gift with no paid payment left is revoked.
  * FAILED leaves the payment as it was; PENDING waits for the processor's event or the reconciler.
- * A refund already settled is left as it is, so an answer delivered twice settles once.
+ * A refund already settled is left as it is, so an answer delivered twice settles once. Money back
+ * is recorded as `payment.refunded` (in full or in part), a revoked gift as `donation.updated`.
  */
 export async function settleRefund(
   tx: Executor,
-  organizationId: number,
+  scope: EventScope,
   refundId: number,
   result: RefundResult,
   now: Date,
 ): Promise<{ refund: RefundRow; payment: PaymentRow; settled: RefundSettled }> {
+  const { organizationId } = scope;
   const refund = await lockRefund(tx, organizationId, refundId);
   if (!refund) throw notFound("Refund");
   const payment = await lockPayment(tx, organizationId, refund.paymentId);
@@ -235,12 +267,13 @@ export async function settleRefund(
   if (!donation) throw notFound("Donation");
   const updated = await addRefundedAmount(tx, organizationId, payment.id, Math.round(refund.amount * 100));
   if (!updated) throw notFound("Payment");
+  // A refund in part leaves the payment PAID; in full it becomes REFUNDED (the machine's transition).
+  if (updated.state === "REFUNDED") assertTransition("payment", payment.id, payment.state, "REFUNDED");
+  await recordEvent(tx, scope, "payment.refunded", updated.id, await paymentEventData(tx, updated));
   if (updated.state !== "REFUNDED")
     return { refund: settledRefund ?? refund, payment: updated, settled: "partly_refunded" };
-  assertTransition("payment", payment.id, payment.state, "REFUNDED");
   if (donation.state === "done" && (await countPaidPayments(tx, organizationId, donation.id)) === 0) {
-    assertTransition("donation", donation.id, donation.state, "revoked");
-    await revokeDonation(tx, organizationId, donation.id);
+    await transitionDonation(tx, scope, donation, "revoked", () => revokeDonation(tx, organizationId, donation.id));
   }
   return { refund: settledRefund ?? refund, payment: updated, settled: "refunded" };
 }

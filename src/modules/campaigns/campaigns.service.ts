@@ -2,7 +2,7 @@ import type { Scope } from "../../auth/scope.js";
 import type { Db, Executor } from "../../db/client.js";
 import { createUpdateBounds, pageOf, parseOrder } from "../../db/list-query.js";
 import { AppError, notFound, type ValidationIssue } from "../../errors/app-error.js";
-import { recordEvent } from "../../events/record-event.js";
+import { recordEvent, withEvents } from "../../events/record-event.js";
 import { idempotent } from "../../http/idempotency.js";
 import { parseId } from "../../http/ids.js";
 import { fitsCurrency, precisionRule } from "../../payments/money.js";
@@ -160,7 +160,7 @@ async function saving<T>(work: Promise<T>, slug: string | null): Promise<T> {
 export async function createCampaign(db: Db, scope: Scope, input: CampaignInput, idempotencyKey?: string) {
   const campaign: CampaignFields = { ...CAMPAIGN_DEFAULTS, ...input } as CampaignFields;
   await assertCampaignRules(db, scope, campaign);
-  return db.transaction((tx) =>
+  return withEvents(db, (tx) =>
     idempotent(tx, scope.organizationId, "campaigns:create", idempotencyKey, input, async () => {
       const created = campaignToWire(await saving(insertCampaignRow(tx, scope, campaign), campaign.slug));
       await recordEvent(tx, scope, "campaign.created", created.id, created);
@@ -170,7 +170,7 @@ export async function createCampaign(db: Db, scope: Scope, input: CampaignInput,
 }
 
 export async function updateCampaign(db: Db, scope: Scope, rawId: string, patch: CampaignPatch) {
-  return db.transaction(async (tx) => {
+  return withEvents(db, async (tx) => {
     const existing = await findCampaignRow(tx, scope, parseId(rawId, "Campaign"));
     if (!existing) throw notFound("Campaign");
     const campaign = { ...fieldsOf(existing), ...patch } as CampaignFields;
@@ -183,7 +183,7 @@ export async function updateCampaign(db: Db, scope: Scope, rawId: string, patch:
 
 /** Archiving keeps the campaign and its history; it only stops it from taking new gifts. */
 export async function archiveCampaign(db: Db, scope: Scope, rawId: string) {
-  return db.transaction(async (tx) => {
+  return withEvents(db, async (tx) => {
     const existing = await findCampaignRow(tx, scope, parseId(rawId, "Campaign"));
     if (!existing) throw notFound("Campaign");
     if (existing.archiveDate) return campaignToWire(existing);

@@ -36,7 +36,13 @@ builder.mutationFields((t) => ({
     },
     resolve: (_root, { id, reason }, context) => {
       authorize(context, "donations:write");
-      return cancelDonation(context, context.scope, String(id), adminActor(context.actor), reason);
+      return cancelDonation(
+        context,
+        context.scope,
+        String(id),
+        adminActor(context.actor, context.scope.origin),
+        reason,
+      );
     },
   }),
   recordOfflineDonation: t.field({

@@ -18,7 +18,7 @@ export function donationActionRoutes(app: FastifyInstance, context: GivingContex
     operationId: "cancel_donation",
     summary: "Cancel a recurring donation (active or past_due → revoked); no further renewal is charged",
     response: Donation,
-    run: (scope, id) => cancelDonation(context, scope, id, applicationActor(scope.applicationId)),
+    run: (scope, id) => cancelDonation(context, scope, id, applicationActor(scope.applicationId, scope.origin)),
   });
 
   app.post(

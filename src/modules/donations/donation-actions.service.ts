@@ -1,23 +1,20 @@
 import type { Scope } from "../../auth/scope.js";
-import type { Executor } from "../../db/client.js";
 import { AppError, notFound } from "../../errors/app-error.js";
+import { recordEvent, withEvents } from "../../events/record-event.js";
 import { idempotent } from "../../http/idempotency.js";
 import { parseId } from "../../http/ids.js";
 import { fitsCurrency, hasCentPrecision, precisionRule } from "../../payments/money.js";
 import { findCampaign, findOrganizationCurrency } from "../giving/checkout-flow.repo.js";
-import { findPaymentMethod, insertPaymentMethod } from "../payment-methods/payment-methods.repo.js";
+import { insertPaymentMethod } from "../payment-methods/payment-methods.repo.js";
 import type { GivingDb } from "../payments/payment-actions.service.js";
-import { insertPayment, type PaymentRow } from "../payments/payments.repo.js";
+import { insertPayment } from "../payments/payments.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
 import { findSupporter, setCertificationUrl } from "../supporters/supporters.repo.js";
+import { supporterToWire } from "../supporters/supporters.service.js";
 import type { OfflineDonationBody } from "./donation-actions.schemas.js";
 import { insertDonation, nextDonationId } from "./donations.repo.js";
 import { donationToWire } from "./donations.service.js";
 import { cancelRecurring, type RecurringActor } from "./recurring-changes.service.js";
-
-async function paymentWire(tx: Executor, organizationId: number, row: PaymentRow) {
-  return paymentToWire(row, await findPaymentMethod(tx, organizationId, row.paymentMethodId));
-}
 
 /** Stops a recurring donation: active or past_due → revoked; no renewal is charged afterwards. */
 export function cancelDonation(
@@ -48,7 +45,7 @@ export async function recordOfflineDonation(
       errors: [{ field: "payment_date", message: "must not be in the future" }],
     });
   }
-  const outcome = await context.db.transaction((tx) =>
+  const outcome = await withEvents(context.db, (tx) =>
     idempotent(tx, scope.organizationId, "donations:offline", idempotencyKey, input, async () => {
       const supporter = await findSupporter(tx, scope.organizationId, input.supporter_id);
       if (!supporter) {
@@ -102,18 +99,21 @@ export async function recordOfflineDonation(
         paymentMethodId: method.id,
         processorIntentId: null,
       });
+      const paymentBody = paymentToWire(payment, method);
+      await recordEvent(tx, scope, "donation.created", donation.id, donationToWire(donation));
+      // Received already: created paid, and told as paid to whoever waits for payments.
+      await recordEvent(tx, scope, "payment.created", payment.id, paymentBody);
+      await recordEvent(tx, scope, "payment.paid", payment.id, paymentBody);
       if (!supporter.eraseDate) {
-        await setCertificationUrl(
+        const updated = await setCertificationUrl(
           tx,
           scope.organizationId,
           supporter.id,
           context.links.statementUrl(scope.organizationId, supporter.id),
         );
+        if (updated) await recordEvent(tx, scope, "supporter.updated", updated.id, supporterToWire(updated));
       }
-      return {
-        status: 201,
-        body: { donation: donationToWire(donation), payment: await paymentWire(tx, scope.organizationId, payment) },
-      };
+      return { status: 201, body: { donation: donationToWire(donation), payment: paymentBody } };
     }),
   );
   return outcome;

@@ -132,8 +132,10 @@ export async function insertDonation(
 export const updateDonation = tenantRowUpdater(donations);
 
 export async function revokeDonation(tx: Executor, organizationId: number, id: number) {
-  await tx
+  const [row] = await tx
     .update(donations)
     .set({ state: "revoked", updateDate: sql`now()` })
-    .where(and(eq(donations.organizationId, organizationId), eq(donations.id, id)));
+    .where(and(eq(donations.organizationId, organizationId), eq(donations.id, id)))
+    .returning();
+  return row;
 }

@@ -78,7 +78,7 @@ builder.mutationFields((t) => ({
         context.scope.organizationId,
         donationId(id),
         amount,
-        adminActor(context.actor),
+        adminActor(context.actor, context.scope.origin),
       );
     },
   }),
@@ -93,7 +93,7 @@ builder.mutationFields((t) => ({
         context.scope.organizationId,
         donationId(id),
         frequency,
-        adminActor(context.actor),
+        adminActor(context.actor, context.scope.origin),
       );
     },
   }),
@@ -103,7 +103,13 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }), cycles: t.arg.int({ required: true }) },
     resolve: (_root, { id, cycles }, context) => {
       authorize(context, "donations:write");
-      return pauseRecurring(context, context.scope.organizationId, donationId(id), cycles, adminActor(context.actor));
+      return pauseRecurring(
+        context,
+        context.scope.organizationId,
+        donationId(id),
+        cycles,
+        adminActor(context.actor, context.scope.origin),
+      );
     },
   }),
   resumeDonation: t.field({
@@ -112,7 +118,12 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, { id }, context) => {
       authorize(context, "donations:write");
-      return resumeRecurring(context, context.scope.organizationId, donationId(id), adminActor(context.actor));
+      return resumeRecurring(
+        context,
+        context.scope.organizationId,
+        donationId(id),
+        adminActor(context.actor, context.scope.origin),
+      );
     },
   }),
 }));

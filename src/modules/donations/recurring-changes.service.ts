@@ -3,6 +3,8 @@ import type { Actor } from "../../auth/actor.js";
 import type { Executor } from "../../db/client.js";
 import { enqueueDonorMessage, enqueueRecurringCancelled } from "../../email/donation-emails.js";
 import { AppError, notFound } from "../../errors/app-error.js";
+import type { EventOrigin } from "../../events/origin.js";
+import { recordEvent, withEvents } from "../../events/record-event.js";
 import { cancelRenewals, queueRenewal } from "../../jobs/jobs.repo.js";
 import { fromCents, hasCentPrecision, toCents, toMinorUnits } from "../../payments/money.js";
 import { findProcessor } from "../../payments/processors/index.js";
@@ -10,7 +12,7 @@ import type { CardDetails } from "../../payments/processors/processor.js";
 import { sandboxDescription } from "../../payments/processors/sandbox.js";
 import { parseReference, SETUP_INTENT_ID, stripeMethodReference } from "../../payments/processors/stripe.js";
 import { cycleDueDate } from "../../payments/schedule.js";
-import { assertTransition } from "../../payments/transitions.js";
+import { transitionDonation } from "../../payments/transitions.js";
 import { type AuditActor, auditActorOf, recordAuditEvent } from "../audit/audit.service.js";
 import { checkGift } from "../giving/campaign-rules.js";
 import { findCampaign } from "../giving/checkout-flow.repo.js";
@@ -30,19 +32,27 @@ import { cycleOfJob, lockQueuedRenewal } from "./recurring-changes.repo.js";
 export interface RecurringActor {
   by: "donor" | "admin";
   audit: AuditActor;
+  /** Who and where, for the change's event (absent: the platform). */
+  origin?: EventOrigin;
 }
 
-export const donorActor = (email: string): RecurringActor => ({
+export const donorActor = (email: string, origin?: EventOrigin): RecurringActor => ({
   by: "donor",
   audit: { userId: null, label: `donor ${email}` },
+  origin,
 });
 
-export const adminActor = (actor: Actor): RecurringActor => ({ by: "admin", audit: auditActorOf(actor) });
+export const adminActor = (actor: Actor, origin?: EventOrigin): RecurringActor => ({
+  by: "admin",
+  audit: auditActorOf(actor),
+  origin,
+});
 
 /** An application acting through a REST token. */
-export const applicationActor = (applicationId: number): RecurringActor => ({
+export const applicationActor = (applicationId: number, origin?: EventOrigin): RecurringActor => ({
   by: "admin",
   audit: { userId: null, label: `application ${applicationId}` },
+  origin,
 });
 
 export const MAX_PAUSE_CYCLES = 3;
@@ -79,14 +89,27 @@ function nextCycleAfter(donation: RecurringRow, frequency: 1 | 12, after: Date, 
   return { cycle, date: due() };
 }
 
-/** The donor's confirmation, in the change's transaction; none when the supporter has no email. */
-function audit(
+/**
+ * The change's audit entry and its `donation.updated` event (the donation as the change left it), in
+ * the change's transaction. A state change has recorded its event through `transitionDonation`.
+ */
+async function audit(
   tx: Executor,
   donation: DonationRow,
   actor: RecurringActor,
   action: string,
   details: Record<string, unknown>,
+  options: { event: boolean } = { event: true },
 ) {
+  if (options.event) {
+    await recordEvent(
+      tx,
+      { organizationId: donation.organizationId, origin: actor.origin },
+      "donation.updated",
+      donation.id,
+      donationToWire(donation),
+    );
+  }
   return recordAuditEvent(tx, {
     organizationId: donation.organizationId,
     actor: actor.audit,
@@ -115,7 +138,7 @@ export async function changeRecurringAmount(
       errors: [{ field: "amount", message: "The amount must have at most 2 decimals" }],
     });
   }
-  return context.db.transaction(async (tx) => {
+  return withEvents(context.db, async (tx) => {
     const donation = await lockDonation(tx, organizationId, donationId);
     requireRecurring(donation, ["active", "past_due"], "only an active gift's amount can change");
     const campaign = await findCampaign(tx, organizationId, donation.campaignId);
@@ -157,7 +180,7 @@ export async function changeRecurringFrequency(
   if (frequency !== 1 && frequency !== 12) throw invalid("frequency", "must be 12 (monthly) or 1 (yearly)");
   const current = await findDonation(context.db, organizationId, donationId);
   if (current && current.frequency === frequency && current.state === "active") return donationToWire(current);
-  return context.db.transaction(async (tx) => {
+  return withEvents(context.db, async (tx) => {
     // Jobs before the donation, in the worker's lock order.
     await cancelRenewals(tx, organizationId, donationId);
     const donation = await lockDonation(tx, organizationId, donationId);
@@ -194,7 +217,7 @@ export async function pauseRecurring(
   if (!Number.isInteger(cycles) || cycles < 1 || cycles > MAX_PAUSE_CYCLES) {
     throw invalid("cycles", `must be 1 to ${MAX_PAUSE_CYCLES}`);
   }
-  return context.db.transaction(async (tx) => {
+  return withEvents(context.db, async (tx) => {
     const job = await lockQueuedRenewal(tx, organizationId, donationId);
     const donation = await lockDonation(tx, organizationId, donationId);
     requireRecurring(donation, ["active"], "only an active gift can be paused");
@@ -230,7 +253,7 @@ export async function resumeRecurring(
   actor: RecurringActor,
   now = new Date(),
 ) {
-  return context.db.transaction(async (tx) => {
+  return withEvents(context.db, async (tx) => {
     await cancelRenewals(tx, organizationId, donationId);
     const donation = await lockDonation(tx, organizationId, donationId);
     requireRecurring(donation, ["active"], "only an active gift can be resumed");
@@ -265,7 +288,7 @@ export async function cancelRecurring(
   if (reason && reason.length > MAX_CANCEL_REASON) {
     throw invalid("reason", `must be at most ${MAX_CANCEL_REASON} characters`);
   }
-  return context.db.transaction(async (tx) => {
+  return withEvents(context.db, async (tx) => {
     // Jobs before the donation, in the worker's lock order, so a cancel racing a renewal never deadlocks.
     await cancelRenewals(tx, organizationId, donationId);
     const donation = await lockDonation(tx, organizationId, donationId);
@@ -276,18 +299,16 @@ export async function cancelRecurring(
         `The donation ${donation.id} is not recurring; refund its payment to revoke it`,
       );
     }
-    if (donation.state !== "active" && donation.state !== "past_due") {
-      assertTransition("donation", donation.id, donation.state, "revoked");
-    }
-    const row = await updateDonation(tx, organizationId, donation.id, {
-      state: "revoked",
-      nextChargeDate: null,
-      pausedUntil: null,
-      cancelledBy: actor.by,
-      cancelReason: reason,
-    });
-    if (!row) throw notFound("Donation");
-    await audit(tx, row, actor, "donations.cancelled", { reason });
+    const row = await transitionDonation(tx, { organizationId, origin: actor.origin }, donation, "revoked", () =>
+      updateDonation(tx, organizationId, donation.id, {
+        state: "revoked",
+        nextChargeDate: null,
+        pausedUntil: null,
+        cancelledBy: actor.by,
+        cancelReason: reason,
+      }),
+    );
+    await audit(tx, row, actor, "donations.cancelled", { reason }, { event: false });
     await enqueueRecurringCancelled(tx, row, actor.by, reason);
     return donationToWire(row);
   });
@@ -330,7 +351,7 @@ export async function replacePaymentMethod(
           expiryMonth: method.expiryMonth,
           expiryYear: method.expiryYear,
         };
-  return context.db.transaction(async (tx) => {
+  return withEvents(context.db, async (tx) => {
     const job = await lockQueuedRenewal(tx, organizationId, donationId);
     const donation = await lockDonation(tx, organizationId, donationId);
     requireRecurring(donation, ["active", "past_due"], "its payment method can no longer change");

@@ -223,7 +223,7 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
     if (form.errors.length > 0) {
       return renderHome(reply, session, { status: 400, contact: { values: form.values, errors: form.errors } });
     }
-    await updateDonorContact(db, session, form.patch);
+    await updateDonorContact(db, session, form.patch, request);
     return reply.code(303).redirect(`${portalPath(session.organizationSlug)}?done=contact`);
   });
 

@@ -2,6 +2,8 @@ import type { Scope } from "../../auth/scope.js";
 import type { Db, Executor } from "../../db/client.js";
 import { enqueueEmail } from "../../email/outbox.repo.js";
 import type { ValidationIssue } from "../../errors/app-error.js";
+import { type RequestFacts, requestOrigin } from "../../events/origin.js";
+import { withEvents } from "../../events/record-event.js";
 import { findCampaignRowsByIds } from "../campaigns/campaigns.repo.js";
 import type { DocumentLinks } from "../documents/document-links.js";
 import { type DonationRow, listSupporterDonationRows } from "../donations/donations.repo.js";
@@ -182,10 +184,20 @@ export function parseContactForm(body: unknown): ContactForm {
  * through the supporter service the admin panel uses, and confirms by email, in one transaction.
  * Returns how many records changed.
  */
-export async function updateDonorContact(db: Db, session: DonorSession, patch: ContactPatch): Promise<number> {
-  return db.transaction(async (tx) => {
+export async function updateDonorContact(
+  db: Db,
+  session: DonorSession,
+  patch: ContactPatch,
+  request?: RequestFacts,
+): Promise<number> {
+  return withEvents(db, async (tx) => {
     const supporters = await identitySupporters(tx, session);
-    for (const supporter of supporters) await updateSupporter(tx, scopeOf(session), String(supporter.id), patch);
+    for (const supporter of supporters) {
+      // Each record's event names the donor as that record, so erasing it also scrubs where they asked from.
+      const actor = { type: "donor" as const, supporter_id: supporter.id, label: "donor" };
+      const origin = request ? requestOrigin(request, actor) : undefined;
+      await updateSupporter(tx, { ...scopeOf(session), origin }, String(supporter.id), patch);
+    }
     const first = supporters[0];
     if (first?.email) {
       await enqueueEmail(tx, {

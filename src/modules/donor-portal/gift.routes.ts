@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { AppError } from "../../errors/app-error.js";
+import { requestOrigin } from "../../events/origin.js";
 import { sendHtmlPage } from "../../http/html-page.js";
 import {
   cancelRecurring,
@@ -46,6 +47,13 @@ const field = (body: unknown, name: string) => {
   const value = (body as Record<string, unknown> | null | undefined)?.[name];
   return typeof value === "string" ? value : "";
 };
+
+/** The donor asking for a change in the portal, as the change's event and audit entry name them. */
+const donorOf = (request: FastifyRequest, session: DonorSession, gift: { donation: { supporterId: number } }) =>
+  donorActor(
+    session.email,
+    requestOrigin(request, { type: "donor", supporter_id: gift.donation.supporterId, label: "donor" }),
+  );
 
 /** A refusal the donor can fix (4xx AppError) becomes the form's inline error; anything else is the error page's. */
 function refusalOf(error: unknown): AppError | undefined {
@@ -152,7 +160,7 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
         session.organizationId,
         gift.donation.id,
         amount,
-        donorActor(session.email),
+        donorOf(request, session, gift),
       );
     }),
   );
@@ -164,7 +172,7 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
         session.organizationId,
         gift.donation.id,
         Number(field(request.body, "frequency")),
-        donorActor(session.email),
+        donorOf(request, session, gift),
       ),
     ),
   );
@@ -177,14 +185,14 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
         session.organizationId,
         gift.donation.id,
         /^\d$/.test(raw) ? Number(raw) : 0,
-        donorActor(session.email),
+        donorOf(request, session, gift),
       );
     }),
   );
 
   app.post("/donor/:org/gifts/:id/resume", options, (request, reply) =>
     change(request, reply, "resume", (session, gift) =>
-      resumeRecurring(context, session.organizationId, gift.donation.id, donorActor(session.email)),
+      resumeRecurring(context, session.organizationId, gift.donation.id, donorOf(request, session, gift)),
     ),
   );
 
@@ -205,7 +213,7 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
         session.organizationId,
         gift.donation.id,
         { reason: field(request.body, "reason") },
-        donorActor(session.email),
+        donorOf(request, session, gift),
       ),
     ),
   );
@@ -250,7 +258,7 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
           session.organizationId,
           gift.donation.id,
           setupIntent,
-          donorActor(session.email),
+          donorOf(request, session, gift),
         );
       } else {
         if (await context.processors.stripeAccount(session.organizationId)) {
@@ -273,7 +281,7 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
           session.organizationId,
           gift.donation.id,
           { processor: "sandbox", card },
-          donorActor(session.email),
+          donorOf(request, session, gift),
         );
       }
     } catch (error) {

@@ -3,7 +3,7 @@ import { enqueueBankTransferInstructions } from "../../email/donation-emails.js"
 import { AppError, notFound } from "../../errors/app-error.js";
 import { problemBodyOf } from "../../errors/problem-body.js";
 import { donorOrigin } from "../../events/origin.js";
-import { recordEvent } from "../../events/record-event.js";
+import { recordEvent, withEvents } from "../../events/record-event.js";
 import {
   findStoredOutcome,
   fingerprint,
@@ -27,11 +27,12 @@ import type { ChargeResult } from "../../payments/processors/processor.js";
 import { type StripeProcessor, stripeMethodReference } from "../../payments/processors/stripe.js";
 import { type ReconcileResult, reconcileOne } from "../../payments/reconciliation.service.js";
 import { settlePayment } from "../../payments/settlement.service.js";
-import { assertTransition } from "../../payments/transitions.js";
+import { assertTransition, donationEventData } from "../../payments/transitions.js";
 import type { CampaignRow } from "../campaigns/campaigns.repo.js";
 import {
   type CheckoutRow,
   findCheckoutSecretHash,
+  findCheckoutWire,
   insertCheckout,
   lockCheckout,
   updateCheckout,
@@ -56,7 +57,7 @@ import {
 import { insertPayment, lockPayment, type PaymentRow, sumPaidForCampaign } from "../payments/payments.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
 import { type DeclaredConsents, insertConsentRecord } from "../supporters/consent-records.repo.js";
-import { findSupporter, insertSupporter, lockSupporterByEmail } from "../supporters/supporters.repo.js";
+import { insertSupporter, lockSupporterByEmail } from "../supporters/supporters.repo.js";
 import { SUPPORTER_COLUMNS, supporterToWire } from "../supporters/supporters.service.js";
 import {
   asksOf,
@@ -636,7 +637,7 @@ export async function settleCheckoutAttempt(
   const step = async (name: CompletionStep) => {
     await context.afterStep?.(name);
   };
-  return context.db.transaction(async (tx) => {
+  return withEvents(context.db, async (tx) => {
     const ref = await findAttemptCheckoutId(tx, organizationId, attemptId);
     if (!ref) throw notFound("Checkout attempt");
     // The checkout before the attempt, in the order the record step locks them.
@@ -696,6 +697,11 @@ export async function settleCheckoutAttempt(
     const test = attempt.processor === "sandbox" && organization.testMode;
 
     const { supporter, ...declaration } = await matchSupporter(tx, organizationId, gift.supporter, gift.consents);
+    // The donor's doing, whoever reports the charge's outcome (their request, a webhook, the reconciler).
+    const donor = { organizationId, origin: donorOrigin(supporter.id) };
+    if (declaration.applied) {
+      await recordEvent(tx, donor, "supporter.created", supporter.id, supporterToWire(supporter));
+    }
     await step("supporter");
     // The processor's word on the method when it has one (Stripe: brand and last digits, the saved cus_…/pm_…).
     const charged = charge.state === "PAID" || charge.state === "PENDING" ? charge.method : undefined;
@@ -722,6 +728,7 @@ export async function settleCheckoutAttempt(
         paymentMethodId: methodRow.id,
         test,
       });
+      if (donation) await recordEvent(tx, donor, "donation.updated", donation.id, donationEventData(donation));
     } else {
       donation = await insertDonation(tx, await nextDonationId(tx), {
         organizationId,
@@ -736,6 +743,7 @@ export async function settleCheckoutAttempt(
         paymentMethodId: methodRow.id,
         test,
       });
+      await recordEvent(tx, donor, "donation.created", donation.id, donationEventData(donation));
     }
     if (!donation) throw new Error("donation write returned nothing");
     await insertConsentRecord(tx, {
@@ -759,7 +767,8 @@ export async function settleCheckoutAttempt(
       // A transfer awaited by hand is not asked of a processor again; a debit processing is (by the reconciler).
       idempotencyKey: charge.state === "PENDING" && attempt.processor === "manual" ? null : attempt.idempotencyKey,
     });
-    const settled = await settlePayment(tx, context.links, organizationId, pending.id, charge, now);
+    await recordEvent(tx, donor, "payment.created", pending.id, paymentToWire(pending, methodRow));
+    const settled = await settlePayment(tx, context.links, donor, pending.id, charge, now);
     const { payment } = settled;
     donation = settled.donation;
     if (methodRow.processor === "manual" && payment.state === "PENDING") {
@@ -785,19 +794,12 @@ export async function settleCheckoutAttempt(
       processorIntentId: charge.intentId,
       gift: null,
     });
-    if (declaration.applied) {
-      // Last, as every event is: the supporter as it now reads (its statement link set by the settlement).
-      const created = await findSupporter(tx, organizationId, supporter.id);
-      if (created) {
-        await recordEvent(
-          tx,
-          { organizationId, origin: donorOrigin(supporter.id) },
-          "supporter.created",
-          supporter.id,
-          supporterToWire(created),
-        );
-      }
-    }
+    // The checkout as the API returns it by id, read when the transaction's work is done.
+    await recordEvent(tx, donor, "checkout.completed", checkout.id, async () => {
+      const wire = await findCheckoutWire(tx, { organizationId, timeZone: "UTC" }, checkout.id);
+      if (!wire) throw notFound("Checkout");
+      return wire;
+    });
 
     return finish({ status: 200, body: completedBody(organization, checkout.id, donation, payment, methodRow) });
   });

@@ -1,5 +1,6 @@
 import type { Scope } from "../../auth/scope.js";
 import { AppError, notFound } from "../../errors/app-error.js";
+import { withEvents } from "../../events/record-event.js";
 import { parseId } from "../../http/ids.js";
 import { fitsCurrency, precisionRule, toCents } from "../../payments/money.js";
 import { findProcessor, ProcessorTimeoutError } from "../../payments/processors/index.js";
@@ -105,10 +106,10 @@ export async function refundPayment(context: GivingDb, scope: Scope, rawId: stri
     // No answer: the refund stays PENDING with its key, and the reconciler asks again.
     if (error instanceof ProcessorTimeoutError) return paymentToWire(requested.payment, requested.method);
     if (error instanceof AppError) {
-      await context.db.transaction((tx) =>
+      await withEvents(context.db, (tx) =>
         settleRefund(
           tx,
-          scope.organizationId,
+          scope,
           requested.refund.id,
           { state: "FAILED", refundId: "", message: error.message },
           new Date(),
@@ -117,8 +118,8 @@ export async function refundPayment(context: GivingDb, scope: Scope, rawId: stri
     }
     throw error;
   }
-  const settled = await context.db.transaction((tx) =>
-    settleRefund(tx, scope.organizationId, requested.refund.id, result, new Date()),
+  const settled = await withEvents(context.db, (tx) =>
+    settleRefund(tx, scope, requested.refund.id, result, new Date()),
   );
   if (settled.settled === "failed") {
     throw new AppError("refund_failed", `The processor refused the refund of payment ${id}: ${result.message ?? ""}`);
@@ -129,7 +130,7 @@ export async function refundPayment(context: GivingDb, scope: Scope, rawId: stri
 /** A manual payment (bank transfer, cash) arrived: PENDING → PAID, settled as any payment is. */
 export async function markPaymentPaid(context: GivingDb, scope: Scope, rawId: string) {
   const id = parseId(rawId, "Payment");
-  return context.db.transaction(async (tx) => {
+  return withEvents(context.db, async (tx) => {
     const payment = await lockPayment(tx, scope.organizationId, id);
     if (!payment) throw notFound("Payment");
     assertTransition("payment", payment.id, payment.state, "PAID");
@@ -143,7 +144,7 @@ export async function markPaymentPaid(context: GivingDb, scope: Scope, rawId: st
     const settled = await settlePayment(
       tx,
       context.links,
-      scope.organizationId,
+      scope,
       payment.id,
       { state: "PAID", intentId: null },
       new Date(),

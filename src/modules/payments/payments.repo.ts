@@ -16,6 +16,7 @@ import {
 } from "../../db/list-query.js";
 import { donations, paymentMethods, payments } from "../../db/schema.js";
 import { selectTenantRowsByIds, tenantRowLocker, tenantRowUpdater } from "../../db/tenant-rows.js";
+import { type PaymentMethodRow, paymentMethodToWire } from "../payment-methods/payment-methods.repo.js";
 import type { PaymentWire } from "./payments.schemas.js";
 import { PAYMENT_ORDER_FIELDS } from "./payments.schemas.js";
 
@@ -35,6 +36,11 @@ export const paymentWireRow = wireRowOf<PaymentWire>({
   update_date: instant(payments.updateDate),
   test: payments.test,
 });
+
+/** A payment as the API returns it by id, with its method. */
+export function paymentToWire(row: PaymentRow, method: PaymentMethodRow | null | undefined): PaymentWire {
+  return { ...paymentWireRow.fromRow(row), payment_method: method ? paymentMethodToWire(method) : null };
+}
 
 export interface PaymentFilters {
   state?: string;

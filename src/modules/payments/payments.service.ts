@@ -3,17 +3,11 @@ import type { Db } from "../../db/client.js";
 import { createUpdateBounds, optionalDateBound, pageOf, parseOrder } from "../../db/list-query.js";
 import { notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
-import {
-  findPaymentMethodsByIds,
-  type PaymentMethodRow,
-  paymentMethodToWire,
-} from "../payment-methods/payment-methods.repo.js";
-import { findPaymentRow, listPaymentRows, type PaymentRow, paymentWireRow } from "./payments.repo.js";
-import type { PaymentListQuery, PaymentWire } from "./payments.schemas.js";
+import { findPaymentMethodsByIds } from "../payment-methods/payment-methods.repo.js";
+import { findPaymentRow, listPaymentRows, paymentToWire } from "./payments.repo.js";
+import type { PaymentListQuery } from "./payments.schemas.js";
 
-export function paymentToWire(row: PaymentRow, method: PaymentMethodRow | null | undefined): PaymentWire {
-  return { ...paymentWireRow.fromRow(row), payment_method: method ? paymentMethodToWire(method) : null };
-}
+export { paymentToWire };
 
 export async function listPayments(db: Db, scope: Scope, query: PaymentListQuery) {
   const { rows, count } = await listPaymentRows(

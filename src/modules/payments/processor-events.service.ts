@@ -1,12 +1,18 @@
 import { AppError } from "../../errors/app-error.js";
+import { systemOrigin } from "../../events/origin.js";
+import { type EventScope, recordEvent, withEvents } from "../../events/record-event.js";
 import { fromMinorUnits } from "../../payments/money.js";
 import type { ProcessorRegistry } from "../../payments/processors/index.js";
 import type { ChargeResult, RefundReport } from "../../payments/processors/processor.js";
 import { type PaymentOutcome, settlePayment, settleRefund } from "../../payments/settlement.service.js";
+import { paymentEventData } from "../../payments/transitions.js";
 import { findAttemptByIdempotencyKey } from "../giving/checkout-flow.repo.js";
 import { type SettleContext, settleCheckoutAttempt } from "../giving/checkout-flow.service.js";
 import { findPaymentBy, lockPayment, updatePaymentDispute } from "./payments.repo.js";
 import { findRefundBy, insertRefund } from "./refunds.repo.js";
+
+/** What a processor reports on its own is recorded as the platform's doing (no member, no request). */
+const processorScope = (organizationId: number): EventScope => ({ organizationId, origin: systemOrigin("processor") });
 
 /**
  * Outcomes a processor reports on its own (a bank debit that settles days later, a refund made in
@@ -24,12 +30,12 @@ export async function settleChargeOutcome(
 ): Promise<"payment" | "checkout_attempt" | "unchanged" | null> {
   const payment = await findPaymentBy(context.db, "idempotencyKey", idempotencyKey, organizationId);
   if (payment) {
-    const changed = await context.db.transaction(async (tx) => {
+    const changed = await withEvents(context.db, async (tx) => {
       const before = await lockPayment(tx, payment.organizationId, payment.id);
       const { settled, payment: after } = await settlePayment(
         tx,
         context.links,
-        payment.organizationId,
+        processorScope(payment.organizationId),
         payment.id,
         outcome,
         now,
@@ -106,7 +112,9 @@ export async function settleProcessorRefund(
     if (!refund) return null;
   }
   const before = refund;
-  const result = await context.db.transaction((tx) => settleRefund(tx, organizationId, before.id, report, now));
+  const result = await withEvents(context.db, (tx) =>
+    settleRefund(tx, processorScope(organizationId), before.id, report, now),
+  );
   // Told again what it knows (settled already, or pending under the same refund id): nothing changed.
   const changed = before.state !== result.refund.state || before.processorRefundId !== result.refund.processorRefundId;
   return { ...result, changed };
@@ -128,7 +136,7 @@ export async function recordDispute(
 ) {
   const found = await findPaymentBy(context.db, "processorIntentId", intentId, organizationId);
   if (!found) return null;
-  return context.db.transaction(async (tx) => {
+  return withEvents(context.db, async (tx) => {
     const payment = await lockPayment(tx, organizationId, found.id);
     if (!payment) return null;
     const reopened = !CLOSED_DISPUTE_STATUSES.has(dispute.status);
@@ -145,6 +153,11 @@ export async function recordDispute(
     ) {
       return "unchanged" as const;
     }
-    return (await updatePaymentDispute(tx, organizationId, payment.id, { ...rest, amount })) ?? null;
+    const updated = await updatePaymentDispute(tx, organizationId, payment.id, { ...rest, amount });
+    if (!updated) return null;
+    await recordEvent(tx, processorScope(organizationId), "payment.disputed", updated.id, () =>
+      paymentEventData(tx, updated),
+    );
+    return updated;
   });
 }

@@ -199,8 +199,9 @@ export async function insertSupporter(
   return row;
 }
 
+/** Sets the supporter's statement link once; the row when it was set now, undefined when it already had one. */
 export async function setCertificationUrl(tx: Executor, organizationId: number, supporterId: number, url: string) {
-  await tx
+  const [row] = await tx
     .update(supporters)
     .set({ certificationUrl: url })
     .where(
@@ -210,5 +211,7 @@ export async function setCertificationUrl(tx: Executor, organizationId: number, 
         sql`${supporters.certificationUrl} is null`,
         sql`${supporters.eraseDate} is null`,
       ),
-    );
+    )
+    .returning();
+  return row;
 }

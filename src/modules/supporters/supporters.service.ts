@@ -3,7 +3,7 @@ import type { Db, Executor } from "../../db/client.js";
 import { createUpdateBounds, pageOf, parseOrder } from "../../db/list-query.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { scrubSupporterEvents } from "../../events/events.repo.js";
-import { recordEvent } from "../../events/record-event.js";
+import { recordEvent, withEvents } from "../../events/record-event.js";
 import { idempotent } from "../../http/idempotency.js";
 import { parseId } from "../../http/ids.js";
 import { listSupporterDonationRows } from "../donations/donations.repo.js";
@@ -101,7 +101,7 @@ export async function createSupporter(db: Db, scope: Scope, input: SupporterInpu
       errors: [{ field: "email", message: "a name, a business name or an email is required" }],
     });
   }
-  return db.transaction((tx) =>
+  return withEvents(db, (tx) =>
     idempotent(tx, scope.organizationId, "supporters:create", idempotencyKey, input, async () => {
       const supporter = supporterToWire(await insertSupporterRow(tx, scope, columnsOf(input)));
       await recordEvent(tx, scope, "supporter.created", supporter.id, supporter);
@@ -117,7 +117,7 @@ async function requireLiveSupporter(db: Executor, scope: Scope, rawId: string) {
 }
 
 export async function updateSupporter(db: Db, scope: Scope, rawId: string, patch: SupporterPatch) {
-  return db.transaction(async (tx) => {
+  return withEvents(db, async (tx) => {
     const existing = await requireLiveSupporter(tx, scope, rawId);
     if (existing.eraseDate) {
       throw new AppError("supporter_erased", "This supporter's personal data was erased; it cannot be edited");
@@ -168,7 +168,7 @@ export async function exportSupporter(db: Db, scope: Scope, rawId: string) {
  * anonymous record, because accounting law requires them.
  */
 export async function eraseSupporter(db: Db, scope: Scope, rawId: string) {
-  return db.transaction(async (tx) => {
+  return withEvents(db, async (tx) => {
     const existing = await requireLiveSupporter(tx, scope, rawId);
     const cleared = Object.fromEntries(Object.values(SUPPORTER_COLUMNS).map((column) => [column, null]));
     const row = await eraseSupporterRow(
