@@ -32,6 +32,20 @@ describe("the documentation", () => {
     expect(outside).toEqual([]);
   });
 
+  it("carries no note about the project's own planning (which issue decides what) for readers to stumble on", () => {
+    const files = ["README.md", ...markdownFiles("docs")];
+    const notes = files.flatMap((file) =>
+      readFileSync(path.join(ROOT, file), "utf8")
+        .split("\n")
+        .flatMap((line, index) =>
+          /\bissue (decides|will|is to)\b|\bthe [a-z-]+ issue\b|\bTODO\b|\bTBD\b/i.test(line)
+            ? [`${file}:${index + 1}: ${line}`]
+            : [],
+        ),
+    );
+    expect(notes).toEqual([]);
+  });
+
   it("README's demo walk-through sends the reader to the donor-page link where it is: the receipt email", () => {
     const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
     const step = /^6\. (.+(?:\n {3}.+)*)/m.exec(readme)?.[1] ?? "";

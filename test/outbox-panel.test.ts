@@ -265,7 +265,7 @@ describe("admin panel: a production server without SMTP_URL", () => {
     await server?.close();
   });
 
-  it("warns on the Outbox that email is not being delivered", async () => {
+  it("warns on the Outbox that email is not being delivered, and that card giving is not set up", async () => {
     const tenant = await fakeTenant(server.database.db);
     const email = `owner-${unique(6)}@example.test`;
     await createUser(server.database.db, { email, password: PASSWORD, organization: tenant.slug, role: "member" });
@@ -280,6 +280,12 @@ describe("admin panel: a production server without SMTP_URL", () => {
     await warning.waitFor();
     await expect(warning.textContent()).resolves.toContain(
       "Email is not being delivered. This server has no mail server (SMTP_URL): donors get no receipts, sign-in links or any other email.",
+    );
+    // Nor is the sandbox offered in production: the organization, with no processor, is told what to do.
+    const noProcessor = page.locator('[data-testid="no-processor-banner"]');
+    await noProcessor.waitFor();
+    await expect(noProcessor.textContent()).resolves.toContain(
+      "Online giving by card is not set up. Donors cannot give by card yet. Connect Stripe in Settings → Payments",
     );
     await page.context().close();
   });
