@@ -49,7 +49,7 @@ export interface Config {
   readonly sessionTtlSeconds: number;
   /** An OPEN checkout older than this is closed by the worker without a payment. */
   readonly checkoutTtlSeconds: number;
-  /** Events older than this many days leave the events feed (EVENT_RETENTION_DAYS). */
+  /** Events older than this many days leave the events feed and the audit log (EVENT_RETENTION_DAYS). */
   readonly eventRetentionDays: number;
   /** A charge or refund left PENDING longer than this is reconciled by the worker (PAYMENT_PENDING_TIMEOUT). */
   readonly paymentPendingTimeoutSeconds: number;
@@ -225,7 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     authorizationCodeTtlSeconds: integer(env, "AUTHORIZATION_CODE_TTL", 600, 1, 600),
     sessionTtlSeconds: integer(env, "SESSION_TTL", 7 * 86400, 300, 90 * 86400),
     checkoutTtlSeconds: integer(env, "CHECKOUT_TTL", 86400, 60, 30 * 86400),
-    eventRetentionDays: integer(env, "EVENT_RETENTION_DAYS", 30, 1, 3650),
+    eventRetentionDays: integer(env, "EVENT_RETENTION_DAYS", 400, 30, 3650),
     // Far longer than any processor call takes, so the reconciler never races a charge in flight.
     paymentPendingTimeoutSeconds: integer(env, "PAYMENT_PENDING_TIMEOUT", 600, 1, 7 * 86400),
     workerIntervalSeconds: integer(env, "WORKER_INTERVAL", 30, 1, 3600),

@@ -5,11 +5,12 @@ import path from "node:path";
 import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Db, openDatabase } from "../src/db/client.js";
-import { auditEvents, donations, outboxMessages, payments, supporters } from "../src/db/schema.js";
+import { donations, outboxMessages, payments, supporters } from "../src/db/schema.js";
 import { type EmailKind, enqueueEmail, type OutboxRow, updateMessage } from "../src/email/outbox.repo.js";
 import { findOrganizationBySlug, updateOrganizationColumns } from "../src/modules/organizations/organizations.repo.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
+import { auditRowsOf } from "./helpers/audit.js";
 import { runCli as runDonataCli } from "./helpers/cli.js";
 import { testDatabaseUrl } from "./helpers/database.js";
 import {
@@ -460,23 +461,30 @@ describe("Outbox and email settings (admin GraphQL)", () => {
     );
     expect(cleared.body.data.updateEmailSettings).toMatchObject({ logo_url: null, gift_notifications: "off" });
 
-    expect((await auditRows()).map((row) => [row.actor, row.action, row.details])).toEqual([
+    expect((await auditRows()).map((row) => [(row.actor as { label: string }).label, row.changes])).toEqual([
       [
         expect.stringMatching(/^admin-/),
-        "email.settings_updated",
         {
-          email: "gifts@example.org",
-          logo_url: "https://cdn.example.test/logo.png",
-          locale: "it",
-          gift_notifications: "each",
+          email: { before: null, after: "gifts@example.org" },
+          logo_url: { before: null, after: "https://cdn.example.test/logo.png" },
+          locale: { before: "en", after: "it" },
+          gift_notifications: { before: expect.any(String), after: "each" },
         },
       ],
-      [owner.email, "email.settings_updated", { logo_url: "(none)", gift_notifications: "off" }],
+      [
+        owner.email,
+        {
+          logo_url: { before: "https://cdn.example.test/logo.png", after: null },
+          gift_notifications: { before: "each", after: "off" },
+        },
+      ],
     ]);
-    const audit = await graphql(`{ auditEvents(first: 5) { action description } }`, {}, member);
-    expect(audit.body.data.auditEvents[0]).toEqual({
-      action: "email.settings_updated",
-      description: "Changed the email settings (logo_url: (none), gift_notifications: off)",
+    const LOG = `{ auditLog(type: ["email_settings.updated"], first: 5) { items { type summary actor_label } } }`;
+    expect((await graphql(LOG, {}, member)).body.errors[0].extensions.code).toBe("insufficient_scope");
+    expect((await graphql(LOG, {}, owner)).body.data.auditLog.items[0]).toEqual({
+      type: "email_settings.updated",
+      summary: "Changed the email settings: logo_url, gift_notifications",
+      actor_label: owner.email,
     });
   });
 
@@ -673,14 +681,7 @@ describe("Outbox and email settings (admin GraphQL)", () => {
     });
   });
 
-  const auditRows = () =>
-    server.database.db
-      .select()
-      .from(auditEvents)
-      .where(
-        and(eq(auditEvents.organizationId, tenant.organizationId), eq(auditEvents.action, "email.settings_updated")),
-      )
-      .orderBy(asc(auditEvents.id));
+  const auditRows = () => auditRowsOf(server.database.db, tenant.organizationId, ["email_settings.updated"]);
 
   describe("yearly statements", () => {
     /** A supporter with one payment in the given state on the given date. */
@@ -787,14 +788,10 @@ describe("Outbox and email settings (admin GraphQL)", () => {
       expect(rows.map((row) => row.supporterId)).not.toContain(erased.id);
       expect(await statementsOf(db, other.organizationId)).toEqual([]);
 
-      const [audit] = await db
-        .select()
-        .from(auditEvents)
-        .where(and(eq(auditEvents.organizationId, org.organizationId), eq(auditEvents.action, "email.statements_sent")))
-        .orderBy(asc(auditEvents.id));
+      const [audit] = await auditRowsOf(db, org.organizationId, ["statements.sent"]);
       expect(audit).toMatchObject({
-        actor: orgOwner.email,
-        details: { year, supporters: 6, queued: 2, already_sent: 2, skipped_no_email: 2 },
+        actor: { type: "user", label: orgOwner.email },
+        data: { year, supporters: 6, queued: 2, already_sent: 2, skipped_no_email: 2 },
       });
     });
 
@@ -931,17 +928,13 @@ describe("Outbox and email settings (admin GraphQL)", () => {
           const id = (await findOrganizationBySlug(db, slug))?.id ?? 0;
           return {
             statements: await statementsOf(db, id),
-            audits: await db
-              .select()
-              .from(auditEvents)
-              .where(eq(auditEvents.organizationId, id))
-              .orderBy(asc(auditEvents.id)),
+            audits: await auditRowsOf(db, id, ["statements.sent"]),
           };
         });
         expect(rows.statements.map((row) => row.supporterId)).toEqual(supporters.slice(0, 3).map((s) => s.id));
-        expect(rows.audits.map((audit) => [audit.actor, audit.action])).toEqual([
-          ["cli", "email.statements_sent"],
-          ["cli", "email.statements_sent"],
+        expect(rows.audits.map((audit) => [audit.actor, audit.type])).toEqual([
+          [{ type: "system", label: "cli" }, "statements.sent"],
+          [{ type: "system", label: "cli" }, "statements.sent"],
         ]);
 
         const early = await runCli("statements", "send", "--org", slug, "--year", "1999");

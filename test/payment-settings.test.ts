@@ -3,18 +3,19 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { and, asc, eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Db, openDatabase } from "../src/db/client.js";
-import { auditEvents, processorAccounts } from "../src/db/schema.js";
+import { processorAccounts } from "../src/db/schema.js";
 import { ERROR_STATUS } from "../src/errors/error-codes.js";
-import { CLI_AUDIT_ACTOR } from "../src/modules/audit/audit.service.js";
+import { systemOrigin } from "../src/events/origin.js";
 import { findOrganizationBySlug } from "../src/modules/organizations/organizations.repo.js";
 import { connectStripe } from "../src/modules/organizations/payment-settings.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { createProcessorRegistry } from "../src/payments/processors/index.js";
 import { createSecretBox, parseEncryptionKey } from "../src/secrets/secret-box.js";
 import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
+import { auditRowsOf } from "./helpers/audit.js";
 import { runCliInProcess, runCli as runDonataCli } from "./helpers/cli.js";
 import { testDatabaseUrl } from "./helpers/database.js";
 import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
@@ -30,7 +31,7 @@ const SETTINGS_FIELDS =
 const READ = `{ paymentSettings { ${SETTINGS_FIELDS} } }`;
 const CONNECT = `mutation ($input: ConnectStripeInput!) { connectStripe(input: $input) { ${SETTINGS_FIELDS} } }`;
 const DISCONNECT = `mutation { disconnectStripe { ${SETTINGS_FIELDS} } }`;
-const AUDIT = `query ($first: Int) { auditEvents(first: $first) { id create_date actor actor_user_id action description details { name value } } }`;
+const AUDIT = `query ($first: Int) { auditLog(type: ["payment_settings.updated"], first: $first) { items { id type summary actor_type actor_id actor_label changes { field before after } } has_more } }`;
 
 const secretBox = createSecretBox(parseEncryptionKey(TEST_ENCRYPTION_KEY));
 const testKeys = () => ({
@@ -98,11 +99,7 @@ describe("payment settings (Stripe keys per organization)", () => {
     )[0];
 
   const auditRows = (organizationId: number) =>
-    server.database.db
-      .select()
-      .from(auditEvents)
-      .where(eq(auditEvents.organizationId, organizationId))
-      .orderBy(asc(auditEvents.id));
+    auditRowsOf(server.database.db, organizationId, ["payment_settings.updated"]);
 
   const balanceChecks = () => standIn.requests.filter((request) => request.path === "/v1/balance").length;
 
@@ -188,17 +185,21 @@ describe("payment settings (Stripe keys per organization)", () => {
 
     const [audit] = await auditRows(tenant.organizationId);
     expect(audit).toMatchObject({
-      actor: owner.email,
-      actorUserId: owner.userId,
-      action: "payments.stripe_connected",
-      details: {
+      actor: { type: "user", user_id: owner.userId, label: owner.email },
+      data: {
         processor: "stripe",
         mode: "test",
         secret_key_last4: keys.secret_key.slice(-4),
         webhook_secret_last4: keys.webhook_secret.slice(-4),
       },
+      changes: {
+        processor: { before: "sandbox", after: "stripe" },
+        mode: { before: null, after: "test" },
+        secret_key_last4: { before: null, after: keys.secret_key.slice(-4) },
+        webhook_secret_last4: { before: null, after: keys.webhook_secret.slice(-4) },
+      },
     });
-    expect(JSON.stringify(audit?.details)).not.toContain(keys.secret_key);
+    for (const secret of [keys.secret_key, keys.webhook_secret]) expect(JSON.stringify(audit)).not.toContain(secret);
   });
 
   it("refuses a secret key Stripe does not know (422 on secret_key), keeping the keys saved before", async () => {
@@ -274,8 +275,8 @@ describe("payment settings (Stripe keys per organization)", () => {
     expect(body.data.connectStripe).toMatchObject({ processor: "stripe", mode: "live", secret_key_last4: "4242" });
     const audit = (await auditRows(tenant.organizationId)).at(-1);
     expect(audit).toMatchObject({
-      action: "payments.stripe_updated",
-      details: { mode: "live", previous_mode: "test", secret_key_last4: "4242" },
+      data: { mode: "live", secret_key_last4: "4242" },
+      changes: { mode: { before: "test", after: "live" }, secret_key_last4: { after: "4242" } },
     });
   });
 
@@ -293,7 +294,7 @@ describe("payment settings (Stripe keys per organization)", () => {
       { db: server.database.db, processors: unreachable, baseUrl: server.config.baseUrl },
       { id: other.organizationId, slug: other.slug },
       testKeys(),
-      CLI_AUDIT_ACTOR,
+      systemOrigin("cli"),
     );
     await expect(attempt).rejects.toMatchObject({ code: "processor_unavailable", status: 503 });
     expect(before).toBeUndefined();
@@ -301,7 +302,7 @@ describe("payment settings (Stripe keys per organization)", () => {
     expect(await auditRows(other.organizationId)).toEqual([]);
   });
 
-  it("lets members read the settings and the audit log, but only owners and admins change them", async () => {
+  it("lets members read the settings; only owners and admins read the audit log and change them", async () => {
     const read = await graphql(READ, {}, member);
     expect(read.body.data.paymentSettings).toMatchObject({ processor: "stripe", mode: "live" });
     const refused = await connect(testKeys(), member);
@@ -309,19 +310,21 @@ describe("payment settings (Stripe keys per organization)", () => {
     const disconnect = await graphql(DISCONNECT, {}, member);
     expect(disconnect.body.errors[0].extensions.code).toBe("insufficient_scope");
 
-    const audit = await graphql(AUDIT, { first: 10 }, member);
-    const events = audit.body.data.auditEvents as Json[];
-    expect(events.map((event) => event.action)).toEqual(["payments.stripe_updated", "payments.stripe_connected"]);
+    const hidden = await graphql(AUDIT, { first: 10 }, member);
+    expect(hidden.body.errors[0].extensions.code).toBe("insufficient_scope");
+    const audit = await graphql(AUDIT, { first: 10 }, owner);
+    const events = audit.body.data.auditLog.items as Json[];
+    expect(events.map((event) => event.type)).toEqual(["payment_settings.updated", "payment_settings.updated"]);
     expect(events[0]).toMatchObject({
-      actor: owner.email,
-      actor_user_id: owner.userId,
-      description: expect.stringMatching(
-        /^Replaced the Stripe keys \(live mode, secret key ending 4242, webhook secret ending \w{4}\)$/,
-      ),
+      actor_type: "user",
+      actor_id: owner.userId,
+      actor_label: owner.email,
+      summary: expect.stringMatching(/^Replaced the Stripe keys \(live mode, secret key ending 4242\)$/),
     });
-    const one = await graphql(AUDIT, { first: 1 }, member);
-    expect(one.body.data.auditEvents).toHaveLength(1);
-    const tooMany = await graphql(AUDIT, { first: 101 }, member);
+    expect(events[0]?.changes).toContainEqual({ field: "mode", before: '"test"', after: '"live"' });
+    const one = await graphql(AUDIT, { first: 1 }, owner);
+    expect(one.body.data.auditLog).toMatchObject({ items: [events[0]], has_more: true });
+    const tooMany = await graphql(AUDIT, { first: 101 }, owner);
     expect(tooMany.body.errors[0].extensions).toMatchObject({ code: "invalid_request", errors: [{ field: "first" }] });
   });
 
@@ -340,7 +343,7 @@ describe("payment settings (Stripe keys per organization)", () => {
       processor: "sandbox",
       webhook_url: `${server.config.baseUrl}/webhooks/stripe/${other.slug}`,
     });
-    expect((await graphql(AUDIT, {}, otherOwner)).body.data.auditEvents).toEqual([]);
+    expect((await graphql(AUDIT, {}, otherOwner)).body.data.auditLog.items).toEqual([]);
 
     // An installed application with every permission it can be granted.
     const app = { token: tenant.token };
@@ -364,9 +367,12 @@ describe("payment settings (Stripe keys per organization)", () => {
     expect(await offeredProcessors(tenant)).toEqual(["sandbox", "manual"]);
     const audits = await auditRows(tenant.organizationId);
     expect(audits.at(-1)).toMatchObject({
-      actor: owner.email,
-      action: "payments.stripe_disconnected",
-      details: { mode: "live", secret_key_last4: "4242" },
+      actor: { type: "user", label: owner.email },
+      changes: {
+        processor: { before: "stripe", after: "sandbox" },
+        mode: { before: "live", after: null },
+        secret_key_last4: { before: "4242", after: null },
+      },
     });
     await graphql(DISCONNECT, {}, owner);
     expect(await auditRows(tenant.organizationId)).toHaveLength(audits.length);
@@ -530,14 +536,26 @@ describe("payment settings (Stripe keys per organization)", () => {
       expect(none.code, none.stderr).toBe(0);
       expect(JSON.parse(none.stdout)).toMatchObject({ organization: slug, processor: "none", test_mode: false });
 
-      const audits = await withCliDatabase((db) =>
-        db.select().from(auditEvents).where(eq(auditEvents.organizationId, saved.id)).orderBy(asc(auditEvents.id)),
-      );
-      expect(audits.map((audit) => [audit.actor, audit.actorUserId, audit.action])).toEqual([
-        ["cli", null, "payments.stripe_connected"],
-        ["cli", null, "payments.stripe_disconnected"],
-        ["cli", null, "payments.test_mode_enabled"],
-        ["cli", null, "payments.test_mode_disabled"],
+      const audits = await withCliDatabase((db) => auditRowsOf(db, saved.id, ["payment_settings.updated"]));
+      expect(audits.map((audit) => [audit.actor, audit.changes])).toEqual([
+        [
+          { type: "system", label: "cli" },
+          expect.objectContaining({ processor: { before: "sandbox", after: "stripe" } }),
+        ],
+        [
+          { type: "system", label: "cli" },
+          expect.objectContaining({
+            processor: { before: "stripe", after: "sandbox" },
+            test_mode: { before: false, after: true },
+          }),
+        ],
+        [
+          { type: "system", label: "cli" },
+          expect.objectContaining({
+            processor: { before: "sandbox", after: "none" },
+            test_mode: { before: true, after: false },
+          }),
+        ],
       ]);
       const account = await withCliDatabase(async (db) =>
         db.select().from(processorAccounts).where(eq(processorAccounts.organizationId, saved.id)),

@@ -4,6 +4,7 @@ import { type TObject, type TSchema, Type } from "typebox";
 import type { Scope } from "../auth/scope.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
+import { type AuditQuery, auditFiltersOf, auditLogPages } from "../modules/audit/audit.service.js";
 import { Campaign, CampaignListQuery } from "../modules/campaigns/campaigns.schemas.js";
 import { listCampaigns } from "../modules/campaigns/campaigns.service.js";
 import { Checkout, CheckoutListQuery } from "../modules/checkouts/checkouts.schemas.js";
@@ -107,4 +108,79 @@ export function adminExportRoutes(app: FastifyInstance, db: Db) {
       },
     );
   }
+
+  // The audit log, filtered as the panel shows it: owners and admins only, newest first.
+  const AUDIT_COLUMNS = [
+    "id",
+    "create_date",
+    "type",
+    "summary",
+    "actor_type",
+    "actor_id",
+    "actor_label",
+    "resource_type",
+    "resource_id",
+    "ip",
+    "user_agent",
+    "request_id",
+    "changes",
+  ] as const;
+  const optional = (schema: TSchema) => Type.Optional(schema);
+  app.get(
+    "/admin/export/audit.csv",
+    {
+      schema: {
+        hide: true,
+        querystring: Type.Object(
+          {
+            organization: Type.String({ minLength: 1, maxLength: 100 }),
+            actor_type: optional(Type.String({ maxLength: 20 })),
+            actor_id: optional(Type.Integer({ minimum: 1 })),
+            type: optional(Type.String({ maxLength: 2000 })),
+            resource_type: optional(Type.String({ maxLength: 40 })),
+            resource_id: optional(Type.Integer({ minimum: 1 })),
+            from: optional(Type.String({ maxLength: 40 })),
+            to: optional(Type.String({ maxLength: 40 })),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request, reply) => {
+      const session = await sessionUser(db, request);
+      if (!session) throw new AppError("not_signed_in", "Sign in to the admin panel first");
+      const {
+        organization: slug,
+        type,
+        ...query
+      } = request.query as AuditQuery & { organization: string; type?: string };
+      const membership = await findMembershipOfUser(db, session.userId, slug);
+      if (!membership) throw new AppError("not_a_member", "You are not a member of that organization");
+      if (membership.role !== "owner" && membership.role !== "admin") {
+        throw new AppError("insufficient_role", "Only owners and admins read the audit log");
+      }
+      // Checked before the answer starts, so bad filters are still a clean 400.
+      const filters = auditFiltersOf({ ...query, type: type ? type.split(",").map((item) => item.trim()) : null });
+      async function* rows() {
+        yield `${AUDIT_COLUMNS.join(",")}\r\n`;
+        for await (const page of auditLogPages(db, membership?.id ?? 0, filters)) {
+          yield page
+            .map((entry) => {
+              const cells: Record<(typeof AUDIT_COLUMNS)[number], unknown> = {
+                ...entry,
+                changes: entry.changes.map((change) => `${change.field}: ${change.before} → ${change.after}`),
+              };
+              return `${AUDIT_COLUMNS.map((column) => csvCell(cells[column])).join(",")}\r\n`;
+            })
+            .join("");
+        }
+      }
+      const date = new Date().toISOString().slice(0, 10);
+      return reply
+        .header("content-type", "text/csv; charset=utf-8")
+        .header("content-disposition", `attachment; filename="${slug}-audit-log-${date}.csv"`)
+        .header("cache-control", "private, no-store")
+        .send(Readable.from(rows()));
+    },
+  );
 }

@@ -10,7 +10,9 @@ export type MemberPermission =
   | "applications:manage"
   // Reading the payment settings and the audit log: every member, never an application.
   | "organization:read"
-  | "organization:manage";
+  | "organization:manage"
+  // The audit log (who did what, from which address): owners and admins, never an application.
+  | "organization:audit";
 
 /** Who is asking: an installed application (by bearer token) or a member (by session). */
 export type Actor =

@@ -1,3 +1,4 @@
+import { systemOrigin } from "../events/origin.js";
 import {
   createApplication,
   installApplication,
@@ -48,7 +49,8 @@ export const appCreateCommand: Command = {
 export const appInstallCommand = installationCommand({
   name: "app install",
   summary: "Install an application in an organization",
-  act: (env, clientId, org) => withDatabase(env, ({ database }) => installApplication(database.db, clientId, org)),
+  act: (env, clientId, org) =>
+    withDatabase(env, ({ database }) => installApplication(database.db, clientId, org, systemOrigin("cli"))),
   describe: (result, clientId, org) => [
     result.installed ? `Installed ${clientId} in ${org}` : `${clientId} was already installed in ${org}`,
   ],
@@ -57,7 +59,8 @@ export const appInstallCommand = installationCommand({
 export const appUninstallCommand = installationCommand({
   name: "app uninstall",
   summary: "Uninstall an application and revoke its tokens for the organization",
-  act: (env, clientId, org) => withDatabase(env, ({ database }) => uninstallApplication(database.db, clientId, org)),
+  act: (env, clientId, org) =>
+    withDatabase(env, ({ database }) => uninstallApplication(database.db, clientId, org, systemOrigin("cli"))),
   describe: (result, clientId, org) => [
     `Uninstalled ${clientId} from ${org}; revoked ${result.revoked_tokens} token(s)`,
   ],

@@ -1,4 +1,4 @@
-import { CLI_AUDIT_ACTOR } from "../modules/audit/audit.service.js";
+import { systemOrigin } from "../events/origin.js";
 import {
   createOrganization,
   organizationToWire,
@@ -83,10 +83,10 @@ export const orgSetProcessorCommand: Command = {
         baseUrl: config.baseUrl,
       };
       const target = { id: organization.id, slug: organization.slug };
-      if (keys) return connectStripe(deps, target, keys, CLI_AUDIT_ACTOR);
+      if (keys) return connectStripe(deps, target, keys, systemOrigin("cli"));
       return processor === "sandbox"
-        ? setPaymentTestMode(deps, target, true, CLI_AUDIT_ACTOR)
-        : disconnectStripe(deps, target, CLI_AUDIT_ACTOR);
+        ? setPaymentTestMode(deps, target, true, systemOrigin("cli"))
+        : disconnectStripe(deps, target, systemOrigin("cli"));
     });
     const text =
       settings.processor === "stripe"

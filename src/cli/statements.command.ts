@@ -1,5 +1,5 @@
 import { sendStatements } from "../email/statements.service.js";
-import { CLI_AUDIT_ACTOR } from "../modules/audit/audit.service.js";
+import { systemOrigin } from "../events/origin.js";
 import { requireOrganization } from "../modules/organizations/organizations.service.js";
 import { type Command, optionalInteger, requiredString, UsageError } from "./cli-kit.js";
 import { withDatabase } from "./database.js";
@@ -22,7 +22,7 @@ export const statementsSendCommand: Command = {
         organizationId: organization.id,
         year: Number(rawYear),
         batchSize,
-        actor: CLI_AUDIT_ACTOR,
+        origin: systemOrigin("cli"),
       });
     });
     return {

@@ -1,4 +1,5 @@
 import { ROLES, type Role } from "../auth/actor.js";
+import { systemOrigin } from "../events/origin.js";
 import { createUser } from "../modules/users/users.service.js";
 import { type Command, requiredString, UsageError } from "./cli-kit.js";
 import { withDatabase } from "./database.js";
@@ -21,12 +22,16 @@ export const userCreateCommand: Command = {
     }
     if (role !== undefined && values.org === undefined) throw new UsageError("--role needs --org");
     const user = await withDatabase(io.env, ({ database }) =>
-      createUser(database.db, {
-        email,
-        password: values.password as string | undefined,
-        organization: values.org as string | undefined,
-        role: role as Role | undefined,
-      }),
+      createUser(
+        database.db,
+        {
+          email,
+          password: values.password as string | undefined,
+          organization: values.org as string | undefined,
+          role: role as Role | undefined,
+        },
+        systemOrigin("cli"),
+      ),
     );
     const membership = user.organization ? ` as ${user.role} of ${user.organization}` : "";
     return {

@@ -23,7 +23,6 @@ export const TABLE_LAYOUT = {
     "outbox_messages",
     "processor_accounts",
     "processor_events",
-    "audit_events",
     "event_sequences",
     "events",
     "donor_links",

@@ -753,26 +753,6 @@ export const processorEvents = pgTable(
   ],
 );
 
-// Who changed what, for settings people must be able to account for (payment keys first).
-export const auditEvents = pgTable(
-  "audit_events",
-  {
-    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
-    id: id(),
-    createDate: createDate(),
-    // The user who acted, when a user did (kept as a label too, should the user be deleted).
-    actorUserId: ref("actor_user_id").references(() => users.id, { onDelete: "set null" }),
-    // "ada@example.org", "application 3", "cli"
-    actor: text("actor").notNull(),
-    action: text("action").notNull(),
-    details: jsonb("details").notNull().default({}),
-  },
-  (t) => [
-    primaryKey({ columns: [t.organizationId, t.id] }),
-    index("audit_events_create_date_idx").on(t.organizationId, t.createDate, t.id),
-  ],
-);
-
 // An organization's event counter: the event insert takes this row's lock until its transaction
 // commits, so an organization's events are numbered gap-free in commit order (the feed's cursor).
 // `pruned_through`: events up to this number are past retention (a cursor before it is gone).
@@ -803,6 +783,8 @@ export const events = pgTable(
     ip: text("ip"),
     userAgent: text("user_agent"),
     data: jsonb("data").notNull(),
+    // What an update changed, field by field: { field: { before, after } } (secrets never, only what the API shows).
+    changes: jsonb("changes"),
     createDate: createDate(),
   },
   (t) => [

@@ -1,7 +1,6 @@
 import { can } from "../auth/actor.js";
 import { builder } from "../graphql/builder.js";
 import { authorize, type GraphQLContext } from "../graphql/context.js";
-import { auditActorOf } from "../modules/audit/audit.service.js";
 import { SupporterType } from "../modules/supporters/supporters.graphql.js";
 import { EMAIL_KINDS } from "./outbox.repo.js";
 import {
@@ -205,7 +204,7 @@ builder.mutationField("sendStatements", (t) =>
         year: args.year,
         // Few, large batches: a request may run GRAPHQL_MAX_STATEMENTS (100) statements, ~4 per batch.
         batchSize: 1000,
-        actor: auditActorOf(context.actor),
+        origin: context.scope.origin,
       });
     },
   }),

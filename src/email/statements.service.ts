@@ -1,6 +1,7 @@
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
-import { type AuditActor, recordAuditEvent } from "../modules/audit/audit.service.js";
+import type { EventOrigin } from "../events/origin.js";
+import { recordEvent } from "../events/record-event.js";
 import { findOrganizationById } from "../modules/organizations/organizations.repo.js";
 import { type EmailToSend, enqueueEmails } from "./outbox.repo.js";
 import { listStatementRecipients } from "./statements.repo.js";
@@ -11,8 +12,8 @@ export interface StatementRun {
   organizationId: number;
   year: number;
   batchSize?: number;
-  /** Who asked (recorded in the audit log once the run is done). */
-  actor?: AuditActor;
+  /** Who asked (the run is recorded as a `statements.sent` event once done; absent: the platform). */
+  origin?: EventOrigin;
 }
 
 export interface StatementCounts {
@@ -87,16 +88,10 @@ export async function sendStatements(db: Db, run: StatementRun): Promise<Stateme
     });
     if (done) break;
   }
-  if (run.actor) {
-    const actor = run.actor;
-    await db.transaction((tx) =>
-      recordAuditEvent(tx, {
-        organizationId: organization.id,
-        actor,
-        action: "email.statements_sent",
-        details: { ...counts },
-      }),
-    );
-  }
+  await db.transaction((tx) =>
+    recordEvent(tx, { organizationId: organization.id, origin: run.origin }, "statements.sent", organization.id, {
+      ...counts,
+    }),
+  );
   return counts;
 }

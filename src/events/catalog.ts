@@ -74,7 +74,32 @@ export const EVENT_CATALOG = {
   "email_settings.updated": {
     resource: "organization",
     permission: null,
-    description: "The email settings changed, or the yearly statements were sent",
+    description: "The email settings changed (the fields before and after)",
+  },
+  "statements.sent": {
+    resource: "organization",
+    permission: null,
+    description: "A member sent the yearly statements (how many were queued, already sent, without an email)",
+  },
+  "supporter.exported": {
+    resource: "supporter",
+    permission: null,
+    description: "A supporter's data was exported (a data subject access request)",
+  },
+  "application.created": {
+    resource: "application",
+    permission: null,
+    description: "The organization registered an application of its own",
+  },
+  "application.updated": {
+    resource: "application",
+    permission: null,
+    description: "An application of the organization's changed, or its client secret was rotated",
+  },
+  "audit.legacy": {
+    resource: "organization",
+    permission: null,
+    description: "A change the audit log recorded before the events record existed, kept as it was",
   },
 } as const satisfies Record<string, { resource: string; permission: Permission | null; description: string }>;
 

@@ -103,7 +103,11 @@ export async function scrubSupporterEvents(
 ) {
   await tx
     .update(events)
-    .set({ data: erased })
+    .set({
+      data: erased,
+      // Which fields an update changed stays; what they held goes.
+      changes: sql`(select jsonb_object_agg(field, '{"before":null,"after":null}'::jsonb) from jsonb_object_keys(${events.changes}) as field)`,
+    })
     .where(
       and(
         eq(events.organizationId, organizationId),

@@ -21,6 +21,31 @@ interface QueuedEvent {
   type: EventType;
   resourceId: number | null;
   data: DataSource;
+  before?: EventData;
+  also?: EventChanges;
+}
+
+/** What an update changed: each field whose value differs, with its value before and after. */
+export type EventChanges = Record<string, { before: unknown; after: unknown }>;
+
+function changesWith(changes: EventChanges | null, also: EventChanges | undefined): EventChanges | null {
+  const more = Object.entries(also ?? {}).filter(
+    ([, change]) => JSON.stringify(change.before ?? null) !== JSON.stringify(change.after ?? null),
+  );
+  if (more.length === 0) return changes;
+  return { ...changes, ...Object.fromEntries(more) };
+}
+
+/** The fields of `after` (and of `before`) whose values differ, compared as JSON; null when none. */
+export function changesOf(before: EventData, after: EventData): EventChanges | null {
+  const changes: EventChanges = {};
+  for (const field of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (field === "update_date") continue;
+    const was = before[field] ?? null;
+    const is = after[field] ?? null;
+    if (JSON.stringify(was) !== JSON.stringify(is)) changes[field] = { before: was, after: is };
+  }
+  return Object.keys(changes).length > 0 ? changes : null;
 }
 
 /** A transaction as the database handle opens it (with the schema's relations). */
@@ -77,13 +102,20 @@ export async function recordEvent(
   type: EventType,
   resourceId: number | null,
   data: DataSource,
+  options: {
+    /** The resource before an update, as the API returned it: the event keeps the fields that changed (the audit log's before/after). */
+    before?: EventData;
+    /** Changes the resource's API fields do not show (a pause, a cancel's reason), kept with those. */
+    also?: EventChanges;
+  } = {},
 ): Promise<void> {
+  const event = { scope, type, resourceId, data, before: options.before, also: options.also };
   const pending = queued.get(tx);
   if (pending) {
-    pending.push({ scope, type, resourceId, data });
+    pending.push(event);
     return;
   }
-  await writeEvents(tx, [{ scope, type, resourceId, data }]);
+  await writeEvents(tx, [event]);
 }
 
 async function flushEvents(tx: Executor) {
@@ -96,6 +128,7 @@ async function writeEvents(tx: Executor, pending: QueuedEvent[]) {
   const rows: EventInsert[] = [];
   for (const event of pending) {
     const origin = event.scope.origin ?? systemOrigin();
+    const data = typeof event.data === "function" ? await event.data() : event.data;
     rows.push({
       organizationId: event.scope.organizationId,
       id: newEventId(),
@@ -106,7 +139,8 @@ async function writeEvents(tx: Executor, pending: QueuedEvent[]) {
       requestId: origin.requestId,
       ip: origin.ip,
       userAgent: origin.userAgent,
-      data: typeof event.data === "function" ? await event.data() : event.data,
+      data,
+      changes: changesWith(event.before ? changesOf(event.before, data) : null, event.also),
     });
   }
   // One organization at a time, always in the same order (a transaction rarely spans two).

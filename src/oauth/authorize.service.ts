@@ -135,7 +135,12 @@ export async function authorize(
     }
     if (decision.decision === "deny") return fail("access_denied", "The installation was denied");
     if (decision.decision !== "allow") return { kind: "consent", application, organization };
-    await installApplication(db, application.clientId, organization.slug);
+    await installApplication(db, application.clientId, organization.slug, {
+      actor: { type: "user", user_id: session.userId, label: session.email },
+      requestId: null,
+      ip: null,
+      userAgent: null,
+    });
   }
 
   const code = generateSecret("dnt_ac");

@@ -5,24 +5,20 @@ import type { EventScope } from "../events/record-event.js";
 import { recordEvent } from "../events/record-event.js";
 import { queueRenewal } from "../jobs/jobs.repo.js";
 import { type DonationRow, lockDonation, revokeDonation, updateDonation } from "../modules/donations/donations.repo.js";
+import { findPaymentMethod } from "../modules/payment-methods/payment-methods.repo.js";
 import {
   addRefundedAmount,
   countPaidPayments,
   lockPayment,
   type PaymentRow,
+  paymentToWire,
   updatePayment,
 } from "../modules/payments/payments.repo.js";
 import { lockRefund, type RefundRow, updateRefund } from "../modules/payments/refunds.repo.js";
 import { setCertificationUrl, supporterWireRow } from "../modules/supporters/supporters.repo.js";
 import type { RefundResult } from "./processors/processor.js";
 import { cycleDueDate, MAX_RENEWAL_FAILURES, retryDate } from "./schedule.js";
-import {
-  assertTransition,
-  donationEventData,
-  paymentEventData,
-  transitionDonation,
-  transitionPayment,
-} from "./transitions.js";
+import { assertTransition, donationEventData, transitionDonation, transitionPayment } from "./transitions.js";
 
 /** The signed document links settling writes (`DocumentLinks` in src/modules/documents/ is one). */
 export interface SettlementLinks {
@@ -76,7 +72,10 @@ async function settleFirstPayment(
     links.statementUrl(donation.organizationId, donation.supporterId),
   );
   if (supporter) {
-    await recordEvent(tx, scope, "supporter.updated", supporter.id, supporterWireRow.fromRow(supporter));
+    const after = supporterWireRow.fromRow(supporter);
+    await recordEvent(tx, scope, "supporter.updated", supporter.id, after, {
+      before: { ...after, certification_url: null },
+    });
   }
   return row;
 }
@@ -105,7 +104,9 @@ async function settleRenewalPaid(tx: Executor, scope: EventScope, donation: Dona
   } else {
     // Still active: its next charge date moved on.
     row = (await write()) ?? donation;
-    await recordEvent(tx, scope, "donation.updated", row.id, donationEventData(row));
+    await recordEvent(tx, scope, "donation.updated", row.id, donationEventData(row), {
+      before: donationEventData(donation),
+    });
   }
   await queueRenewal(tx, {
     organizationId: donation.organizationId,
@@ -269,7 +270,10 @@ export async function settleRefund(
   if (!updated) throw notFound("Payment");
   // A refund in part leaves the payment PAID; in full it becomes REFUNDED (the machine's transition).
   if (updated.state === "REFUNDED") assertTransition("payment", payment.id, payment.state, "REFUNDED");
-  await recordEvent(tx, scope, "payment.refunded", updated.id, await paymentEventData(tx, updated));
+  const method = await findPaymentMethod(tx, organizationId, payment.paymentMethodId);
+  await recordEvent(tx, scope, "payment.refunded", updated.id, paymentToWire(updated, method), {
+    before: paymentToWire(payment, method),
+  });
   if (updated.state !== "REFUNDED")
     return { refund: settledRefund ?? refund, payment: updated, settled: "partly_refunded" };
   if (donation.state === "done" && (await countPaidPayments(tx, organizationId, donation.id)) === 0) {

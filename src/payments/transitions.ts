@@ -1,6 +1,6 @@
 import type { Executor } from "../db/client.js";
 import { AppError, notFound } from "../errors/app-error.js";
-import { type EventData, type EventScope, recordEvent } from "../events/record-event.js";
+import { type EventChanges, type EventData, type EventScope, recordEvent } from "../events/record-event.js";
 import { type DonationRow, donationWireRow } from "../modules/donations/donations.repo.js";
 import { findPaymentMethod } from "../modules/payment-methods/payment-methods.repo.js";
 import { type PaymentRow, paymentToWire } from "../modules/payments/payments.repo.js";
@@ -62,7 +62,10 @@ export async function transitionPayment(
   assertTransition("payment", payment.id, payment.state, to);
   const row = await write();
   if (!row) throw notFound("Payment");
-  await recordEvent(tx, scope, PAYMENT_EVENTS[to], row.id, await paymentEventData(tx, row));
+  const method = await findPaymentMethod(tx, payment.organizationId, payment.paymentMethodId);
+  await recordEvent(tx, scope, PAYMENT_EVENTS[to], row.id, paymentToWire(row, method), {
+    before: paymentToWire(payment, method),
+  });
   return row;
 }
 
@@ -73,10 +76,15 @@ export async function transitionDonation(
   donation: DonationRow,
   to: StateOf<"donation">,
   write: () => Promise<DonationRow | undefined>,
+  /** What changed beyond the donation's API fields (who cancelled, and why). */
+  also?: EventChanges,
 ): Promise<DonationRow> {
   assertTransition("donation", donation.id, donation.state, to);
   const row = await write();
   if (!row) throw notFound("Donation");
-  await recordEvent(tx, scope, "donation.updated", row.id, donationEventData(row));
+  await recordEvent(tx, scope, "donation.updated", row.id, donationEventData(row), {
+    before: donationEventData(donation),
+    also,
+  });
   return row;
 }

@@ -97,14 +97,18 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, args, context) => {
       authorize(context, "applications:manage");
-      const created = await createApplication(context.db, {
-        name: args.name,
-        applicationUrl: args.application_url,
-        callbackUrls: args.callback_urls,
-        permissions: args.permissions ?? undefined,
-        clientType: args.client_type ?? undefined,
-        ownerOrganizationId: context.scope.organizationId,
-      });
+      const created = await createApplication(
+        context.db,
+        {
+          name: args.name,
+          applicationUrl: args.application_url,
+          callbackUrls: args.callback_urls,
+          permissions: args.permissions ?? undefined,
+          clientType: args.client_type ?? undefined,
+          ownerOrganizationId: context.scope.organizationId,
+        },
+        context.scope.origin,
+      );
       const [application] = (await listOwnedApplications(context.db, context.scope.organizationId)).filter(
         (candidate) => candidate.client_id === created.client_id,
       );
@@ -118,7 +122,7 @@ builder.mutationFields((t) => ({
     args: { client_id: t.arg.string({ required: true }) },
     resolve: (_root, { client_id }, context) => {
       authorize(context, "applications:manage");
-      return rotateApplicationSecret(context.db, context.scope.organizationId, client_id);
+      return rotateApplicationSecret(context.db, context.scope.organizationId, client_id, context.scope.origin);
     },
   }),
   updateApplication: t.field({
@@ -131,11 +135,17 @@ builder.mutationFields((t) => ({
     },
     resolve: (_root, args, context) => {
       authorize(context, "applications:manage");
-      return updateApplication(context.db, context.scope.organizationId, args.client_id, {
-        name: args.name ?? undefined,
-        applicationUrl: args.application_url ?? undefined,
-        callbackUrls: args.callback_urls ?? undefined,
-      });
+      return updateApplication(
+        context.db,
+        context.scope.organizationId,
+        args.client_id,
+        {
+          name: args.name ?? undefined,
+          applicationUrl: args.application_url ?? undefined,
+          callbackUrls: args.callback_urls ?? undefined,
+        },
+        context.scope.origin,
+      );
     },
   }),
   installApplication: t.field({
@@ -143,7 +153,7 @@ builder.mutationFields((t) => ({
     args: { client_id: t.arg.string({ required: true }) },
     resolve: async (_root, { client_id }, context) => {
       authorize(context, "applications:manage");
-      await installApplication(context.db, client_id, context.scope.organizationSlug);
+      await installApplication(context.db, client_id, context.scope.organizationSlug, context.scope.origin);
       const installed = (await listInstallations(context.db, context.scope.organizationId)).find(
         (installation) => installation.application.client_id === client_id,
       );
@@ -157,7 +167,7 @@ builder.mutationFields((t) => ({
     args: { client_id: t.arg.string({ required: true }) },
     resolve: (_root, { client_id }, context) => {
       authorize(context, "applications:manage");
-      return uninstallApplication(context.db, client_id, context.scope.organizationSlug);
+      return uninstallApplication(context.db, client_id, context.scope.organizationSlug, context.scope.origin);
     },
   }),
 }));

@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import { PERMISSIONS } from "../../auth/permissions.js";
 import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
+import type { EventOrigin } from "../../events/origin.js";
+import { changesOf, recordEvent, withEvents } from "../../events/record-event.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
 import { revokeInstallationTokens } from "../../oauth/tokens.repo.js";
 import { issueTokenPair, type TokenLifetimes } from "../../oauth/tokens.service.js";
@@ -64,13 +66,23 @@ export interface RegisteredApplication<Secret extends string | null = string | n
 export async function createApplication(
   db: Db,
   input: NewApplication & { clientType: "public" },
+  origin?: EventOrigin,
 ): Promise<RegisteredApplication<null>>;
 export async function createApplication(
   db: Db,
   input: NewApplication & { clientType?: "confidential" },
+  origin?: EventOrigin,
 ): Promise<RegisteredApplication<string>>;
-export async function createApplication(db: Db, input: NewApplication): Promise<RegisteredApplication>;
-export async function createApplication(db: Db, input: NewApplication): Promise<RegisteredApplication> {
+export async function createApplication(
+  db: Db,
+  input: NewApplication,
+  origin?: EventOrigin,
+): Promise<RegisteredApplication>;
+export async function createApplication(
+  db: Db,
+  input: NewApplication,
+  origin?: EventOrigin,
+): Promise<RegisteredApplication> {
   const clientType = input.clientType ?? "confidential";
   if (!(CLIENT_TYPES as readonly string[]).includes(clientType)) {
     throw invalid("client_type", `"${clientType}" is not one of ${CLIENT_TYPES.join(", ")}`);
@@ -87,15 +99,29 @@ export async function createApplication(db: Db, input: NewApplication): Promise<
   }
   const clientId = `dnt_app_${randomBytes(12).toString("hex")}`;
   const clientSecret = clientType === "public" ? null : generateSecret("dnt_cs");
-  const row = await insertApplication(db, {
-    clientId,
-    clientType: clientType as ClientType,
-    clientSecretHash: clientSecret === null ? null : hashSecret(clientSecret),
-    name: input.name.trim(),
-    applicationUrl: input.applicationUrl,
-    callbackUrls: [...new Set(input.callbackUrls)],
-    permissions,
-    ownerOrganizationId: input.ownerOrganizationId ?? null,
+  const owner = input.ownerOrganizationId ?? null;
+  const row = await withEvents(db, async (tx) => {
+    const inserted = await insertApplication(tx, {
+      clientId,
+      clientType: clientType as ClientType,
+      clientSecretHash: clientSecret === null ? null : hashSecret(clientSecret),
+      name: input.name.trim(),
+      applicationUrl: input.applicationUrl,
+      callbackUrls: [...new Set(input.callbackUrls)],
+      permissions,
+      ownerOrganizationId: owner,
+    });
+    // An organization's own application is in its audit log; a platform-wide one (the CLI's) in none.
+    if (owner !== null) {
+      await recordEvent(
+        tx,
+        { organizationId: owner, origin },
+        "application.created",
+        inserted.id,
+        applicationToWire(inserted),
+      );
+    }
+    return inserted;
   });
   return {
     id: row.id,
@@ -115,24 +141,37 @@ export async function requireApplication(tx: Executor, clientId: string) {
   return row;
 }
 
-export async function installApplication(db: Db, clientId: string, organizationSlug: string) {
-  return db.transaction(async (tx) => {
+export async function installApplication(db: Db, clientId: string, organizationSlug: string, origin?: EventOrigin) {
+  return withEvents(db, async (tx) => {
     const application = await requireApplication(tx, clientId);
     const organization = await requireOrganization(tx, organizationSlug);
     const installed = await insertInstallation(tx, organization.id, application.id);
+    if (installed) {
+      await recordEvent(
+        tx,
+        { organizationId: organization.id, origin },
+        "application.installed",
+        application.id,
+        applicationToWire(application),
+      );
+    }
     return { client_id: application.clientId, organization: organization.slug, installed };
   });
 }
 
 /** Uninstalling revokes every token the application holds for the organization. */
-export async function uninstallApplication(db: Db, clientId: string, organizationSlug: string) {
-  return db.transaction(async (tx) => {
+export async function uninstallApplication(db: Db, clientId: string, organizationSlug: string, origin?: EventOrigin) {
+  return withEvents(db, async (tx) => {
     const application = await requireApplication(tx, clientId);
     const organization = await requireOrganization(tx, organizationSlug);
     if (!(await deleteInstallation(tx, organization.id, application.id))) {
       throw new AppError("not_installed", `The application is not installed in "${organization.slug}"`);
     }
     const revokedTokens = await revokeInstallationTokens(tx, organization.id, application.id);
+    await recordEvent(tx, { organizationId: organization.id, origin }, "application.uninstalled", application.id, {
+      ...applicationToWire(application),
+      revoked_tokens: revokedTokens,
+    });
     return { client_id: application.clientId, organization: organization.slug, revoked_tokens: revokedTokens };
   });
 }
@@ -203,8 +242,8 @@ async function requireOwnedApplication(tx: Executor, organizationId: number, cli
 }
 
 /** A new client secret, shown once; the previous one stops working at once. */
-export async function rotateApplicationSecret(db: Db, organizationId: number, clientId: string) {
-  return db.transaction(async (tx) => {
+export async function rotateApplicationSecret(db: Db, organizationId: number, clientId: string, origin?: EventOrigin) {
+  return withEvents(db, async (tx) => {
     const application = await requireOwnedApplication(tx, organizationId, clientId);
     if (application.clientType === "public") {
       throw new AppError("public_client", "A public client has no client secret to rotate");
@@ -214,7 +253,12 @@ export async function rotateApplicationSecret(db: Db, organizationId: number, cl
       clientSecretHash: hashSecret(clientSecret),
       updateDate: new Date(),
     });
-    return { ...applicationToWire(row), client_secret: clientSecret };
+    const after = applicationToWire(row);
+    await recordEvent(tx, { organizationId, origin }, "application.updated", row.id, after, {
+      before: applicationToWire(application),
+      also: { client_secret: { before: "(the previous secret)", after: "(a new secret, shown once)" } },
+    });
+    return { ...after, client_secret: clientSecret };
   });
 }
 
@@ -224,14 +268,20 @@ export interface ApplicationChanges {
   callbackUrls?: string[];
 }
 
-export async function updateApplication(db: Db, organizationId: number, clientId: string, changes: ApplicationChanges) {
+export async function updateApplication(
+  db: Db,
+  organizationId: number,
+  clientId: string,
+  changes: ApplicationChanges,
+  origin?: EventOrigin,
+) {
   if (changes.name !== undefined && !changes.name.trim()) throw invalid("name", "must not be empty");
   if (changes.applicationUrl !== undefined) checkApplicationUrl("application_url", changes.applicationUrl);
   if (changes.callbackUrls !== undefined) {
     if (changes.callbackUrls.length === 0) throw invalid("callback_urls", "at least one callback URL is required");
     for (const callback of changes.callbackUrls) checkApplicationUrl("callback_urls", callback);
   }
-  return db.transaction(async (tx) => {
+  return withEvents(db, async (tx) => {
     const application = await requireOwnedApplication(tx, organizationId, clientId);
     const row = await updateApplicationRow(tx, application.id, {
       ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
@@ -239,6 +289,11 @@ export async function updateApplication(db: Db, organizationId: number, clientId
       ...(changes.callbackUrls !== undefined ? { callbackUrls: [...new Set(changes.callbackUrls)] } : {}),
       updateDate: new Date(),
     });
-    return applicationToWire(row);
+    const after = applicationToWire(row);
+    const before = applicationToWire(application);
+    if (changesOf(before, after)) {
+      await recordEvent(tx, { organizationId, origin }, "application.updated", row.id, after, { before });
+    }
+    return after;
   });
 }

@@ -1,32 +1,68 @@
 import { builder } from "../../graphql/builder.js";
 import { authorize } from "../../graphql/context.js";
-import { type AuditEventWire, listAudit, MAX_AUDIT_PAGE } from "./audit.service.js";
+import { type AuditEntryWire, listAuditLog, MAX_AUDIT_PAGE } from "./audit.service.js";
 
-const AuditDetailType = builder.objectRef<{ name: string; value: string }>("AuditDetail").implement({
-  fields: (t) => ({ name: t.exposeString("name"), value: t.exposeString("value") }),
-});
-
-const AuditEventType = builder.objectRef<AuditEventWire>("AuditEvent").implement({
-  description: "A change to the organization's settings: who made it, when, and what (never a secret)",
+const AuditChangeType = builder.objectRef<AuditEntryWire["changes"][number]>("AuditChange").implement({
+  description: "One field an update changed, its values as JSON (a secret never: at most its last 4 characters)",
   fields: (t) => ({
-    id: t.exposeInt("id"),
-    create_date: t.exposeString("create_date"),
-    actor: t.exposeString("actor", { description: "The member's email, `application <id>`, or `cli`" }),
-    actor_user_id: t.exposeInt("actor_user_id", { nullable: true }),
-    action: t.exposeString("action", { description: "e.g. payments.stripe_connected" }),
-    description: t.exposeString("description", { description: "The change in one sentence" }),
-    details: t.field({ type: [AuditDetailType], resolve: (event) => event.details }),
+    field: t.exposeString("field"),
+    before: t.exposeString("before", { nullable: true }),
+    after: t.exposeString("after", { nullable: true }),
   }),
 });
 
+const AuditEntryType = builder.objectRef<AuditEntryWire>("AuditEntry").implement({
+  description: "One change in the audit log: what, who, when, from where",
+  fields: (t) => ({
+    id: t.exposeString("id", { description: "The event's id (evt_…)" }),
+    create_date: t.exposeString("create_date"),
+    type: t.exposeString("type", { description: "The event type, e.g. payment.refunded" }),
+    summary: t.exposeString("summary", { description: "The change in one sentence" }),
+    resource_type: t.exposeString("resource_type"),
+    resource_id: t.exposeInt("resource_id", { nullable: true }),
+    actor_type: t.exposeString("actor_type", { description: "user, application, donor or system" }),
+    actor_id: t.exposeInt("actor_id", { nullable: true }),
+    actor_label: t.exposeString("actor_label", {
+      description: "The member's email, `application <id>`, `donor`, or worker / cli / processor / platform",
+    }),
+    request_id: t.exposeString("request_id", { nullable: true }),
+    ip: t.exposeString("ip", { nullable: true }),
+    user_agent: t.exposeString("user_agent", { nullable: true }),
+    changes: t.field({ type: [AuditChangeType], resolve: (entry) => entry.changes }),
+  }),
+});
+
+const AuditLogPageType = builder
+  .objectRef<{ items: AuditEntryWire[]; next_cursor: string | null; has_more: boolean }>("AuditLogPage")
+  .implement({
+    fields: (t) => ({
+      items: t.field({ type: [AuditEntryType], resolve: (page) => page.items }),
+      next_cursor: t.exposeString("next_cursor", {
+        nullable: true,
+        description: "Pass as `after` for the next, older page",
+      }),
+      has_more: t.exposeBoolean("has_more"),
+    }),
+  });
+
 builder.queryFields((t) => ({
-  auditEvents: t.field({
-    type: [AuditEventType],
-    description: "The organization's audit log, newest first (members only)",
-    args: { first: t.arg.int({ description: `1 to ${MAX_AUDIT_PAGE}; default 20` }) },
+  auditLog: t.field({
+    type: AuditLogPageType,
+    description: "The organization's audit log, newest first: owners and admins only",
+    args: {
+      actor_type: t.arg.string({ description: "user, application, donor or system" }),
+      actor_id: t.arg.int({ description: "The user's, application's or supporter's id" }),
+      type: t.arg.stringList({ description: 'Event types, e.g. ["payment.refunded"]' }),
+      resource_type: t.arg.string({ description: "supporter, campaign, donation, payment, …" }),
+      resource_id: t.arg.int(),
+      from: t.arg.string({ description: "From this date or date-time (ISO 8601), included" }),
+      to: t.arg.string({ description: "Before this date or date-time (ISO 8601)" }),
+      first: t.arg.int({ description: `1 to ${MAX_AUDIT_PAGE}; default 50` }),
+      after: t.arg.string({ description: "The previous page's next_cursor" }),
+    },
     resolve: (_root, args, context) => {
-      authorize(context, "organization:read");
-      return listAudit(context.db, context.scope.organizationId, args.first ?? 20);
+      authorize(context, "organization:audit");
+      return listAuditLog(context.db, context.scope.organizationId, args);
     },
   }),
 }));

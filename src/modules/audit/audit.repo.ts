@@ -1,24 +1,45 @@
-import { desc, eq } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, lt, type SQL, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
-import { auditEvents } from "../../db/schema.js";
+import { events } from "../../db/schema.js";
 
-export type AuditEventRow = typeof auditEvents.$inferSelect;
+export type AuditRow = typeof events.$inferSelect;
 
-export async function insertAuditEvent(
-  tx: Executor,
-  values: Omit<typeof auditEvents.$inferInsert, "id" | "createDate">,
-): Promise<AuditEventRow> {
-  const [row] = await tx.insert(auditEvents).values(values).returning();
-  if (!row) throw new Error("audit event insert returned nothing");
-  return row;
+/** What the audit log can be narrowed to: who, which kinds of change, which record, when. */
+export interface AuditFilters {
+  actorType?: "user" | "application" | "donor" | "system";
+  actorId?: number;
+  types?: readonly string[];
+  resourceType?: string;
+  resourceId?: number;
+  from?: Date;
+  to?: Date;
+  /** Older than this event number (the page before). */
+  beforeSeq?: number;
 }
 
-/** The organization's audit log, newest first. */
-export async function listAuditEvents(tx: Executor, organizationId: number, limit: number) {
+/** The id an actor of each type carries in the events' actor record. */
+const ACTOR_ID = sql`coalesce(${events.actor}->>'user_id', ${events.actor}->>'application_id', ${events.actor}->>'supporter_id')`;
+
+function conditionsOf(organizationId: number, filters: AuditFilters): (SQL | undefined)[] {
+  return [
+    eq(events.organizationId, organizationId),
+    filters.actorType ? sql`${events.actor}->>'type' = ${filters.actorType}` : undefined,
+    filters.actorId !== undefined ? sql`${ACTOR_ID} = ${String(filters.actorId)}` : undefined,
+    filters.types ? inArray(events.type, [...filters.types]) : undefined,
+    filters.resourceType ? eq(events.resourceType, filters.resourceType) : undefined,
+    filters.resourceId !== undefined ? eq(events.resourceId, filters.resourceId) : undefined,
+    filters.from ? gte(events.createDate, filters.from) : undefined,
+    filters.to ? lt(events.createDate, filters.to) : undefined,
+    filters.beforeSeq !== undefined ? lt(events.seq, filters.beforeSeq) : undefined,
+  ];
+}
+
+/** The organization's record of changes, newest first: one page of the audit log. */
+export function listAuditRows(tx: Executor, organizationId: number, filters: AuditFilters, limit: number) {
   return tx
     .select()
-    .from(auditEvents)
-    .where(eq(auditEvents.organizationId, organizationId))
-    .orderBy(desc(auditEvents.createDate), desc(auditEvents.id))
+    .from(events)
+    .where(and(...conditionsOf(organizationId, filters)))
+    .orderBy(desc(events.seq))
     .limit(limit);
 }

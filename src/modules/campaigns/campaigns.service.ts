@@ -176,7 +176,7 @@ export async function updateCampaign(db: Db, scope: Scope, rawId: string, patch:
     const campaign = { ...fieldsOf(existing), ...patch } as CampaignFields;
     await assertCampaignRules(tx, scope, campaign);
     const updated = campaignToWire(await saving(updateCampaignRow(tx, scope, existing.id, campaign), campaign.slug));
-    await recordEvent(tx, scope, "campaign.updated", updated.id, updated);
+    await recordEvent(tx, scope, "campaign.updated", updated.id, updated, { before: campaignToWire(existing) });
     return updated;
   });
 }
@@ -188,7 +188,7 @@ export async function archiveCampaign(db: Db, scope: Scope, rawId: string) {
     if (!existing) throw notFound("Campaign");
     if (existing.archiveDate) return campaignToWire(existing);
     const archived = campaignToWire(await updateCampaignRow(tx, scope, existing.id, fieldsOf(existing), new Date()));
-    await recordEvent(tx, scope, "campaign.updated", archived.id, archived);
+    await recordEvent(tx, scope, "campaign.updated", archived.id, archived, { before: campaignToWire(existing) });
     return archived;
   });
 }

@@ -36,13 +36,7 @@ builder.mutationFields((t) => ({
     },
     resolve: (_root, { id, reason }, context) => {
       authorize(context, "donations:write");
-      return cancelDonation(
-        context,
-        context.scope,
-        String(id),
-        adminActor(context.actor, context.scope.origin),
-        reason,
-      );
+      return cancelDonation(context, context.scope, String(id), adminActor(context.scope.origin), reason);
     },
   }),
   recordOfflineDonation: t.field({

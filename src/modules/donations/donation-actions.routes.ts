@@ -8,7 +8,7 @@ import type { GivingContext } from "../giving/giving.context.js";
 import { DonationWithPayment, OfflineDonationBody } from "./donation-actions.schemas.js";
 import { cancelDonation, recordOfflineDonation } from "./donation-actions.service.js";
 import { Donation } from "./donations.schemas.js";
-import { applicationActor } from "./recurring-changes.service.js";
+import { adminActor } from "./recurring-changes.service.js";
 
 /** Cancel and offline gift in the REST API; GraphQL has the same operations through the same services. */
 export function donationActionRoutes(app: FastifyInstance, context: GivingContext) {
@@ -18,7 +18,7 @@ export function donationActionRoutes(app: FastifyInstance, context: GivingContex
     operationId: "cancel_donation",
     summary: "Cancel a recurring donation (active or past_due → revoked); no further renewal is charged",
     response: Donation,
-    run: (scope, id) => cancelDonation(context, scope, id, applicationActor(scope.applicationId, scope.origin)),
+    run: (scope, id) => cancelDonation(context, scope, id, adminActor(scope.origin)),
   });
 
   app.post(

@@ -78,7 +78,7 @@ builder.mutationFields((t) => ({
         context.scope.organizationId,
         donationId(id),
         amount,
-        adminActor(context.actor, context.scope.origin),
+        adminActor(context.scope.origin),
       );
     },
   }),
@@ -93,7 +93,7 @@ builder.mutationFields((t) => ({
         context.scope.organizationId,
         donationId(id),
         frequency,
-        adminActor(context.actor, context.scope.origin),
+        adminActor(context.scope.origin),
       );
     },
   }),
@@ -108,7 +108,7 @@ builder.mutationFields((t) => ({
         context.scope.organizationId,
         donationId(id),
         cycles,
-        adminActor(context.actor, context.scope.origin),
+        adminActor(context.scope.origin),
       );
     },
   }),
@@ -118,12 +118,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, { id }, context) => {
       authorize(context, "donations:write");
-      return resumeRecurring(
-        context,
-        context.scope.organizationId,
-        donationId(id),
-        adminActor(context.actor, context.scope.origin),
-      );
+      return resumeRecurring(context, context.scope.organizationId, donationId(id), adminActor(context.scope.origin));
     },
   }),
 }));

@@ -1,10 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { Actor } from "../../auth/actor.js";
 import type { Executor } from "../../db/client.js";
 import { enqueueDonorMessage, enqueueRecurringCancelled } from "../../email/donation-emails.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
-import { recordEvent, withEvents } from "../../events/record-event.js";
+import { type EventChanges, recordEvent, withEvents } from "../../events/record-event.js";
 import { cancelRenewals, queueRenewal } from "../../jobs/jobs.repo.js";
 import { fromCents, hasCentPrecision, toCents, toMinorUnits } from "../../payments/money.js";
 import { findProcessor } from "../../payments/processors/index.js";
@@ -13,7 +12,6 @@ import { sandboxDescription } from "../../payments/processors/sandbox.js";
 import { parseReference, SETUP_INTENT_ID, stripeMethodReference } from "../../payments/processors/stripe.js";
 import { cycleDueDate } from "../../payments/schedule.js";
 import { transitionDonation } from "../../payments/transitions.js";
-import { type AuditActor, auditActorOf, recordAuditEvent } from "../audit/audit.service.js";
 import { checkGift } from "../giving/campaign-rules.js";
 import { findCampaign } from "../giving/checkout-flow.repo.js";
 import { findPaymentMethod, insertPaymentMethod } from "../payment-methods/payment-methods.repo.js";
@@ -31,29 +29,14 @@ import { cycleOfJob, lockQueuedRenewal } from "./recurring-changes.repo.js";
 /** Who asks for a change: the donor in the portal, or a member or application of the organization. */
 export interface RecurringActor {
   by: "donor" | "admin";
-  audit: AuditActor;
   /** Who and where, for the change's event (absent: the platform). */
   origin?: EventOrigin;
 }
 
-export const donorActor = (email: string, origin?: EventOrigin): RecurringActor => ({
-  by: "donor",
-  audit: { userId: null, label: `donor ${email}` },
-  origin,
-});
+export const donorActor = (origin?: EventOrigin): RecurringActor => ({ by: "donor", origin });
 
-export const adminActor = (actor: Actor, origin?: EventOrigin): RecurringActor => ({
-  by: "admin",
-  audit: auditActorOf(actor),
-  origin,
-});
-
-/** An application acting through a REST token. */
-export const applicationActor = (applicationId: number, origin?: EventOrigin): RecurringActor => ({
-  by: "admin",
-  audit: { userId: null, label: `application ${applicationId}` },
-  origin,
-});
+/** A member (GraphQL, the panel) or an application (REST) of the organization. */
+export const adminActor = (origin?: EventOrigin): RecurringActor => ({ by: "admin", origin });
 
 export const MAX_PAUSE_CYCLES = 3;
 export const MAX_CANCEL_REASON = 500;
@@ -90,32 +73,33 @@ function nextCycleAfter(donation: RecurringRow, frequency: 1 | 12, after: Date, 
 }
 
 /**
- * The change's audit entry and its `donation.updated` event (the donation as the change left it), in
- * the change's transaction. A state change has recorded its event through `transitionDonation`.
+ * The change's `donation.updated` event, in the change's transaction: the donation as the change left
+ * it, the fields that changed, and what the donation's API fields do not show (a pause, the new
+ * method, next charge date). A state change has recorded its event through `transitionDonation`.
  */
-async function audit(
+function recordChange(
   tx: Executor,
-  donation: DonationRow,
+  before: DonationRow,
+  after: DonationRow,
   actor: RecurringActor,
-  action: string,
-  details: Record<string, unknown>,
-  options: { event: boolean } = { event: true },
+  also: EventChanges = {},
 ) {
-  if (options.event) {
-    await recordEvent(
-      tx,
-      { organizationId: donation.organizationId, origin: actor.origin },
-      "donation.updated",
-      donation.id,
-      donationToWire(donation),
-    );
-  }
-  return recordAuditEvent(tx, {
-    organizationId: donation.organizationId,
-    actor: actor.audit,
-    action,
-    details: { donation_id: donation.id, by: actor.by, ...details },
-  });
+  return recordEvent(
+    tx,
+    { organizationId: after.organizationId, origin: actor.origin },
+    "donation.updated",
+    after.id,
+    donationToWire(after),
+    {
+      before: donationToWire(before),
+      also: {
+        ...(iso(before.nextChargeDate) === iso(after.nextChargeDate)
+          ? {}
+          : { next_charge_date: { before: iso(before.nextChargeDate), after: iso(after.nextChargeDate) } }),
+        ...also,
+      },
+    },
+  );
 }
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
@@ -152,7 +136,7 @@ export async function changeRecurringAmount(
       findProcessor(method.processor)?.checkAmount(toMinorUnits(charged, donation.currency), donation.currency);
     const row = await updateDonation(tx, organizationId, donation.id, { amount });
     if (!row) throw notFound("Donation");
-    await audit(tx, row, actor, "donations.amount_changed", { from: donation.amount, to: amount });
+    await recordChange(tx, donation, row, actor);
     await enqueueDonorMessage(tx, row, "donor_change", {
       change: "amount",
       amount,
@@ -192,7 +176,7 @@ export async function changeRecurringFrequency(
     const row = await updateDonation(tx, organizationId, donation.id, { frequency, nextChargeDate: next.date });
     if (!row) throw notFound("Donation");
     await queueRenewal(tx, { organizationId, donationId: row.id, cycle: next.cycle, runDate: next.date });
-    await audit(tx, row, actor, "donations.frequency_changed", { from: donation.frequency, to: frequency });
+    await recordChange(tx, donation, row, actor);
     await enqueueDonorMessage(tx, row, "donor_change", {
       change: "frequency",
       frequency,
@@ -232,7 +216,9 @@ export async function pauseRecurring(
     const row = await updateDonation(tx, organizationId, donation.id, { pausedUntil: resume, nextChargeDate: resume });
     if (!row) throw notFound("Donation");
     await queueRenewal(tx, { organizationId, donationId: row.id, cycle, runDate: resume });
-    await audit(tx, row, actor, "donations.paused", { cycles, paused_until: resume.toISOString() });
+    await recordChange(tx, donation, row, actor, {
+      paused_until: { before: iso(donation.pausedUntil), after: iso(row.pausedUntil) },
+    });
     await enqueueDonorMessage(tx, row, "donor_change", {
       change: "pause",
       cycles,
@@ -262,7 +248,9 @@ export async function resumeRecurring(
     const row = await updateDonation(tx, organizationId, donation.id, { pausedUntil: null, nextChargeDate: next.date });
     if (!row) throw notFound("Donation");
     await queueRenewal(tx, { organizationId, donationId: row.id, cycle: next.cycle, runDate: next.date });
-    await audit(tx, row, actor, "donations.resumed", { next_charge_date: next.date.toISOString() });
+    await recordChange(tx, donation, row, actor, {
+      paused_until: { before: iso(donation.pausedUntil), after: null },
+    });
     // The confirmation of a pause, worded for its end (the donation is no longer paused).
     await enqueueDonorMessage(tx, row, "donor_change", {
       change: "pause",
@@ -299,16 +287,21 @@ export async function cancelRecurring(
         `The donation ${donation.id} is not recurring; refund its payment to revoke it`,
       );
     }
-    const row = await transitionDonation(tx, { organizationId, origin: actor.origin }, donation, "revoked", () =>
-      updateDonation(tx, organizationId, donation.id, {
-        state: "revoked",
-        nextChargeDate: null,
-        pausedUntil: null,
-        cancelledBy: actor.by,
-        cancelReason: reason,
-      }),
+    const row = await transitionDonation(
+      tx,
+      { organizationId, origin: actor.origin },
+      donation,
+      "revoked",
+      () =>
+        updateDonation(tx, organizationId, donation.id, {
+          state: "revoked",
+          nextChargeDate: null,
+          pausedUntil: null,
+          cancelledBy: actor.by,
+          cancelReason: reason,
+        }),
+      { cancelled_by: { before: null, after: actor.by }, cancel_reason: { before: null, after: reason } },
     );
-    await audit(tx, row, actor, "donations.cancelled", { reason }, { event: false });
     await enqueueRecurringCancelled(tx, row, actor.by, reason);
     return donationToWire(row);
   });
@@ -377,9 +370,8 @@ export async function replacePaymentMethod(
       await cancelRenewals(tx, organizationId, donation.id);
       await queueRenewal(tx, { organizationId, donationId: donation.id, cycle, runDate: now });
     }
-    await audit(tx, updated, actor, "donations.payment_method_changed", {
-      from: previous?.label ?? null,
-      to: row.label,
+    await recordChange(tx, donation, updated, actor, {
+      payment_method: { before: previous?.label ?? null, after: row.label },
     });
     await enqueueDonorMessage(tx, updated, "donor_change", {
       change: "payment_method",

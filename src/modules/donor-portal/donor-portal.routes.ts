@@ -231,7 +231,7 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
     const session = await requireDonor(request, reply);
     if (!session) return reply;
     checkDonorCsrf(session, request.body);
-    const data = await exportDonorData(db, session);
+    const data = await exportDonorData(db, session, request);
     const day = data.export_date.slice(0, 10);
     return reply
       .headers({

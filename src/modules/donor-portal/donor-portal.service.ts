@@ -213,10 +213,14 @@ export async function updateDonorContact(
 }
 
 /** Everything the organization holds about the donor's identity (GDPR art. 15 and 20), record by record. */
-export async function exportDonorData(db: Db, session: DonorSession) {
+export async function exportDonorData(db: Db, session: DonorSession, request?: RequestFacts) {
   const supporters = await identitySupporters(db, session);
   const records = [];
-  for (const supporter of supporters) records.push(await exportSupporter(db, scopeOf(session), String(supporter.id)));
+  for (const supporter of supporters) {
+    const actor = { type: "donor" as const, supporter_id: supporter.id, label: "donor" };
+    const origin = request ? requestOrigin(request, actor) : undefined;
+    records.push(await exportSupporter(db, { ...scopeOf(session), origin }, String(supporter.id)));
+  }
   return {
     export_date: new Date().toISOString(),
     organization: { name: session.organizationName, slug: session.organizationSlug },

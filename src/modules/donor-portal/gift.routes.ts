@@ -49,11 +49,8 @@ const field = (body: unknown, name: string) => {
 };
 
 /** The donor asking for a change in the portal, as the change's event and audit entry name them. */
-const donorOf = (request: FastifyRequest, session: DonorSession, gift: { donation: { supporterId: number } }) =>
-  donorActor(
-    session.email,
-    requestOrigin(request, { type: "donor", supporter_id: gift.donation.supporterId, label: "donor" }),
-  );
+const donorOf = (request: FastifyRequest, gift: { donation: { supporterId: number } }) =>
+  donorActor(requestOrigin(request, { type: "donor", supporter_id: gift.donation.supporterId, label: "donor" }));
 
 /** A refusal the donor can fix (4xx AppError) becomes the form's inline error; anything else is the error page's. */
 function refusalOf(error: unknown): AppError | undefined {
@@ -155,13 +152,7 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
           errors: [{ field: "amount", message: "Enter an amount such as 15 or 12.50" }],
         });
       }
-      return changeRecurringAmount(
-        context,
-        session.organizationId,
-        gift.donation.id,
-        amount,
-        donorOf(request, session, gift),
-      );
+      return changeRecurringAmount(context, session.organizationId, gift.donation.id, amount, donorOf(request, gift));
     }),
   );
 
@@ -172,7 +163,7 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
         session.organizationId,
         gift.donation.id,
         Number(field(request.body, "frequency")),
-        donorOf(request, session, gift),
+        donorOf(request, gift),
       ),
     ),
   );
@@ -185,14 +176,14 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
         session.organizationId,
         gift.donation.id,
         /^\d$/.test(raw) ? Number(raw) : 0,
-        donorOf(request, session, gift),
+        donorOf(request, gift),
       );
     }),
   );
 
   app.post("/donor/:org/gifts/:id/resume", options, (request, reply) =>
     change(request, reply, "resume", (session, gift) =>
-      resumeRecurring(context, session.organizationId, gift.donation.id, donorOf(request, session, gift)),
+      resumeRecurring(context, session.organizationId, gift.donation.id, donorOf(request, gift)),
     ),
   );
 
@@ -213,7 +204,7 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
         session.organizationId,
         gift.donation.id,
         { reason: field(request.body, "reason") },
-        donorOf(request, session, gift),
+        donorOf(request, gift),
       ),
     ),
   );
@@ -258,7 +249,7 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
           session.organizationId,
           gift.donation.id,
           setupIntent,
-          donorOf(request, session, gift),
+          donorOf(request, gift),
         );
       } else {
         if (await context.processors.stripeAccount(session.organizationId)) {
@@ -281,7 +272,7 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
           session.organizationId,
           gift.donation.id,
           { processor: "sandbox", card },
-          donorOf(request, session, gift),
+          donorOf(request, gift),
         );
       }
     } catch (error) {

@@ -38,7 +38,7 @@ function memberActor(context: GraphQLContext): MemberActor {
   if (context.actor.kind !== "member") {
     throw new AppError("insufficient_scope", "Members are managed in the admin panel, not by applications");
   }
-  return { userId: context.actor.userId, role: context.actor.role };
+  return { userId: context.actor.userId, role: context.actor.role, origin: context.scope.origin };
 }
 
 builder.queryFields((t) => ({

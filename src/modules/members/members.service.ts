@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import { ROLES, type Role } from "../../auth/actor.js";
 import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
+import type { EventOrigin } from "../../events/origin.js";
+import { recordEvent, withEvents } from "../../events/record-event.js";
 import { insertUser } from "../users/users.repo.js";
 import { findUserByEmail, hashPassword, MIN_PASSWORD_LENGTH, normalizeEmail } from "../users/users.service.js";
 import {
@@ -29,6 +31,8 @@ export interface MemberWire {
 export interface MemberActor {
   userId: number;
   role: Role;
+  /** Who and where, for the change's event. */
+  origin?: EventOrigin;
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -50,6 +54,9 @@ function requireManager(actor: MemberActor) {
 function requireOwnerFor(actor: MemberActor, what: string) {
   if (actor.role !== "owner") throw new AppError("insufficient_role", `Only owners can ${what}`);
 }
+
+/** A membership as its events keep it (no date: a role change is not a new membership). */
+const memberData = (member: MemberWire) => ({ user_id: member.user_id, email: member.email, role: member.role });
 
 const toWire = (row: MemberRow): MemberWire => ({
   user_id: row.user_id,
@@ -87,7 +94,7 @@ export async function addMember(
   if (input.password && input.password.length < MIN_PASSWORD_LENGTH) {
     throw invalid("password", `must be at least ${MIN_PASSWORD_LENGTH} characters`);
   }
-  return db.transaction(async (tx) => {
+  return withEvents(db, async (tx) => {
     let user = await findUserByEmail(tx, email);
     let temporaryPassword: string | null = null;
     if (!user) {
@@ -100,7 +107,9 @@ export async function addMember(
         errors: [{ field: "email", message: "is already a member" }],
       });
     }
-    return { member: toWire(await requireMember(tx, organizationId, user.id)), temporary_password: temporaryPassword };
+    const member = toWire(await requireMember(tx, organizationId, user.id));
+    await recordEvent(tx, { organizationId, origin: actor.origin }, "membership.created", user.id, memberData(member));
+    return { member, temporary_password: temporaryPassword };
   });
 }
 
@@ -113,20 +122,33 @@ export async function changeMemberRole(
 ) {
   requireManager(actor);
   const role = checkRole(newRole);
-  return db.transaction(async (tx) => {
+  return withEvents(db, async (tx) => {
     const target = await requireMember(tx, organizationId, userId);
     if (target.role === "owner" || role === "owner") requireOwnerFor(actor, "grant or take away the owner role");
     if (target.role === "owner" && role !== "owner" && (await countOwners(tx, organizationId)) <= 1) {
       throw new AppError("last_owner", "The organization needs at least one owner; make someone else owner first");
     }
     await updateMembershipRole(tx, organizationId, userId, role);
-    return toWire(await requireMember(tx, organizationId, userId));
+    const member = toWire(await requireMember(tx, organizationId, userId));
+    if (target.role !== role) {
+      await recordEvent(
+        tx,
+        { organizationId, origin: actor.origin },
+        "membership.updated",
+        userId,
+        memberData(member),
+        {
+          before: memberData(toWire(target)),
+        },
+      );
+    }
+    return member;
   });
 }
 
 export async function removeMember(db: Db, organizationId: number, actor: MemberActor, userId: number) {
   requireManager(actor);
-  return db.transaction(async (tx) => {
+  return withEvents(db, async (tx) => {
     const target = await requireMember(tx, organizationId, userId);
     if (target.role === "owner") {
       requireOwnerFor(actor, "remove an owner");
@@ -135,6 +157,13 @@ export async function removeMember(db: Db, organizationId: number, actor: Member
       }
     }
     await deleteMembership(tx, organizationId, userId);
+    await recordEvent(
+      tx,
+      { organizationId, origin: actor.origin },
+      "membership.deleted",
+      userId,
+      memberData(toWire(target)),
+    );
     return true;
   });
 }

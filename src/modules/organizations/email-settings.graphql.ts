@@ -1,6 +1,5 @@
 import { builder } from "../../graphql/builder.js";
 import { authorize } from "../../graphql/context.js";
-import { auditActorOf } from "../audit/audit.service.js";
 import {
   EMAIL_SETTINGS_LOCALES,
   type EmailSettingsWire,
@@ -52,7 +51,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: EmailSettingsInput, required: true }) },
     resolve: (_root, { input }, context) => {
       authorize(context, "organization:manage");
-      return updateEmailSettings(context.db, context.scope.organizationId, input, auditActorOf(context.actor));
+      return updateEmailSettings(context.db, context.scope.organizationId, input, context.scope.origin);
     },
   }),
 }));

@@ -1,6 +1,7 @@
 import type { Db } from "../../db/client.js";
 import { AppError, type ValidationIssue } from "../../errors/app-error.js";
-import { type AuditActor, recordAuditEvent } from "../audit/audit.service.js";
+import type { EventOrigin } from "../../events/origin.js";
+import { changesOf, recordEvent, withEvents } from "../../events/record-event.js";
 import { findOrganizationById, type OrganizationRow, updateOrganizationColumns } from "./organizations.repo.js";
 
 export const EMAIL_SETTINGS_LOCALES = ["en", "it"] as const;
@@ -79,32 +80,24 @@ export function checkEmailSettings(input: EmailSettingsInput) {
   return settings;
 }
 
-/** Saves the organization's email settings and records what changed in the audit log, in one transaction. */
+/** Saves the organization's email settings, recorded with what changed as `email_settings.updated`, in one transaction. */
 export async function updateEmailSettings(
   db: Db,
   organizationId: number,
   input: EmailSettingsInput,
-  actor: AuditActor,
+  origin: EventOrigin | undefined,
 ): Promise<EmailSettingsWire> {
   const settings = checkEmailSettings(input);
-  const row = await db.transaction(async (tx) => {
+  return withEvents(db, async (tx) => {
     const previous = await findOrganizationById(tx, organizationId);
     if (!previous) throw new Error("organization of the request vanished");
     const saved = await updateOrganizationColumns(tx, organizationId, settings);
     if (!saved) throw new Error("organization of the request vanished");
     const before = emailSettingsToWire(previous);
     const after = emailSettingsToWire(saved);
-    const fields = ["email", "logo_url", "locale", "gift_notifications"] as const;
-    const changed = fields.filter((field) => before[field] !== after[field]);
-    if (changed.length > 0) {
-      await recordAuditEvent(tx, {
-        organizationId,
-        actor,
-        action: "email.settings_updated",
-        details: Object.fromEntries(changed.map((field) => [field, after[field] ?? "(none)"])),
-      });
+    if (changesOf(before, after)) {
+      await recordEvent(tx, { organizationId, origin }, "email_settings.updated", organizationId, after, { before });
     }
-    return saved;
+    return after;
   });
-  return emailSettingsToWire(row);
 }

@@ -112,7 +112,7 @@ builder.mutationField("updateOrganizationBankTransfer", (t) =>
     },
     resolve: (_root, args, context) => {
       authorize(context, "organization:manage");
-      return updateBankAccount(context.db, context.scope.organizationId, args);
+      return updateBankAccount(context.db, context.scope.organizationId, args, context.scope.origin);
     },
   }),
 );
@@ -124,7 +124,7 @@ builder.mutationField("updateOrganizationCoverFee", (t) =>
     args: { percent: t.arg.float({ required: true }), fixed: t.arg.float({ required: true }) },
     resolve: (_root, args, context) => {
       authorize(context, "organization:manage");
-      return updateFeeFormula(context.db, context.scope.organizationId, args);
+      return updateFeeFormula(context.db, context.scope.organizationId, args, context.scope.origin);
     },
   }),
 );

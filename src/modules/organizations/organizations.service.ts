@@ -1,5 +1,7 @@
 import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
+import type { EventOrigin } from "../../events/origin.js";
+import { changesOf, recordEvent, withEvents } from "../../events/record-event.js";
 import type { FeeFormula } from "../../payments/cover-fee.js";
 import { amountDecimals, fitsCurrency, hasCentPrecision, roundToCurrency } from "../../payments/money.js";
 import { bicProblem, compactIban, ibanProblem } from "./bank-account.js";
@@ -62,7 +64,7 @@ export interface BankAccountInput {
 const blankToNull = (value: string | null | undefined) => (value?.trim() ? value.trim() : null);
 
 /** Replaces the bank transfer details; all blank clears them (the page then asks donors to get in touch). */
-export async function updateBankAccount(db: Db, organizationId: number, input: BankAccountInput) {
+export async function updateBankAccount(db: Db, organizationId: number, input: BankAccountInput, origin?: EventOrigin) {
   const accountName = blankToNull(input.account_name);
   const rawIban = blankToNull(input.iban);
   const bic = blankToNull(input.bic)?.replace(/\s+/g, "").toUpperCase() ?? null;
@@ -76,9 +78,27 @@ export async function updateBankAccount(db: Db, organizationId: number, input: B
   if (bicError) throw invalid("bic", bicError);
   if (accountName !== null && accountName.length > 70)
     throw invalid("account_name", "at most 70 characters (the SEPA limit)");
-  const row = await updateOrganizationColumns(db, organizationId, { bankAccountName: accountName, iban, bic });
-  if (!row) throw new Error("organization of the request vanished");
-  return organizationWithBankTransfer(row);
+  return changeOrganization(db, organizationId, origin, { bankAccountName: accountName, iban, bic });
+}
+
+/** One change of the organization's settings, recorded as `organization.updated` with what changed. */
+function changeOrganization(
+  db: Db,
+  organizationId: number,
+  origin: EventOrigin | undefined,
+  columns: Parameters<typeof updateOrganizationColumns>[2],
+) {
+  return withEvents(db, async (tx) => {
+    const previous = await findOrganizationById(tx, organizationId);
+    const row = await updateOrganizationColumns(tx, organizationId, columns);
+    if (!previous || !row) throw new Error("organization of the request vanished");
+    const before = organizationWithBankTransfer(previous);
+    const after = organizationWithBankTransfer(row);
+    if (changesOf(before, after)) {
+      await recordEvent(tx, { organizationId, origin }, "organization.updated", organizationId, after, { before });
+    }
+    return after;
+  });
 }
 
 /** The organization's fee formula, its fixed part in amounts of its currency (the 0.30 default is ¥0 for a yen organization). */
@@ -95,7 +115,7 @@ const organizationWithBankTransfer = (row: OrganizationRow) => ({
 });
 
 /** The fee formula donors see when a campaign lets them cover the fee: percent (2 decimals, at most 20) + fixed. */
-export async function updateFeeFormula(db: Db, organizationId: number, formula: FeeFormula) {
+export async function updateFeeFormula(db: Db, organizationId: number, formula: FeeFormula, origin?: EventOrigin) {
   if (!hasCentPrecision(formula.percent) || formula.percent < 0 || formula.percent > 20) {
     throw invalid("percent", "use a percentage from 0 to 20 with at most 2 decimals");
   }
@@ -105,12 +125,10 @@ export async function updateFeeFormula(db: Db, organizationId: number, formula: 
       amountDecimals(currency) === 2 ? "with at most 2 decimals" : `that is whole (${currency} has no minor unit)`;
     throw invalid("fixed", `use an amount from 0 to 100 ${rule}`);
   }
-  const row = await updateOrganizationColumns(db, organizationId, {
+  return changeOrganization(db, organizationId, origin, {
     coverFeePercent: formula.percent,
     coverFeeFixed: formula.fixed,
   });
-  if (!row) throw new Error("organization of the request vanished");
-  return organizationWithBankTransfer(row);
 }
 
 export async function createOrganization(db: Executor, input: NewOrganization) {

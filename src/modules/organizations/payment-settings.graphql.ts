@@ -1,6 +1,5 @@
 import { builder } from "../../graphql/builder.js";
 import { authorize, type GraphQLContext } from "../../graphql/context.js";
-import { auditActorOf } from "../audit/audit.service.js";
 import {
   connectStripe,
   disconnectStripe,
@@ -80,7 +79,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: ConnectStripeInput, required: true }) },
     resolve: (_root, { input }, context) => {
       authorize(context, "organization:manage");
-      return connectStripe(dependencies(context), organizationOf(context), input, auditActorOf(context.actor));
+      return connectStripe(dependencies(context), organizationOf(context), input, context.scope.origin);
     },
   }),
   disconnectStripe: t.field({
@@ -90,7 +89,7 @@ builder.mutationFields((t) => ({
       "transfer only in production. Owners and admins only.",
     resolve: (_root, _args, context) => {
       authorize(context, "organization:manage");
-      return disconnectStripe(dependencies(context), organizationOf(context), auditActorOf(context.actor));
+      return disconnectStripe(dependencies(context), organizationOf(context), context.scope.origin);
     },
   }),
   setPaymentTestMode: t.field({
@@ -102,7 +101,7 @@ builder.mutationFields((t) => ({
     args: { enabled: t.arg.boolean({ required: true }) },
     resolve: (_root, { enabled }, context) => {
       authorize(context, "organization:manage");
-      return setPaymentTestMode(dependencies(context), organizationOf(context), enabled, auditActorOf(context.actor));
+      return setPaymentTestMode(dependencies(context), organizationOf(context), enabled, context.scope.origin);
     },
   }),
 }));

@@ -1,5 +1,7 @@
 import type { Db, Executor } from "../../db/client.js";
 import { AppError, type ValidationIssue } from "../../errors/app-error.js";
+import type { EventOrigin } from "../../events/origin.js";
+import { changesOf, recordEvent, withEvents } from "../../events/record-event.js";
 import { type ProcessorRegistry, paymentModeOf } from "../../payments/processors/index.js";
 import {
   deleteProcessorAccount,
@@ -8,7 +10,6 @@ import {
   upsertProcessorAccount,
 } from "../../payments/processors/processor-accounts.repo.js";
 import { stripeDescription, verifyStripeSecretKey } from "../../payments/processors/stripe.js";
-import { type AuditActor, recordAuditEvent } from "../audit/audit.service.js";
 import { findOrganizationById, updateOrganizationColumns } from "./organizations.repo.js";
 
 /** The organization whose payment settings a call reads or changes (its slug names the webhook endpoint). */
@@ -80,18 +81,60 @@ function settingsToWire(
 export type PaymentSettingsWire = ReturnType<typeof settingsToWire>;
 
 /** The organization's test mode and IBAN, which decide with Stripe what donors may pay with. */
-async function stateOf(deps: PaymentSettingsDependencies, organizationId: number) {
-  const row = await findOrganizationById(deps.db, organizationId);
+async function stateOf(deps: PaymentSettingsDependencies, db: Executor, organizationId: number) {
+  const row = await findOrganizationById(db, organizationId);
   if (!row) throw new Error("organization of the request vanished");
   return { testMode: row.testMode, iban: row.iban, production: deps.processors.production };
 }
 
-export async function getPaymentSettings(
+/** The settings as they read in this transaction (or outside one). */
+async function settingsIn(deps: PaymentSettingsDependencies, db: Executor, organization: SettingsOrganization) {
+  const row = await findProcessorAccount(db, organization.id, "stripe");
+  return settingsToWire(
+    row,
+    stripeWebhookUrl(deps.baseUrl, organization.slug),
+    await stateOf(deps, db, organization.id),
+  );
+}
+
+export function getPaymentSettings(
   deps: PaymentSettingsDependencies,
   organization: SettingsOrganization,
 ): Promise<PaymentSettingsWire> {
-  const row = await findProcessorAccount(deps.db, organization.id, "stripe");
-  return settingsToWire(row, stripeWebhookUrl(deps.baseUrl, organization.slug), await stateOf(deps, organization.id));
+  return settingsIn(deps, deps.db, organization);
+}
+
+/**
+ * One change of the payment settings, in one transaction with its `payment_settings.updated` event:
+ * the settings as they read before and after (the last 4 characters of a secret at most), so the
+ * audit log shows what changed, who changed it and from where.
+ */
+async function changeSettings(
+  deps: PaymentSettingsDependencies,
+  organization: SettingsOrganization,
+  origin: EventOrigin | undefined,
+  change: (tx: Executor) => Promise<void>,
+  /** Recorded even when nothing the settings show changed (new keys ending like the old ones). */
+  always = false,
+): Promise<PaymentSettingsWire> {
+  return withEvents(deps.db, async (tx) => {
+    const before = await settingsIn(deps, tx, organization);
+    await change(tx);
+    const after = await settingsIn(deps, tx, organization);
+    if (always || changesOf(before, after)) {
+      await recordEvent(
+        tx,
+        { organizationId: organization.id, origin },
+        "payment_settings.updated",
+        organization.id,
+        after,
+        {
+          before,
+        },
+      );
+    }
+    return after;
+  });
 }
 
 const SECRET_KEY = /^(?:sk|rk)_(test|live)_[A-Za-z0-9_]+$/;
@@ -156,7 +199,7 @@ export async function connectStripe(
   deps: PaymentSettingsDependencies,
   organization: SettingsOrganization,
   input: StripeKeysInput,
-  actor: AuditActor,
+  origin: EventOrigin | undefined,
 ): Promise<PaymentSettingsWire> {
   const { mode, keys } = checkStripeKeyForms(input);
   // An organization gives in one currency: Stripe must take it (IQD, LYD… it does not).
@@ -172,90 +215,53 @@ export async function connectStripe(
   }
   await verifyStripeSecretKey({ secretKey: keys.secret_key, api: deps.processors.stripeApi });
   const secrets = deps.processors.secrets;
-  const row = await deps.db.transaction(async (tx) => {
-    const previous = await findProcessorAccount(tx, organization.id, "stripe");
-    // Real keys end test mode: the sandbox no longer takes this organization's gifts.
-    await switchTestMode(tx, organization.id, actor, false);
-    const saved = await upsertProcessorAccount(tx, {
-      organizationId: organization.id,
-      processor: "stripe",
-      mode,
-      publishableKey: keys.publishable_key,
-      secretKeyCiphertext: secrets.seal(keys.secret_key),
-      secretKeyLast4: last4(keys.secret_key),
-      webhookSecretCiphertext: secrets.seal(keys.webhook_secret),
-      webhookSecretLast4: last4(keys.webhook_secret),
-    });
-    await recordAuditEvent(tx, {
-      organizationId: organization.id,
-      actor,
-      action: previous ? "payments.stripe_updated" : "payments.stripe_connected",
-      details: {
+  return changeSettings(
+    deps,
+    organization,
+    origin,
+    async (tx) => {
+      // Real keys end test mode: the sandbox no longer takes this organization's gifts.
+      await switchTestMode(tx, organization.id, false);
+      await upsertProcessorAccount(tx, {
+        organizationId: organization.id,
         processor: "stripe",
         mode,
-        secret_key_last4: saved.secretKeyLast4,
-        webhook_secret_last4: saved.webhookSecretLast4,
-        publishable_key_last4: last4(saved.publishableKey),
-        ...(previous ? { previous_mode: previous.mode, previous_secret_key_last4: previous.secretKeyLast4 } : {}),
-      },
-    });
-    return saved;
-  });
-  return settingsToWire(row, stripeWebhookUrl(deps.baseUrl, organization.slug), await stateOf(deps, organization.id));
+        publishableKey: keys.publishable_key,
+        secretKeyCiphertext: secrets.seal(keys.secret_key),
+        secretKeyLast4: last4(keys.secret_key),
+        webhookSecretCiphertext: secrets.seal(keys.webhook_secret),
+        webhookSecretLast4: last4(keys.webhook_secret),
+      });
+    },
+    true,
+  );
 }
 
-/** Deletes the Stripe keys in the caller's transaction (audited), when there are any. */
-async function deleteStripeKeys(
-  tx: Executor,
-  deps: PaymentSettingsDependencies,
-  organization: SettingsOrganization,
-  actor: AuditActor,
-  testModeAfter: boolean,
-) {
-  const previous = await findProcessorAccount(tx, organization.id, "stripe");
-  if (!previous) return;
+/** Deletes the Stripe keys in the caller's transaction, when there are any. */
+async function deleteStripeKeys(tx: Executor, organization: SettingsOrganization) {
   await deleteProcessorAccount(tx, organization.id, "stripe");
-  const cardAfter = testModeAfter || !deps.processors.production ? "sandbox" : "none";
-  await recordAuditEvent(tx, {
-    organizationId: organization.id,
-    actor,
-    action: "payments.stripe_disconnected",
-    details: {
-      processor: "stripe",
-      mode: previous.mode,
-      secret_key_last4: previous.secretKeyLast4,
-      card_processor_after: cardAfter,
-    },
-  });
 }
 
 /**
- * The Stripe keys are deleted (audited) and test mode ends; payments already made with Stripe keep
- * their records. Donors then pay with the sandbox outside production, and in production by bank
- * transfer only (when the IBAN is set) until a processor is connected or test mode is switched on.
+ * The Stripe keys are deleted and test mode ends; payments already made with Stripe keep their
+ * records. Donors then pay with the sandbox outside production, and in production by bank transfer
+ * only (when the IBAN is set) until a processor is connected or test mode is switched on.
  */
-export async function disconnectStripe(
+export function disconnectStripe(
   deps: PaymentSettingsDependencies,
   organization: SettingsOrganization,
-  actor: AuditActor,
+  origin: EventOrigin | undefined,
 ): Promise<PaymentSettingsWire> {
-  await deps.db.transaction(async (tx) => {
-    await deleteStripeKeys(tx, deps, organization, actor, false);
-    await switchTestMode(tx, organization.id, actor, false);
+  return changeSettings(deps, organization, origin, async (tx) => {
+    await deleteStripeKeys(tx, organization);
+    await switchTestMode(tx, organization.id, false);
   });
-  return getPaymentSettings(deps, organization);
 }
 
-async function switchTestMode(tx: Executor, organizationId: number, actor: AuditActor, enabled: boolean) {
+async function switchTestMode(tx: Executor, organizationId: number, enabled: boolean) {
   const current = await findOrganizationById(tx, organizationId);
   if (!current || current.testMode === enabled) return;
   await updateOrganizationColumns(tx, organizationId, { testMode: enabled });
-  await recordAuditEvent(tx, {
-    organizationId,
-    actor,
-    action: enabled ? "payments.test_mode_enabled" : "payments.test_mode_disabled",
-    details: { processor: "sandbox" },
-  });
 }
 
 /**
@@ -264,15 +270,14 @@ async function switchTestMode(tx: Executor, organizationId: number, actor: Audit
  * its gifts are test data, out of totals, raised figures and statements. Off, the sandbox stops
  * (in production donors then have bank transfer or nothing); test gifts stay marked as test.
  */
-export async function setPaymentTestMode(
+export function setPaymentTestMode(
   deps: PaymentSettingsDependencies,
   organization: SettingsOrganization,
   enabled: boolean,
-  actor: AuditActor,
+  origin: EventOrigin | undefined,
 ): Promise<PaymentSettingsWire> {
-  await deps.db.transaction(async (tx) => {
-    if (enabled) await deleteStripeKeys(tx, deps, organization, actor, true);
-    await switchTestMode(tx, organization.id, actor, enabled);
+  return changeSettings(deps, organization, origin, async (tx) => {
+    if (enabled) await deleteStripeKeys(tx, organization);
+    await switchTestMode(tx, organization.id, enabled);
   });
-  return getPaymentSettings(deps, organization);
 }

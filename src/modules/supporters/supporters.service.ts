@@ -131,7 +131,9 @@ export async function updateSupporter(db: Db, scope: Scope, rawId: string, patch
     const row = await updateSupporterRow(tx, scope, existing.id, columnsOf(patch));
     if (!row) throw notFound("Supporter");
     const supporter = supporterToWire(row);
-    await recordEvent(tx, scope, "supporter.updated", supporter.id, supporter);
+    await recordEvent(tx, scope, "supporter.updated", supporter.id, supporter, {
+      before: supporterToWire(existing),
+    });
     return supporter;
   });
 }
@@ -154,6 +156,15 @@ export async function exportSupporter(db: Db, scope: Scope, rawId: string) {
     paymentRows.map((row) => row.paymentMethodId),
   );
   const consents = await listConsentRecords(db, scope.organizationId, supporter.id);
+  // An access request is part of the record too: who asked for whose data, and when (none of the data itself).
+  await withEvents(db, (tx) =>
+    recordEvent(tx, scope, "supporter.exported", supporter.id, {
+      id: supporter.id,
+      donations: donationRows.length,
+      payments: paymentRows.length,
+      consent_records: consents.length,
+    }),
+  );
   return {
     export_date: new Date().toISOString(),
     supporter: supporterToWire(supporter),

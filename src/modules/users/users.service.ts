@@ -2,7 +2,9 @@ import argon2 from "argon2";
 import type { Role } from "../../auth/actor.js";
 import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
-import { listMembershipsOfUser, upsertMembership } from "../members/members.repo.js";
+import type { EventOrigin } from "../../events/origin.js";
+import { recordEvent, withEvents } from "../../events/record-event.js";
+import { listMemberRows, listMembershipsOfUser, upsertMembership } from "../members/members.repo.js";
 import { requireOrganization } from "../organizations/organizations.service.js";
 import { findUserProfile, findUserRowByLowerEmail, insertUser } from "./users.repo.js";
 
@@ -58,10 +60,10 @@ export function requireEmailAddress(raw: string): string {
   return email;
 }
 
-export async function createUser(db: Db, input: NewUser) {
+export async function createUser(db: Db, input: NewUser, origin?: EventOrigin) {
   const email = requireEmailAddress(input.email);
   if (input.role && !input.organization) throw invalid("role", "needs an organization");
-  return db.transaction(async (tx) => {
+  return withEvents(db, async (tx) => {
     const organization = input.organization ? await requireOrganization(tx, input.organization) : undefined;
     let user = await findUserByEmail(tx, email);
     const created = !user;
@@ -73,8 +75,17 @@ export async function createUser(db: Db, input: NewUser) {
     }
     let role: Role | undefined;
     if (organization) {
+      const [before] = await listMemberRows(tx, organization.id, user.id);
       // An existing member keeps their role unless one is given: adding someone never demotes them.
       role = (await upsertMembership(tx, organization.id, user.id, input.role)) as Role | undefined;
+      const member = { user_id: user.id, email: user.email, role };
+      const scope = { organizationId: organization.id, origin };
+      if (!before) await recordEvent(tx, scope, "membership.created", user.id, member);
+      else if (before.role !== role) {
+        await recordEvent(tx, scope, "membership.updated", user.id, member, {
+          before: { ...member, role: before.role },
+        });
+      }
     }
     return {
       id: user.id,

@@ -5,6 +5,7 @@ import { OrgLayout } from "./app/org-layout";
 import { SessionProvider } from "./app/session-context";
 import { AppFramePage } from "./pages/app-frame.page";
 import { AppsPage } from "./pages/apps.page";
+import { AuditLogPage } from "./pages/audit-log.page";
 import { CampaignDetailPage } from "./pages/campaign-detail.page";
 import { CampaignEditorPage } from "./pages/campaign-editor.page";
 import { CheckoutDetailPage } from "./pages/checkout-detail.page";
@@ -54,6 +55,7 @@ const router = createBrowserRouter(
         { path: "settings/email", element: <EmailSettingsPage /> },
         { path: "outbox", element: <OutboxPage /> },
         { path: "outbox/:id", element: <OutboxMessagePage /> },
+        { path: "audit", element: <AuditLogPage /> },
         { path: "*", element: <NotFoundPage /> },
       ],
     },

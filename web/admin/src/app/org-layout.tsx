@@ -22,6 +22,7 @@ const NAV_SETTINGS: { to: string; label: string; end?: boolean }[] = [
   { to: "members", label: "Members" },
   { to: "settings", label: "Settings", end: true },
   { to: "settings/email", label: "Email" },
+  { to: "audit", label: "Audit log" },
 ];
 
 /** The sign-in page's path within the router (under /admin), coming back here afterwards. */

@@ -127,3 +127,51 @@ export function Pagination({
     </nav>
   );
 }
+
+/**
+ * Newest-first pages read with a cursor: the cursors of the pages before this one are kept, so Newer
+ * goes back one and Older follows the page's cursor.
+ */
+export function CursorPagination({
+  cursors,
+  setCursors,
+  hasMore,
+  nextCursor,
+  range,
+}: {
+  cursors: string[];
+  setCursors: (update: (previous: string[]) => string[]) => void;
+  hasMore: boolean;
+  nextCursor: string | null;
+  range?: string;
+}) {
+  return (
+    <nav className="pagination" aria-label="Pagination">
+      {range !== undefined && (
+        <p className="pagination-range" data-testid="pagination-range" aria-live="polite">
+          {range}
+        </p>
+      )}
+      <div className="pagination-buttons">
+        <button
+          type="button"
+          className="button"
+          disabled={cursors.length === 0}
+          onClick={() => setCursors((previous) => previous.slice(0, -1))}
+          data-testid="page-prev"
+        >
+          ← Newer
+        </button>
+        <button
+          type="button"
+          className="button"
+          disabled={!hasMore}
+          onClick={() => nextCursor && setCursors((previous) => [...previous, nextCursor])}
+          data-testid="page-next"
+        >
+          Older →
+        </button>
+      </div>
+    </nav>
+  );
+}

@@ -5,8 +5,9 @@ import { useOrg } from "../app/org-context";
 import { useGraphql, useQuery } from "../app/use-query";
 import { ActionButton, Flash } from "../components/action-button";
 import { StateBadge } from "../components/badges";
-import { DataTable } from "../components/data-table";
+import { CursorPagination, DataTable } from "../components/data-table";
 import { EmailFrame } from "../components/email-frame";
+import { FilterSelect } from "../components/filter-select";
 import { Fields, PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, Empty } from "../components/states";
 
@@ -114,28 +115,22 @@ export function OutboxPage() {
       <NotDeliveredWarning />
       <section className="card filters" aria-label="Filters">
         <div className="filters-grid">
-          <div className="filter filter-select">
-            <label htmlFor="outbox-state">State</label>
-            <select id="outbox-state" value={state} onChange={(event) => setFilter("state", event.target.value)}>
-              <option value="">Any</option>
-              {STATES.map((value) => (
-                <option key={value} value={value}>
-                  {value}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className="filter filter-select">
-            <label htmlFor="outbox-kind">Message</label>
-            <select id="outbox-kind" value={kind} onChange={(event) => setFilter("kind", event.target.value)}>
-              <option value="">Any</option>
-              {EMAIL_KINDS.map((value) => (
-                <option key={value} value={value}>
-                  {kindLabel(value)}
-                </option>
-              ))}
-            </select>
-          </div>
+          <FilterSelect
+            id="outbox-state"
+            label="State"
+            any="Any"
+            value={state}
+            options={STATES.map((value) => [value, value] as const)}
+            onChange={(value) => setFilter("state", value)}
+          />
+          <FilterSelect
+            id="outbox-kind"
+            label="Message"
+            any="Any"
+            value={kind}
+            options={EMAIL_KINDS.map((value) => [value, kindLabel(value)] as const)}
+            onChange={(value) => setFilter("kind", value)}
+          />
           {supporter !== null && (
             <div className="filter">
               <span>
@@ -184,33 +179,13 @@ export function OutboxPage() {
                   },
                 ]}
               />
-              <nav className="pagination" aria-label="Pagination">
-                <p className="pagination-range" data-testid="pagination-range" aria-live="polite">
-                  {page.count} {page.count === 1 ? "message" : "messages"}
-                </p>
-                <div className="pagination-buttons">
-                  <button
-                    type="button"
-                    className="button"
-                    disabled={cursors.length === 0}
-                    onClick={() => setCursors((previous) => previous.slice(0, -1))}
-                    data-testid="page-prev"
-                  >
-                    ← Newer
-                  </button>
-                  <button
-                    type="button"
-                    className="button"
-                    disabled={!page.has_more}
-                    onClick={() =>
-                      page.end_cursor && setCursors((previous) => [...previous, page.end_cursor as string])
-                    }
-                    data-testid="page-next"
-                  >
-                    Older →
-                  </button>
-                </div>
-              </nav>
+              <CursorPagination
+                cursors={cursors}
+                setCursors={setCursors}
+                hasMore={page.has_more}
+                nextCursor={page.end_cursor}
+                range={`${page.count} ${page.count === 1 ? "message" : "messages"}`}
+              />
             </>
           )
         }

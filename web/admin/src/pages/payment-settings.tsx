@@ -9,6 +9,7 @@ import { CopyButton } from "../components/copy-button";
 import { DataTable } from "../components/data-table";
 import { Section } from "../components/page";
 import { Async, InlineError } from "../components/states";
+import { AUDIT_FIELDS, type AuditEntry } from "./audit-log.page";
 
 interface PaymentSettings {
   processor: "stripe" | "sandbox" | "none";
@@ -22,17 +23,10 @@ interface PaymentSettings {
   update_date: string | null;
 }
 
-interface AuditEvent {
-  id: number;
-  create_date: string;
-  actor: string;
-  action: string;
-  description: string;
-}
-
 const SETTINGS_FIELDS =
   "processor test_mode mode publishable_key secret_key_last4 webhook_secret_last4 webhook_url webhook_events update_date";
-const PAYMENTS = `query PaymentSettings { paymentSettings { ${SETTINGS_FIELDS} } auditEvents(first: 20) { id create_date actor action description } }`;
+const PAYMENTS = `query PaymentSettings { paymentSettings { ${SETTINGS_FIELDS} } }`;
+const HISTORY = `query PaymentSettingsHistory { auditLog(type: ["payment_settings.updated"], first: 20) { items { ${AUDIT_FIELDS} } } }`;
 const CONNECT = `mutation ConnectStripe($input: ConnectStripeInput!) { connectStripe(input: $input) { ${SETTINGS_FIELDS} } }`;
 const DISCONNECT = `mutation DisconnectStripe { disconnectStripe { ${SETTINGS_FIELDS} } }`;
 const SET_TEST_MODE = `mutation SetPaymentTestMode($enabled: Boolean!) { setPaymentTestMode(enabled: $enabled) { ${SETTINGS_FIELDS} } }`;
@@ -257,20 +251,21 @@ export function PaymentsSection() {
   const format = useFormat();
   const gql = useGraphql();
   const paymentMode = usePaymentMode();
-  const state = useQuery<{ paymentSettings: PaymentSettings; auditEvents: AuditEvent[] }>(PAYMENTS);
+  const state = useQuery<{ paymentSettings: PaymentSettings }>(PAYMENTS);
+  const history = useQuery<{ auditLog: { items: AuditEntry[] } }>(HISTORY, {}, !canWrite);
   const [flash, setFlash] = useState<string | null>(null);
   const answered = useRef<PaymentSettings | null>(null);
   const changed = (message: string) => {
     setFlash(message);
     state.reload();
+    history.reload();
     paymentMode.reload();
   };
   return (
     <Section title="Payments" id="payments">
       <Flash message={flash} />
       <Async state={state}>
-        {({ paymentSettings: settings, auditEvents }) => {
-          const history = auditEvents.filter((event) => event.action.startsWith("payments."));
+        {({ paymentSettings: settings }) => {
           return (
             <div className="payments-stack">
               <CurrentProcessor settings={settings} />
@@ -323,19 +318,27 @@ export function PaymentsSection() {
               )}
               <div>
                 <h3>Change history</h3>
-                {history.length === 0 ? (
-                  <p className="muted">No changes yet.</p>
+                {canWrite ? (
+                  <Async state={history}>
+                    {({ auditLog }) =>
+                      auditLog.items.length === 0 ? (
+                        <p className="muted">No changes yet.</p>
+                      ) : (
+                        <DataTable
+                          testId="table-payment-history"
+                          caption="Changes to the payment settings"
+                          rows={auditLog.items}
+                          columns={[
+                            { key: "date", label: "When", render: (row) => format.dateTime(row.create_date) },
+                            { key: "actor", label: "Who", render: (row) => row.actor_label },
+                            { key: "description", label: "What", render: (row) => row.summary },
+                          ]}
+                        />
+                      )
+                    }
+                  </Async>
                 ) : (
-                  <DataTable
-                    testId="table-payment-history"
-                    caption="Changes to the payment settings"
-                    rows={history}
-                    columns={[
-                      { key: "date", label: "When", render: (row) => format.dateTime(row.create_date) },
-                      { key: "actor", label: "Who", render: (row) => row.actor },
-                      { key: "description", label: "What", render: (row) => row.description },
-                    ]}
-                  />
+                  <p className="muted">Owners and admins see who changed the settings, in the audit log.</p>
                 )}
               </div>
             </div>
