@@ -51,11 +51,24 @@ export const TABLE_LAYOUT = {
 
 export type Placement = keyof typeof TABLE_LAYOUT;
 
+/**
+ * Tables of earlier schemas that a later migration drops, with the place they had: a database of an
+ * earlier version (an older backup restored onto a cluster, an upgrade in steps) is laid out as it
+ * was, then migrated.
+ */
+const RETIRED_TABLES: Record<string, Placement> = { audit_events: "distributed" };
+
+/** Every table of a placement, the retired ones last (parents first within the current ones). */
+const tablesOf = (placement: Placement): string[] => [
+  ...TABLE_LAYOUT[placement],
+  ...Object.keys(RETIRED_TABLES).filter((table) => RETIRED_TABLES[table] === placement),
+];
+
 export function placementOf(table: string): Placement | undefined {
   for (const placement of Object.keys(TABLE_LAYOUT) as Placement[]) {
     if ((TABLE_LAYOUT[placement] as readonly string[]).includes(table)) return placement;
   }
-  return undefined;
+  return RETIRED_TABLES[table];
 }
 
 /** Whether the database is a Citus coordinator (the extension is installed in it). */
@@ -90,7 +103,7 @@ export async function distributeSchema(client: pg.ClientBase): Promise<{ placed:
     "select table_name::text as name, citus_table_type as type from citus_tables",
   );
   const placedAs = new Map(present.map((row) => [row.name, row.type]));
-  const misplaced = [...TABLE_LAYOUT.reference, ...TABLE_LAYOUT.distributed].filter(
+  const misplaced = [...tablesOf("reference"), ...tablesOf("distributed")].filter(
     (table) => placedAs.has(table) && placedAs.get(table) !== placementOf(table),
   );
   if (misplaced.length > 0) {
@@ -103,7 +116,7 @@ export async function distributeSchema(client: pg.ClientBase): Promise<{ placed:
   const existing = new Set(tables.map((row) => row.name));
   const placed: string[] = [];
   const toPlace = new Set<string>(
-    [...TABLE_LAYOUT.reference, ...TABLE_LAYOUT.distributed, ...TABLE_LAYOUT.coordinator].filter(
+    [...tablesOf("reference"), ...tablesOf("distributed"), ...tablesOf("coordinator")].filter(
       (table) => existing.has(table) && !placedAs.has(table),
     ),
   );
@@ -124,15 +137,15 @@ export async function distributeSchema(client: pg.ClientBase): Promise<{ placed:
     for (const key of foreignKeys) {
       await client.query(`alter table ${quote(key.table)} drop constraint ${quote(key.name)}`);
     }
-    for (const table of TABLE_LAYOUT.reference) {
+    for (const table of tablesOf("reference")) {
       if (!toPlace.has(table)) continue;
       await client.query("select create_reference_table($1)", [table]);
       placed.push(table);
     }
-    let colocateWith: string | undefined = TABLE_LAYOUT.distributed.find(
+    let colocateWith: string | undefined = tablesOf("distributed").find(
       (table) => placedAs.get(table) === "distributed",
     );
-    for (const table of TABLE_LAYOUT.distributed) {
+    for (const table of tablesOf("distributed")) {
       if (!toPlace.has(table)) continue;
       await client.query("select create_distributed_table($1, 'organization_id', colocate_with => $2)", [
         table,
