@@ -280,6 +280,27 @@ describe("events: the one record of every change, and its feed", () => {
     );
   });
 
+  it("deletes a backlog past retention in batches, oldest first, and keeps the rest whole", async () => {
+    const local = await fakeTenant(server.database.db);
+    for (let index = 0; index < 5; index++) {
+      await graphql(CREATE_SUPPORTER, { input: { first_name: `Backlog ${index}` } }, local);
+    }
+    await server.database.db.execute(
+      sql`update events set create_date = now() - interval '40 days' where organization_id = ${local.organizationId}`,
+    );
+    const { createSupporter: kept } = await graphql(CREATE_SUPPORTER, { input: { first_name: "Kept" } }, local);
+    // Batches of 2: three transactions for five events; the newer event stays.
+    expect(await runEventRetention(server.database.db, new Date(), 30, 2)).toBeGreaterThanOrEqual(5);
+    expect((await everything(local.token)).map((event) => event.resource.id)).toEqual([kept.id]);
+    const counter = (await server.database.db.execute(
+      sql`select last_seq::int as last, pruned_through::int as pruned from event_sequences where organization_id = ${local.organizationId}`,
+    )) as unknown as { rows: { last: number; pruned: number }[] };
+    expect(counter.rows).toEqual([{ last: 6, pruned: 5 }]);
+    // Nothing left to delete: a second pass leaves it as it is.
+    await runEventRetention(server.database.db, new Date(), 30, 2);
+    expect((await everything(local.token)).map((event) => event.resource.id)).toEqual([kept.id]);
+  });
+
   it("gives a polling reader every event exactly once, in commit order, while 8 writers commit", async () => {
     const local = await fakeTenant(server.database.db);
     const PER_WRITER = 8;

@@ -58,34 +58,51 @@ export async function findEventById(tx: Executor, organizationId: number, id: st
   return row;
 }
 
-/** The organizations that have events: the retention pass visits each (a scan of every shard, in the worker). */
+/**
+ * The organizations with events older than the cutoff: each organization's counter, probed with its
+ * (organization_id, create_date) index (in the worker; every shard on a cluster).
+ */
 export async function listOrganizationsWithEvents(tx: Executor, olderThan: Date) {
   const rows = await tx
-    .selectDistinct({ organizationId: events.organizationId })
-    .from(events)
-    .where(lt(events.createDate, olderThan));
+    .select({ organizationId: eventSequences.organizationId })
+    .from(eventSequences)
+    .where(
+      sql`exists (select 1 from ${events} where ${events.organizationId} = ${eventSequences.organizationId} and ${events.createDate} < ${olderThan.toISOString()}::timestamptz)`,
+    );
   return rows.map((row) => row.organizationId);
 }
 
-/**
- * Deletes one organization's events older than the cutoff and records the highest number deleted,
- * so a cursor from before it is answered as gone rather than silently skipping events.
- */
-export async function pruneOrganizationEvents(tx: Executor, organizationId: number, olderThan: Date) {
-  // Up to the highest number written before the cutoff, so what remains is always a whole tail.
+/** The highest number among an organization's events written before the cutoff (0: none). */
+export async function lastEventBefore(tx: Executor, organizationId: number, olderThan: Date) {
   const [edge] = await tx
     .select({ seq: sql<string | null>`max(${events.seq})` })
     .from(events)
     .where(and(eq(events.organizationId, organizationId), lt(events.createDate, olderThan)));
-  const through = Number(edge?.seq ?? 0);
-  if (!through) return 0;
+  return Number(edge?.seq ?? 0);
+}
+
+/**
+ * Deletes an organization's oldest events, at most `batchSize`, none past number `through`, and
+ * records the highest number deleted, so a cursor from before it is answered as gone rather than
+ * silently skipping events. Returns how many it deleted: the retention pass repeats it until fewer
+ * than a batch are left, each batch its own short transaction.
+ */
+export async function pruneEventsThrough(tx: Executor, organizationId: number, through: number, batchSize: number) {
+  const [last] = await tx
+    .select({ seq: events.seq })
+    .from(events)
+    .where(and(eq(events.organizationId, organizationId), lte(events.seq, through)))
+    .orderBy(asc(events.seq))
+    .offset(batchSize - 1)
+    .limit(1);
+  const upTo = last?.seq ?? through;
   const deleted = await tx
     .delete(events)
-    .where(and(eq(events.organizationId, organizationId), lte(events.seq, through)))
+    .where(and(eq(events.organizationId, organizationId), lte(events.seq, upTo)))
     .returning({ seq: events.seq });
   await tx
     .update(eventSequences)
-    .set({ prunedThrough: sql`greatest(${eventSequences.prunedThrough}, ${through})` })
+    .set({ prunedThrough: sql`greatest(${eventSequences.prunedThrough}, ${upTo})` })
     .where(eq(eventSequences.organizationId, organizationId));
   return deleted.length;
 }
