@@ -1015,7 +1015,12 @@ export interface Operations {
             | "membership.deleted"
             | "organization.updated"
             | "payment_settings.updated"
-            | "email_settings.updated";
+            | "email_settings.updated"
+            | "statements.sent"
+            | "supporter.exported"
+            | "application.created"
+            | "application.updated"
+            | "audit.legacy";
           /** ISO 8601 UTC with milliseconds */
           create_date: string;
           resource: {
@@ -1849,7 +1854,12 @@ export interface Operations {
           | "membership.deleted"
           | "organization.updated"
           | "payment_settings.updated"
-          | "email_settings.updated";
+          | "email_settings.updated"
+          | "statements.sent"
+          | "supporter.exported"
+          | "application.created"
+          | "application.updated"
+          | "audit.legacy";
         /** ISO 8601 UTC with milliseconds */
         create_date: string;
         resource: {
