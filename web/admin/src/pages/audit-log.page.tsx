@@ -206,12 +206,11 @@ export function AuditLogPage() {
                     label: "What",
                     render: (row) => (
                       <>
-                        {row.summary}
+                        {row.summary} <code className="muted small">{row.type}</code>
                         <Changes entry={row} />
                       </>
                     ),
                   },
-                  { key: "type", label: "Event", render: (row) => <code>{row.type}</code> },
                 ]}
               />
               <CursorPagination
