@@ -301,6 +301,25 @@ describe("events: the one record of every change, and its feed", () => {
     expect((await everything(local.token)).map((event) => event.resource.id)).toEqual([kept.id]);
   });
 
+  it("never deletes an event within retention, even behind a higher-numbered old one (the moved audit records)", async () => {
+    const local = await fakeTenant(server.database.db);
+    const { createSupporter: recent } = await graphql(CREATE_SUPPORTER, { input: { first_name: "Recent" } }, local);
+    // As migration 0017 numbers the old audit table's records: after the events, with their old dates.
+    await server.database.db.execute(sql`
+      insert into events (organization_id, seq, id, type, resource_type, resource_id, actor, data, create_date)
+      values (${local.organizationId}, 2, ${`evt_${unique(20)}`}, 'audit.legacy', 'organization', ${local.organizationId},
+              '{"type":"system","label":"cli"}', '{"action":"payments.test_mode_enabled","details":{}}', now() - interval '90 days')`);
+    await server.database.db.execute(
+      sql`update event_sequences set last_seq = 2 where organization_id = ${local.organizationId}`,
+    );
+    await runEventRetention(server.database.db, new Date(), 30, 2);
+    const left = (await server.database.db.execute(
+      sql`select seq::int as seq from events where organization_id = ${local.organizationId} order by seq`,
+    )) as unknown as { rows: { seq: number }[] };
+    expect(left.rows).toEqual([{ seq: 1 }, { seq: 2 }]);
+    expect((await everything(local.token)).map((event) => event.resource.id)).toEqual([recent.id]);
+  });
+
   it("gives a polling reader every event exactly once, in commit order, while 8 writers commit", async () => {
     const local = await fakeTenant(server.database.db);
     const PER_WRITER = 8;

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, lt, lte, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, lte, sql } from "drizzle-orm";
 import type { Executor } from "../db/client.js";
 import { eventSequences, events } from "../db/schema.js";
 
@@ -72,13 +72,26 @@ export async function listOrganizationsWithEvents(tx: Executor, olderThan: Date)
   return rows.map((row) => row.organizationId);
 }
 
-/** The highest number among an organization's events written before the cutoff (0: none). */
+/**
+ * How far an organization's events may be deleted: the highest number written before the cutoff,
+ * but never past an event that is still within retention (numbers follow commit order, and what the
+ * old audit table recorded was numbered after newer events): what remains is a whole tail (0: none).
+ */
 export async function lastEventBefore(tx: Executor, organizationId: number, olderThan: Date) {
   const [edge] = await tx
-    .select({ seq: sql<string | null>`max(${events.seq})` })
+    .select({
+      old: sql<
+        string | null
+      >`max(${events.seq}) filter (where ${events.createDate} < ${olderThan.toISOString()}::timestamptz)`,
+      kept: sql<
+        string | null
+      >`min(${events.seq}) filter (where ${events.createDate} >= ${olderThan.toISOString()}::timestamptz)`,
+    })
     .from(events)
-    .where(and(eq(events.organizationId, organizationId), lt(events.createDate, olderThan)));
-  return Number(edge?.seq ?? 0);
+    .where(eq(events.organizationId, organizationId));
+  const old = Number(edge?.old ?? 0);
+  const kept = edge?.kept === null || edge?.kept === undefined ? Number.POSITIVE_INFINITY : Number(edge.kept);
+  return Math.max(0, Math.min(old, kept - 1));
 }
 
 /**

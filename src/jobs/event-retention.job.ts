@@ -19,6 +19,7 @@ export async function runEventRetention(
   let pruned = 0;
   for (const organizationId of await listOrganizationsWithEvents(db, cutoff)) {
     const through = await lastEventBefore(db, organizationId, cutoff);
+    if (through === 0) continue;
     for (;;) {
       const deleted = await db.transaction((tx) => pruneEventsThrough(tx, organizationId, through, batchSize));
       pruned += deleted;

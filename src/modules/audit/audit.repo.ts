@@ -13,8 +13,8 @@ export interface AuditFilters {
   resourceId?: number;
   from?: Date;
   to?: Date;
-  /** Older than this event number (the page before). */
-  beforeSeq?: number;
+  /** After this entry in the log's order (newest first): the last entry of the page before. */
+  before?: { date: Date; seq: number };
 }
 
 /** The id an actor of each type carries in the events' actor record. */
@@ -30,16 +30,22 @@ function conditionsOf(organizationId: number, filters: AuditFilters): (SQL | und
     filters.resourceId !== undefined ? eq(events.resourceId, filters.resourceId) : undefined,
     filters.from ? gte(events.createDate, filters.from) : undefined,
     filters.to ? lt(events.createDate, filters.to) : undefined,
-    filters.beforeSeq !== undefined ? lt(events.seq, filters.beforeSeq) : undefined,
+    filters.before
+      ? sql`(${events.createDate}, ${events.seq}) < (${filters.before.date.toISOString()}::timestamptz, ${filters.before.seq})`
+      : undefined,
   ];
 }
 
-/** The organization's record of changes, newest first: one page of the audit log. */
+/**
+ * The organization's record of changes, newest first by time (numbers break ties): one page of the
+ * audit log. By time, not by number alone: what the old audit table recorded was numbered after the
+ * events that existed when it moved in, but happened before them.
+ */
 export function listAuditRows(tx: Executor, organizationId: number, filters: AuditFilters, limit: number) {
   return tx
     .select()
     .from(events)
     .where(and(...conditionsOf(organizationId, filters)))
-    .orderBy(desc(events.seq))
+    .orderBy(desc(events.createDate), desc(events.seq))
     .limit(limit);
 }

@@ -192,16 +192,17 @@ export interface AuditQuery {
   to?: string | null;
 }
 
-const encodeCursor = (organizationId: number, seq: number) =>
-  Buffer.from(`au1.${organizationId}.${seq}`).toString("base64url");
+/** A position in the log: the last entry's time and number, for this organization only. */
+const encodeCursor = (organizationId: number, row: { createDate: Date; seq: number }) =>
+  Buffer.from(`au2.${organizationId}.${row.createDate.getTime()}.${row.seq}`).toString("base64url");
 
-function decodeCursor(organizationId: number, cursor: string): number {
+function decodeCursor(organizationId: number, cursor: string): { date: Date; seq: number } {
   const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, "base64url").toString("latin1") : "";
-  const match = /^au1\.([1-9][0-9]{0,15})\.([1-9][0-9]{0,15})$/.exec(text);
+  const match = /^au2\.([1-9][0-9]{0,15})\.([0-9]{1,15})\.([1-9][0-9]{0,15})$/.exec(text);
   if (!match || Number(match[1]) !== organizationId) {
     throw invalidParameter("after", "is not a cursor this audit log gave for this organization");
   }
-  return Number(match[2]);
+  return { date: new Date(Number(match[2])), seq: Number(match[3]) };
 }
 
 function dateOf(field: string, value: string | null | undefined): Date | undefined {
@@ -263,24 +264,25 @@ export async function listAuditLog(
     });
   }
   const filters = auditFiltersOf(query);
-  if (query.after) filters.beforeSeq = decodeCursor(organizationId, query.after);
+  if (query.after) filters.before = decodeCursor(organizationId, query.after);
   const rows = await listAuditRows(db, organizationId, filters, first + 1);
   const page = rows.slice(0, first);
   const last = page.at(-1);
   return {
     items: page.map(auditEntryToWire),
-    next_cursor: rows.length > first && last ? encodeCursor(organizationId, last.seq) : null,
+    next_cursor: rows.length > first && last ? encodeCursor(organizationId, last) : null,
     has_more: rows.length > first,
   };
 }
 
 /** Every entry the filters select, newest first, a page at a time (the CSV export). */
 export async function* auditLogPages(db: Db, organizationId: number, filters: AuditFilters, pageSize = 1000) {
-  let beforeSeq: number | undefined;
+  let before: AuditFilters["before"];
   for (;;) {
-    const rows = await listAuditRows(db, organizationId, { ...filters, beforeSeq }, pageSize);
+    const rows = await listAuditRows(db, organizationId, { ...filters, before }, pageSize);
     if (rows.length > 0) yield rows.map(auditEntryToWire);
-    if (rows.length < pageSize) return;
-    beforeSeq = rows.at(-1)?.seq;
+    const last = rows.at(-1);
+    if (rows.length < pageSize || !last) return;
+    before = { date: last.createDate, seq: last.seq };
   }
 }

@@ -1,5 +1,7 @@
 import type { Db } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
+import { systemOrigin } from "../../events/origin.js";
+import { recordEvent, withEvents } from "../../events/record-event.js";
 import { createSignInLink } from "../../sessions/sign-in-links.service.js";
 import { upsertMembership } from "../members/members.repo.js";
 import { insertUser } from "../users/users.repo.js";
@@ -30,7 +32,7 @@ export async function setUpFirstOrganization(db: Db, input: FirstOrganization) {
       errors: [{ field: "name", message: "at most 200 characters" }],
     });
   }
-  return db.transaction(async (tx) => {
+  return withEvents(db, async (tx) => {
     if ((await countOrganizations(tx)) > 0) {
       throw new AppError(
         "already_set_up",
@@ -47,6 +49,13 @@ export async function setUpFirstOrganization(db: Db, input: FirstOrganization) {
     const user =
       (await findUserByEmail(tx, email)) ?? (await insertUser(tx, { email, passwordHash: null, name: ownerName }));
     await upsertMembership(tx, organization.id, user.id, "owner");
+    await recordEvent(
+      tx,
+      { organizationId: organization.id, origin: systemOrigin("cli") },
+      "membership.created",
+      user.id,
+      { user_id: user.id, email: user.email, role: "owner" },
+    );
     const token = await createSignInLink(tx, user.id, "setup");
     return { organization: organizationToWire(organization), owner: { id: user.id, email: user.email }, token };
   });

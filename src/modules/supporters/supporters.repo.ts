@@ -17,7 +17,7 @@ import {
 } from "../../db/list-query.js";
 import { nextId } from "../../db/next-id.js";
 import { supporters } from "../../db/schema.js";
-import { selectTenantRowsByIds } from "../../db/tenant-rows.js";
+import { selectTenantRowsByIds, tenantRowLocker } from "../../db/tenant-rows.js";
 import type { SupporterWire } from "./supporters.schemas.js";
 import { SUPPORTER_ORDER_FIELDS } from "./supporters.schemas.js";
 
@@ -131,18 +131,23 @@ async function setSupporterColumns(
   scope: Scope,
   id: number,
   values: { [K in keyof SupporterColumns]: SupporterColumns[K] | SQL },
+  condition?: SQL,
 ) {
   const [row] = await tx
     .update(supporters)
     .set({ ...values, updateDate: sql`now()` })
-    .where(and(eq(supporters.organizationId, scope.organizationId), eq(supporters.id, id)))
+    .where(and(eq(supporters.organizationId, scope.organizationId), eq(supporters.id, id), condition))
     .returning();
   return row;
 }
 
-/** The updated row, or undefined if it no longer exists. */
+/**
+ * The updated row, or undefined if it no longer exists or was erased meanwhile: an erasure that
+ * commits between an edit's read and its write is never undone by the edit (the write waits for the
+ * erasure's row lock, then finds the record erased).
+ */
 export function updateSupporterRow(tx: Executor, scope: Scope, id: number, values: SupporterColumns) {
-  return setSupporterColumns(tx, scope, id, values);
+  return setSupporterColumns(tx, scope, id, values, isNull(supporters.eraseDate));
 }
 
 /** Writes the erased values; a supporter erased before keeps the first erase date. */
@@ -161,6 +166,9 @@ export function findSupporterRowsByIds(tx: Executor, organizationId: number, ids
 }
 
 export const supporterCode = (id: number) => `SUP-${String(id).padStart(7, "0")}`;
+
+/** The supporter's row, locked until the transaction ends: an edit and an erasure of it never interleave. */
+export const lockSupporter = tenantRowLocker(supporters);
 
 export const findSupporter = (tx: Executor, organizationId: number, id: number) =>
   selectTenantRow(tx, supporters, organizationId, id);

@@ -17,6 +17,7 @@ import {
   findSupporterRow,
   insertSupporterRow,
   listSupporterRows,
+  lockSupporter,
   type SupporterColumns,
   type SupporterRow,
   supporterWireRow,
@@ -110,15 +111,18 @@ export async function createSupporter(db: Db, scope: Scope, input: SupporterInpu
   );
 }
 
-async function requireLiveSupporter(db: Executor, scope: Scope, rawId: string) {
-  const row = await findSupporterRow(db, scope, parseId(rawId, "Supporter"));
+async function requireLiveSupporter(db: Executor, scope: Scope, rawId: string, options: { lock?: boolean } = {}) {
+  const id = parseId(rawId, "Supporter");
+  // An edit or an erasure holds the row: the other waits, then sees what the first left (its "before").
+  if (options.lock) await lockSupporter(db, scope.organizationId, id);
+  const row = await findSupporterRow(db, scope, id);
   if (!row) throw notFound("Supporter");
   return row;
 }
 
 export async function updateSupporter(db: Db, scope: Scope, rawId: string, patch: SupporterPatch) {
   return withEvents(db, async (tx) => {
-    const existing = await requireLiveSupporter(tx, scope, rawId);
+    const existing = await requireLiveSupporter(tx, scope, rawId, { lock: true });
     if (existing.eraseDate) {
       throw new AppError("supporter_erased", "This supporter's personal data was erased; it cannot be edited");
     }
@@ -129,7 +133,7 @@ export async function updateSupporter(db: Db, scope: Scope, rawId: string, patch
       });
     }
     const row = await updateSupporterRow(tx, scope, existing.id, columnsOf(patch));
-    if (!row) throw notFound("Supporter");
+    if (!row) throw new AppError("supporter_erased", "This supporter's personal data was erased; it cannot be edited");
     const supporter = supporterToWire(row);
     await recordEvent(tx, scope, "supporter.updated", supporter.id, supporter, {
       before: supporterToWire(existing),
@@ -180,7 +184,7 @@ export async function exportSupporter(db: Db, scope: Scope, rawId: string) {
  */
 export async function eraseSupporter(db: Db, scope: Scope, rawId: string) {
   return withEvents(db, async (tx) => {
-    const existing = await requireLiveSupporter(tx, scope, rawId);
+    const existing = await requireLiveSupporter(tx, scope, rawId, { lock: true });
     const cleared = Object.fromEntries(Object.values(SUPPORTER_COLUMNS).map((column) => [column, null]));
     const row = await eraseSupporterRow(
       tx,
