@@ -200,15 +200,21 @@ export async function fakeCheckout(db: Db, organizationId: number, overrides: Pa
 export async function fakeCompletedCheckout(
   db: Db,
   organizationId: number,
-  overrides: { checkout?: Partial<CheckoutInsert>; supporter?: Partial<SupporterInsert> } = {},
+  overrides: {
+    checkout?: Partial<CheckoutInsert>;
+    supporter?: Partial<SupporterInsert>;
+    campaign?: Partial<CampaignInsert>;
+    donation?: Partial<DonationInsert>;
+  } = {},
 ) {
-  const campaign = await fakeCampaign(db, organizationId);
+  const campaign = await fakeCampaign(db, organizationId, overrides.campaign);
   const supporter = await fakeSupporter(db, organizationId, overrides.supporter);
   const method = await fakePaymentMethod(db, organizationId, { supporterId: supporter.id });
   const donation = await fakeDonation(db, organizationId, {
     supporterId: supporter.id,
     campaignId: campaign.id,
     state: "done",
+    ...overrides.donation,
   });
   const payment = await fakePayment(db, organizationId, {
     donationId: donation.id,

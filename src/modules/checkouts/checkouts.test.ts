@@ -189,11 +189,16 @@ describe("checkouts: q, state and date filters", () => {
     other = await fakeTenant(db);
     const org = tenant.organizationId;
     const ada = await fakeCompletedCheckout(db, org, {
+      // Titles of their own: a random one (hex) could hold "ada" and match the search below.
+      campaign: { title: "Spring Appeal" },
+      donation: { code: "don-spring-0001" },
       supporter: { firstName: "Ada", lastName: "Lovelace", email: "ada@analytical.example", businessName: null },
       checkout: { createDate: new Date("2026-03-01T23:30:00.000Z"), updateDate: new Date("2026-03-05T10:00:00Z") },
     });
     ids.ada = ada.checkout.id;
     const grace = await fakeCompletedCheckout(db, org, {
+      campaign: { title: "Summer Appeal" },
+      donation: { code: "don-summer-0002" },
       supporter: { firstName: "Grace", lastName: "Hopper", email: "grace@navy.example", businessName: "Cobol Inc" },
       checkout: { createDate: new Date("2026-03-02T10:00:00.000Z"), updateDate: new Date("2026-03-02T10:00:00Z") },
     });
