@@ -44,10 +44,12 @@ import { paymentActionRoutes } from "./modules/payments/payment-actions.routes.j
 import { paymentRoutes } from "./modules/payments/payments.routes.js";
 import { stripeWebhookRoutes } from "./modules/payments/stripe-webhooks.routes.js";
 import { supporterRoutes } from "./modules/supporters/supporters.routes.js";
+import { webhookRoutes } from "./modules/webhooks/webhooks.routes.js";
 import { authorizeRoutes } from "./oauth/authorize.routes.js";
 import { OAuthError } from "./oauth/oauth-error.js";
 import { tokenRoutes } from "./oauth/token.routes.js";
 import { loadProcessorRegistry } from "./payments/processors/index.js";
+import { loadSecretBox } from "./secrets/secret-box.js";
 
 const OAUTH_ENDPOINTS = new Set(["/oauth/token/", "/oauth/revoke/", "/oauth/introspect/"]);
 
@@ -191,6 +193,10 @@ export async function buildApp({
   donationRoutes(app, db);
   paymentRoutes(app, db);
   eventRoutes(app, db);
+  webhookRoutes(app, db, {
+    secrets: loadSecretBox({ encryptionKey: config.encryptionKey, dataDir: config.dataDir }),
+    destinations: { allowPrivateNetworks: config.webhookAllowPrivateNetworks },
+  });
   checkoutRoutes(app, db);
   const giving: GivingContext = {
     db,

@@ -61,6 +61,13 @@ export interface Config {
   readonly mailFrom: string;
   /** Seconds between two passes of the email delivery loop over the outbox. */
   readonly mailIntervalSeconds: number;
+  /** Seconds between two passes of the webhook delivery loop (WEBHOOK_INTERVAL). */
+  readonly webhookIntervalSeconds: number;
+  /**
+   * WEBHOOK_ALLOW_PRIVATE_NETWORKS=true lets webhook endpoints be http:// and resolve to loopback,
+   * private or link-local addresses (a receiver on the same machine or network); off, they are refused.
+   */
+  readonly webhookAllowPrivateNetworks: boolean;
   /** redis://… to keep rate-limit counters in Redis; undefined keeps them in the database. */
   readonly redisUrl: string | undefined;
   /** A request whose headers have not all arrived after this many seconds is answered 408 and closed. */
@@ -232,6 +239,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     smtpUrl: smtpUrl(env),
     mailFrom: mailFrom(env, origin(env, "BASE_URL", defaultOrigin)),
     mailIntervalSeconds: integer(env, "MAIL_INTERVAL", 5, 1, 3600),
+    webhookIntervalSeconds: integer(env, "WEBHOOK_INTERVAL", 2, 1, 3600),
+    webhookAllowPrivateNetworks: flag(env, "WEBHOOK_ALLOW_PRIVATE_NETWORKS"),
     redisUrl: redisUrl(env),
     ...timeouts(env),
     // Longer than the 60 s idle timeout of common load balancers, so they never reuse a closed connection.

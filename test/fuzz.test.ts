@@ -17,10 +17,13 @@ import {
   isObjectType,
 } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PERMISSIONS } from "../src/auth/permissions.js";
 import { loadConfig } from "../src/config.js";
 import { events } from "../src/db/schema.js";
 import { createSupporter } from "../src/modules/supporters/supporters.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
+import { createWebhookEndpoint } from "../src/modules/webhooks/webhooks.service.js";
+import { loadSecretBox } from "../src/secrets/secret-box.js";
 import { fakeAppToken, fakeCampaign, fakeCompletedCheckout, fakeTenant, type Tenant } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
@@ -621,7 +624,23 @@ describe("fuzz: the OpenAPI operations and the GraphQL schema", () => {
       .select({ id: events.id })
       .from(events)
       .where(and(eq(events.organizationId, tenant.organizationId), eq(events.resourceId, supporter.id)));
+    // Webhook endpoints: one the generated writes may change or delete, one only the reads name.
+    const owner = {
+      organizationId: tenant.organizationId,
+      applicationId: tenant.applicationId,
+      permissions: [...PERMISSIONS],
+    };
+    const webhookDeps = {
+      secrets: loadSecretBox({ encryptionKey: server.config.encryptionKey, dataDir: server.config.dataDir }),
+      destinations: { allowPrivateNetworks: false },
+    };
+    const endpointBody = { url: "https://93.184.215.14/hooks", event_types: ["supporter.created"] };
+    const writable = await createWebhookEndpoint(db, webhookDeps, owner, endpointBody);
+    const readable = await createWebhookEndpoint(db, webhookDeps, owner, endpointBody);
+    ids.push(writable.id);
     slugs = {
+      "retrieve_webhook_endpoint.id": [String(readable.id)],
+      "list_webhook_deliveries.id": [String(readable.id)],
       organization: [tenant.slug],
       campaign: [campaign.slug as string],
       signature: ["x", "a".repeat(43)],

@@ -8,6 +8,7 @@ import { processLogger } from "../http/request-log.js";
 import { startPeriodicBackups } from "../jobs/backup.job.js";
 import { startMailer } from "../jobs/email.job.js";
 import { startWorker } from "../jobs/runner.js";
+import { startWebhookSender, webhookSenderDeps } from "../jobs/webhook.job.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
 import { loadProcessorRegistry } from "../payments/processors/index.js";
 import { bootstrapDemo } from "../seed/demo.js";
@@ -76,6 +77,13 @@ export const serveCommand: Command = {
             intervalSeconds: config.mailIntervalSeconds,
             onError: (error) => app.log.error({ err: error }, "email delivery failed"),
           });
+      const webhooks = values["no-worker"]
+        ? undefined
+        : startWebhookSender(database.db, {
+            ...webhookSenderDeps(config),
+            intervalSeconds: config.webhookIntervalSeconds,
+            onError: (error) => app.log.error({ err: error }, "webhook delivery failed"),
+          });
       const backups = values["no-worker"]
         ? undefined
         : startPeriodicBackups(
@@ -97,9 +105,14 @@ export const serveCommand: Command = {
           stopping = true;
           say(`${signal} received: finishing in-flight requests, then closing the database`);
           // app.close() waits for in-flight requests before resolving.
-          Promise.all([worker?.stop(), mailer?.stop(), backups?.stop(), app.close(), channel?.close()]).finally(
-            resolve,
-          );
+          Promise.all([
+            worker?.stop(),
+            mailer?.stop(),
+            webhooks?.stop(),
+            backups?.stop(),
+            app.close(),
+            channel?.close(),
+          ]).finally(resolve);
         };
         process.on("SIGINT", () => stop("SIGINT"));
         process.on("SIGTERM", () => stop("SIGTERM"));

@@ -27,6 +27,9 @@ export const TABLE_LAYOUT = {
     "events",
     "donor_links",
     "donor_sessions",
+    "webhook_endpoints",
+    "webhook_deliveries",
+    "webhook_attempts",
   ],
   /**
    * Copied to every node: the platform's own tables, and the few with an organization that a request

@@ -911,3 +911,102 @@ export const consentRecords = pgTable(
     check("consent_records_source_check", sql`${t.source} in ('checkout')`),
   ],
 );
+
+// An application's webhook endpoints: where an installation wants the organization's events sent.
+// The signing secret is sealed (it must be read back to sign); after a rotation the previous one
+// signs too until `previous_secret_expire_date`. `dispatched_seq` is how far in the organization's
+// events the endpoint has been given its deliveries (the worker moves it, in commit order).
+export const webhookEndpoints = pgTable(
+  "webhook_endpoints",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    installationId: ref("installation_id").notNull(),
+    applicationId: ref("application_id").notNull(),
+    url: text("url").notNull(),
+    description: text("description"),
+    eventTypes: text("event_types").array().notNull(),
+    // enabled: delivered; paused (by a member): deliveries wait; disabled: failing 5 days, nothing new.
+    status: text("status").notNull().default("enabled"),
+    disabledReason: text("disabled_reason"),
+    secretSealed: text("secret_sealed").notNull(),
+    previousSecretSealed: text("previous_secret_sealed"),
+    previousSecretExpireDate: instant("previous_secret_expire_date"),
+    dispatchedSeq: bigint("dispatched_seq", { mode: "number" }).notNull().default(0),
+    // Since when every attempt has failed (null: the last one succeeded, or none yet).
+    failingSince: instant("failing_since"),
+    createDate: createDate(),
+    updateDate: updateDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({
+      columns: [t.organizationId, t.installationId],
+      foreignColumns: [installations.organizationId, installations.id],
+    }).onDelete("cascade"),
+    index("webhook_endpoints_installation_idx").on(t.organizationId, t.installationId),
+    check("webhook_endpoints_status_check", sql`${t.status} in ('enabled', 'paused', 'disabled')`),
+  ],
+);
+
+// One event to one endpoint. `pending` waits for `next_attempt_date`; `sending` is leased to a
+// worker until `next_attempt_date` (a worker that dies leaves it due again); the webhook-id is the
+// event's id, the same on every attempt.
+export const webhookDeliveries = pgTable(
+  "webhook_deliveries",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    endpointId: ref("endpoint_id").notNull(),
+    eventSeq: bigint("event_seq", { mode: "number" }).notNull(),
+    eventId: text("event_id").notNull(),
+    eventType: text("event_type").notNull(),
+    resourceType: text("resource_type").notNull(),
+    resourceId: ref("resource_id"),
+    state: text("state").notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptDate: instant("next_attempt_date").notNull().defaultNow(),
+    lastStatus: integer("last_status"),
+    lastError: text("last_error"),
+    deliveredDate: instant("delivered_date"),
+    createDate: createDate(),
+    updateDate: updateDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({
+      columns: [t.organizationId, t.endpointId],
+      foreignColumns: [webhookEndpoints.organizationId, webhookEndpoints.id],
+    }).onDelete("cascade"),
+    index("webhook_deliveries_endpoint_idx").on(t.organizationId, t.endpointId, t.id),
+    index("webhook_deliveries_due_idx").on(t.nextAttemptDate).where(sql`${t.state} in ('pending', 'sending')`),
+    index("webhook_deliveries_resource_idx")
+      .on(t.organizationId, t.endpointId, t.resourceType, t.resourceId, t.eventSeq)
+      .where(sql`${t.state} in ('pending', 'sending')`),
+    check("webhook_deliveries_state_check", sql`${t.state} in ('pending', 'sending', 'succeeded', 'failed')`),
+  ],
+);
+
+// Every attempt of a delivery: the answer's status, how long it took, its first kilobyte.
+export const webhookAttempts = pgTable(
+  "webhook_attempts",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    deliveryId: ref("delivery_id").notNull(),
+    attempt: integer("attempt").notNull(),
+    status: integer("status"),
+    durationMs: integer("duration_ms").notNull(),
+    response: text("response"),
+    error: text("error"),
+    createDate: createDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({
+      columns: [t.organizationId, t.deliveryId],
+      foreignColumns: [webhookDeliveries.organizationId, webhookDeliveries.id],
+    }).onDelete("cascade"),
+    index("webhook_attempts_delivery_idx").on(t.organizationId, t.deliveryId, t.attempt),
+  ],
+);

@@ -76,6 +76,8 @@ export const ERROR_STATUS = {
   processor_unsupported: 422,
   invalid_processor_keys: 422,
   idempotency_key_reused: 422,
+  // A webhook endpoint's address that is not https, or resolves to a loopback, private or link-local address.
+  webhook_url_refused: 422,
   rate_limited: 429,
   too_many_attempts: 429,
   too_many_checkouts: 429,

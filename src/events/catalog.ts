@@ -96,6 +96,22 @@ export const EVENT_CATALOG = {
     permission: null,
     description: "An application of the organization's changed, or its client secret was rotated",
   },
+  "webhook_endpoint.created": {
+    resource: "webhook_endpoint",
+    permission: null,
+    description: "An application added a webhook endpoint",
+  },
+  "webhook_endpoint.updated": {
+    resource: "webhook_endpoint",
+    permission: null,
+    description:
+      "A webhook endpoint changed: its address or event types, paused or resumed by a member, disabled after failing, or its secret rotated",
+  },
+  "webhook_endpoint.deleted": {
+    resource: "webhook_endpoint",
+    permission: null,
+    description: "An application removed a webhook endpoint",
+  },
   "audit.legacy": {
     resource: "organization",
     permission: null,

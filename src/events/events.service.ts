@@ -66,7 +66,13 @@ function typesFor(reader: EventReader, asked: string | undefined): EventType[] {
   if (names.length === 0 || unknown.length > 0) {
     throw invalidParameter("type", `unknown event type ${unknown.map((name) => `"${name}"`).join(", ") || '""'}`);
   }
-  for (const name of names as EventType[]) {
+  requireReadableTypes(reader, names as EventType[]);
+  return names as EventType[];
+}
+
+/** Each type's resource must be readable by the application (403 otherwise); members-only types never are. */
+export function requireReadableTypes(reader: Pick<EventReader, "applicationId" | "permissions">, types: EventType[]) {
+  for (const name of types) {
     const permission = EVENT_CATALOG[name].permission;
     if (permission === null) {
       throw new AppError(
@@ -79,7 +85,6 @@ function typesFor(reader: EventReader, asked: string | undefined): EventType[] {
       permission,
     );
   }
-  return names as EventType[];
 }
 
 /**

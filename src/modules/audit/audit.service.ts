@@ -133,6 +133,16 @@ export function summarize(row: Pick<AuditRow, "type" | "resourceId" | "data" | "
       return `Registered the application ${data.name}`;
     case "application.updated":
       return `Changed the application ${data.name}${changed}`;
+    case "webhook_endpoint.created":
+      return `Added webhook endpoint #${id} (${data.url})`;
+    case "webhook_endpoint.updated":
+      return changes.status
+        ? `Webhook endpoint #${id} became ${data.status}${data.disabled_reason ? `: ${data.disabled_reason}` : ""}`
+        : changes.secret
+          ? `Rotated the signing secret of webhook endpoint #${id}`
+          : `Changed webhook endpoint #${id}${changed}`;
+    case "webhook_endpoint.deleted":
+      return `Removed webhook endpoint #${id} (${data.url})`;
     case "audit.legacy":
       return describeLegacy(String(data.action), (data.details ?? {}) as Data);
     default:

@@ -495,6 +495,73 @@ export interface Operations {
       422: Problem;
     };
   };
+  /** POST /api/v1/webhook_endpoints/: Create a webhook endpoint */
+  create_webhook_endpoint: {
+    method: "POST";
+    path: "/api/v1/webhook_endpoints/";
+    pathParams: Record<string, never>;
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: {
+      url: string;
+      /** Event types sent to the endpoint (see the event catalog), or ["*"]: every type the application may read */
+      event_types: string[];
+      description?: string | null;
+    };
+    responses: {
+      /** A webhook endpoint with its new signing secret */
+      201: {
+        id: number;
+        /** ISO 8601 UTC with milliseconds */
+        create_date: string;
+        /** ISO 8601 UTC with milliseconds */
+        update_date: string;
+        /** Where deliveries are POSTed (https) */
+        url: string;
+        description: string | null;
+        event_types: string[];
+        /** enabled: delivered to; paused: a member of the organization paused it, deliveries wait; disabled: by the application, or after failing for 5 days (nothing is queued for it) */
+        status: "enabled" | "paused" | "disabled";
+        disabled_reason: string | null;
+        /** Until then the secret before the last rotation signs too */
+        previous_secret_expire_date: string | null;
+        /** The signing secret (whsec_…): shown this once, store it */
+        secret: string;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
+    };
+  };
+  /** DELETE /api/v1/webhook_endpoints/{id}: Delete a webhook endpoint */
+  delete_webhook_endpoint: {
+    method: "DELETE";
+    path: "/api/v1/webhook_endpoints/{id}";
+    pathParams: {
+      /** Id of the webhook endpoint */
+      id: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: never;
+    responses: {
+      /** Deleted */
+      204: unknown;
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
+    };
+  };
   /** GET /api/v1/campaigns/: List campaigns */
   list_campaigns: {
     method: "GET";
@@ -1020,6 +1087,9 @@ export interface Operations {
             | "supporter.exported"
             | "application.created"
             | "application.updated"
+            | "webhook_endpoint.created"
+            | "webhook_endpoint.updated"
+            | "webhook_endpoint.deleted"
             | "audit.legacy";
           /** ISO 8601 UTC with milliseconds */
           create_date: string;
@@ -1295,6 +1365,108 @@ export interface Operations {
       404: Problem;
     };
   };
+  /** GET /api/v1/webhook_endpoints/{id}/deliveries: List an endpoint's deliveries */
+  list_webhook_deliveries: {
+    method: "GET";
+    path: "/api/v1/webhook_endpoints/{id}/deliveries";
+    pathParams: {
+      /** Id of the webhook endpoint */
+      id: string;
+    };
+    query: {
+      limit?: number;
+      /** Only deliveries older than this id */
+      before?: number;
+      state?: "pending" | "sending" | "succeeded" | "failed";
+    };
+    headers: Record<string, never>;
+    body: never;
+    responses: {
+      /** An endpoint's deliveries, newest first */
+      200: {
+        items: Array<{
+          id: number;
+          /** ISO 8601 UTC with milliseconds */
+          create_date: string;
+          event: {
+            /** The event's id: the delivery's webhook-id */
+            id: string;
+            type: string;
+          };
+          /** pending: waiting for its next attempt; sending: under way; succeeded: answered 2xx; failed: given up */
+          state: "pending" | "sending" | "succeeded" | "failed";
+          attempts: number;
+          /** ISO 8601 UTC with milliseconds */
+          next_attempt_date: string | null;
+          last_status: number | null;
+          last_error: string | null;
+          /** ISO 8601 UTC with milliseconds */
+          delivered_date: string | null;
+          attempt_log: Array<{
+            attempt: number;
+            /** ISO 8601 UTC with milliseconds */
+            create_date: string;
+            /** The HTTP status of the answer; null when none came */
+            status: number | null;
+            duration_ms: number;
+            /** The first kilobyte of the answer's body */
+            response: string | null;
+            /** Why the attempt failed without an answer, or why its answer did not count */
+            error: string | null;
+          }>;
+        }>;
+        has_more: boolean;
+        /** Pass as `before` for the next (older) page */
+        next_before: number | null;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
+    };
+  };
+  /** GET /api/v1/webhook_endpoints/: List the application's webhook endpoints */
+  list_webhook_endpoints: {
+    method: "GET";
+    path: "/api/v1/webhook_endpoints/";
+    pathParams: Record<string, never>;
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: never;
+    responses: {
+      /** The application's endpoints */
+      200: {
+        items: Array<{
+          id: number;
+          /** ISO 8601 UTC with milliseconds */
+          create_date: string;
+          /** ISO 8601 UTC with milliseconds */
+          update_date: string;
+          /** Where deliveries are POSTed (https) */
+          url: string;
+          description: string | null;
+          event_types: string[];
+          /** enabled: delivered to; paused: a member of the organization paused it, deliveries wait; disabled: by the application, or after failing for 5 days (nothing is queued for it) */
+          status: "enabled" | "paused" | "disabled";
+          disabled_reason: string | null;
+          /** Until then the secret before the last rotation signs too */
+          previous_secret_expire_date: string | null;
+        }>;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
+    };
+  };
   /** POST /api/v1/payments/{id}/mark_paid: Mark a PENDING manual payment (bank transfer, cash) as PAID */
   mark_payment_paid: {
     method: "POST";
@@ -1505,6 +1677,35 @@ export interface Operations {
       404: Problem;
       /** The record's state does not allow this transition; nothing changed */
       409: Problem;
+    };
+  };
+  /** POST /api/v1/webhook_endpoints/{id}/resend: Send every event since a time again */
+  resend_webhook_events: {
+    method: "POST";
+    path: "/api/v1/webhook_endpoints/{id}/resend";
+    pathParams: {
+      /** Id of the webhook endpoint */
+      id: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: {
+      /** Every event of the endpoint's types since then is sent again */
+      since: string;
+    };
+    responses: {
+      /** Default Response */
+      200: {
+        queued: number;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
     };
   };
   /** GET /api/v1/campaigns/{id}: Retrieve a campaign */
@@ -1859,6 +2060,9 @@ export interface Operations {
           | "supporter.exported"
           | "application.created"
           | "application.updated"
+          | "webhook_endpoint.created"
+          | "webhook_endpoint.updated"
+          | "webhook_endpoint.deleted"
           | "audit.legacy";
         /** ISO 8601 UTC with milliseconds */
         create_date: string;
@@ -2192,6 +2396,142 @@ export interface Operations {
       404: Problem;
     };
   };
+  /** GET /api/v1/webhook_endpoints/{id}: Retrieve a webhook endpoint */
+  retrieve_webhook_endpoint: {
+    method: "GET";
+    path: "/api/v1/webhook_endpoints/{id}";
+    pathParams: {
+      /** Id of the webhook endpoint */
+      id: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: never;
+    responses: {
+      /** Where an installed application receives the organization's events */
+      200: {
+        id: number;
+        /** ISO 8601 UTC with milliseconds */
+        create_date: string;
+        /** ISO 8601 UTC with milliseconds */
+        update_date: string;
+        /** Where deliveries are POSTed (https) */
+        url: string;
+        description: string | null;
+        event_types: string[];
+        /** enabled: delivered to; paused: a member of the organization paused it, deliveries wait; disabled: by the application, or after failing for 5 days (nothing is queued for it) */
+        status: "enabled" | "paused" | "disabled";
+        disabled_reason: string | null;
+        /** Until then the secret before the last rotation signs too */
+        previous_secret_expire_date: string | null;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
+    };
+  };
+  /** POST /api/v1/webhook_endpoints/{id}/deliveries/{delivery_id}/retry: Send a delivery again now */
+  retry_webhook_delivery: {
+    method: "POST";
+    path: "/api/v1/webhook_endpoints/{id}/deliveries/{delivery_id}/retry";
+    pathParams: {
+      /** Id of the webhook endpoint */
+      id: string;
+      /** Id of the delivery */
+      delivery_id: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: never;
+    responses: {
+      /** One event sent to one endpoint, and each attempt */
+      200: {
+        id: number;
+        /** ISO 8601 UTC with milliseconds */
+        create_date: string;
+        event: {
+          /** The event's id: the delivery's webhook-id */
+          id: string;
+          type: string;
+        };
+        /** pending: waiting for its next attempt; sending: under way; succeeded: answered 2xx; failed: given up */
+        state: "pending" | "sending" | "succeeded" | "failed";
+        attempts: number;
+        /** ISO 8601 UTC with milliseconds */
+        next_attempt_date: string | null;
+        last_status: number | null;
+        last_error: string | null;
+        /** ISO 8601 UTC with milliseconds */
+        delivered_date: string | null;
+        attempt_log: Array<{
+          attempt: number;
+          /** ISO 8601 UTC with milliseconds */
+          create_date: string;
+          /** The HTTP status of the answer; null when none came */
+          status: number | null;
+          duration_ms: number;
+          /** The first kilobyte of the answer's body */
+          response: string | null;
+          /** Why the attempt failed without an answer, or why its answer did not count */
+          error: string | null;
+        }>;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
+    };
+  };
+  /** POST /api/v1/webhook_endpoints/{id}/rotate_secret: Rotate a webhook endpoint's signing secret */
+  rotate_webhook_endpoint_secret: {
+    method: "POST";
+    path: "/api/v1/webhook_endpoints/{id}/rotate_secret";
+    pathParams: {
+      /** Id of the webhook endpoint */
+      id: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: never;
+    responses: {
+      /** A webhook endpoint with its new signing secret */
+      200: {
+        id: number;
+        /** ISO 8601 UTC with milliseconds */
+        create_date: string;
+        /** ISO 8601 UTC with milliseconds */
+        update_date: string;
+        /** Where deliveries are POSTed (https) */
+        url: string;
+        description: string | null;
+        event_types: string[];
+        /** enabled: delivered to; paused: a member of the organization paused it, deliveries wait; disabled: by the application, or after failing for 5 days (nothing is queued for it) */
+        status: "enabled" | "paused" | "disabled";
+        disabled_reason: string | null;
+        /** Until then the secret before the last rotation signs too */
+        previous_secret_expire_date: string | null;
+        /** The signing secret (whsec_…): shown this once, store it */
+        secret: string;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
+    };
+  };
   /** POST /api/v1/public/organizations/{organization}/campaigns/{campaign}/checkouts/: Start a checkout (the donor opened the form and chose an amount) */
   start_checkout: {
     method: "POST";
@@ -2464,6 +2804,52 @@ export interface Operations {
         note: string | null;
         /** When the personal data was erased on request (GDPR) */
         erase_date: string | null;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
+    };
+  };
+  /** PATCH /api/v1/webhook_endpoints/{id}: Update a webhook endpoint */
+  update_webhook_endpoint: {
+    method: "PATCH";
+    path: "/api/v1/webhook_endpoints/{id}";
+    pathParams: {
+      /** Id of the webhook endpoint */
+      id: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: {
+      url?: string;
+      /** Event types sent to the endpoint (see the event catalog), or ["*"]: every type the application may read */
+      event_types?: string[];
+      description?: string | null;
+      /** disabled stops deliveries; enabled starts them again from the next event (a paused endpoint stays paused) */
+      status?: "enabled" | "disabled";
+    };
+    responses: {
+      /** Where an installed application receives the organization's events */
+      200: {
+        id: number;
+        /** ISO 8601 UTC with milliseconds */
+        create_date: string;
+        /** ISO 8601 UTC with milliseconds */
+        update_date: string;
+        /** Where deliveries are POSTed (https) */
+        url: string;
+        description: string | null;
+        event_types: string[];
+        /** enabled: delivered to; paused: a member of the organization paused it, deliveries wait; disabled: by the application, or after failing for 5 days (nothing is queued for it) */
+        status: "enabled" | "paused" | "disabled";
+        disabled_reason: string | null;
+        /** Until then the secret before the last rotation signs too */
+        previous_secret_expire_date: string | null;
       };
       /** Invalid parameters */
       400: Problem;

@@ -1,0 +1,341 @@
+import { and, asc, desc, eq, gt, inArray, lt, lte, type SQL, sql } from "drizzle-orm";
+import type { Executor } from "../../db/client.js";
+import {
+  applications,
+  eventSequences,
+  events,
+  webhookAttempts,
+  webhookDeliveries,
+  webhookEndpoints,
+} from "../../db/schema.js";
+import { tenantRowLocker, tenantRowUpdater } from "../../db/tenant-rows.js";
+
+export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;
+
+export async function insertWebhookEndpoint(tx: Executor, values: typeof webhookEndpoints.$inferInsert) {
+  const [row] = await tx.insert(webhookEndpoints).values(values).returning();
+  if (!row) throw new Error("webhook endpoint not inserted");
+  return row;
+}
+
+/** One endpoint of an organization; with an application, only if it is that application's. */
+export async function findWebhookEndpoint(tx: Executor, organizationId: number, id: number, applicationId?: number) {
+  const [row] = await tx
+    .select()
+    .from(webhookEndpoints)
+    .where(
+      and(
+        eq(webhookEndpoints.organizationId, organizationId),
+        eq(webhookEndpoints.id, id),
+        applicationId === undefined ? undefined : eq(webhookEndpoints.applicationId, applicationId),
+      ),
+    );
+  return row;
+}
+
+export const lockWebhookEndpoint = tenantRowLocker(webhookEndpoints);
+export const updateWebhookEndpoint = tenantRowUpdater(webhookEndpoints);
+
+/** An organization's endpoints (one application's, or all of them for its members), oldest first. */
+export function listWebhookEndpoints(tx: Executor, organizationId: number, applicationId?: number) {
+  return tx
+    .select()
+    .from(webhookEndpoints)
+    .where(
+      and(
+        eq(webhookEndpoints.organizationId, organizationId),
+        applicationId === undefined ? undefined : eq(webhookEndpoints.applicationId, applicationId),
+      ),
+    )
+    .orderBy(asc(webhookEndpoints.id));
+}
+
+export async function deleteWebhookEndpoint(tx: Executor, organizationId: number, id: number) {
+  await tx
+    .delete(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.organizationId, organizationId), eq(webhookEndpoints.id, id)));
+}
+
+/** Pending deliveries of an endpoint fail at once (it was disabled): they are in its log as such. */
+export async function failPendingDeliveries(tx: Executor, organizationId: number, endpointId: number, reason: string) {
+  await tx
+    .update(webhookDeliveries)
+    .set({ state: "failed", lastError: reason, updateDate: sql`now()` })
+    .where(
+      and(
+        eq(webhookDeliveries.organizationId, organizationId),
+        eq(webhookDeliveries.endpointId, endpointId),
+        inArray(webhookDeliveries.state, ["pending", "sending"]),
+      ),
+    );
+}
+
+// --- Dispatch: events become deliveries, in commit order ---
+
+/** Endpoints that have events to be given (enabled or paused, behind their organization's last event). */
+export function endpointsBehind(tx: Executor, organizationIds?: readonly number[]) {
+  return tx
+    .select({
+      organizationId: webhookEndpoints.organizationId,
+      id: webhookEndpoints.id,
+    })
+    .from(webhookEndpoints)
+    .innerJoin(eventSequences, eq(eventSequences.organizationId, webhookEndpoints.organizationId))
+    .where(
+      and(
+        inArray(webhookEndpoints.status, ["enabled", "paused"]),
+        gt(eventSequences.lastSeq, webhookEndpoints.dispatchedSeq),
+        organizationIds ? inArray(webhookEndpoints.organizationId, [...organizationIds]) : undefined,
+      ),
+    );
+}
+
+/** The permissions an installed application holds (what its installation consented to). */
+export async function applicationPermissions(tx: Executor, applicationId: number) {
+  const [row] = await tx
+    .select({ permissions: applications.permissions })
+    .from(applications)
+    .where(eq(applications.id, applicationId));
+  return row?.permissions ?? [];
+}
+
+/** Events of an organization to queue for an endpoint, oldest first. */
+function eventsToQueue(
+  tx: Executor,
+  organizationId: number,
+  types: readonly string[],
+  where: SQL | undefined,
+  limit: number,
+) {
+  return tx
+    .select({
+      seq: events.seq,
+      id: events.id,
+      type: events.type,
+      resourceType: events.resourceType,
+      resourceId: events.resourceId,
+    })
+    .from(events)
+    .where(and(eq(events.organizationId, organizationId), inArray(events.type, [...types]), where))
+    .orderBy(asc(events.seq))
+    .limit(limit);
+}
+
+/**
+ * Gives an endpoint a delivery for each event of its types numbered in (after, through], oldest
+ * first, at most `limit`; returns the last number it went through (events are numbered in commit
+ * order, so nothing at or below `through` can still appear).
+ */
+export async function queueDeliveries(
+  tx: Executor,
+  endpoint: WebhookEndpointRow,
+  types: readonly string[],
+  through: number,
+  limit: number,
+  now: Date,
+): Promise<{ queued: number; reached: number }> {
+  if (types.length === 0) return { queued: 0, reached: through };
+  const rows = await eventsToQueue(
+    tx,
+    endpoint.organizationId,
+    types,
+    and(gt(events.seq, endpoint.dispatchedSeq), lte(events.seq, through)),
+    limit,
+  );
+  await insertDeliveries(tx, endpoint, rows, now);
+  const reached = rows.length === limit ? (rows.at(-1)?.seq ?? through) : through;
+  return { queued: rows.length, reached };
+}
+
+/**
+ * Deliveries again of the endpoint's events recorded since a time (those already dispatched to it),
+ * a batch of `limit` after number `afterSeq`; returns how many and the last number queued.
+ */
+export async function requeueSince(
+  tx: Executor,
+  endpoint: WebhookEndpointRow,
+  types: readonly string[],
+  since: Date,
+  afterSeq: number,
+  limit: number,
+): Promise<{ queued: number; last: number | null }> {
+  if (types.length === 0) return { queued: 0, last: null };
+  const rows = await eventsToQueue(
+    tx,
+    endpoint.organizationId,
+    types,
+    and(
+      gt(events.seq, afterSeq),
+      lte(events.seq, endpoint.dispatchedSeq),
+      sql`${events.createDate} >= ${since.toISOString()}::timestamptz`,
+    ),
+    limit,
+  );
+  await insertDeliveries(tx, endpoint, rows, new Date());
+  return { queued: rows.length, last: rows.at(-1)?.seq ?? null };
+}
+
+async function insertDeliveries(
+  tx: Executor,
+  endpoint: WebhookEndpointRow,
+  rows: { seq: number; id: string; type: string; resourceType: string; resourceId: number | null }[],
+  due: Date,
+) {
+  if (rows.length === 0) return;
+  await tx.insert(webhookDeliveries).values(
+    rows.map((event) => ({
+      organizationId: endpoint.organizationId,
+      endpointId: endpoint.id,
+      eventSeq: event.seq,
+      eventId: event.id,
+      eventType: event.type,
+      resourceType: event.resourceType,
+      resourceId: event.resourceId,
+      nextAttemptDate: due,
+    })),
+  );
+}
+
+// --- Delivery: claim, record ---
+
+const due = (now: Date) =>
+  and(inArray(webhookDeliveries.state, ["pending", "sending"]), lte(webhookDeliveries.nextAttemptDate, now));
+
+/** No earlier delivery of the same resource to the same endpoint is still to be made: order per resource. */
+const firstOfItsResource = sql`not exists (
+  select 1 from ${webhookDeliveries} as earlier
+  where earlier.organization_id = ${webhookDeliveries.organizationId}
+    and earlier.endpoint_id = ${webhookDeliveries.endpointId}
+    and earlier.resource_type = ${webhookDeliveries.resourceType}
+    and earlier.resource_id is not distinct from ${webhookDeliveries.resourceId}
+    and earlier.state in ('pending', 'sending')
+    and (earlier.event_seq, earlier.id) < (${webhookDeliveries.eventSeq}, ${webhookDeliveries.id})
+)`;
+
+const endpointEnabled = sql`exists (
+  select 1 from ${webhookEndpoints} as endpoint
+  where endpoint.organization_id = ${webhookDeliveries.organizationId}
+    and endpoint.id = ${webhookDeliveries.endpointId}
+    and endpoint.status = 'enabled'
+)`;
+
+/**
+ * Claims due deliveries: each leased to this worker until `leaseUntil` and its attempt counted (a
+ * worker that dies mid-delivery leaves it due again then, under the same webhook-id). Candidates
+ * are read across organizations, then each organization's are taken in one statement that checks
+ * again that they are due, so two workers never take the same one.
+ */
+export async function claimDueDeliveries(
+  tx: Executor,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+  organizationIds?: readonly number[],
+) {
+  const candidates = await tx
+    .select({ organizationId: webhookDeliveries.organizationId, id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        due(now),
+        organizationIds ? inArray(webhookDeliveries.organizationId, [...organizationIds]) : undefined,
+        endpointEnabled,
+        firstOfItsResource,
+      ),
+    )
+    .orderBy(asc(webhookDeliveries.nextAttemptDate), asc(webhookDeliveries.id))
+    .limit(limit);
+  const byOrganization = new Map<number, number[]>();
+  for (const row of candidates) {
+    byOrganization.set(row.organizationId, [...(byOrganization.get(row.organizationId) ?? []), row.id]);
+  }
+  const claimed: WebhookDeliveryRow[] = [];
+  for (const [organizationId, ids] of byOrganization) {
+    claimed.push(
+      ...(await tx
+        .update(webhookDeliveries)
+        .set({
+          state: "sending",
+          attempts: sql`${webhookDeliveries.attempts} + 1`,
+          nextAttemptDate: leaseUntil,
+          updateDate: sql`now()`,
+        })
+        .where(
+          and(
+            eq(webhookDeliveries.organizationId, organizationId),
+            inArray(webhookDeliveries.id, ids),
+            due(now),
+            endpointEnabled,
+          ),
+        )
+        .returning()),
+    );
+  }
+  return claimed.sort((a, b) => a.eventSeq - b.eventSeq || a.id - b.id);
+}
+
+export async function findEventBySeq(tx: Executor, organizationId: number, seq: number) {
+  const [row] = await tx
+    .select()
+    .from(events)
+    .where(and(eq(events.organizationId, organizationId), eq(events.seq, seq)));
+  return row;
+}
+
+export async function insertAttempt(tx: Executor, values: typeof webhookAttempts.$inferInsert) {
+  await tx.insert(webhookAttempts).values(values);
+}
+
+export const updateDelivery = tenantRowUpdater(webhookDeliveries);
+
+// --- The delivery log ---
+
+/** An endpoint's deliveries, newest first, before an id (a page of the log). */
+export function listDeliveries(
+  tx: Executor,
+  organizationId: number,
+  endpointId: number,
+  options: { limit: number; before?: number; state?: string },
+) {
+  return tx
+    .select()
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.organizationId, organizationId),
+        eq(webhookDeliveries.endpointId, endpointId),
+        options.before === undefined ? undefined : lt(webhookDeliveries.id, options.before),
+        options.state === undefined ? undefined : eq(webhookDeliveries.state, options.state),
+      ),
+    )
+    .orderBy(desc(webhookDeliveries.id))
+    .limit(options.limit);
+}
+
+export async function findDelivery(tx: Executor, organizationId: number, endpointId: number, id: number) {
+  const [row] = await tx
+    .select()
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.organizationId, organizationId),
+        eq(webhookDeliveries.endpointId, endpointId),
+        eq(webhookDeliveries.id, id),
+      ),
+    );
+  return row;
+}
+
+/** The attempts of these deliveries, in order. */
+export function listAttempts(tx: Executor, organizationId: number, deliveryIds: readonly number[]) {
+  if (deliveryIds.length === 0) return Promise.resolve([] as WebhookAttemptRow[]);
+  return tx
+    .select()
+    .from(webhookAttempts)
+    .where(
+      and(eq(webhookAttempts.organizationId, organizationId), inArray(webhookAttempts.deliveryId, [...deliveryIds])),
+    )
+    .orderBy(asc(webhookAttempts.deliveryId), asc(webhookAttempts.attempt), asc(webhookAttempts.id));
+}
