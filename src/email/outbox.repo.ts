@@ -20,6 +20,7 @@ export const EMAIL_KINDS = [
   "donor_change",
   "gift_notification",
   "gift_digest",
+  "webhook_disabled",
 ] as const;
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 

@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import { applications, installations, memberships, organizations, users } from "../../db/schema.js";
 
@@ -66,6 +66,17 @@ export async function listMemberRows(tx: Executor, organizationId: number, userI
     .orderBy(asc(users.email));
 }
 export type MemberRow = Awaited<ReturnType<typeof listMemberRows>>[number];
+
+/** The addresses of the organization's members with one of these roles (who is told of what needs a decision). */
+export async function listMemberEmails(tx: Executor, organizationId: number, roles: readonly string[]) {
+  const rows = await tx
+    .select({ email: users.email })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(and(eq(memberships.organizationId, organizationId), inArray(memberships.role, [...roles])))
+    .orderBy(asc(users.email));
+  return rows.map((row) => row.email);
+}
 
 export async function countOwners(tx: Executor, organizationId: number): Promise<number> {
   const [row] = await tx

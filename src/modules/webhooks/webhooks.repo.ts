@@ -94,11 +94,15 @@ export function endpointsBehind(tx: Executor, organizationIds?: readonly number[
 
 /** The permissions an installed application holds (what its installation consented to). */
 export async function applicationPermissions(tx: Executor, applicationId: number) {
+  return (await findApplicationOf(tx, applicationId))?.permissions ?? [];
+}
+
+export async function findApplicationOf(tx: Executor, applicationId: number) {
   const [row] = await tx
-    .select({ permissions: applications.permissions })
+    .select({ name: applications.name, permissions: applications.permissions })
     .from(applications)
     .where(eq(applications.id, applicationId));
-  return row?.permissions ?? [];
+  return row;
 }
 
 /** Events of an organization to queue for an endpoint, oldest first. */
