@@ -16,6 +16,7 @@ import "../modules/dashboard/dashboard.graphql.js";
 import "../modules/members/members.graphql.js";
 import "../modules/organizations/payment-settings.graphql.js";
 import "../modules/audit/audit.graphql.js";
+import "../modules/webhooks/webhooks.graphql.js";
 import "../email/outbox.graphql.js";
 import "../modules/organizations/email-settings.graphql.js";
 

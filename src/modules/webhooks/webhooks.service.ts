@@ -11,8 +11,10 @@ import { findInstallation } from "../applications/applications.repo.js";
 import { checkWebhookUrl, type DestinationPolicy } from "./destination.js";
 import { newWebhookSecret } from "./signing.js";
 import {
+  applicationPermissions,
   deleteWebhookEndpoint,
   failPendingDeliveries,
+  findApplicationOf,
   findDelivery,
   findWebhookEndpoint,
   insertWebhookEndpoint,
@@ -333,4 +335,83 @@ export async function resendOwnSince(db: Db, owner: EndpointOwner, id: string, s
     throw new AppError("invalid_state_transition", "This endpoint is disabled: enable it first, then ask for a resend");
   }
   return resendSince(db, endpoint, owner.permissions, new Date(since));
+}
+
+// --- The organization's members (the panel): every application's endpoints, pause and resume ---
+
+export interface MemberScope {
+  organizationId: number;
+  origin?: EventOrigin;
+}
+
+async function organizationEndpoint(tx: Executor, organizationId: number, rawId: string, lock = false) {
+  const id = parseId(rawId, "Webhook endpoint");
+  const row = lock
+    ? await lockWebhookEndpoint(tx, organizationId, id)
+    : await findWebhookEndpoint(tx, organizationId, id);
+  if (!row) throw notFound("Webhook endpoint");
+  return row;
+}
+
+/** Every installed application's endpoints, with the application's name, oldest first. */
+export async function listOrganizationWebhookEndpoints(db: Db, organizationId: number) {
+  const rows = await listWebhookEndpoints(db, organizationId);
+  const names = new Map<number, string>();
+  for (const applicationId of new Set(rows.map((row) => row.applicationId))) {
+    names.set(applicationId, (await findApplicationOf(db, applicationId))?.name ?? "");
+  }
+  return rows.map((row) => ({
+    ...webhookEndpointToWire(row),
+    application: { id: row.applicationId, name: names.get(row.applicationId) ?? "" },
+  }));
+}
+
+/**
+ * A member pauses an endpoint (its deliveries wait, none is lost) or resumes it (they go, in order).
+ * Pausing a disabled endpoint is a 409: it receives nothing to hold.
+ */
+export async function setWebhookEndpointPaused(db: Db, scope: MemberScope, id: string, paused: boolean) {
+  return withEvents(db, async (tx) => {
+    const before = await organizationEndpoint(tx, scope.organizationId, id, true);
+    if (before.status === "disabled") {
+      throw new AppError(
+        "invalid_state_transition",
+        "This endpoint is disabled: the application enables it again once its receiver works",
+      );
+    }
+    const status = paused ? "paused" : "enabled";
+    if (before.status === status) return webhookEndpointToWire(before);
+    const after = (await updateWebhookEndpoint(tx, scope.organizationId, before.id, { status })) ?? before;
+    const wire = webhookEndpointToWire(after);
+    await recordEvent(tx, scope, "webhook_endpoint.updated", after.id, wire, { before: webhookEndpointToWire(before) });
+    return wire;
+  });
+}
+
+export async function organizationDeliveries(
+  db: Db,
+  organizationId: number,
+  endpointId: string,
+  query: WebhookDeliveryListQuery,
+) {
+  const endpoint = await organizationEndpoint(db, organizationId, endpointId);
+  return endpointDeliveries(db, organizationId, endpoint.id, query);
+}
+
+export async function retryOrganizationDelivery(
+  db: Db,
+  organizationId: number,
+  endpointId: string,
+  deliveryId: string,
+) {
+  const endpoint = await organizationEndpoint(db, organizationId, endpointId);
+  return retryDelivery(db, organizationId, endpoint.id, deliveryId);
+}
+
+export async function resendOrganizationSince(db: Db, organizationId: number, endpointId: string, since: string) {
+  const endpoint = await organizationEndpoint(db, organizationId, endpointId);
+  if (endpoint.status === "disabled") {
+    throw new AppError("invalid_state_transition", "This endpoint is disabled: nothing can be sent to it");
+  }
+  return resendSince(db, endpoint, await applicationPermissions(db, endpoint.applicationId), new Date(since));
 }

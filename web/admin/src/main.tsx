@@ -23,6 +23,7 @@ import { PaymentDetailPage } from "./pages/payment-detail.page";
 import { SettingsPage } from "./pages/settings.page";
 import { SignInPage } from "./pages/sign-in.page";
 import { SupporterDetailPage } from "./pages/supporter-detail.page";
+import { WebhookEndpointPage, WebhooksPage } from "./pages/webhooks.page";
 import "./styles.css";
 
 const router = createBrowserRouter(
@@ -56,6 +57,8 @@ const router = createBrowserRouter(
         { path: "outbox", element: <OutboxPage /> },
         { path: "outbox/:id", element: <OutboxMessagePage /> },
         { path: "audit", element: <AuditLogPage /> },
+        { path: "webhooks", element: <WebhooksPage /> },
+        { path: "webhooks/:id", element: <WebhookEndpointPage /> },
         { path: "*", element: <NotFoundPage /> },
       ],
     },

@@ -19,6 +19,7 @@ const NAV: { to: string; label: string; end?: boolean }[] = [
 const NAV_SETTINGS: { to: string; label: string; end?: boolean }[] = [
   { to: "apps", label: "Apps" },
   { to: "developers", label: "Developers" },
+  { to: "webhooks", label: "Webhooks" },
   { to: "members", label: "Members" },
   { to: "settings", label: "Settings", end: true },
   { to: "settings/email", label: "Email" },

@@ -31,6 +31,11 @@ const TONES: Record<string, string> = {
   captured: "info",
   failed: "bad",
   cancelled: "neutral",
+  // A webhook endpoint's status and a delivery's state.
+  enabled: "good",
+  paused: "warn",
+  disabled: "bad",
+  succeeded: "good",
 };
 
 const LABELS: Record<string, string> = {

@@ -23,6 +23,7 @@ export const EMAIL_KINDS = [
   "donor_change",
   "gift_notification",
   "gift_digest",
+  "webhook_disabled",
 ] as const;
 const STATES = ["queued", "sending", "sent", "captured", "failed", "cancelled"] as const;
 const PAGE_SIZE = 25;
