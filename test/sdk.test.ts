@@ -15,8 +15,11 @@ import {
   type PendingAuthorization,
   ReauthorizationRequiredError,
   type StateStore,
+  WebhookVerificationError,
+  webhooks,
 } from "../packages/sdk/src/index.js";
 import { paymentMethods as paymentMethodsTable } from "../src/db/schema.js";
+import { webhookSenderDeps } from "../src/jobs/webhook.job.js";
 import {
   createApplication,
   installApplication,
@@ -24,6 +27,7 @@ import {
 } from "../src/modules/applications/applications.service.js";
 import { createOrganization } from "../src/modules/organizations/organizations.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
+import { deliverWebhooks } from "../src/modules/webhooks/webhook-delivery.service.js";
 import { issueTokenPair } from "../src/oauth/tokens.service.js";
 import { Browser, buttons } from "./helpers/browser.js";
 import {
@@ -37,6 +41,7 @@ import {
   unique,
 } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
+import { startWebhookReceiver } from "./helpers/webhook-receiver.js";
 
 const REDIRECT_URI = "https://app.example.test/callback";
 const PASSWORD = "correct horse battery";
@@ -488,5 +493,76 @@ describe("SDK against the real server", () => {
     const committed = readFileSync(OUTPUT_FILE, "utf8");
     // On failure: npx tsx packages/sdk/scripts/generate-types.ts, then review and commit the diff.
     expect(generateTypes(document)).toBe(committed);
+  });
+});
+
+describe("SDK: webhook endpoints and verifying deliveries", () => {
+  let server: TestServer;
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+
+  beforeAll(async () => {
+    [server, receiver] = await Promise.all([
+      startTestServer({ webhookAllowPrivateNetworks: true }),
+      startWebhookReceiver(),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([server?.close(), receiver?.close()]);
+  });
+
+  it("manages the application's endpoints and verifies each delivery with webhooks.verify", async () => {
+    const { api, organization } = await installed(server);
+    const deliver = () =>
+      deliverWebhooks(server.database.db, webhookSenderDeps(server.config), { organizationIds: [organization.id] });
+    const endpoint = await api.webhookEndpoints.create({
+      url: receiver.url("/sdk"),
+      event_types: ["supporter.created"],
+    });
+    expect(endpoint.secret).toMatch(/^whsec_/);
+    expect(await api.webhookEndpoints.list()).toEqual([
+      expect.objectContaining({ id: endpoint.id, url: endpoint.url, status: "enabled" }),
+    ]);
+    const supporter = await api.supporters.create({ first_name: "Ada" });
+    await deliver();
+    const [hook] = receiver.received.filter((received) => received.path === "/sdk");
+    if (!hook) throw new Error("no delivery");
+
+    const event = await webhooks.verify(hook.body, hook.headers, endpoint.secret);
+    expect(event).toMatchObject({ type: "supporter.created", data: { id: supporter.id } });
+    // Fetch Headers too, as a Request handler gets them.
+    expect(
+      (await webhooks.verify(hook.body, new Headers(hook.headers as Record<string, string>), endpoint.secret)).id,
+    ).toBe(event.id);
+    const other = (await api.webhookEndpoints.rotateSecret(endpoint.id)).secret;
+    await expect(webhooks.verify(hook.body, hook.headers, other)).rejects.toBeInstanceOf(WebhookVerificationError);
+    await expect(webhooks.verify(hook.body.replace("Ada", "Eve"), hook.headers, endpoint.secret)).rejects.toThrow(
+      "No signature matches",
+    );
+    await expect(
+      webhooks.verify(hook.body, hook.headers, endpoint.secret, { now: new Date(Date.now() + 10 * 60_000) }),
+    ).rejects.toThrow("too far from now");
+    await expect(webhooks.verify(hook.body, {}, endpoint.secret)).rejects.toThrow("Missing");
+
+    // After the rotation both secrets verify, for 24 hours.
+    await api.supporters.create({ first_name: "Grace" });
+    await deliver();
+    const late = receiver.received.filter((received) => received.path === "/sdk")[1];
+    if (!late) throw new Error("no second delivery");
+    expect((await webhooks.verify(late.body, late.headers, other)).type).toBe("supporter.created");
+    expect((await webhooks.verify(late.body, late.headers, endpoint.secret)).type).toBe("supporter.created");
+
+    const page = await api.webhookEndpoints.deliveries(endpoint.id, { limit: 1 });
+    expect(page).toMatchObject({ has_more: true, items: [{ state: "succeeded", attempts: 1 }] });
+    const first = page.items[0];
+    if (!first) throw new Error("no delivery in the log");
+    expect(await api.webhookEndpoints.retryDelivery(endpoint.id, first.id)).toMatchObject({ state: "pending" });
+    expect(await api.webhookEndpoints.resend(endpoint.id, new Date(Date.now() - 60_000))).toEqual({ queued: 2 });
+    expect(await api.webhookEndpoints.update(endpoint.id, { description: "CRM" })).toMatchObject({
+      description: "CRM",
+    });
+    expect((await api.webhookEndpoints.retrieve(endpoint.id)).description).toBe("CRM");
+    await api.webhookEndpoints.delete(endpoint.id);
+    expect(await api.webhookEndpoints.list()).toEqual([]);
+    await expect(api.webhookEndpoints.retrieve(endpoint.id)).rejects.toMatchObject({ status: 404 });
   });
 });

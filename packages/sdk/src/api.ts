@@ -25,12 +25,19 @@ import type {
   SupporterInput,
   SupporterListParams,
   SupporterPatch,
+  WebhookDelivery,
+  WebhookDeliveryListParams,
+  WebhookDeliveryPage,
+  WebhookEndpoint,
+  WebhookEndpointInput,
+  WebhookEndpointPatch,
+  WebhookEndpointWithSecret,
 } from "./types.js";
 
 type QueryValue = string | number | boolean | null | undefined;
 
 export interface RequestOptions {
-  method?: "GET" | "POST" | "PATCH";
+  method?: "GET" | "POST" | "PATCH" | "DELETE";
   query?: Record<string, QueryValue>;
   body?: unknown;
   headers?: Record<string, string>;
@@ -144,6 +151,63 @@ export class EventsResource {
   }
 }
 
+/**
+ * The application's own webhook endpoints in the organization (`/api/v1/webhook_endpoints/`): the
+ * secret comes once, from `create` and `rotateSecret`; verify deliveries with `webhooks.verify`.
+ */
+export class WebhookEndpointsResource {
+  private readonly path = "/api/v1/webhook_endpoints/";
+  constructor(private readonly requester: Requester) {}
+
+  create(body: WebhookEndpointInput): Promise<WebhookEndpointWithSecret> {
+    return this.requester.request(this.path, { method: "POST", body });
+  }
+
+  async list(): Promise<WebhookEndpoint[]> {
+    return (await this.requester.request<{ items: WebhookEndpoint[] }>(this.path)).items;
+  }
+
+  retrieve(id: number | string): Promise<WebhookEndpoint> {
+    return this.requester.request(`${this.path}${encodeURIComponent(String(id))}`);
+  }
+
+  update(id: number | string, body: WebhookEndpointPatch): Promise<WebhookEndpoint> {
+    return this.requester.request(`${this.path}${encodeURIComponent(String(id))}`, { method: "PATCH", body });
+  }
+
+  delete(id: number | string): Promise<void> {
+    return this.requester.request(`${this.path}${encodeURIComponent(String(id))}`, { method: "DELETE" });
+  }
+
+  /** A new secret; the previous one still signs for 24 hours. */
+  rotateSecret(id: number | string): Promise<WebhookEndpointWithSecret> {
+    return this.requester.request(`${this.path}${encodeURIComponent(String(id))}/rotate_secret`, { method: "POST" });
+  }
+
+  /** The endpoint's deliveries, newest first, each with its attempts; pass `next_before` as `before` for older ones. */
+  deliveries(id: number | string, params?: WebhookDeliveryListParams): Promise<WebhookDeliveryPage> {
+    return this.requester.request(`${this.path}${encodeURIComponent(String(id))}/deliveries`, {
+      query: params as Record<string, QueryValue>,
+    });
+  }
+
+  /** Sends one delivery again now, under the same webhook-id. */
+  retryDelivery(id: number | string, deliveryId: number | string): Promise<WebhookDelivery> {
+    return this.requester.request(
+      `${this.path}${encodeURIComponent(String(id))}/deliveries/${encodeURIComponent(String(deliveryId))}/retry`,
+      { method: "POST" },
+    );
+  }
+
+  /** Sends again every event of the endpoint's types since a time; how many were queued. */
+  resend(id: number | string, since: Date | string): Promise<{ queued: number }> {
+    return this.requester.request(`${this.path}${encodeURIComponent(String(id))}/resend`, {
+      method: "POST",
+      body: { since: since instanceof Date ? since.toISOString() : since },
+    });
+  }
+}
+
 export class PaymentsResource extends Collection<Payment, PaymentListParams> {
   /**
    * Refunds a PAID payment (409 `invalid_state` otherwise): what is left of it, or `amount`. The
@@ -192,6 +256,7 @@ export class DonataApi implements Requester {
   readonly supporters: SupportersResource;
   readonly campaigns: CampaignsResource;
   readonly events: EventsResource;
+  readonly webhookEndpoints: WebhookEndpointsResource;
 
   constructor(
     private readonly client: DonataClient,
@@ -203,6 +268,7 @@ export class DonataApi implements Requester {
     this.supporters = new SupportersResource(this, "/api/v1/supporters/");
     this.campaigns = new CampaignsResource(this, "/api/v1/campaigns/");
     this.events = new EventsResource(this);
+    this.webhookEndpoints = new WebhookEndpointsResource(this);
   }
 
   /** A REST call under the base URL; problem bodies become DonataApiError. */

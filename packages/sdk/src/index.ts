@@ -9,6 +9,7 @@ export {
   PaymentsResource,
   type RequestOptions,
   SupportersResource,
+  WebhookEndpointsResource,
   WritableCollection,
 } from "./api.js";
 export { type CallbackResult, DonataClient, type DonataClientOptions, type TokenResponse } from "./client.js";
@@ -34,3 +35,10 @@ export {
   type TokenStore,
 } from "./stores.js";
 export type * from "./types.js";
+export {
+  type VerifyOptions,
+  verifyWebhook,
+  type WebhookHeaders,
+  WebhookVerificationError,
+  webhooks,
+} from "./webhooks.js";

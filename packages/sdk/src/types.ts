@@ -41,3 +41,11 @@ export type CampaignPatch = Operations["update_campaign"]["body"];
 export type Event = Ok<"retrieve_event">;
 export type EventPage = Ok<"list_events">;
 export type EventListParams = Operations["list_events"]["query"];
+
+export type WebhookEndpoint = Ok<"retrieve_webhook_endpoint">;
+export type WebhookEndpointWithSecret = Ok<"create_webhook_endpoint">;
+export type WebhookEndpointInput = Operations["create_webhook_endpoint"]["body"];
+export type WebhookEndpointPatch = Operations["update_webhook_endpoint"]["body"];
+export type WebhookDelivery = Ok<"retry_webhook_delivery">;
+export type WebhookDeliveryPage = Ok<"list_webhook_deliveries">;
+export type WebhookDeliveryListParams = Operations["list_webhook_deliveries"]["query"];

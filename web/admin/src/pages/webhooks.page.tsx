@@ -284,21 +284,31 @@ export function WebhookEndpointPage() {
                           </>
                         ),
                       },
-                      { key: "state", label: "State", render: (row) => <StateBadge state={row.state} /> },
                       {
-                        key: "status",
-                        label: "Answer",
-                        render: (row) =>
-                          row.last_status === null ? (row.last_error ? "none" : "—") : `HTTP ${row.last_status}`,
+                        key: "state",
+                        label: "State",
+                        render: (row) => (
+                          <>
+                            <StateBadge state={row.state} />
+                            <div className="muted">
+                              {row.last_status !== null ? `HTTP ${row.last_status}` : row.last_error ? "no answer" : ""}
+                            </div>
+                          </>
+                        ),
                       },
                       { key: "attempts", label: "Attempts", render: (row) => <AttemptLog delivery={row} /> },
                       {
                         key: "date",
                         label: "Date",
                         render: (row) =>
-                          row.next_attempt_date && row.state === "pending" && row.attempts > 0
-                            ? `next try ${format.dateTime(row.next_attempt_date)}`
-                            : format.dateTime(row.delivered_date ?? row.create_date),
+                          row.next_attempt_date && row.state === "pending" && row.attempts > 0 ? (
+                            <>
+                              {format.dateTime(row.create_date)}
+                              <div className="muted">next try {format.dateTime(row.next_attempt_date)}</div>
+                            </>
+                          ) : (
+                            format.dateTime(row.delivered_date ?? row.create_date)
+                          ),
                       },
                       ...(canWrite
                         ? [
@@ -308,7 +318,7 @@ export function WebhookEndpointPage() {
                               render: (row: Delivery) =>
                                 row.state === "sending" ? null : (
                                   <ActionButton
-                                    label="Send again"
+                                    label="Retry"
                                     title={`Send ${row.event_type} again?`}
                                     confirmLabel="Send now"
                                     testId={`retry-${row.id}`}
