@@ -4,9 +4,11 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ExampleApp, startExampleApp } from "../examples/app/example-app.js";
 import { ADMIN_DIST } from "../src/admin/admin-pages.routes.js";
+import { webhookSenderDeps } from "../src/jobs/webhook.job.js";
 import { createApplication, installApplication } from "../src/modules/applications/applications.service.js";
 import { createOrganization } from "../src/modules/organizations/organizations.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
+import { deliverWebhooks } from "../src/modules/webhooks/webhook-delivery.service.js";
 import { launchChromium } from "./helpers/chromium.js";
 import { fakeCheckout, fakeCompletedCheckout, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
@@ -49,7 +51,7 @@ describe("example application, driven in chromium", () => {
 
   beforeAll(async () => {
     [server, browser] = await Promise.all([
-      startTestServer({ accessTokenTtlSeconds: ACCESS_TOKEN_TTL }),
+      startTestServer({ accessTokenTtlSeconds: ACCESS_TOKEN_TTL, webhookAllowPrivateNetworks: true }),
       launchChromium(),
     ]);
     const db = server.database.db;
@@ -129,6 +131,62 @@ describe("example application, driven in chromium", () => {
     expect(refreshes.length).toBe(before + 1);
     expect((await example.client.tokenStore.get(slugs.top))?.accessToken).not.toBe(firstToken);
     expect(await renderedCheckoutIds(page)).toEqual(await apiCheckoutIds(slugs.top));
+    await context.close();
+  });
+
+  it("subscribes to payment.paid and shows each payment live as its webhook arrives, verified", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${server.url}/admin/sign-in`);
+    await page.fill("#email", email);
+    await page.fill("#password", PASSWORD);
+    await page.click("button[type=submit]");
+    await page.waitForURL((url) => !url.pathname.startsWith("/admin/sign-in"));
+    await page.goto(`${example.url}/?__organization=${slugs.top}`);
+    const allow = page.locator("button[name=decision][value=allow]");
+    const table = page.locator("table[data-testid=checkouts]");
+    await Promise.race([allow.waitFor(), table.waitFor()]);
+    if (await allow.isVisible()) await allow.click();
+    await table.waitFor();
+    expect(await page.locator("[data-testid=webhook-problem]").count()).toBe(0);
+    expect(await page.locator("#payments li").count()).toBe(0);
+
+    // The app's endpoint, made with its own token: payment.paid only.
+    const api = example.client.forOrganization(slugs.top);
+    const [endpoint] = await api.webhookEndpoints.list();
+    expect(endpoint).toMatchObject({ event_types: ["payment.paid"], status: "enabled" });
+    expect(endpoint?.url).toBe(`${example.url}/webhooks/donata?__organization=${slugs.top}`);
+
+    const organizationId = (
+      await server.database.db.query.organizations.findFirst({
+        where: (organizations, { eq }) => eq(organizations.slug, slugs.top),
+      })
+    )?.id as number;
+    const supporter = await api.supporters.create({ first_name: "Live" });
+    const campaign = await api.campaigns.create({ title: `Live ${unique(6)}` });
+    const gift = await api.donations.createOffline(
+      { supporter_id: supporter.id, campaign_id: campaign.id, amount: 12.5, label: "Cash" },
+      { idempotencyKey: `live-${unique(8)}` },
+    );
+    const pass = await deliverWebhooks(server.database.db, webhookSenderDeps(server.config), {
+      organizationIds: [organizationId],
+    });
+    expect(pass).toMatchObject({ succeeded: 1, failed: 0, retried: 0 });
+    // Without a reload: the page polls the app, which has the verified event.
+    await page.locator(`#payments li`).first().waitFor({ timeout: 10_000 });
+    expect(await page.locator("#payments li").first().textContent()).toBe(`Payment #${gift.payment.id}: 12.50 EUR`);
+
+    // A forged delivery is refused by the app (no signature of its secret).
+    const forged = await fetch(endpoint?.url ?? "", {
+      method: "POST",
+      headers: {
+        "webhook-id": "evt_forged",
+        "webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+        "webhook-signature": "v1,AAAA",
+      },
+      body: "{}",
+    });
+    expect(forged.status).toBe(400);
     await context.close();
   });
 

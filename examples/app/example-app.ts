@@ -7,9 +7,12 @@ import {
   DonataApiError,
   DonataClient,
   type Donation,
+  type Event,
   InvalidStateError,
   ReauthorizationRequiredError,
   type TokenStore,
+  WebhookVerificationError,
+  webhooks,
 } from "../../packages/sdk/src/index.js";
 
 export interface ExampleAppOptions {
@@ -37,6 +40,18 @@ export interface ExampleApp {
 }
 
 const SESSION_COOKIE = "example_session";
+/** Where Donata POSTs this app's webhooks (the organization in the query picks the secret). */
+const WEBHOOK_PATH = "/webhooks/donata";
+/** Payments kept per organization for the live list. */
+const RECEIVED_KEPT = 20;
+
+interface ReceivedPayment {
+  event_id: string;
+  payment_id: number | null;
+  amount: number | null;
+  currency: string | null;
+  received_date: string;
+}
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 const escapeHtml = (value: unknown) => String(value ?? "").replace(/[&<>"']/g, (char) => ESCAPES[char] as string);
 
@@ -44,10 +59,40 @@ const STYLE = `body{font-family:system-ui,sans-serif;margin:1.5rem;color:#1f2933
 th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #e4e7eb}th{background:#f5f7fa}td.num{text-align:right}
 .muted{color:#7b8794}`;
 
-function page(title: string, body: string): string {
+function page(title: string, body: string, script = ""): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
-<style>${STYLE}</style></head><body>${body}</body></html>`;
+<style>${STYLE}</style></head><body>${body}${script}</body></html>`;
 }
+
+function paymentItems(payments: readonly ReceivedPayment[]): string {
+  return payments
+    .map(
+      (payment) =>
+        `<li data-event-id="${escapeHtml(payment.event_id)}">Payment #${escapeHtml(payment.payment_id)}: ${money(payment.amount, payment.currency ?? undefined)} <span class="muted">(${date(payment.received_date)})</span></li>`,
+    )
+    .join("");
+}
+
+/** Polls the app's own JSON every 2 s and redraws the list: the payments arrive as Donata delivers them. */
+const LIVE_SCRIPT = `const list = document.getElementById("payments");
+const organization = new URLSearchParams(location.search).get("__organization");
+async function poll() {
+  try {
+    const response = await fetch("/webhooks/received?__organization=" + encodeURIComponent(organization));
+    if (response.ok) {
+      const payments = await response.json();
+      list.replaceChildren(...payments.map((payment) => {
+        const item = document.createElement("li");
+        item.dataset.eventId = payment.event_id;
+        item.textContent = "Payment #" + payment.payment_id + ": " + (payment.amount ?? 0).toFixed(2) + " " + (payment.currency ?? "");
+        return item;
+      }));
+    }
+  } finally {
+    setTimeout(poll, 2000);
+  }
+}
+setTimeout(poll, 2000);`;
 
 const money = (amount: number | null, currency?: string) =>
   amount === null ? "—" : `${amount.toFixed(2)}${currency ? ` ${escapeHtml(currency)}` : ""}`;
@@ -98,6 +143,10 @@ export async function startExampleApp(options: ExampleAppOptions): Promise<Examp
   // a visitor sees its data only after Donata vouched for them (sign-in and, once, consent).
   const sessions = new Map<string, Set<string>>();
   let client: DonataClient | undefined;
+  // Per organization: the endpoint's signing secret (shown once by Donata), why there is none, and what came.
+  const webhookSecrets = new Map<string, string>();
+  const webhookProblems = new Map<string, string>();
+  const received = new Map<string, ReceivedPayment[]>();
 
   const server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
@@ -107,12 +156,18 @@ export async function startExampleApp(options: ExampleAppOptions): Promise<Examp
     });
   });
 
-  function send(response: ServerResponse, status: number, html: string, headers: Record<string, string> = {}) {
+  function send(
+    response: ServerResponse,
+    status: number,
+    html: string,
+    headers: Record<string, string> = {},
+    nonce?: string,
+  ) {
     response.writeHead(status, {
       "content-type": "text/html; charset=utf-8",
       "cache-control": "no-store",
-      // Only the admin panel may frame this app; nothing but inline styles runs in it.
-      "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; frame-ancestors ${donataOrigin}`,
+      // Only the admin panel may frame this app; inline styles and the one script with this page's nonce run in it.
+      "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; ${nonce ? `script-src 'nonce-${nonce}'; connect-src 'self'; ` : ""}frame-ancestors ${donataOrigin}`,
       "x-content-type-options": "nosniff",
       "referrer-policy": "no-referrer",
       ...headers,
@@ -129,6 +184,76 @@ export async function startExampleApp(options: ExampleAppOptions): Promise<Examp
     redirect(response, url);
   }
 
+  /**
+   * Subscribes the organization's payments to this app once per process: the endpoint is created the
+   * first time; after a restart the app, which kept no secret, rotates it to learn a new one.
+   */
+  async function ensureWebhook(organization: string) {
+    if (webhookSecrets.has(organization)) return;
+    const api = (client as DonataClient).forOrganization(organization);
+    const target = `${publicUrl}${WEBHOOK_PATH}?__organization=${encodeURIComponent(organization)}`;
+    try {
+      const existing = (await api.webhookEndpoints.list()).find((endpoint) => endpoint.url === target);
+      const endpoint = existing
+        ? await api.webhookEndpoints.rotateSecret(existing.id)
+        : await api.webhookEndpoints.create({
+            url: target,
+            event_types: ["payment.paid"],
+            description: "Example app: payments received, shown live",
+          });
+      webhookSecrets.set(organization, endpoint.secret);
+      webhookProblems.delete(organization);
+    } catch (error) {
+      if (!(error instanceof DonataApiError)) throw error;
+      webhookProblems.set(
+        organization,
+        error.code === "webhook_url_refused"
+          ? `Donata refused to send webhooks to ${target}: it is a local address. Start the platform with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true to deliver to this app.`
+          : `Webhooks are not set up: ${error.detail}`,
+      );
+    }
+  }
+
+  /** A webhook from Donata: verified against the organization's secret, then kept for the live list. */
+  async function receiveWebhook(request: IncomingMessage, response: ServerResponse, url: URL) {
+    const organization = url.searchParams.get("__organization") ?? "";
+    const secret = webhookSecrets.get(organization);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of request) {
+      size += (chunk as Buffer).length;
+      if (size > 1_000_000) return send(response, 413, "", { "content-type": "text/plain" });
+      chunks.push(chunk as Buffer);
+    }
+    if (!secret) return send(response, 404, "", { "content-type": "text/plain" });
+    let event: Event;
+    try {
+      event = await webhooks.verify(Buffer.concat(chunks).toString("utf8"), request.headers, secret);
+    } catch (error) {
+      if (error instanceof WebhookVerificationError) return send(response, 400, "", { "content-type": "text/plain" });
+      throw error;
+    }
+    const list = received.get(organization) ?? [];
+    // At least once: a repeat (same webhook-id) is acknowledged and not shown twice.
+    if (event.type === "payment.paid" && !list.some((payment) => payment.event_id === event.id)) {
+      const data = event.data as { id?: number; amount?: number; currency?: string };
+      list.unshift({
+        event_id: event.id,
+        payment_id: data.id ?? null,
+        amount: data.amount ?? null,
+        currency: data.currency ?? null,
+        received_date: new Date().toISOString(),
+      });
+      received.set(organization, list.slice(0, RECEIVED_KEPT));
+    }
+    response.writeHead(204).end();
+  }
+
+  function authorizedFor(request: IncomingMessage, organization: string) {
+    const session = readCookie(request, SESSION_COOKIE);
+    return Boolean(session && sessions.get(session)?.has(organization));
+  }
+
   async function home(request: IncomingMessage, response: ServerResponse, url: URL) {
     const organization = url.searchParams.get("__organization");
     if (!organization) {
@@ -141,8 +266,7 @@ export async function startExampleApp(options: ExampleAppOptions): Promise<Examp
         ),
       );
     }
-    const session = readCookie(request, SESSION_COOKIE);
-    if (!session || !sessions.get(session)?.has(organization)) return startAuthorization(response, organization);
+    if (!authorizedFor(request, organization)) return startAuthorization(response, organization);
 
     const api = (client as DonataClient).forOrganization(organization);
     let checkouts: { items: Checkout[]; count: number };
@@ -164,6 +288,9 @@ export async function startExampleApp(options: ExampleAppOptions): Promise<Examp
       }
       throw error;
     }
+    await ensureWebhook(organization);
+    const problem = webhookProblems.get(organization);
+    const nonce = randomBytes(16).toString("base64");
     send(
       response,
       200,
@@ -175,9 +302,21 @@ export async function startExampleApp(options: ExampleAppOptions): Promise<Examp
 <tbody>${checkoutRows(checkouts.items)}</tbody></table>
 <h2>Donations <span class="muted">(${donations.count} in total)</span></h2>
 <table data-testid="donations"><thead><tr><th>#</th><th>Code</th><th>Created (UTC)</th><th>State</th><th>Amount</th><th>Frequency</th></tr></thead>
-<tbody>${donationRows(donations.items)}</tbody></table>`,
+<tbody>${donationRows(donations.items)}</tbody></table>
+<h2>Payments received, live <span class="muted">(webhook <code>payment.paid</code>)</span></h2>
+${problem ? `<p data-testid="webhook-problem">${escapeHtml(problem)}</p>` : ""}
+<ul id="payments" data-testid="payments">${paymentItems(received.get(organization) ?? [])}</ul>`,
+        `<script nonce="${nonce}">${LIVE_SCRIPT}</script>`,
       ),
+      {},
+      nonce,
     );
+  }
+
+  function receivedJson(request: IncomingMessage, response: ServerResponse, url: URL) {
+    const organization = url.searchParams.get("__organization") ?? "";
+    if (!authorizedFor(request, organization)) return send(response, 403, "[]", { "content-type": "application/json" });
+    send(response, 200, JSON.stringify(received.get(organization) ?? []), { "content-type": "application/json" });
   }
 
   async function callback(request: IncomingMessage, response: ServerResponse, url: URL) {
@@ -218,7 +357,9 @@ export async function startExampleApp(options: ExampleAppOptions): Promise<Examp
 
   async function handle(request: IncomingMessage, response: ServerResponse) {
     const url = new URL(request.url ?? "/", publicUrl);
+    if (url.pathname === WEBHOOK_PATH && request.method === "POST") return receiveWebhook(request, response, url);
     if (request.method !== "GET" && request.method !== "HEAD") return send(response, 405, page("405", "<h1>405</h1>"));
+    if (url.pathname === "/webhooks/received") return receivedJson(request, response, url);
     if (url.pathname === "/") return home(request, response, url);
     if (url.pathname === "/callback") return callback(request, response, url);
     if (url.pathname === "/healthz") return send(response, 200, "ok", { "content-type": "text/plain" });
