@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { EVENT_CATALOG, EVENT_TYPES } from "../src/events/catalog.js";
+import { RETRY_SCHEDULE_SECONDS } from "../src/modules/webhooks/webhook-delivery.service.js";
 import { ROOT } from "./helpers/cli.js";
 
 /** The documentation stands on its own: what a reader is sent to is in the repository, and says what it is said to. */
@@ -52,5 +54,25 @@ describe("the documentation", () => {
     expect(step).toContain("The receipt email's **open your donor page** link");
     const catalog = JSON.parse(readFileSync(path.join(ROOT, "src/email/locales/en.json"), "utf8")) as Json;
     expect(catalog.receipt.portal_link).toBe("open your donor page");
+  });
+
+  it("webhooks.md gives the retry schedule and the event catalog the code has", () => {
+    const doc = readFileSync(path.join(ROOT, "docs/webhooks.md"), "utf8");
+    const units: Record<string, number> = { s: 1, min: 60, h: 3600 };
+    const row = /^\s*\| next attempt in \|(.+)\|$/m.exec(doc)?.[1] ?? "";
+    const waits = row.split("|").map((cell) => {
+      const [amount, unit] = cell.trim().split(" ");
+      return Number(amount) * (units[unit ?? ""] ?? Number.NaN);
+    });
+    expect(waits).toEqual([...RETRY_SCHEDULE_SECONDS]);
+    const listed = [...doc.matchAll(/^\| `([a-z_]+\.[a-z_]+)` \| `([a-z]+:read)` \|/gm)].map((match) => [
+      match[1],
+      match[2],
+    ]);
+    const readable = EVENT_TYPES.flatMap((type) => {
+      const permission = EVENT_CATALOG[type].permission;
+      return permission === null ? [] : [[type, permission]];
+    });
+    expect(listed).toEqual(readable);
   });
 });
