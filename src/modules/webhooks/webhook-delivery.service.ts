@@ -7,20 +7,21 @@ import { recordEvent, withEvents } from "../../events/record-event.js";
 import type { SecretBox } from "../../secrets/secret-box.js";
 import { listMemberEmails } from "../members/members.repo.js";
 import type { DestinationPolicy } from "./destination.js";
-import { sendWebhook } from "./send.js";
+import { type SendOutcome, sendWebhook } from "./send.js";
 import { webhookHeaders } from "./signing.js";
 import {
   applicationPermissions,
   claimDueDeliveries,
+  type DeliveryOutcome,
   endpointsBehind,
   failPendingDeliveries,
   findApplicationOf,
-  findEventBySeq,
-  findWebhookEndpoint,
-  insertAttempt,
+  findEventsBySeq,
+  findWebhookEndpoints,
+  insertAttempts,
   lockWebhookEndpoint,
   queueDeliveries,
-  updateDelivery,
+  settleDeliveries,
   updateWebhookEndpoint,
   type WebhookDeliveryRow,
   type WebhookEndpointRow,
@@ -101,7 +102,6 @@ export async function deliverWebhooks(
   const now = options.now ?? new Date();
   result.queued = await dispatchWebhookEvents(db, { organizationIds: options.organizationIds, now });
   const limit = options.limit ?? 100;
-  const endpoints = new Map<string, WebhookEndpointRow | undefined>();
   // Until nothing is due (a resource's next event becomes due once the one before it is delivered),
   // at most 100 rounds a pass.
   for (let round = 0; round < 100; round++) {
@@ -109,85 +109,159 @@ export async function deliverWebhooks(
       claimDueDeliveries(tx, now, new Date(now.getTime() + LEASE_SECONDS * 1000), limit, options.organizationIds),
     );
     if (claimed.length === 0) return result;
+    const byOrganization = new Map<number, WebhookDeliveryRow[]>();
+    for (const delivery of claimed) {
+      byOrganization.set(delivery.organizationId, [...(byOrganization.get(delivery.organizationId) ?? []), delivery]);
+    }
     await Promise.all(
-      claimed.map((delivery) => deliverOne(db, deps, delivery, now, endpoints, result, options.timeoutMs)),
+      [...byOrganization].map(([organizationId, deliveries]) =>
+        deliverBatch(db, deps, organizationId, deliveries, now, result, options.timeoutMs),
+      ),
     );
-    endpoints.clear();
   }
   return result;
 }
 
-async function deliverOne(
+interface Attempted {
+  delivery: WebhookDeliveryRow;
+  endpoint: WebhookEndpointRow | undefined;
+  outcome: SendOutcome | null;
+  /** Why it fails for good without an attempt (its endpoint or event is gone). */
+  gone?: string;
+}
+
+/**
+ * One organization's claimed deliveries: their events and endpoints read in two statements, sent
+ * side by side (outside any transaction), their outcomes recorded in one transaction: the attempts,
+ * the deliveries' states, and each endpoint's run of failures (which may disable it).
+ */
+async function deliverBatch(
   db: Db,
   deps: WebhookSenderDeps,
-  delivery: WebhookDeliveryRow,
+  organizationId: number,
+  deliveries: WebhookDeliveryRow[],
   now: Date,
-  endpoints: Map<string, WebhookEndpointRow | undefined>,
   result: WebhookPassResult,
   timeoutMs: number | undefined,
 ) {
-  const key = `${delivery.organizationId}:${delivery.endpointId}`;
-  if (!endpoints.has(key)) {
-    endpoints.set(key, await findWebhookEndpoint(db, delivery.organizationId, delivery.endpointId));
-  }
-  const endpoint = endpoints.get(key);
-  const event = await findEventBySeq(db, delivery.organizationId, delivery.eventSeq);
-  if (!endpoint || !event) {
-    result.failed += 1;
-    await updateDelivery(db, delivery.organizationId, delivery.id, {
-      state: "failed",
-      lastError: endpoint ? "The event is no longer kept (past the event retention)" : "The endpoint is gone",
-    });
-    return;
-  }
-  const body = JSON.stringify(eventToWire(event));
-  const secrets = [deps.secrets.open(endpoint.secretSealed)];
-  if (
-    endpoint.previousSecretSealed &&
-    endpoint.previousSecretExpireDate &&
-    endpoint.previousSecretExpireDate > new Date()
-  ) {
-    secrets.push(deps.secrets.open(endpoint.previousSecretSealed));
-  }
-  const headers = webhookHeaders(secrets, event.id, Math.floor(Date.now() / 1000), body);
-  const outcome = await sendWebhook(endpoint.url, headers, body, deps.destinations, timeoutMs);
-  const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
-  const final = !ok && delivery.attempts >= MAX_ATTEMPTS;
-  let disabled: WebhookEndpointRow | undefined;
-  let endpointDisabled = false;
-  await withEvents(db, async (tx) => {
-    await insertAttempt(tx, {
-      organizationId: delivery.organizationId,
-      deliveryId: delivery.id,
-      attempt: delivery.attempts,
-      status: outcome.status,
-      durationMs: outcome.durationMs,
-      response: outcome.response,
-      error: outcome.error,
-    });
-    if (ok && endpoint.failingSince) {
-      await updateWebhookEndpoint(tx, endpoint.organizationId, endpoint.id, { failingSince: null });
-      endpoint.failingSince = null;
-    } else if (!ok) {
-      const failing = await noteFailure(tx, endpoint, now);
-      disabled = failing.disabled;
-      endpointDisabled = failing.endpointDisabled;
+  const [events, endpoints] = await Promise.all([
+    findEventsBySeq(
+      db,
+      organizationId,
+      deliveries.map((delivery) => delivery.eventSeq),
+    ),
+    findWebhookEndpoints(
+      db,
+      organizationId,
+      deliveries.map((delivery) => delivery.endpointId),
+    ),
+  ]);
+  const eventBySeq = new Map(events.map((event) => [event.seq, event]));
+  const endpointById = new Map(endpoints.map((endpoint) => [endpoint.id, endpoint]));
+  const secretsOf = new Map<number, string[]>();
+  const signingSecrets = (endpoint: WebhookEndpointRow) => {
+    let secrets = secretsOf.get(endpoint.id);
+    if (!secrets) {
+      secrets = [deps.secrets.open(endpoint.secretSealed)];
+      if (
+        endpoint.previousSecretSealed &&
+        endpoint.previousSecretExpireDate &&
+        endpoint.previousSecretExpireDate > new Date()
+      ) {
+        secrets.push(deps.secrets.open(endpoint.previousSecretSealed));
+      }
+      secretsOf.set(endpoint.id, secrets);
     }
-    await updateDelivery(tx, delivery.organizationId, delivery.id, {
-      state: ok ? "succeeded" : final || endpointDisabled ? "failed" : "pending",
-      lastStatus: outcome.status,
-      lastError: ok ? null : (outcome.error ?? `answered ${outcome.status}`),
-      deliveredDate: ok ? new Date() : null,
-      nextAttemptDate:
-        ok || final ? now : new Date(now.getTime() + (RETRY_SCHEDULE_SECONDS[delivery.attempts - 1] ?? 0) * 1000),
-    });
+    return secrets;
+  };
+  const attempted: Attempted[] = await Promise.all(
+    deliveries.map(async (delivery): Promise<Attempted> => {
+      const endpoint = endpointById.get(delivery.endpointId);
+      const event = eventBySeq.get(delivery.eventSeq);
+      if (!endpoint) return { delivery, endpoint, outcome: null, gone: "The endpoint is gone" };
+      if (!event) {
+        return { delivery, endpoint, outcome: null, gone: "The event is no longer kept (past the event retention)" };
+      }
+      const body = JSON.stringify(eventToWire(event));
+      const headers = webhookHeaders(signingSecrets(endpoint), event.id, Math.floor(Date.now() / 1000), body);
+      return {
+        delivery,
+        endpoint,
+        outcome: await sendWebhook(endpoint.url, headers, body, deps.destinations, timeoutMs),
+      };
+    }),
+  );
+  const disabled: WebhookEndpointRow[] = [];
+  await withEvents(db, async (tx) => {
+    // Each endpoint once: failing since now, failing long enough to be disabled, or well again.
+    const disabledIds = new Set<number>();
+    for (const endpoint of endpoints) {
+      const mine = attempted.filter((each) => each.endpoint?.id === endpoint.id && each.outcome);
+      if (mine.length === 0) continue;
+      const last = mine.at(-1)?.outcome as SendOutcome;
+      if (succeeded(last)) {
+        if (endpoint.failingSince) await updateWebhookEndpoint(tx, organizationId, endpoint.id, { failingSince: null });
+        continue;
+      }
+      const failing = await noteFailure(tx, endpoint, now);
+      if (failing.endpointDisabled) disabledIds.add(endpoint.id);
+      if (failing.disabled) disabled.push(failing.disabled);
+    }
+    await insertAttempts(
+      tx,
+      attempted.flatMap(({ delivery, outcome }) =>
+        outcome
+          ? [
+              {
+                organizationId,
+                deliveryId: delivery.id,
+                attempt: delivery.attempts,
+                status: outcome.status,
+                durationMs: outcome.durationMs,
+                response: outcome.response,
+                error: outcome.error,
+              },
+            ]
+          : [],
+      ),
+    );
+    await settleDeliveries(
+      tx,
+      organizationId,
+      attempted.map(({ delivery, outcome, gone }): DeliveryOutcome => {
+        if (!outcome) {
+          result.failed += 1;
+          return {
+            id: delivery.id,
+            state: "failed",
+            lastStatus: null,
+            lastError: gone ?? null,
+            deliveredDate: null,
+            nextAttemptDate: now,
+          };
+        }
+        const ok = succeeded(outcome);
+        const final = !ok && (delivery.attempts >= MAX_ATTEMPTS || disabledIds.has(delivery.endpointId));
+        result[ok ? "succeeded" : final ? "failed" : "retried"] += 1;
+        return {
+          id: delivery.id,
+          state: ok ? "succeeded" : final ? "failed" : "pending",
+          lastStatus: outcome.status,
+          lastError: ok ? null : (outcome.error ?? `answered ${outcome.status}`),
+          deliveredDate: ok ? new Date() : null,
+          nextAttemptDate:
+            ok || final ? now : new Date(now.getTime() + (RETRY_SCHEDULE_SECONDS[delivery.attempts - 1] ?? 0) * 1000),
+        };
+      }),
+    );
   });
-  result[ok ? "succeeded" : final || endpointDisabled ? "failed" : "retried"] += 1;
-  if (disabled) {
+  for (const endpoint of disabled) {
     result.disabled += 1;
-    await deps.onDisabled?.(disabled);
+    await deps.onDisabled?.(endpoint);
   }
 }
+
+const succeeded = (outcome: SendOutcome) => outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
 
 /** A failed attempt: the endpoint is failing since now, or since long enough to be disabled. */
 async function noteFailure(

@@ -280,16 +280,55 @@ export async function claimDueDeliveries(
   return claimed.sort((a, b) => a.eventSeq - b.eventSeq || a.id - b.id);
 }
 
-export async function findEventBySeq(tx: Executor, organizationId: number, seq: number) {
-  const [row] = await tx
+/** The events of these numbers, one organization's. */
+export function findEventsBySeq(tx: Executor, organizationId: number, seqs: readonly number[]) {
+  return tx
     .select()
     .from(events)
-    .where(and(eq(events.organizationId, organizationId), eq(events.seq, seq)));
-  return row;
+    .where(and(eq(events.organizationId, organizationId), inArray(events.seq, [...new Set(seqs)])));
 }
 
-export async function insertAttempt(tx: Executor, values: typeof webhookAttempts.$inferInsert) {
-  await tx.insert(webhookAttempts).values(values);
+/** These endpoints of one organization. */
+export function findWebhookEndpoints(tx: Executor, organizationId: number, ids: readonly number[]) {
+  return tx
+    .select()
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.organizationId, organizationId), inArray(webhookEndpoints.id, [...new Set(ids)])));
+}
+
+export async function insertAttempts(tx: Executor, values: (typeof webhookAttempts.$inferInsert)[]) {
+  if (values.length > 0) await tx.insert(webhookAttempts).values(values);
+}
+
+export interface DeliveryOutcome {
+  id: number;
+  state: "pending" | "succeeded" | "failed";
+  lastStatus: number | null;
+  lastError: string | null;
+  deliveredDate: Date | null;
+  nextAttemptDate: Date;
+}
+
+/** Records the outcomes of one organization's attempts in one statement. */
+export async function settleDeliveries(tx: Executor, organizationId: number, outcomes: readonly DeliveryOutcome[]) {
+  if (outcomes.length === 0) return;
+  const rows = sql.join(
+    outcomes.map(
+      (outcome) =>
+        sql`(${outcome.id}::bigint, ${outcome.state}::text, ${outcome.lastStatus}::integer, ${outcome.lastError}::text, ${outcome.deliveredDate?.toISOString() ?? null}::timestamptz, ${outcome.nextAttemptDate.toISOString()}::timestamptz)`,
+    ),
+    sql`, `,
+  );
+  await tx.execute(sql`
+    update ${webhookDeliveries} set
+      state = outcome.state,
+      last_status = outcome.last_status,
+      last_error = outcome.last_error,
+      delivered_date = outcome.delivered_date,
+      next_attempt_date = outcome.next_attempt_date,
+      update_date = now()
+    from (values ${rows}) as outcome(id, state, last_status, last_error, delivered_date, next_attempt_date)
+    where ${webhookDeliveries.organizationId} = ${organizationId} and ${webhookDeliveries.id} = outcome.id`);
 }
 
 export const updateDelivery = tenantRowUpdater(webhookDeliveries);
