@@ -14,7 +14,7 @@
  *   BENCH_KEEP_DATABASE=1  keep the database afterwards (for EXPLAIN ANALYZE); it is printed
  *   BENCH_REDIS_URL     Redis for the rate-limit cost rows (default redis://127.0.0.1:6379; left out if none answers)
  *   BENCH_SECTIONS      which parts to run, comma-separated: main (the scenarios above and the
- *                       rate-limit rows), citus, processes (default all three); without main the
+ *                       rate-limit rows), citus, processes, webhooks (default all four); without main the
  *                       others print their tables and docs/benchmarks.md is left as it is
  *   BENCH_CITUS_URL     a Citus coordinator server (default postgres://postgres@127.0.0.1:5433/postgres);
  *                       the "Citus cluster" section is skipped, saying why, when it or a worker does not answer
@@ -25,6 +25,7 @@
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -35,6 +36,9 @@ import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { type Database, openDatabase } from "../src/db/client.js";
 import { campaigns, checkouts, oauthAuthorizationCodes } from "../src/db/schema.js";
+import { insertEvents } from "../src/events/events.repo.js";
+import { newEventId, stopRecordingEventsForBenchmark } from "../src/events/record-event.js";
+import { startWebhookSender } from "../src/jobs/webhook.job.js";
 import { type LimitStore, openLimitStore } from "../src/limits/rate-limiter.js";
 import {
   createApplication,
@@ -43,6 +47,8 @@ import {
 } from "../src/modules/applications/applications.service.js";
 import { createOrganization } from "../src/modules/organizations/organizations.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
+import { deliverWebhooks } from "../src/modules/webhooks/webhook-delivery.service.js";
+import { createWebhookEndpoint } from "../src/modules/webhooks/webhooks.service.js";
 import { generateSecret, hashSecret } from "../src/oauth/secrets.js";
 import { upsertProcessorAccount } from "../src/payments/processors/processor-accounts.repo.js";
 import { createSecretBox } from "../src/secrets/secret-box.js";
@@ -116,7 +122,7 @@ const LOAD_LIMITS = {
 };
 
 /** The parts of the run (BENCH_SECTIONS). */
-const SECTIONS = ["main", "citus", "processes"] as const;
+const SECTIONS = ["main", "citus", "processes", "webhooks"] as const;
 type Section = (typeof SECTIONS)[number];
 /**
  * The scale-out sections (a Citus cluster next to plain PostgreSQL, 1 against 2 processes) run on
@@ -213,6 +219,7 @@ async function runAppChild() {
       ? openLimitStore({ db: database.db, redisUrl: config.redisUrl, namespace: `bench-${variant.id}:` })
       : uncounted
     : undefined;
+  if (process.env.BENCH_EVENTS === "off") stopRecordingEventsForBenchmark();
   const app = await buildApp({ config, database, limits });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();
@@ -227,6 +234,57 @@ async function runAppChild() {
       .then(() => database.close())
       .finally(() => process.exit(0));
   };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  process.on("disconnect", stop);
+}
+
+/**
+ * The webhook worker alone (BENCH_ROLE=sender): delivers every second, as `donata worker` does, to
+ * the receiver child, until stopped.
+ */
+async function runSenderChild() {
+  const databaseUrl = process.env.BENCH_APP_DATABASE_URL;
+  if (!databaseUrl || !process.send) throw new Error("BENCH_ROLE=sender is started by bench/run.ts only");
+  const database = await openDatabase({ databaseUrl, dataDir: "memory://", poolSize: 10 });
+  const sender = startWebhookSender(database.db, {
+    secrets: createSecretBox(Buffer.from(BENCH_ENCRYPTION_KEY, "hex")),
+    destinations: { allowPrivateNetworks: true },
+    intervalSeconds: 1,
+    onError: (error) => console.error("bench webhook sender:", error),
+  });
+  process.send({ type: "ready", port: 0 });
+  const stop = () => {
+    sender
+      .stop()
+      .then(() => database.close())
+      .finally(() => process.exit(0));
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  process.on("disconnect", stop);
+}
+
+/** A webhook receiver (BENCH_ROLE=receiver) that answers every delivery 204 and counts them on request. */
+async function runReceiverChild() {
+  if (!process.send) throw new Error("BENCH_ROLE=receiver is started by bench/run.ts only");
+  let received = 0;
+  const server = createHttpServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      received += 1;
+      response.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (!address || typeof address !== "object") throw new Error("receiver has no address");
+  process.on("message", (message: { type?: string }) => {
+    if (message?.type === "received") process.send?.({ type: "received", count: received });
+  });
+  process.send({ type: "ready", port: address.port });
+  const stop = () => server.close(() => process.exit(0));
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
   process.on("disconnect", stop);
@@ -929,19 +987,26 @@ const comparisonSeconds = (sides: number) => sides * (SCALE_WARMUP_SECONDS + 2 *
  * The same scenario on each side: a warm-up each, then turns at CONNECTIONS connections and turns
  * at 1, the sides alternating (in order, then in reverse); each side's turns merged.
  */
-async function compareSides(sides: Side[], check: ReturnType<typeof statusCheck>, deadline: number): Promise<Compared> {
+async function compareSides(
+  sides: Side[],
+  check: ReturnType<typeof statusCheck>,
+  deadline: number,
+  options: { turns?: number; turnSeconds?: number } = {},
+): Promise<Compared> {
+  const turns = options.turns ?? SCALE_TURNS;
+  const turnSeconds = options.turnSeconds ?? SCALE_TURN_SECONDS;
   for (const { scenario, headers } of sides) {
     needTime(deadline, SCALE_WARMUP_SECONDS + 1);
     check(scenario.name, [["warm-up", await load(scenario, headers, SCALE_WARMUP_SECONDS, scenario.server.pid)]]);
   }
   const inTurns = async (connections: number) => {
     const runs = sides.map(() => [] as Measurement[]);
-    for (let turn = 0; turn < SCALE_TURNS; turn++) {
+    for (let turn = 0; turn < turns; turn++) {
       const order = [...sides.keys()];
       for (const index of turn % 2 === 0 ? order : order.reverse()) {
         const { scenario, headers } = sides[index] as Side;
-        needTime(deadline, SCALE_TURN_SECONDS + 1);
-        runs[index]?.push(await load(scenario, headers, SCALE_TURN_SECONDS, scenario.server.pid, connections));
+        needTime(deadline, turnSeconds + 1);
+        runs[index]?.push(await load(scenario, headers, turnSeconds, scenario.server.pid, connections));
       }
     }
     return runs.map((each) => merged(each));
@@ -1305,6 +1370,244 @@ async function processesSection(
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Events and webhooks: what recording events costs a checkout completion, and deliveries per second.
+// ---------------------------------------------------------------------------------------------
+
+const WEBHOOK_ENDPOINTS = 3;
+const WEBHOOK_PREPARED_CHECKOUTS = 6_000;
+const WEBHOOK_EVENTS = 3_000;
+const WEBHOOKS_SETUP_SECONDS = 20;
+/** The two completion sides alternate more and longer than the scale-out ones: their difference is the figure. */
+const WEBHOOK_TURNS = 4;
+const WEBHOOK_TURN_SECONDS = 3;
+const WEBHOOKS_DELIVERY_SECONDS = 40;
+
+const WEBHOOKS_DESCRIPTION = `A donor's checkout completion with the sandbox card (one-off gift of 25, each prepared checkout
+used once) on a database of its own, three ways: in an application process that records no events (the
+baseline: \`stopRecordingEventsForBenchmark\`, the bench's instrument only), as the product runs (each
+completion records its 6 or 7 events in its transaction), and the same with ${WEBHOOK_ENDPOINTS} endpoints subscribed to every
+event type and the webhook worker delivering them to a local receiver meanwhile (in processes of their own).
+The first two are taken in turns (${WEBHOOK_TURNS} turns of ${WEBHOOK_TURN_SECONDS} s each at 10 connections, then at 1). Then deliveries per second: ${WEBHOOK_EVENTS.toLocaleString("en-US")} events recorded at once,
+each to the ${WEBHOOK_ENDPOINTS} endpoints, delivered by \`deliverWebhooks\` (the worker's pass: claim, send side by side, record)
+in the bench process over HTTP to the receiver child, which answers 204.`;
+
+async function webhooksSection(
+  adminUrl: string,
+  deadline: number,
+  undo: Undo,
+  check: ReturnType<typeof statusCheck>,
+): Promise<string> {
+  try {
+    needTime(
+      deadline,
+      WEBHOOKS_SETUP_SECONDS +
+        2 * (SCALE_WARMUP_SECONDS + 2 * WEBHOOK_TURNS * WEBHOOK_TURN_SECONDS) +
+        comparisonSeconds(1) +
+        WEBHOOKS_DELIVERY_SECONDS,
+    );
+    const url = await createPlainDatabase(adminUrl, `donata_bench_${randomBytes(6).toString("hex")}_hooks`, undo);
+    const database = await openDatabase({ databaseUrl: url, dataDir: "memory://", poolSize: 10 });
+    undo.push(() => database.close());
+    await database.migrate();
+    const { headers } = await createBenchAccess(database.db);
+    const prepared = await prepareGivingCheckouts(database.db, WEBHOOK_PREPARED_CHECKOUTS);
+    const third = Math.floor(prepared.length / 3);
+    const [withoutEvents, withEvents, withEndpoints] = [0, 1, 2].map((index) =>
+      prepared.slice(index * third, (index + 1) * third),
+    );
+    const [giving] = await runSql(url, [`select id from organizations where slug = '${GIVING_ORG}'`]);
+    const givingId = Number(giving?.rows[0]?.id);
+
+    const receiver = forkTs(fileURLToPath(import.meta.url), { ...process.env, BENCH_ROLE: "receiver" });
+    undo.push(() => stopChild(receiver));
+    const { port: receiverPort } = await waitForReady(receiver, "webhook receiver");
+    const application = await createApplication(database.db, {
+      name: "Bench webhooks",
+      applicationUrl: "https://bench.example/",
+      callbackUrls: ["https://bench.example/callback"],
+    });
+    await installApplication(database.db, application.client_id, GIVING_ORG);
+    const webhookDeps = {
+      secrets: createSecretBox(Buffer.from(BENCH_ENCRYPTION_KEY, "hex")),
+      destinations: { allowPrivateNetworks: true },
+    };
+    const owner = { organizationId: givingId, applicationId: application.id, permissions: application.permissions };
+    for (let index = 0; index < WEBHOOK_ENDPOINTS; index++) {
+      await createWebhookEndpoint(database.db, webhookDeps, owner, {
+        url: `http://127.0.0.1:${receiverPort}/hooks/${index}`,
+        event_types: ["*"],
+      });
+    }
+
+    const plainChild = forkTs(fileURLToPath(import.meta.url), {
+      ...process.env,
+      BENCH_ROLE: "app",
+      BENCH_APP_DATABASE_URL: url,
+      BENCH_EVENTS: "off",
+      BENCH_APP_LOG_LEVEL: "error",
+    });
+    undo.push(() => stopChild(plainChild));
+    const plainApp = {
+      child: plainChild,
+      origin: `http://127.0.0.1:${(await waitForReady(plainChild, "application (no events)")).port}`,
+    };
+    const eventsApp = await startAppChild(url, "application (events)", undo);
+    const completion = "POST …/checkouts/{id}/complete (one-off gift, sandbox card)";
+    log(`\n${completion}: without events and with events, in turns`);
+    const compared = await compareSides(
+      [
+        {
+          scenario: sandboxCompletion(
+            `${completion}, no events`,
+            plainApp.origin,
+            plainApp.child,
+            withoutEvents as never,
+          ),
+          headers,
+        },
+        {
+          scenario: sandboxCompletion(`${completion}, events`, eventsApp.origin, eventsApp.child, withEvents as never),
+          headers,
+        },
+      ],
+      check,
+      deadline,
+      { turns: WEBHOOK_TURNS, turnSeconds: WEBHOOK_TURN_SECONDS },
+    );
+    await stopChild(plainChild);
+
+    // The worker delivering to the endpoints while donors complete checkouts.
+    const sender = forkTs(fileURLToPath(import.meta.url), {
+      ...process.env,
+      BENCH_ROLE: "sender",
+      BENCH_APP_DATABASE_URL: url,
+    });
+    undo.push(() => stopChild(sender));
+    await waitForReady(sender, "webhook worker");
+    log(`${completion}: with ${WEBHOOK_ENDPOINTS} endpoints and the webhook worker`);
+    const busy = await compareSides(
+      [
+        {
+          scenario: sandboxCompletion(
+            `${completion}, events, ${WEBHOOK_ENDPOINTS} endpoints`,
+            eventsApp.origin,
+            eventsApp.child,
+            withEndpoints as never,
+          ),
+          headers,
+        },
+      ],
+      check,
+      deadline,
+    );
+    await stopChild(sender);
+    await stopChild(eventsApp.child);
+
+    // Deliveries per second: what is left queued first, then a burst of events, each to every endpoint.
+    for (let pass = 0; pass < 100; pass++) {
+      const drained = await deliverWebhooks(database.db, webhookDeps, { organizationIds: [givingId], limit: 200 });
+      if (drained.queued + drained.succeeded + drained.retried + drained.failed === 0) break;
+    }
+    needTime(deadline, WEBHOOKS_DELIVERY_SECONDS);
+    const before = await receivedCount(receiver);
+    for (let start = 0; start < WEBHOOK_EVENTS; start += 1000) {
+      const count = Math.min(1000, WEBHOOK_EVENTS - start);
+      await database.db.transaction((tx) =>
+        insertEvents(
+          tx,
+          givingId,
+          Array.from({ length: count }, (_, index) => ({
+            organizationId: givingId,
+            id: newEventId(),
+            type: "supporter.updated",
+            resourceType: "supporter",
+            resourceId: 1_000_000 + start + index,
+            actor: { type: "system", label: "platform" },
+            data: { id: 1_000_000 + start + index, first_name: "Bench" },
+          })),
+        ),
+      );
+    }
+    const expected = WEBHOOK_EVENTS * WEBHOOK_ENDPOINTS;
+    const started = performance.now();
+    const cpuBefore = cpuSample(undefined);
+    let delivered = 0;
+    while (delivered < expected && (deadline - Date.now()) / 1000 > REPORT_RESERVE_SECONDS) {
+      const pass = await deliverWebhooks(database.db, webhookDeps, { organizationIds: [givingId], limit: 200 });
+      delivered += pass.succeeded;
+      if (pass.retried + pass.failed > 0) throw new Error(`webhook deliveries failed: ${JSON.stringify(pass)}`);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const cpuAfter = cpuSample(undefined);
+    const received = (await receivedCount(receiver)) - before;
+    if (received < delivered)
+      throw new Error(`the receiver got ${received} deliveries, ${delivered} were recorded as delivered`);
+    const perSecond = delivered / seconds;
+
+    const [plainThroughput, eventsThroughput] = compared.throughput as [Measurement, Measurement];
+    const [plainLatency, eventsLatency] = compared.latency as [Measurement, Measurement];
+    const [busyThroughput] = busy.throughput as [Measurement];
+    const [busyLatency] = busy.latency as [Measurement];
+    const share = eventsThroughput.rps / plainThroughput.rps;
+    const table = markdownTable(
+      [
+        "Checkout completion",
+        `req/s (${CONNECTIONS} connections)`,
+        "vs no events",
+        "p50 (ms, 1 connection)",
+        "p99 (ms, 1 connection)",
+      ],
+      [
+        [
+          "no events (baseline)",
+          fmt(plainThroughput.rps),
+          "100.0 %",
+          fmt(plainLatency.p50, 2),
+          fmt(plainLatency.p99, 2),
+        ],
+        [
+          "events recorded",
+          fmt(eventsThroughput.rps),
+          `${fmt(share * 100)} %`,
+          fmt(eventsLatency.p50, 2),
+          fmt(eventsLatency.p99, 2),
+        ],
+        [
+          `events, ${WEBHOOK_ENDPOINTS} endpoints being delivered to`,
+          fmt(busyThroughput.rps),
+          `${fmt((busyThroughput.rps / plainThroughput.rps) * 100)} %`,
+          fmt(busyLatency.p50, 2),
+          fmt(busyLatency.p99, 2),
+        ],
+      ],
+    );
+    const cpu = cpuUse(cpuBefore, cpuAfter, delivered);
+    const targets = [
+      `- **${share >= 0.8 ? "met" : "not met"}**: recording events costs at most 20 % of completion throughput (measured ${fmt((1 - share) * 100)} %)`,
+      `- **${perSecond >= 500 ? "met" : "not met"}**: at least 500 deliveries/s on PostgreSQL (measured ${fmt(perSecond, 0)}/s: ${delivered.toLocaleString("en-US")} deliveries in ${fmt(seconds, 2)} s${cpu ? `; machine busy ${fmt(cpu.machineBusy * 100, 0)} %` : ""})`,
+    ];
+    log(`\n${table}\n\n${targets.join("\n")}`);
+    return `${table}\n\nTargets:\n\n${targets.join("\n")}`;
+  } catch (error) {
+    return outOfTime(error, "webhooks");
+  } finally {
+    await undoAll(undo);
+  }
+}
+
+function receivedCount(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    const listener = (message: { type?: string; count?: number }) => {
+      if (message?.type !== "received") return;
+      child.off("message", listener);
+      resolve(message.count ?? 0);
+    };
+    child.on("message", listener);
+    child.send({ type: "received" });
+  });
+}
+
 /** The scale-out sections BENCH_SECTIONS asks for, as markdown; their non-200 answers go to `failures`. */
 async function runScaleOut(
   sections: Set<Section>,
@@ -1329,7 +1632,10 @@ async function runScaleOut(
   const processes = await run("processes", "1 against 2 processes", PROCESSES_DESCRIPTION, () =>
     processesSection(options.adminUrl, options.deadline, options.undo, check),
   );
-  return `${citus}\n\n${processes}`;
+  const webhooks = await run("webhooks", "Events and webhooks", WEBHOOKS_DESCRIPTION, () =>
+    webhooksSection(options.adminUrl, options.deadline, options.undo, check),
+  );
+  return `${citus}\n\n${processes}\n\n${webhooks}`;
 }
 
 /**
@@ -1350,9 +1656,15 @@ function replaceSections(doc: string, sections: string, note: string): string {
   for (const [title, block] of blocks(sections)) {
     if (block.includes("Not run (`BENCH_SECTIONS`).") || block.includes("Not run to its end")) continue;
     const current = blocks(result).get(title);
-    if (current) {
-      const measured = block.replace(/\n\n/, `\n\n${note}\n\n`);
-      result = result.replace(current, () => measured);
+    const measured = block.replace(/\n\n/, `\n\n${note}\n\n`);
+    if (current) result = result.replace(current, () => measured);
+    else {
+      // A section the document does not have yet: placed before "## Machine", where a full run puts it.
+      const machine = result.indexOf("\n## Machine");
+      result =
+        machine < 0
+          ? `${result.trimEnd()}\n\n${measured}\n`
+          : `${result.slice(0, machine)}\n${measured}\n${result.slice(machine)}`;
     }
   }
   return result;
@@ -2123,6 +2435,16 @@ on every request, so each request also runs the token lookup.
 if (process.env.BENCH_ROLE === "stripe") {
   runStripeChild().catch((error) => {
     console.error("bench Stripe stand-in child:", error);
+    process.exit(1);
+  });
+} else if (process.env.BENCH_ROLE === "sender") {
+  runSenderChild().catch((error) => {
+    console.error("bench webhook sender child:", error);
+    process.exit(1);
+  });
+} else if (process.env.BENCH_ROLE === "receiver") {
+  runReceiverChild().catch((error) => {
+    console.error("bench webhook receiver child:", error);
     process.exit(1);
   });
 } else if (process.env.BENCH_ROLE === "app") {
