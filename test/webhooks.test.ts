@@ -375,9 +375,12 @@ describe("webhooks: endpoints, signed deliveries, retries, the delivery log", ()
     });
     await createSupporter();
     const start = Date.now();
+    // A pass a day: each retries what is due (the schedule's waits are at most 24 h), every attempt refused.
     await deliver({ now: new Date(start) });
-    await createSupporter();
-    await deliver({ now: new Date(start + 4 * 86_400 * SECOND) });
+    for (let day = 1; day <= 4; day++) {
+      if (day === 2) await createSupporter();
+      await deliver({ now: new Date(start + day * 86_400 * SECOND) });
+    }
     expect((await send("GET", `/api/v1/webhook_endpoints/${endpoint.id}`)).body.status).toBe("enabled");
     await deliver({ now: new Date(start + 5 * 86_400 * SECOND + SECOND) });
     const disabled = (await send("GET", `/api/v1/webhook_endpoints/${endpoint.id}`)).body;
@@ -409,6 +412,44 @@ describe("webhooks: endpoints, signed deliveries, retries, the delivery log", ()
     await deliver();
     expect(receivedAt(endpoint)).toHaveLength(sent + 1);
     expect(JSON.parse(receivedAt(endpoint).at(-1)?.body ?? "").data.first_name).toBe("After");
+  });
+
+  it("keeps what it cannot store out of the log, and refuses out-of-range input with a 4xx", async () => {
+    const endpoint = await createEndpoint();
+    receiver.answer((_request, response) => {
+      response.statusCode = 500;
+      response.end("broken\u0000answer");
+    });
+    await createSupporter();
+    expect(await deliver()).toMatchObject({ retried: 1, errors: 0 });
+    const [delivery] = await deliveriesOf(endpoint.id);
+    expect(delivery?.attempt_log[0]?.response).toBe("brokenanswer");
+    expect(
+      (await send("GET", `/api/v1/webhook_endpoints/${endpoint.id}/deliveries?before=100000000000000000000`)).status,
+    ).toBe(400);
+    const ancient = await send("POST", `/api/v1/webhook_endpoints/${endpoint.id}/resend`, {
+      since: "0000-01-01T00:00:00Z",
+    });
+    expect(ancient.status, JSON.stringify(ancient.body)).toBe(200);
+    expect(ancient.body).toEqual({ queued: 1 });
+  });
+
+  it('sends a token\'s endpoint no type its grant does not read, even with ["*"]', async () => {
+    const narrow = await fakeAppToken(server.database.db, tenant, ["campaigns:read"]);
+    const created = await send(
+      "POST",
+      "/api/v1/webhook_endpoints/",
+      { url: receiver.url("/narrow"), event_types: ["*"] },
+      narrow,
+    );
+    expect(created.status).toBe(201);
+    await createSupporter();
+    await send("POST", "/api/v1/campaigns/", { title: `Narrow ${unique(6)}` });
+    await deliver();
+    const types = receiver.received
+      .filter((hook) => hook.path === "/narrow")
+      .map((hook) => JSON.parse(hook.body).type as string);
+    expect(types).toEqual(["campaign.created"]);
   });
 
   it("signs with both secrets for 24 hours after a rotation", async () => {
@@ -480,8 +521,11 @@ describe("webhooks: endpoints, signed deliveries, retries, the delivery log", ()
       .from(webhookDeliveries)
       .where(and(eq(webhookDeliveries.organizationId, tenant.organizationId), eq(webhookDeliveries.state, "pending")));
     expect(waiting).toHaveLength(1);
-    // The application cannot lift a member's pause.
-    await send("PATCH", `/api/v1/webhook_endpoints/${endpoint.id}`, { status: "enabled" });
+    // The application cannot lift a member's pause, not even by disabling and enabling it.
+    for (const status of ["enabled", "disabled"]) {
+      const refused = await send("PATCH", `/api/v1/webhook_endpoints/${endpoint.id}`, { status });
+      expect(refused.status).toBe(409);
+    }
     expect((await send("GET", `/api/v1/webhook_endpoints/${endpoint.id}`)).body.status).toBe("paused");
     await server.database.db
       .update(webhookEndpoints)
@@ -532,6 +576,7 @@ describe("webhooks: only public https destinations without WEBHOOK_ALLOW_PRIVATE
       "https://100.64.0.1/",
       "http://93.184.215.14/",
       "https://user:secret@93.184.215.14/",
+      "https://[::127.0.0.1]/",
     ]) {
       const answer = await create(url);
       expect(answer.status, url).toBe(422);

@@ -926,6 +926,8 @@ export const webhookEndpoints = pgTable(
     url: text("url").notNull(),
     description: text("description"),
     eventTypes: text("event_types").array().notNull(),
+    // What the token that saved it was granted: the endpoint is sent no type beyond it (nor beyond the application's).
+    permissions: text("permissions").array().notNull(),
     // enabled: delivered; paused (by a member): deliveries wait; disabled: failing 5 days, nothing new.
     status: text("status").notNull().default("enabled"),
     disabledReason: text("disabled_reason"),
@@ -935,6 +937,7 @@ export const webhookEndpoints = pgTable(
     dispatchedSeq: bigint("dispatched_seq", { mode: "number" }).notNull().default(0),
     // Since when every attempt has failed (null: the last one succeeded, or none yet).
     failingSince: instant("failing_since"),
+    lastFailureDate: instant("last_failure_date"),
     createDate: createDate(),
     updateDate: updateDate(),
   },

@@ -23,7 +23,10 @@ export class BlockedDestinationError extends Error {
 /** Only public unicast addresses; an IPv4 address written as IPv6 (::ffff:10.0.0.1) is judged as IPv4. */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === "unicast";
+  const parsed = ipaddr.process(address);
+  // IPv4-compatible IPv6 (::a.b.c.d, deprecated): never a public destination.
+  if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return false;
+  return parsed.range() === "unicast";
 }
 
 const refused = (message: string) =>

@@ -74,7 +74,8 @@ export async function sendWebhook(
         });
         const done = () => {
           const status = response.statusCode ?? null;
-          const text = Buffer.concat(chunks).toString("utf8");
+          // Kept as text in the log: a NUL (which PostgreSQL's text refuses) is dropped.
+          const text = Buffer.concat(chunks).toString("utf8").replaceAll("\u0000", "");
           const redirect = status !== null && status >= 300 && status < 400;
           finish({
             status,
@@ -103,5 +104,5 @@ function describe(error: unknown): string {
   if (error instanceof BlockedDestinationError) return `refused: ${error.message}`;
   const code = (error as { code?: string }).code;
   const message = error instanceof Error ? error.message : String(error);
-  return (code && !message.includes(code) ? `${code}: ${message}` : message).slice(0, 500);
+  return (code && !message.includes(code) ? `${code}: ${message}` : message).replaceAll("\u0000", "").slice(0, 500);
 }

@@ -36,17 +36,23 @@ export const RETRY_SCHEDULE_SECONDS = [5, 60, 300, 1800, 7200, 18_000, 36_000, 4
 export const MAX_ATTEMPTS = RETRY_SCHEDULE_SECONDS.length + 1;
 /** An endpoint whose every attempt has failed for this long is disabled. */
 export const DISABLE_AFTER_DAYS = 5;
+/** Failures further apart than this (the longest wait between retries, and an hour) are not one run. */
+const FAILURE_RUN_GAP_MS = 25 * 3_600_000;
 /** A claimed delivery not settled within this time (its worker died) is sent again. */
 const LEASE_SECONDS = 60;
 
 export interface WebhookSenderDeps {
   secrets: SecretBox;
   destinations: DestinationPolicy;
-  /** Called when an endpoint is disabled for failing (the job emails the organization's admins). */
+  /** Called when an endpoint is disabled for failing. */
   onDisabled?: (endpoint: WebhookEndpointRow) => Promise<void> | void;
+  /** A batch that could not be recorded (the loop reports it). */
+  onError?: (error: unknown) => void;
 }
 
 export interface WebhookPassResult {
+  /** Organizations whose batch could not be recorded (its deliveries are sent again once their lease ends). */
+  errors: number;
   queued: number;
   succeeded: number;
   retried: number;
@@ -98,15 +104,24 @@ export async function deliverWebhooks(
   deps: WebhookSenderDeps,
   options: { now?: Date; limit?: number; organizationIds?: readonly number[]; timeoutMs?: number } = {},
 ): Promise<WebhookPassResult> {
-  const result: WebhookPassResult = { queued: 0, succeeded: 0, retried: 0, failed: 0, disabled: 0 };
+  const result: WebhookPassResult = { errors: 0, queued: 0, succeeded: 0, retried: 0, failed: 0, disabled: 0 };
   const now = options.now ?? new Date();
+  // The real time at each step (a pass may outlast a lease, a slow receiver its retry's wait), or the
+  // clock the caller gives (tests move it).
+  const clock = () => options.now ?? new Date();
   result.queued = await dispatchWebhookEvents(db, { organizationIds: options.organizationIds, now });
   const limit = options.limit ?? 100;
   // Until nothing is due (a resource's next event becomes due once the one before it is delivered),
   // at most 100 rounds a pass.
   for (let round = 0; round < 100; round++) {
     const claimed = await db.transaction((tx) =>
-      claimDueDeliveries(tx, now, new Date(now.getTime() + LEASE_SECONDS * 1000), limit, options.organizationIds),
+      claimDueDeliveries(
+        tx,
+        clock(),
+        new Date(clock().getTime() + LEASE_SECONDS * 1000),
+        limit,
+        options.organizationIds,
+      ),
     );
     if (claimed.length === 0) return result;
     const byOrganization = new Map<number, WebhookDeliveryRow[]>();
@@ -115,7 +130,11 @@ export async function deliverWebhooks(
     }
     await Promise.all(
       [...byOrganization].map(([organizationId, deliveries]) =>
-        deliverBatch(db, deps, organizationId, deliveries, now, result, options.timeoutMs),
+        deliverBatch(db, deps, organizationId, deliveries, clock, result, options.timeoutMs).catch((error: unknown) => {
+          // Nothing of the batch was recorded: its deliveries are sent again after their lease, under the same ids.
+          result.errors += 1;
+          deps.onError?.(error);
+        }),
       ),
     );
   }
@@ -140,7 +159,7 @@ async function deliverBatch(
   deps: WebhookSenderDeps,
   organizationId: number,
   deliveries: WebhookDeliveryRow[],
-  now: Date,
+  clock: () => Date,
   result: WebhookPassResult,
   timeoutMs: number | undefined,
 ) {
@@ -182,8 +201,16 @@ async function deliverBatch(
       if (!event) {
         return { delivery, endpoint, outcome: null, gone: "The event is no longer kept (past the event retention)" };
       }
-      const body = JSON.stringify(eventToWire(event));
-      const headers = webhookHeaders(signingSecrets(endpoint), event.id, Math.floor(Date.now() / 1000), body);
+      let body: string;
+      let headers: Record<string, string>;
+      try {
+        body = JSON.stringify(eventToWire(event));
+        headers = webhookHeaders(signingSecrets(endpoint), event.id, Math.floor(Date.now() / 1000), body);
+      } catch (error) {
+        // A secret sealed with another key (DONATA_ENCRYPTION_KEY changed): a failed attempt, nothing sent.
+        const reason = `not sent: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500);
+        return { delivery, endpoint, outcome: { status: null, durationMs: 0, response: null, error: reason } };
+      }
       return {
         delivery,
         endpoint,
@@ -192,6 +219,7 @@ async function deliverBatch(
     }),
   );
   const disabled: WebhookEndpointRow[] = [];
+  const now = clock();
   await withEvents(db, async (tx) => {
     // Each endpoint once: failing since now, failing long enough to be disabled, or well again.
     const disabledIds = new Set<number>();
@@ -207,10 +235,40 @@ async function deliverBatch(
       if (failing.endpointDisabled) disabledIds.add(endpoint.id);
       if (failing.disabled) disabled.push(failing.disabled);
     }
+    const counts = { succeeded: 0, retried: 0, failed: 0 };
+    const outcomes = attempted.map(({ delivery, outcome, gone }): DeliveryOutcome => {
+      if (!outcome) {
+        counts.failed += 1;
+        return {
+          id: delivery.id,
+          attempts: delivery.attempts,
+          state: "failed",
+          lastStatus: null,
+          lastError: gone ?? null,
+          deliveredDate: null,
+          nextAttemptDate: now,
+        };
+      }
+      const ok = succeeded(outcome);
+      const final = !ok && (delivery.attempts >= MAX_ATTEMPTS || disabledIds.has(delivery.endpointId));
+      counts[ok ? "succeeded" : final ? "failed" : "retried"] += 1;
+      return {
+        id: delivery.id,
+        attempts: delivery.attempts,
+        state: ok ? "succeeded" : final ? "failed" : "pending",
+        lastStatus: outcome.status,
+        lastError: ok ? null : (outcome.error ?? `answered ${outcome.status}`),
+        deliveredDate: ok ? now : null,
+        nextAttemptDate:
+          ok || final ? now : new Date(now.getTime() + (RETRY_SCHEDULE_SECONDS[delivery.attempts - 1] ?? 0) * 1000),
+      };
+    });
+    // Only what is still this attempt's is recorded (a delivery deleted with its endpoint, or claimed again, is not).
+    const recorded = await settleDeliveries(tx, organizationId, outcomes);
     await insertAttempts(
       tx,
       attempted.flatMap(({ delivery, outcome }) =>
-        outcome
+        outcome && recorded.has(delivery.id)
           ? [
               {
                 organizationId,
@@ -225,35 +283,9 @@ async function deliverBatch(
           : [],
       ),
     );
-    await settleDeliveries(
-      tx,
-      organizationId,
-      attempted.map(({ delivery, outcome, gone }): DeliveryOutcome => {
-        if (!outcome) {
-          result.failed += 1;
-          return {
-            id: delivery.id,
-            state: "failed",
-            lastStatus: null,
-            lastError: gone ?? null,
-            deliveredDate: null,
-            nextAttemptDate: now,
-          };
-        }
-        const ok = succeeded(outcome);
-        const final = !ok && (delivery.attempts >= MAX_ATTEMPTS || disabledIds.has(delivery.endpointId));
-        result[ok ? "succeeded" : final ? "failed" : "retried"] += 1;
-        return {
-          id: delivery.id,
-          state: ok ? "succeeded" : final ? "failed" : "pending",
-          lastStatus: outcome.status,
-          lastError: ok ? null : (outcome.error ?? `answered ${outcome.status}`),
-          deliveredDate: ok ? new Date() : null,
-          nextAttemptDate:
-            ok || final ? now : new Date(now.getTime() + (RETRY_SCHEDULE_SECONDS[delivery.attempts - 1] ?? 0) * 1000),
-        };
-      }),
-    );
+    result.succeeded += counts.succeeded;
+    result.retried += counts.retried;
+    result.failed += counts.failed;
   });
   for (const endpoint of disabled) {
     result.disabled += 1;
@@ -271,12 +303,18 @@ async function noteFailure(
 ) {
   const locked = await lockWebhookEndpoint(tx, endpoint.organizationId, endpoint.id);
   if (!locked || locked.status === "disabled") return { endpointDisabled: true };
-  if (!locked.failingSince) {
-    await updateWebhookEndpoint(tx, locked.organizationId, locked.id, { failingSince: now });
+  // A run of failures: broken by a success, or by a quiet spell longer than the retries' longest wait.
+  const inRun =
+    locked.failingSince !== null &&
+    locked.lastFailureDate !== null &&
+    now.getTime() - locked.lastFailureDate.getTime() <= FAILURE_RUN_GAP_MS;
+  if (!inRun || !locked.failingSince) {
+    await updateWebhookEndpoint(tx, locked.organizationId, locked.id, { failingSince: now, lastFailureDate: now });
     endpoint.failingSince = now;
     return { endpointDisabled: false };
   }
   if (now.getTime() - locked.failingSince.getTime() < DISABLE_AFTER_DAYS * 86_400_000) {
+    await updateWebhookEndpoint(tx, locked.organizationId, locked.id, { lastFailureDate: now });
     return { endpointDisabled: false };
   }
   const reason = `Every delivery failed for ${DISABLE_AFTER_DAYS} days (since ${locked.failingSince.toISOString()})`;

@@ -245,8 +245,9 @@ export async function claimDueDeliveries(
         waiting.organization_id, waiting.id, waiting.endpoint_id, waiting.next_attempt_date
       from ${webhookDeliveries} as waiting
       where waiting.state in ('pending', 'sending') ${among("waiting.organization_id")}
+      -- One under way holds its resource (a delivery sent again by hand is older than it, and waits).
       order by waiting.organization_id, waiting.endpoint_id, waiting.resource_type, coalesce(waiting.resource_id, 0),
-        waiting.event_seq, waiting.id
+        waiting.state = 'sending' desc, waiting.event_seq, waiting.id
     ) as first
     where first.next_attempt_date <= ${now.toISOString()}::timestamptz
       and exists (
@@ -310,6 +311,8 @@ export async function insertAttempts(tx: Executor, values: (typeof webhookAttemp
 
 export interface DeliveryOutcome {
   id: number;
+  /** The attempt this outcome is of: a delivery claimed again since (its lease ran out) is not overwritten. */
+  attempts: number;
   state: "pending" | "succeeded" | "failed";
   lastStatus: number | null;
   lastError: string | null;
@@ -317,17 +320,24 @@ export interface DeliveryOutcome {
   nextAttemptDate: Date;
 }
 
-/** Records the outcomes of one organization's attempts in one statement. */
-export async function settleDeliveries(tx: Executor, organizationId: number, outcomes: readonly DeliveryOutcome[]) {
-  if (outcomes.length === 0) return;
+/**
+ * Records the outcomes of one organization's attempts in one statement, each only if its delivery is
+ * still under this attempt (not claimed again, retried, deleted meanwhile); the ids it recorded.
+ */
+export async function settleDeliveries(
+  tx: Executor,
+  organizationId: number,
+  outcomes: readonly DeliveryOutcome[],
+): Promise<Set<number>> {
+  if (outcomes.length === 0) return new Set();
   const rows = sql.join(
     outcomes.map(
       (outcome) =>
-        sql`(${outcome.id}::bigint, ${outcome.state}::text, ${outcome.lastStatus}::integer, ${outcome.lastError}::text, ${outcome.deliveredDate?.toISOString() ?? null}::timestamptz, ${outcome.nextAttemptDate.toISOString()}::timestamptz)`,
+        sql`(${outcome.id}::bigint, ${outcome.attempts}::integer, ${outcome.state}::text, ${outcome.lastStatus}::integer, ${outcome.lastError}::text, ${outcome.deliveredDate?.toISOString() ?? null}::timestamptz, ${outcome.nextAttemptDate.toISOString()}::timestamptz)`,
     ),
     sql`, `,
   );
-  await tx.execute(sql`
+  const result = await tx.execute(sql`
     update ${webhookDeliveries} set
       state = outcome.state,
       last_status = outcome.last_status,
@@ -335,8 +345,11 @@ export async function settleDeliveries(tx: Executor, organizationId: number, out
       delivered_date = outcome.delivered_date,
       next_attempt_date = outcome.next_attempt_date,
       update_date = now()
-    from (values ${rows}) as outcome(id, state, last_status, last_error, delivered_date, next_attempt_date)
-    where ${webhookDeliveries.organizationId} = ${organizationId} and ${webhookDeliveries.id} = outcome.id`);
+    from (values ${rows}) as outcome(id, attempts, state, last_status, last_error, delivered_date, next_attempt_date)
+    where ${webhookDeliveries.organizationId} = ${organizationId} and ${webhookDeliveries.id} = outcome.id
+      and ${webhookDeliveries.state} = 'sending' and ${webhookDeliveries.attempts} = outcome.attempts
+    returning ${webhookDeliveries.id} as id`);
+  return new Set((result as unknown as { rows: { id: string | number }[] }).rows.map((row) => Number(row.id)));
 }
 
 export const updateDelivery = tenantRowUpdater(webhookDeliveries);

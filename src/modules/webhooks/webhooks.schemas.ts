@@ -115,7 +115,9 @@ export const WebhookDeliveryList = wireObject(
 export const WebhookDeliveryListQuery = Type.Object(
   {
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-    before: Type.Optional(Type.Integer({ minimum: 1, description: "Only deliveries older than this id" })),
+    before: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "Only deliveries older than this id" }),
+    ),
     state: Type.Optional(Type.String({ enum: ["pending", "sending", "succeeded", "failed"] })),
   },
   { additionalProperties: false },

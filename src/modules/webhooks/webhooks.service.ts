@@ -97,9 +97,17 @@ function checkedEventTypes(owner: EndpointOwner, asked: readonly string[]): stri
 const fieldError = (field: string, message: string) =>
   new AppError("invalid_request", `Invalid body field "${field}": ${message}`, { errors: [{ field, message }] });
 
-/** The types an endpoint is sent now: what it asked for, narrowed to what its application may read today. */
-export function deliveredTypes(endpoint: Pick<WebhookEndpointRow, "eventTypes">, permissions: readonly string[]) {
-  const readable = readableEventTypes(permissions);
+/**
+ * The types an endpoint is sent now: what it asked for, narrowed to what both the token that saved it
+ * was granted and its application may read today.
+ */
+export function deliveredTypes(
+  endpoint: Pick<WebhookEndpointRow, "eventTypes" | "permissions">,
+  applicationPermissions: readonly string[],
+) {
+  const readable = readableEventTypes(
+    applicationPermissions.filter((permission) => endpoint.permissions.includes(permission)),
+  );
   return endpoint.eventTypes.includes("*") ? readable : readable.filter((type) => endpoint.eventTypes.includes(type));
 }
 
@@ -142,6 +150,7 @@ export async function createWebhookEndpoint(
       url,
       description: body.description ?? null,
       eventTypes,
+      permissions: owner.permissions,
       secretSealed: deps.secrets.seal(secret),
       dispatchedSeq: lastSeq,
     });
@@ -171,7 +180,14 @@ export async function updateOwnWebhookEndpoint(
   const url = body.url === undefined ? undefined : await checkWebhookUrl(body.url, deps.destinations);
   return withEvents(db, async (tx) => {
     const before = await ownedEndpoint(tx, owner, id, true);
-    const values: Parameters<typeof updateWebhookEndpoint>[3] = {};
+    if (body.status !== undefined && before.status === "paused") {
+      throw new AppError(
+        "invalid_state_transition",
+        "A member of the organization paused this endpoint: only a member resumes it (in the admin panel)",
+      );
+    }
+    // What the saving token was granted bounds what the endpoint is sent.
+    const values: Parameters<typeof updateWebhookEndpoint>[3] = { permissions: owner.permissions };
     if (url !== undefined) values.url = url;
     if (eventTypes !== undefined) values.eventTypes = eventTypes;
     if (body.description !== undefined) values.description = body.description;
@@ -286,10 +302,21 @@ export async function listOwnDeliveries(db: Db, owner: EndpointOwner, id: string
  * Sends one delivery again now (a failed one, a succeeded one, or one waiting for its next attempt):
  * the same event under the same webhook-id. One under way is a 409.
  */
-export async function retryDelivery(db: Executor, organizationId: number, endpointId: number, rawDeliveryId: string) {
+export async function retryDelivery(
+  db: Executor,
+  organizationId: number,
+  endpoint: WebhookEndpointRow,
+  rawDeliveryId: string,
+) {
   const deliveryId = parseId(rawDeliveryId, "Delivery");
+  if (endpoint.status === "disabled") {
+    throw new AppError(
+      "invalid_state_transition",
+      "This endpoint is disabled: nothing is sent to it until it is enabled",
+    );
+  }
   return db.transaction(async (tx) => {
-    const row = await findDelivery(tx, organizationId, endpointId, deliveryId);
+    const row = await findDelivery(tx, organizationId, endpoint.id, deliveryId);
     if (!row) throw notFound("Delivery");
     if (row.state === "sending") {
       throw new AppError("invalid_state_transition", "This delivery is being sent now; wait for its outcome");
@@ -306,7 +333,7 @@ export async function retryDelivery(db: Executor, organizationId: number, endpoi
 
 export async function retryOwnDelivery(db: Db, owner: EndpointOwner, id: string, deliveryId: string) {
   const endpoint = await ownedEndpoint(db, owner, id);
-  return retryDelivery(db, owner.organizationId, endpoint.id, deliveryId);
+  return retryDelivery(db, owner.organizationId, endpoint, deliveryId);
 }
 
 /** Every event of the endpoint's types recorded since a time is delivered again (in order, after what is queued). */
@@ -314,10 +341,13 @@ export async function resendSince(
   db: Executor,
   endpoint: WebhookEndpointRow,
   permissions: readonly string[],
-  since: Date,
+  asked: Date,
 ) {
+  let since = asked;
   if (Number.isNaN(since.getTime())) throw fieldError("since", "is not a date-time");
   if (since.getTime() > Date.now()) throw fieldError("since", "is in the future");
+  // Nothing is older than the epoch: an earlier time (year 0, a negative year) asks for every event kept.
+  if (since.getTime() < 0) since = new Date(0);
   const types = deliveredTypes(endpoint, permissions);
   let queued = 0;
   let after = 0;
@@ -334,7 +364,7 @@ export async function resendOwnSince(db: Db, owner: EndpointOwner, id: string, s
   if (endpoint.status === "disabled") {
     throw new AppError("invalid_state_transition", "This endpoint is disabled: enable it first, then ask for a resend");
   }
-  return resendSince(db, endpoint, owner.permissions, new Date(since));
+  return resendSince(db, endpoint, await applicationPermissions(db, endpoint.applicationId), new Date(since));
 }
 
 // --- The organization's members (the panel): every application's endpoints, pause and resume ---
@@ -405,7 +435,7 @@ export async function retryOrganizationDelivery(
   deliveryId: string,
 ) {
   const endpoint = await organizationEndpoint(db, organizationId, endpointId);
-  return retryDelivery(db, organizationId, endpoint.id, deliveryId);
+  return retryDelivery(db, organizationId, endpoint, deliveryId);
 }
 
 export async function resendOrganizationSince(db: Db, organizationId: number, endpointId: string, since: string) {
