@@ -1375,7 +1375,7 @@ async function processesSection(
 // ---------------------------------------------------------------------------------------------
 
 const WEBHOOK_ENDPOINTS = 3;
-const WEBHOOK_PREPARED_CHECKOUTS = 6_000;
+const WEBHOOK_PREPARED_CHECKOUTS = 12_000;
 const WEBHOOK_EVENTS = 3_000;
 const WEBHOOKS_SETUP_SECONDS = 20;
 /** The two completion sides alternate more and longer than the scale-out ones: their difference is the figure. */
