@@ -1,6 +1,9 @@
 -- The audit log is read from the events from now on (src/modules/audit/). What an update changed,
 -- field by field, is kept with its event; the changes the old audit table recorded move into the
 -- events as they were (type audit.legacy, members only), numbered after each organization's events.
+-- On a Citus cluster, one connection per node for the rest of the upgrade's transaction: a later
+-- statement on a table with a foreign key to a reference table (0018's) is refused after a parallel one.
+SET LOCAL citus.multi_shard_modify_mode TO 'sequential';--> statement-breakpoint
 ALTER TABLE "events" ADD COLUMN "changes" jsonb;--> statement-breakpoint
 INSERT INTO "events" ("organization_id", "seq", "id", "type", "resource_type", "resource_id", "actor", "data", "create_date")
 SELECT a."organization_id",
