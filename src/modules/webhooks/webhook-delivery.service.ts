@@ -44,8 +44,6 @@ const LEASE_SECONDS = 60;
 export interface WebhookSenderDeps {
   secrets: SecretBox;
   destinations: DestinationPolicy;
-  /** Called when an endpoint is disabled for failing. */
-  onDisabled?: (endpoint: WebhookEndpointRow) => Promise<void> | void;
   /** A batch that could not be recorded (the loop reports it). */
   onError?: (error: unknown) => void;
 }
@@ -218,7 +216,7 @@ async function deliverBatch(
       };
     }),
   );
-  const disabled: WebhookEndpointRow[] = [];
+  let disabled = 0;
   const now = clock();
   await withEvents(db, async (tx) => {
     // Each endpoint once: failing since now, failing long enough to be disabled, or well again.
@@ -233,7 +231,7 @@ async function deliverBatch(
       }
       const failing = await noteFailure(tx, endpoint, now);
       if (failing.endpointDisabled) disabledIds.add(endpoint.id);
-      if (failing.disabled) disabled.push(failing.disabled);
+      if (failing.disabled) disabled += 1;
     }
     const counts = { succeeded: 0, retried: 0, failed: 0 };
     const outcomes = attempted.map(({ delivery, outcome, gone }): DeliveryOutcome => {
@@ -287,10 +285,7 @@ async function deliverBatch(
     result.retried += counts.retried;
     result.failed += counts.failed;
   });
-  for (const endpoint of disabled) {
-    result.disabled += 1;
-    await deps.onDisabled?.(endpoint);
-  }
+  result.disabled += disabled;
 }
 
 const succeeded = (outcome: SendOutcome) => outcome.status !== null && outcome.status >= 200 && outcome.status < 300;

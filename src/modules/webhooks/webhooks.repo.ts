@@ -98,6 +98,16 @@ export async function applicationPermissions(tx: Executor, applicationId: number
   return (await findApplicationOf(tx, applicationId))?.permissions ?? [];
 }
 
+/** The names of these applications, by id (one query). */
+export async function applicationNames(tx: Executor, applicationIds: readonly number[]) {
+  if (applicationIds.length === 0) return new Map<number, string>();
+  const rows = await tx
+    .select({ id: applications.id, name: applications.name })
+    .from(applications)
+    .where(inArray(applications.id, [...new Set(applicationIds)]));
+  return new Map(rows.map((row) => [row.id, row.name]));
+}
+
 export async function findApplicationOf(tx: Executor, applicationId: number) {
   const [row] = await tx
     .select({ name: applications.name, permissions: applications.permissions })

@@ -11,10 +11,10 @@ import { findInstallation } from "../applications/applications.repo.js";
 import { checkWebhookUrl, type DestinationPolicy } from "./destination.js";
 import { newWebhookSecret } from "./signing.js";
 import {
+  applicationNames,
   applicationPermissions,
   deleteWebhookEndpoint,
   failPendingDeliveries,
-  findApplicationOf,
   findDelivery,
   findWebhookEndpoint,
   insertWebhookEndpoint,
@@ -386,10 +386,10 @@ async function organizationEndpoint(tx: Executor, organizationId: number, rawId:
 /** Every installed application's endpoints, with the application's name, oldest first. */
 export async function listOrganizationWebhookEndpoints(db: Db, organizationId: number) {
   const rows = await listWebhookEndpoints(db, organizationId);
-  const names = new Map<number, string>();
-  for (const applicationId of new Set(rows.map((row) => row.applicationId))) {
-    names.set(applicationId, (await findApplicationOf(db, applicationId))?.name ?? "");
-  }
+  const names = await applicationNames(
+    db,
+    rows.map((row) => row.applicationId),
+  );
   return rows.map((row) => ({
     ...webhookEndpointToWire(row),
     application: { id: row.applicationId, name: names.get(row.applicationId) ?? "" },
