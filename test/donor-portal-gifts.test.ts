@@ -244,7 +244,7 @@ describe("donor portal: recurring gifts", () => {
       const after = await browser.get(changed.location as string);
       expect(text(after.html)).toContain("The amount was changed. We sent you a confirmation by email.");
       expect(await outboxOf(tenant.organizationId, donation.id)).toMatchObject([
-        { kind: "donor_change", to: supporter.email, data: { change: "amount", amount: 25.5, previous_amount: 15 } },
+        { kind: "donor_change", to: supporter.email, data: { change: "amount", before: 15, after: 25.5 } },
       ]);
       const [mail] = await mailsTo(tenant.organizationId, email);
       expect(mail?.subject).toMatch(/^The amount of your gift to Org \w+ was changed$/);
@@ -276,9 +276,9 @@ describe("donor portal: recurring gifts", () => {
       expect(yearly.status).toBe(303);
       expect((await rest(tenant, donation.id)).frequency).toBe(1);
       expect((await outboxOf(tenant.organizationId, donation.id)).map((message) => message.data)).toMatchObject([
-        { change: "pause", cycles: 2 },
-        { change: "pause", cycles: 0, paused_until: null },
-        { change: "frequency", frequency: 1, previous_frequency: 12 },
+        { change: "pause", before: null, after: row?.pausedUntil?.toISOString() },
+        { change: "pause", before: row?.pausedUntil?.toISOString(), after: null },
+        { change: "frequency", before: 12, after: 1 },
       ]);
     });
 
@@ -451,7 +451,7 @@ describe("donor portal: recurring gifts", () => {
       expect(job?.runDate.getTime()).toBeLessThanOrEqual(Date.now());
       expect((await outboxOf(tenant.organizationId, donation.id)).at(-1)).toMatchObject({
         kind: "donor_change",
-        data: { change: "payment_method", label: "Mastercard •••• 4444", previous_label: "Visa •••• 4242" },
+        data: { change: "payment_method", before: "Visa •••• 4242", after: "Mastercard •••• 4444" },
       });
     });
 

@@ -8,11 +8,11 @@ import { buildApp } from "../src/app.js";
 import { type Config, loadConfig } from "../src/config.js";
 import { type Database, openDatabase } from "../src/db/client.js";
 import { donations, donorLinks, organizations, outboxMessages, paymentMethods, supporters } from "../src/db/schema.js";
-import { enqueueRecurringCancelled } from "../src/email/donation-emails.js";
 import { enqueueEmail } from "../src/email/outbox.repo.js";
+import { donorOrigin } from "../src/events/origin.js";
 import { runBilling } from "../src/jobs/runner.js";
 import { loadDocumentLinks } from "../src/modules/documents/document-links.js";
-import type { DonationRow } from "../src/modules/donations/donations.repo.js";
+import { cancelRecurring, donorActor } from "../src/modules/donations/recurring-changes.service.js";
 import { DONOR_COOKIE } from "../src/modules/donor-portal/donor-session.js";
 import type { CompletionStep } from "../src/modules/giving/giving.context.js";
 import { loadProcessorRegistry } from "../src/payments/processors/index.js";
@@ -635,20 +635,28 @@ describe("other messages and tenancy", () => {
 
   it("a gift stopped by the donor or by the organization says who, and the donor's reason", async () => {
     const { donation, email } = await give({ frequency: 1, amount: 120 });
-    const [row] = await db().select().from(donations).where(eq(donations.id, donation.id));
-    await db().transaction((tx) =>
-      enqueueRecurringCancelled(tx, row as DonationRow, "donor", "I give through my employer now"),
+    // The donor's own cancel (the portal's service), with a reason: its donation.updated event sends the notice.
+    await cancelRecurring(
+      { db: db() },
+      tenant.organizationId,
+      donation.id as number,
+      { reason: "I give through my employer now" },
+      donorActor(donorOrigin(donation.supporter_id as number)),
     );
     await flush();
     const mail = only(email, "recurring_cancelled");
     expect(mail.text).toContain(`As you asked, your yearly gift of €120.00 to ${campaignTitle} has been stopped.`);
     expect(mail.text).toContain("Reason given: I give through my employer now");
-    // Once per donation: a second notice for the same gift is not written.
-    expect(await db().transaction((tx) => enqueueRecurringCancelled(tx, row as DonationRow, "admin"))).toBeNull();
+    // Once per donation: a second cancel is refused and writes no second notice.
+    const again = await request("POST", `/api/v1/donations/${donation.id}/cancel`, { token: tenant.token });
+    expect(again.status).toBe(409);
+    expect(await outbox(tenant.organizationId, { kind: "recurring_cancelled", donationId: donation.id })).toHaveLength(
+      1,
+    );
 
     const other = await give({ frequency: 12, amount: 7 });
-    const [otherRow] = await db().select().from(donations).where(eq(donations.id, other.donation.id));
-    await db().transaction((tx) => enqueueRecurringCancelled(tx, otherRow as DonationRow, "admin"));
+    const cancelled = await request("POST", `/api/v1/donations/${other.donation.id}/cancel`, { token: tenant.token });
+    expect(cancelled.status).toBe(200);
     await flush();
     const byAdmin = only(other.email, "recurring_cancelled");
     expect(byAdmin.text).toContain(

@@ -274,7 +274,7 @@ describe("admin panel: changing a recurring donation", () => {
       ["donor_change", "pause"],
       ["recurring_cancelled", "admin"],
     ]);
-    expect(changes[0]?.data).toMatchObject({ amount: 25, previous_amount: 15 });
+    expect(changes[0]?.data).toMatchObject({ change: "amount", before: 15, after: 25 });
     expect(changes[4]?.data).toMatchObject({ by: "admin", reason });
     expect(errors).toEqual([]);
     await page.context().close();

@@ -3,6 +3,7 @@ import type { Db, Executor } from "../db/client.js";
 import { EVENT_CATALOG, type EventType } from "./catalog.js";
 import { type EventInsert, insertEvents } from "./events.repo.js";
 import { type EventOrigin, systemOrigin } from "./origin.js";
+import { type SubscribedEvent, subscribersOf } from "./subscribers.js";
 
 /** What a service knows of where a change comes from: its organization and, for requests, the origin. */
 export interface EventScope {
@@ -23,6 +24,16 @@ interface QueuedEvent {
   data: DataSource;
   before?: EventData;
   also?: EventChanges;
+  /** Its data and changes once read: subscribers and the written event share one read. */
+  read?: Promise<{ data: EventData; changes: EventChanges | null }>;
+}
+
+function readEvent(event: QueuedEvent) {
+  event.read ??= (async () => {
+    const data = typeof event.data === "function" ? await event.data() : event.data;
+    return { data, changes: changesWith(event.before ? changesOf(event.before, data) : null, event.also) };
+  })();
+  return event.read;
 }
 
 /** What an update changed: each field whose value differs, with its value before and after. */
@@ -91,6 +102,11 @@ export function withEvents<T>(db: Db | Transaction, work: (tx: Transaction) => P
   });
 }
 
+/** Whether the transaction was opened by `withEvents` (its events and their subscribers wait for its work's end). */
+export function inEventsTransaction(tx: Executor): boolean {
+  return queued.has(tx);
+}
+
 /**
  * Records one event of the change the transaction makes. In a `withEvents` transaction it is written
  * when the work is done (a function as `data` is read then, so the event shows the resource as the
@@ -115,18 +131,45 @@ export async function recordEvent(
     pending.push(event);
     return;
   }
+  await notifySubscribers(tx, [event]);
   await writeEvents(tx, [event]);
 }
 
+/**
+ * The transaction's events at the end of its work: first their subscribers (what they write, such as
+ * an email, is part of the work; events they record join the batch), then the events themselves.
+ */
 async function flushEvents(tx: Executor) {
-  const pending = queued.get(tx)?.splice(0) ?? [];
-  if (pending.length > 0) await writeEvents(tx, pending);
+  const pending = queued.get(tx);
+  if (!pending) return;
+  const done: QueuedEvent[] = [];
+  while (pending.length > 0) {
+    const batch = pending.splice(0);
+    await notifySubscribers(tx, batch);
+    done.push(...batch);
+  }
+  if (done.length > 0) await writeEvents(tx, done);
+}
+
+async function notifySubscribers(tx: Executor, events: QueuedEvent[]) {
+  for (const event of events) {
+    const subscribers = subscribersOf(event.type);
+    if (subscribers.length === 0) continue;
+    const told: SubscribedEvent = {
+      organizationId: event.scope.organizationId,
+      type: event.type,
+      resourceId: event.resourceId,
+      origin: event.scope.origin ?? systemOrigin(),
+      read: () => readEvent(event),
+    };
+    for (const subscriber of subscribers) await subscriber.handle(tx, told);
+  }
 }
 
 /**
  * The benchmark's instrument, and nothing else's: `npm run bench` measures checkout completions in
- * an application process that records no events, to show what recording them costs. Never called by
- * the product.
+ * an application process that records no events, to show what recording them costs (their
+ * subscribers still run: the emails were sent before there were events). Never called by the product.
  */
 let recording = true;
 export function stopRecordingEventsForBenchmark() {
@@ -139,7 +182,7 @@ async function writeEvents(tx: Executor, pending: QueuedEvent[]) {
   const rows: EventInsert[] = [];
   for (const event of pending) {
     const origin = event.scope.origin ?? systemOrigin();
-    const data = typeof event.data === "function" ? await event.data() : event.data;
+    const { data, changes } = await readEvent(event);
     rows.push({
       organizationId: event.scope.organizationId,
       id: newEventId(),
@@ -151,7 +194,7 @@ async function writeEvents(tx: Executor, pending: QueuedEvent[]) {
       ip: origin.ip,
       userAgent: origin.userAgent,
       data,
-      changes: changesWith(event.before ? changesOf(event.before, data) : null, event.also),
+      changes,
     });
   }
   // One organization at a time, always in the same order (a transaction rarely spans two).

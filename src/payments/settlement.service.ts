@@ -1,8 +1,7 @@
 import type { Executor } from "../db/client.js";
-import { enqueueSettlementEmails } from "../email/donation-emails.js";
 import { notFound } from "../errors/app-error.js";
 import type { EventScope } from "../events/record-event.js";
-import { recordEvent } from "../events/record-event.js";
+import { inEventsTransaction, recordEvent } from "../events/record-event.js";
 import { queueRenewal } from "../jobs/jobs.repo.js";
 import { type DonationRow, lockDonation, revokeDonation, updateDonation } from "../modules/donations/donations.repo.js";
 import { findPaymentMethod } from "../modules/payment-methods/payment-methods.repo.js";
@@ -146,12 +145,13 @@ async function settleRenewalFailed(tx: Executor, scope: EventScope, donation: Do
 /**
  * The one settlement step: applies the processor's outcome to a PENDING payment and its donation
  * (state, receipt link, next charge date, queued renewal, statement link), in the caller's
- * transaction, and enqueues what the donor is told (receipt, failed renewal, …) in that same
- * transaction. Checkout completion, renewals, mark-paid, the reconciler and processor webhooks all
- * settle here. A payment already settled is left as it is, so an outcome delivered twice settles
- * (and emails) once. Each change is recorded as its event (`payment.paid`/`.failed`,
- * `donation.updated`) for the scope's actor: the donor at checkout, a member marking a transfer
- * paid, the platform for renewals, webhooks and the reconciler.
+ * transaction, which must be a `withEvents` one: what the donor is told (receipt, failed renewal,
+ * …) follows from the events, by their subscribers, once the work is done. Checkout completion,
+ * renewals, mark-paid, the reconciler and processor webhooks all settle here. A payment already
+ * settled is left as it is, so an outcome delivered twice settles (and emails) once. Each change is
+ * recorded as its event (`payment.paid`/`.failed`, `donation.updated`) for the scope's actor: the
+ * donor at checkout, a member marking a transfer paid, the platform for renewals, webhooks and the
+ * reconciler.
  */
 export async function settlePayment(
   tx: Executor,
@@ -161,9 +161,9 @@ export async function settlePayment(
   outcome: PaymentOutcome,
   now: Date,
 ): Promise<{ payment: PaymentRow; donation: DonationRow; settled: Settled }> {
-  const result = await applyPaymentOutcome(tx, links, scope, paymentId, outcome, now);
-  await enqueueSettlementEmails(tx, result);
-  return result;
+  // Its events' subscribers must see the settlement whole (a first payment's gift already active).
+  if (!inEventsTransaction(tx)) throw new Error("settlePayment runs in a withEvents transaction");
+  return applyPaymentOutcome(tx, links, scope, paymentId, outcome, now);
 }
 
 async function applyPaymentOutcome(

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import type { Executor } from "../../db/client.js";
-import { enqueueDonorMessage, enqueueRecurringCancelled } from "../../email/donation-emails.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { type EventChanges, recordEvent, withEvents } from "../../events/record-event.js";
@@ -137,14 +136,6 @@ export async function changeRecurringAmount(
     const row = await updateDonation(tx, organizationId, donation.id, { amount });
     if (!row) throw notFound("Donation");
     await recordChange(tx, donation, row, actor);
-    await enqueueDonorMessage(tx, row, "donor_change", {
-      change: "amount",
-      amount,
-      previous_amount: donation.amount,
-      currency: row.currency,
-      frequency: row.frequency,
-      next_charge_date: iso(row.nextChargeDate),
-    });
     return donationToWire(row);
   });
 }
@@ -177,14 +168,6 @@ export async function changeRecurringFrequency(
     if (!row) throw notFound("Donation");
     await queueRenewal(tx, { organizationId, donationId: row.id, cycle: next.cycle, runDate: next.date });
     await recordChange(tx, donation, row, actor);
-    await enqueueDonorMessage(tx, row, "donor_change", {
-      change: "frequency",
-      frequency,
-      previous_frequency: donation.frequency,
-      amount: row.amount,
-      currency: row.currency,
-      next_charge_date: iso(next.date),
-    });
     return donationToWire(row);
   });
 }
@@ -219,14 +202,6 @@ export async function pauseRecurring(
     await recordChange(tx, donation, row, actor, {
       paused_until: { before: iso(donation.pausedUntil), after: iso(row.pausedUntil) },
     });
-    await enqueueDonorMessage(tx, row, "donor_change", {
-      change: "pause",
-      cycles,
-      paused_until: resume.toISOString(),
-      next_charge_date: resume.toISOString(),
-      amount: row.amount,
-      currency: row.currency,
-    });
     return donationToWire(row);
   });
 }
@@ -250,15 +225,6 @@ export async function resumeRecurring(
     await queueRenewal(tx, { organizationId, donationId: row.id, cycle: next.cycle, runDate: next.date });
     await recordChange(tx, donation, row, actor, {
       paused_until: { before: iso(donation.pausedUntil), after: null },
-    });
-    // The confirmation of a pause, worded for its end (the donation is no longer paused).
-    await enqueueDonorMessage(tx, row, "donor_change", {
-      change: "pause",
-      cycles: 0,
-      paused_until: null,
-      next_charge_date: next.date.toISOString(),
-      amount: row.amount,
-      currency: row.currency,
     });
     return donationToWire(row);
   });
@@ -302,7 +268,6 @@ export async function cancelRecurring(
         }),
       { cancelled_by: { before: null, after: actor.by }, cancel_reason: { before: null, after: reason } },
     );
-    await enqueueRecurringCancelled(tx, row, actor.by, reason);
     return donationToWire(row);
   });
 }
@@ -372,13 +337,6 @@ export async function replacePaymentMethod(
     }
     await recordChange(tx, donation, updated, actor, {
       payment_method: { before: previous?.label ?? null, after: row.label },
-    });
-    await enqueueDonorMessage(tx, updated, "donor_change", {
-      change: "payment_method",
-      label: row.label,
-      previous_label: previous?.label ?? null,
-      retried: donation.state === "past_due",
-      next_charge_date: iso(updated.nextChargeDate),
     });
     return donationToWire(updated);
   });

@@ -1,6 +1,5 @@
 import type { Scope } from "../../auth/scope.js";
 import type { Db, Executor } from "../../db/client.js";
-import { enqueueEmail } from "../../email/outbox.repo.js";
 import type { ValidationIssue } from "../../errors/app-error.js";
 import { type RequestFacts, requestOrigin } from "../../events/origin.js";
 import { withEvents } from "../../events/record-event.js";
@@ -197,16 +196,6 @@ export async function updateDonorContact(
       const actor = { type: "donor" as const, supporter_id: supporter.id, label: "donor" };
       const origin = request ? requestOrigin(request, actor) : undefined;
       await updateSupporter(tx, { ...scopeOf(session), origin }, String(supporter.id), patch);
-    }
-    const first = supporters[0];
-    if (first?.email) {
-      await enqueueEmail(tx, {
-        organizationId: session.organizationId,
-        kind: "donor_change",
-        to: first.email,
-        supporterId: first.id,
-        data: { change: "contact_details" },
-      });
     }
     return supporters.length;
   });

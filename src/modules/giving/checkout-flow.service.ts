@@ -1,5 +1,4 @@
 import type { Executor } from "../../db/client.js";
-import { enqueueBankTransferInstructions } from "../../email/donation-emails.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import { problemBodyOf } from "../../errors/problem-body.js";
 import { donorOrigin } from "../../events/origin.js";
@@ -771,9 +770,6 @@ export async function settleCheckoutAttempt(
     const settled = await settlePayment(tx, context.links, donor, pending.id, charge, now);
     const { payment } = settled;
     donation = settled.donation;
-    if (methodRow.processor === "manual" && payment.state === "PENDING") {
-      await enqueueBankTransferInstructions(tx, donation, payment.id);
-    }
     await step("payment");
 
     // The worker may have expired the checkout while the charge was in flight: the money is recorded all the same.

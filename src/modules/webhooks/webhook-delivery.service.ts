@@ -1,11 +1,9 @@
 import type { Db } from "../../db/client.js";
-import { enqueueEmails } from "../../email/outbox.repo.js";
 import { findEventSequence } from "../../events/events.repo.js";
 import { eventToWire } from "../../events/events.service.js";
 import { systemOrigin } from "../../events/origin.js";
 import { recordEvent, withEvents } from "../../events/record-event.js";
 import type { SecretBox } from "../../secrets/secret-box.js";
-import { listMemberEmails } from "../members/members.repo.js";
 import type { DestinationPolicy } from "./destination.js";
 import { type SendOutcome, sendWebhook } from "./send.js";
 import { webhookHeaders } from "./signing.js";
@@ -15,7 +13,6 @@ import {
   type DeliveryOutcome,
   endpointsBehind,
   failPendingDeliveries,
-  findApplicationOf,
   findEventsBySeq,
   findWebhookEndpoints,
   insertAttempts,
@@ -325,18 +322,7 @@ async function noteFailure(
   );
   if (!after) return { endpointDisabled: true };
   endpoint.status = "disabled";
-  // The organization's owners and admins are told: an application of theirs stopped receiving its events.
-  const application = await findApplicationOf(tx, locked.applicationId);
-  await enqueueEmails(
-    tx,
-    (await listMemberEmails(tx, locked.organizationId, ["owner", "admin"])).map((to) => ({
-      organizationId: locked.organizationId,
-      kind: "webhook_disabled" as const,
-      to,
-      data: { application_name: application?.name ?? "", endpoint_url: locked.url, reason },
-      dedupeKey: `webhook_disabled:${locked.id}:${locked.failingSince?.getTime()}:${to}`,
-    })),
-  );
+  // Its event tells the organization's owners and admins, by email (src/email/event-emails.ts).
   await recordEvent(
     tx,
     { organizationId: locked.organizationId, origin: systemOrigin("worker") },
