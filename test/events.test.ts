@@ -516,6 +516,19 @@ describe("events: the one record of every change, and its feed", () => {
       expect(items[6]?.data).toEqual(completed);
       expect(payment).toMatchObject({ state: "PAID", payment_method: { label: expect.any(String) } });
       expect(donation.state).toBe("done");
+
+      // The same donor again (a supporter found, its statement link set already), and a bank transfer still pending.
+      const email = (await server.get(`/api/v1/supporters/${supporterId}`, local.token)).body.email;
+      for (const processor of ["sandbox", "manual"]) {
+        const next = await mark();
+        const again = await checkout({ email, processor });
+        expect(again.status, JSON.stringify(again.body)).toBe(200);
+        const [completedEvent] = (await since(next)).items.filter((event) => event.type === "checkout.completed");
+        expect(completedEvent?.data).toEqual(
+          (await server.get(`/api/v1/checkouts/${again.checkoutId}`, local.token)).body,
+        );
+        expect(completedEvent?.data).toMatchObject({ supporter: { id: supporterId }, state: "CLOSED" });
+      }
     });
 
     it("records nothing for a declined card", async () => {

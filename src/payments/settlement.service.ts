@@ -14,7 +14,7 @@ import {
   updatePayment,
 } from "../modules/payments/payments.repo.js";
 import { lockRefund, type RefundRow, updateRefund } from "../modules/payments/refunds.repo.js";
-import { setCertificationUrl, supporterWireRow } from "../modules/supporters/supporters.repo.js";
+import { type SupporterRow, setCertificationUrl, supporterWireRow } from "../modules/supporters/supporters.repo.js";
 import type { RefundResult } from "./processors/processor.js";
 import { cycleDueDate, MAX_RENEWAL_FAILURES, retryDate } from "./schedule.js";
 import { assertTransition, donationEventData, transitionDonation, transitionPayment } from "./transitions.js";
@@ -33,6 +33,14 @@ export type PaymentOutcome =
 
 /** How settling changed the gift: a first payment, a renewal paid or failed, or nothing (already settled). */
 export type Settled = "paid" | "renewed" | "failed" | "revoked" | "pending" | "unchanged";
+
+/** The payment and its donation as settling left them, and the supporter when it changed them (a first payment's statement link). */
+export interface PaymentSettlement {
+  payment: PaymentRow;
+  donation: DonationRow;
+  supporter?: SupporterRow;
+  settled: Settled;
+}
 
 /**
  * A donation's first payment arrived (card at checkout, or a transfer marked paid): done or active,
@@ -76,7 +84,7 @@ async function settleFirstPayment(
       before: { ...after, certification_url: null },
     });
   }
-  return row;
+  return { donation: row, supporter };
 }
 
 /** A renewal was paid: active again, failures forgotten, the next cycle queued. */
@@ -160,7 +168,7 @@ export async function settlePayment(
   paymentId: number,
   outcome: PaymentOutcome,
   now: Date,
-): Promise<{ payment: PaymentRow; donation: DonationRow; settled: Settled }> {
+): Promise<PaymentSettlement> {
   // Its events' subscribers must see the settlement whole (a first payment's gift already active).
   if (!inEventsTransaction(tx)) throw new Error("settlePayment runs in a withEvents transaction");
   return applyPaymentOutcome(tx, links, scope, paymentId, outcome, now);
@@ -173,7 +181,7 @@ async function applyPaymentOutcome(
   paymentId: number,
   outcome: PaymentOutcome,
   now: Date,
-): Promise<{ payment: PaymentRow; donation: DonationRow; settled: Settled }> {
+): Promise<PaymentSettlement> {
   const { organizationId } = scope;
   const payment = await lockPayment(tx, organizationId, paymentId);
   if (!payment) throw notFound("Payment");
@@ -196,8 +204,8 @@ async function applyPaymentOutcome(
       }),
     );
     if (donation.state === "pending") {
-      donation = await settleFirstPayment(tx, scope, links, donation, now);
-      return { payment: paid, donation, settled: "paid" };
+      const first = await settleFirstPayment(tx, scope, links, donation, now);
+      return { payment: paid, donation: first.donation, supporter: first.supporter, settled: "paid" };
     }
     if (renewal) {
       donation = await settleRenewalPaid(tx, scope, donation, payment.billingCycle as number, now);

@@ -28,12 +28,12 @@ import {
   supporters,
 } from "../../db/schema.js";
 import { tenantRowLocker, tenantRowUpdater } from "../../db/tenant-rows.js";
-import { campaignWireRow } from "../campaigns/campaigns.repo.js";
+import { type CampaignRow, campaignWireRow } from "../campaigns/campaigns.repo.js";
 import type { CampaignWire } from "../campaigns/campaigns.schemas.js";
-import { donationWireRow } from "../donations/donations.repo.js";
-import { paymentMethodWireRow } from "../payment-methods/payment-methods.repo.js";
-import { paymentWireRow } from "../payments/payments.repo.js";
-import { supporterTextMatch, supporterWireRow } from "../supporters/supporters.repo.js";
+import { type DonationRow, donationWireRow } from "../donations/donations.repo.js";
+import { type PaymentMethodRow, paymentMethodWireRow } from "../payment-methods/payment-methods.repo.js";
+import { type PaymentRow, paymentWireRow } from "../payments/payments.repo.js";
+import { type SupporterRow, supporterTextMatch, supporterWireRow } from "../supporters/supporters.repo.js";
 import type { CheckoutWire } from "./checkouts.schemas.js";
 
 export interface CheckoutFilters {
@@ -211,6 +211,32 @@ function toWire(rows: RecordRow[]): CheckoutWire[] {
     checkout.payment = payment;
     return checkout;
   });
+}
+
+/**
+ * A checkout as the API returns it by id, from rows the caller holds (a completion has them all):
+ * the same fields, from the same wire mappings, as the statement above builds.
+ */
+export function checkoutToWire(rows: {
+  checkout: CheckoutRow;
+  campaign: CampaignRow | null;
+  supporter: SupporterRow | null;
+  donation: DonationRow | null;
+  payment: PaymentRow | null;
+  method: PaymentMethodRow | null;
+}): CheckoutWire {
+  const checkout = checkoutWire.fromRow(rows.checkout) as CheckoutWire;
+  const method = rows.payment && rows.method ? paymentMethodWireRow.fromRow(rows.method) : null;
+  if (method) {
+    checkout.payment_method_processor = method.processor;
+    checkout.payment_method_label = method.label;
+    checkout.payment_method_id = method.id;
+  }
+  checkout.campaign = rows.campaign ? campaignWireRow.fromRow(rows.campaign) : null;
+  checkout.supporter = rows.supporter ? supporterWireRow.fromRow(rows.supporter) : null;
+  checkout.donation = rows.donation ? donationWireRow.fromRow(rows.donation) : null;
+  checkout.payment = rows.payment ? { ...paymentWireRow.fromRow(rows.payment), payment_method: method } : null;
+  return checkout;
 }
 
 /**

@@ -30,8 +30,8 @@ import { assertTransition, donationEventData } from "../../payments/transitions.
 import type { CampaignRow } from "../campaigns/campaigns.repo.js";
 import {
   type CheckoutRow,
+  checkoutToWire,
   findCheckoutSecretHash,
-  findCheckoutWire,
   insertCheckout,
   lockCheckout,
   updateCheckout,
@@ -774,7 +774,7 @@ export async function settleCheckoutAttempt(
 
     // The worker may have expired the checkout while the charge was in flight: the money is recorded all the same.
     if (checkout.state === "OPEN") assertTransition("checkout", checkout.id, checkout.state, "CLOSED");
-    await updateCheckout(tx, organizationId, checkout.id, {
+    const closed = await updateCheckout(tx, organizationId, checkout.id, {
       supporterId: supporter.id,
       donationId: donation.id,
       paymentId: payment.id,
@@ -784,18 +784,28 @@ export async function settleCheckoutAttempt(
       state: "CLOSED",
       completedDate: now,
     });
+    if (!closed) throw notFound("Checkout");
     await step("checkout");
     await updateAttempt(tx, organizationId, attempt.id, {
       state: "SUCCEEDED",
       processorIntentId: charge.intentId,
       gift: null,
     });
-    // The checkout as the API returns it by id, read when the transaction's work is done.
-    await recordEvent(tx, donor, "checkout.completed", checkout.id, async () => {
-      const wire = await findCheckoutWire(tx, { organizationId, timeZone: "UTC" }, checkout.id);
-      if (!wire) throw notFound("Checkout");
-      return wire;
-    });
+    // The checkout as the API returns it by id, from the rows the completion wrote (nothing is read again).
+    await recordEvent(
+      tx,
+      donor,
+      "checkout.completed",
+      checkout.id,
+      checkoutToWire({
+        checkout: closed,
+        campaign,
+        supporter: settled.supporter ?? supporter,
+        donation,
+        payment,
+        method: methodRow,
+      }),
+    );
 
     return finish({ status: 200, body: completedBody(organization, checkout.id, donation, payment, methodRow) });
   });
