@@ -465,6 +465,19 @@ describe("bank transfer", () => {
     expect(await page.text()).toContain(donation.code);
     await expectSignedInPortal(portalLink as string, tenant, donation.code);
   });
+
+  it("a gift a member records as received offline sends the donor nothing, and the organization no notice", async () => {
+    const { donation } = await give({ amount: 15 });
+    const offline = await request("POST", "/api/v1/donations/", {
+      token: tenant.token,
+      body: { supporter_id: donation.supporter_id, campaign_id: donation.campaign_id, amount: 50, label: "Cheque" },
+    });
+    expect(offline.status, JSON.stringify(offline.body)).toBe(201);
+    const recorded = offline.body.donation as Json;
+    expect(recorded).toMatchObject({ id: expect.any(Number), state: "done" });
+    // Its events are recorded (payment.paid for whoever waits for payments), but no message follows from them.
+    expect(await outbox(tenant.organizationId, { donationId: recorded.id as number })).toEqual([]);
+  });
 });
 
 describe("organization notices", () => {

@@ -78,7 +78,8 @@ async function enqueueGiftNotification(tx: Executor, donation: DonationRow) {
 /**
  * `payment.paid`: a receipt for every payment received (not a test-mode one: test data never passes
  * for a real receipt); for a first payment also the thank-you of a new recurring gift and the
- * organization's notice.
+ * organization's notice. Only for a payment settled by the platform: an offline gift a member
+ * records as received (cash, a cheque, an old gift) is theirs to acknowledge.
  */
 async function onPaymentPaid(tx: Executor, payment: PaymentRow, donation: DonationRow) {
   if (payment.state !== "PAID") return;
@@ -224,6 +225,8 @@ export const emailSubscriber: EventSubscriber = {
         return onPaymentCreated(tx, event);
       case "payment.paid":
       case "payment.failed": {
+        // Settled here (PENDING before); a gift recorded as received already (offline) sends nothing.
+        if ((await event.read()).changes?.state?.before !== "PENDING") return;
         const found = await paymentAndDonation(tx, event);
         if (!found) return;
         if (event.type === "payment.paid") return onPaymentPaid(tx, found.payment, found.donation);
