@@ -1385,7 +1385,8 @@ const WEBHOOKS_DELIVERY_SECONDS = 40;
 
 const WEBHOOKS_DESCRIPTION = `A donor's checkout completion with the sandbox card (one-off gift of 25, each prepared checkout
 used once) on a database of its own, three ways: in an application process that records no events (the
-baseline: \`stopRecordingEventsForBenchmark\`, the bench's instrument only), as the product runs (each
+baseline: \`stopRecordingEventsForBenchmark\`, the bench's instrument only; the email subscriber still
+runs there, on the rows, as the emails were enqueued before there were events), as the product runs (each
 completion records its 6 or 7 events in its transaction), and the same with ${WEBHOOK_ENDPOINTS} endpoints subscribed to every
 event type and the webhook worker delivering them to a local receiver meanwhile (in processes of their own).
 The first two are taken in turns (${WEBHOOK_TURNS} turns of ${WEBHOOK_TURN_SECONDS} s each at 10 connections, then at 1). Then deliveries per second: ${WEBHOOK_EVENTS.toLocaleString("en-US")} events recorded at once,

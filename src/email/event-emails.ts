@@ -4,6 +4,7 @@ import type { DonationRow } from "../modules/donations/donations.repo.js";
 import { findDonation } from "../modules/donations/donations.repo.js";
 import { listMemberEmails } from "../modules/members/members.repo.js";
 import { findOrganizationById } from "../modules/organizations/organizations.repo.js";
+import { findPaymentMethod } from "../modules/payment-methods/payment-methods.repo.js";
 import { findPaymentRowsByIds, type PaymentRow } from "../modules/payments/payments.repo.js";
 import { findSupporter } from "../modules/supporters/supporters.repo.js";
 import { findApplicationOf, findWebhookEndpoint } from "../modules/webhooks/webhooks.repo.js";
@@ -110,12 +111,11 @@ async function onPaymentFailed(tx: Executor, payment: PaymentRow, donation: Dona
 
 /** `payment.created`: where to send the money, for a donor who chose a bank transfer at checkout. */
 async function onPaymentCreated(tx: Executor, event: SubscribedEvent) {
-  const { data } = await event.read();
-  // The manual processor is the bank transfer a donor makes themselves.
-  const method = data.payment_method as { processor?: unknown } | null | undefined;
-  if (method?.processor !== "manual") return;
   const found = await paymentAndDonation(tx, event);
   if (found?.payment.state !== "PENDING" || found.payment.billingCycle !== null) return;
+  // The manual processor is the bank transfer a donor makes themselves.
+  const method = await findPaymentMethod(tx, event.organizationId, found.payment.paymentMethodId);
+  if (method?.processor !== "manual") return;
   await enqueueToDonor(tx, found.donation, {
     kind: "bank_transfer",
     dedupeKey: `bank_transfer:donation:${found.donation.id}`,
@@ -226,7 +226,7 @@ export const emailSubscriber: EventSubscriber = {
       case "payment.paid":
       case "payment.failed": {
         // Settled here (PENDING before); a gift recorded as received already (offline) sends nothing.
-        if ((await event.read()).changes?.state?.before !== "PENDING") return;
+        if (event.before?.state !== "PENDING") return;
         const found = await paymentAndDonation(tx, event);
         if (!found) return;
         if (event.type === "payment.paid") return onPaymentPaid(tx, found.payment, found.donation);

@@ -160,6 +160,7 @@ async function notifySubscribers(tx: Executor, events: QueuedEvent[]) {
       type: event.type,
       resourceId: event.resourceId,
       origin: event.scope.origin ?? systemOrigin(),
+      before: event.before ?? null,
       read: () => readEvent(event),
     };
     for (const subscriber of subscribers) await subscriber.handle(tx, told);

@@ -10,6 +10,8 @@ export interface SubscribedEvent {
   type: EventType;
   resourceId: number | null;
   origin: EventOrigin;
+  /** The resource before an update, as the service that changed it gave it (null for a new one); no read. */
+  before: EventData | null;
   /** The event's data and what it changed, read once and shared with the event as it is written. */
   read(): Promise<{ data: EventData; changes: EventChanges | null }>;
 }
