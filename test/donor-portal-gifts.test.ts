@@ -254,6 +254,26 @@ describe("donor portal: recurring gifts", () => {
       expect((await browser.get(new URL(giftLink as string).pathname)).status).toBe(200);
     });
 
+    it("tells the donor nothing changed when the gift already has the amount or frequency, and sends nothing", async () => {
+      const { donation, email } = await monthlyGift(tenant);
+      const browser = await signedIn(tenant, email);
+      const csrf = csrfOf(await browser.get(giftPath(tenant.slug, donation.id)));
+      const before = await rest(tenant, donation.id);
+      for (const [form, body] of [
+        ["amount", { amount: "15.00", csrf }],
+        ["frequency", { frequency: "12", csrf }],
+      ] as const) {
+        const same = await post(browser, giftPath(tenant.slug, donation.id, form), body);
+        expect(same.status).toBe(303);
+        expect(same.location).toBe(`${giftPath(tenant.slug, donation.id)}?done=unchanged`);
+        const page = text((await browser.get(same.location as string)).html);
+        expect(page).toContain("Nothing changed: your gift was already set that way.");
+        expect(page).not.toContain("We sent you a confirmation");
+      }
+      expect(await rest(tenant, donation.id)).toEqual(before);
+      expect(await outboxOf(tenant.organizationId, donation.id)).toEqual([]);
+    });
+
     it("switches to yearly, pauses for 2 months and resumes", async () => {
       const { donation, email } = await monthlyGift(tenant);
       const browser = await signedIn(tenant, email);
@@ -453,6 +473,29 @@ describe("donor portal: recurring gifts", () => {
         kind: "donor_change",
         data: { change: "payment_method", before: "Visa •••• 4242", after: "Mastercard •••• 4444" },
       });
+    });
+
+    it("confirms a new card whose label is the old one's (the same card, a new expiry)", async () => {
+      const { donation, email } = await monthlyGift(tenant);
+      const browser = await signedIn(tenant, email);
+      const csrf = csrfOf(await browser.get(giftPath(tenant.slug, donation.id, "payment-method")));
+      const before = await donationRow(tenant.organizationId, donation.id);
+      const saved = await post(browser, giftPath(tenant.slug, donation.id, "payment-method"), {
+        card_number: "4242 4242 4242 4242",
+        exp_month: "11",
+        exp_year: "2033",
+        cvc: "123",
+        csrf,
+      });
+      expect(saved.status).toBe(303);
+      const after = await donationRow(tenant.organizationId, donation.id);
+      expect(after?.paymentMethodId).not.toBe(before?.paymentMethodId);
+      expect(await outboxOf(tenant.organizationId, donation.id)).toMatchObject([
+        {
+          kind: "donor_change",
+          data: { change: "payment_method", before: before?.paymentMethodId, after: after?.paymentMethodId },
+        },
+      ]);
     });
 
     /** A Stripe customer at the stand-in with the gift's method saved on it. */

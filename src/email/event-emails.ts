@@ -129,6 +129,8 @@ const DONOR_CHANGE_FIELDS: [field: string, change: DonorChange][] = [
   ["frequency", "frequency"],
   ["paused_until", "pause"],
   ["payment_method", "payment_method"],
+  // A new method whose label is the old one's (the same card, a new expiry): before/after are their ids.
+  ["payment_method_id", "payment_method"],
 ];
 
 /**

@@ -133,6 +133,8 @@ export async function changeRecurringAmount(
     const charged = fromCents(toCents(amount) + toCents(donation.coveredFee));
     if (method)
       findProcessor(method.processor)?.checkAmount(toMinorUnits(charged, donation.currency), donation.currency);
+    // The amount it already has: nothing changes, nothing is recorded (as a frequency it already has).
+    if (toCents(amount) === toCents(donation.amount)) return donationToWire(donation);
     const row = await updateDonation(tx, organizationId, donation.id, { amount });
     if (!row) throw notFound("Donation");
     await recordChange(tx, donation, row, actor);
@@ -337,6 +339,8 @@ export async function replacePaymentMethod(
     }
     await recordChange(tx, donation, updated, actor, {
       payment_method: { before: previous?.label ?? null, after: row.label },
+      // Always a new method, even when its label is the old one's (the same card, a new expiry).
+      payment_method_id: { before: previous?.id ?? null, after: row.id },
     });
     return donationToWire(updated);
   });

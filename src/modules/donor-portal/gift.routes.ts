@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import { AppError } from "../../errors/app-error.js";
 import { requestOrigin } from "../../events/origin.js";
 import { sendHtmlPage } from "../../http/html-page.js";
+import { hasCentPrecision, toCents } from "../../payments/money.js";
 import {
   cancelRecurring,
   changeRecurringAmount,
@@ -39,6 +40,7 @@ const NOTICES: Record<string, string> = {
   frequency: "How often you give was changed. We sent you a confirmation by email.",
   pause: "Your gift is paused. We sent you a confirmation by email.",
   resume: "Your gift is running again.",
+  unchanged: "Nothing changed: your gift was already set that way.",
   payment_method: "Your payment method was updated. We sent you a confirmation by email.",
   cancel: "Your gift is cancelled. We sent you a confirmation by email.",
 };
@@ -101,13 +103,15 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
     request: FastifyRequest,
     reply: FastifyReply,
     form: NonNullable<GiftFormState["form"]>,
-    run: (session: DonorSession, gift: DonorGiftView) => Promise<unknown>,
+    /** The change; `"unchanged"` when the gift already was as asked (no confirmation is sent then). */
+    run: (session: DonorSession, gift: DonorGiftView) => unknown,
   ) {
     const found = await changeableGift(request, reply, true);
     if (!found) return reply;
     const { session, gift } = found;
+    let done: string = form;
     try {
-      await run(session, gift);
+      if ((await run(session, gift)) === "unchanged") done = "unchanged";
     } catch (error) {
       const refusal = refusalOf(error);
       if (!refusal) throw error;
@@ -133,7 +137,7 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
         body: giftBody(session, fresh, state),
       });
     }
-    return reply.code(303).redirect(`${giftPath(session, gift.donation.id)}?done=${form}`);
+    return reply.code(303).redirect(`${giftPath(session, gift.donation.id)}?done=${done}`);
   }
 
   app.get("/donor/:org/gifts/:id", options, async (request, reply) => {
@@ -152,20 +156,23 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
           errors: [{ field: "amount", message: "Enter an amount such as 15 or 12.50" }],
         });
       }
+      if (hasCentPrecision(amount) && toCents(amount) === toCents(gift.donation.amount)) return "unchanged";
       return changeRecurringAmount(context, session.organizationId, gift.donation.id, amount, donorOf(request, gift));
     }),
   );
 
   app.post("/donor/:org/gifts/:id/frequency", options, (request, reply) =>
-    change(request, reply, "frequency", (session, gift) =>
-      changeRecurringFrequency(
+    change(request, reply, "frequency", (session, gift) => {
+      const frequency = Number(field(request.body, "frequency"));
+      if (frequency === gift.donation.frequency && gift.donation.state === "active") return "unchanged";
+      return changeRecurringFrequency(
         context,
         session.organizationId,
         gift.donation.id,
-        Number(field(request.body, "frequency")),
+        frequency,
         donorOf(request, gift),
-      ),
-    ),
+      );
+    }),
   );
 
   app.post("/donor/:org/gifts/:id/pause", options, (request, reply) =>
