@@ -187,15 +187,20 @@ export async function updateDonorContact(
   db: Db,
   session: DonorSession,
   patch: ContactPatch,
-  request?: RequestFacts,
+  /** The donor's request: the events name the donor (their confirmation follows from that) and where they asked from. */
+  request: RequestFacts,
 ): Promise<number> {
   return withEvents(db, async (tx) => {
     const supporters = await identitySupporters(tx, session);
     for (const supporter of supporters) {
       // Each record's event names the donor as that record, so erasing it also scrubs where they asked from.
       const actor = { type: "donor" as const, supporter_id: supporter.id, label: "donor" };
-      const origin = request ? requestOrigin(request, actor) : undefined;
-      await updateSupporter(tx, { ...scopeOf(session), origin }, String(supporter.id), patch);
+      await updateSupporter(
+        tx,
+        { ...scopeOf(session), origin: requestOrigin(request, actor) },
+        String(supporter.id),
+        patch,
+      );
     }
     return supporters.length;
   });
