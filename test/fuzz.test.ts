@@ -635,8 +635,8 @@ describe("fuzz: the OpenAPI operations and the GraphQL schema", () => {
       destinations: { allowPrivateNetworks: false },
     };
     const endpointBody = { url: "https://93.184.215.14/hooks", event_types: ["supporter.created"] };
-    const writable = await createWebhookEndpoint(db, webhookDeps, owner, endpointBody);
-    const readable = await createWebhookEndpoint(db, webhookDeps, owner, endpointBody);
+    const writable = (await createWebhookEndpoint(db, webhookDeps, owner, endpointBody)).body;
+    const readable = (await createWebhookEndpoint(db, webhookDeps, owner, endpointBody)).body;
     ids.push(writable.id);
     slugs = {
       "retrieve_webhook_endpoint.id": [String(readable.id)],

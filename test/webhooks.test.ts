@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { outboxMessages, webhookDeliveries, webhookEndpoints } from "../src/db/schema.js";
+import { idempotencyKeys, outboxMessages, webhookDeliveries, webhookEndpoints } from "../src/db/schema.js";
 import { webhookSenderDeps } from "../src/jobs/webhook.job.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import {
@@ -135,6 +135,70 @@ describe("webhooks: endpoints, signed deliveries, retries, the delivery log", ()
       "webhook_endpoint.deleted",
     ]);
     expect(JSON.stringify(rows)).not.toContain("whsec_");
+  });
+
+  it("replays a create and a rotation sent again with the same Idempotency-Key: the same secret, nothing more made", async () => {
+    const keyed = async (path: string, key: string, body: unknown = {}) =>
+      readResponse(
+        await fetch(`${server.url}${path}`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${tenant.token}`,
+            "content-type": "application/json",
+            "idempotency-key": key,
+          },
+          body: JSON.stringify(body),
+        }),
+      );
+    const countEndpoints = async () =>
+      (
+        await server.database.db
+          .select({ id: webhookEndpoints.id })
+          .from(webhookEndpoints)
+          .where(eq(webhookEndpoints.organizationId, tenant.organizationId))
+      ).length;
+    const before = await countEndpoints();
+    const body = { url: receiver.url(`/hooks/${unique(6)}`), event_types: ["supporter.created"] };
+    const key = `create-${unique(8)}`;
+    // Two at once, then a third: one endpoint, one secret, every answer the first.
+    const answers = await Promise.all([
+      keyed("/api/v1/webhook_endpoints/", key, body),
+      keyed("/api/v1/webhook_endpoints/", key, body),
+    ]);
+    answers.push(await keyed("/api/v1/webhook_endpoints/", key, body));
+    expect(answers.map((answer) => answer.status)).toEqual([201, 201, 201]);
+    const first = answers[0]?.body as { id: number; secret: string };
+    expect(first.secret).toMatch(/^whsec_/);
+    for (const answer of answers) expect(answer.body).toEqual(first);
+    expect(answers.filter((answer) => answer.headers.get("idempotent-replayed") === "true")).toHaveLength(2);
+    expect(await countEndpoints()).toBe(before + 1);
+    // The kept answer holds the secret sealed only.
+    expect(JSON.stringify(await server.database.db.select().from(idempotencyKeys))).not.toContain(first.secret);
+
+    const other = await keyed("/api/v1/webhook_endpoints/", key, { ...body, description: "another" });
+    expect(other.status).toBe(422);
+    expect(other.body).toMatchObject({ code: "idempotency_key_reused" });
+    expect(await countEndpoints()).toBe(before + 1);
+
+    const rotateKey = `rotate-${unique(8)}`;
+    const rotated = await keyed(`/api/v1/webhook_endpoints/${first.id}/rotate_secret`, rotateKey);
+    expect(rotated.status).toBe(200);
+    const again = await keyed(`/api/v1/webhook_endpoints/${first.id}/rotate_secret`, rotateKey);
+    expect(again.status).toBe(200);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(rotated.body);
+    const secret = (rotated.body as { secret: string }).secret;
+    expect(secret).not.toBe(first.secret);
+    // The replay rotated nothing: the endpoint signs with the first rotation's secret and the one before it.
+    const [row] = await server.database.db
+      .select()
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.organizationId, tenant.organizationId), eq(webhookEndpoints.id, first.id)));
+    const secrets = webhookSenderDeps(server.config).secrets;
+    expect(secrets.open(row?.secretSealed as string)).toBe(secret);
+    expect(secrets.open(row?.previousSecretSealed as string)).toBe(first.secret);
+    const bad = await keyed("/api/v1/webhook_endpoints/", "k".repeat(256), body);
+    expect(bad.status).toBe(400);
   });
 
   it("refuses what it cannot keep: unknown or members-only types, bad bodies, another application's endpoint", async () => {

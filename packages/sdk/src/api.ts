@@ -159,8 +159,16 @@ export class WebhookEndpointsResource {
   private readonly path = "/api/v1/webhook_endpoints/";
   constructor(private readonly requester: Requester) {}
 
-  create(body: WebhookEndpointInput): Promise<WebhookEndpointWithSecret> {
-    return this.requester.request(this.path, { method: "POST", body });
+  /**
+   * A new endpoint and its secret. A retry with the same `idempotencyKey` (without one a random key is
+   * sent) answers the first endpoint and secret instead of making a second.
+   */
+  create(body: WebhookEndpointInput, options: { idempotencyKey?: string } = {}): Promise<WebhookEndpointWithSecret> {
+    return this.requester.request(this.path, {
+      method: "POST",
+      body,
+      headers: { "idempotency-key": options.idempotencyKey ?? randomToken(16) },
+    });
   }
 
   async list(): Promise<WebhookEndpoint[]> {
@@ -179,9 +187,12 @@ export class WebhookEndpointsResource {
     return this.requester.request(`${this.path}${encodeURIComponent(String(id))}`, { method: "DELETE" });
   }
 
-  /** A new secret; the previous one still signs for 24 hours. */
-  rotateSecret(id: number | string): Promise<WebhookEndpointWithSecret> {
-    return this.requester.request(`${this.path}${encodeURIComponent(String(id))}/rotate_secret`, { method: "POST" });
+  /** A new secret; the previous one still signs for 24 hours. A retry with the same `idempotencyKey` answers the same secret. */
+  rotateSecret(id: number | string, options: { idempotencyKey?: string } = {}): Promise<WebhookEndpointWithSecret> {
+    return this.requester.request(`${this.path}${encodeURIComponent(String(id))}/rotate_secret`, {
+      method: "POST",
+      headers: { "idempotency-key": options.idempotencyKey ?? randomToken(16) },
+    });
   }
 
   /** The endpoint's deliveries, newest first, each with its attempts; pass `next_before` as `before` for older ones. */

@@ -1,7 +1,8 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import { Type } from "typebox";
 import type { Db } from "../../db/client.js";
 import { requireToken } from "../../http/auth.js";
+import { parseIdempotencyKey } from "../../http/idempotency.js";
 import { ProblemResponses } from "../../http/problem-schema.js";
 import {
   WebhookDelivery,
@@ -30,6 +31,20 @@ import {
 
 const EndpointId = Type.Object({ id: Type.String({ maxLength: 40, description: "Id of the webhook endpoint" }) });
 const tags = ["webhook_endpoints"];
+const IdempotencyHeader = Type.Object({
+  "idempotency-key": Type.Optional(
+    Type.String({
+      description:
+        "1 to 255 printable characters, e.g. a UUID per attempt: a retry with the same key answers the first outcome " +
+        "(the same secret, header Idempotent-Replayed: true) and changes nothing; the same key with another body is a 422",
+    }),
+  ),
+});
+
+function sendOutcome(reply: FastifyReply, outcome: { status: number; replayed: boolean; body: unknown }) {
+  if (outcome.replayed) reply.header("Idempotent-Replayed", "true");
+  return reply.code(outcome.status).send(outcome.body);
+}
 const security = [{ oauth2: [] }];
 
 /**
@@ -50,12 +65,22 @@ export function webhookRoutes(app: FastifyInstance, db: Db, deps: WebhookDeps) {
           "Events of the types named are POSTed to the URL from now on, signed (Standard Webhooks) with the " +
           "secret in the answer: it is shown this once. The URL must be https and resolve to a public address.",
         security,
+        headers: IdempotencyHeader,
         body: WebhookEndpointCreate,
         response: { 201: WebhookEndpointWithSecret, ...ProblemResponses },
       },
     },
     async (request, reply) =>
-      reply.code(201).send(await createWebhookEndpoint(db, deps, request.auth, request.body as WebhookEndpointCreate)),
+      sendOutcome(
+        reply,
+        await createWebhookEndpoint(
+          db,
+          deps,
+          request.auth,
+          request.body as WebhookEndpointCreate,
+          parseIdempotencyKey(request.headers["idempotency-key"]),
+        ),
+      ),
   );
   app.get(
     "/api/v1/webhook_endpoints/",
@@ -143,11 +168,22 @@ export function webhookRoutes(app: FastifyInstance, db: Db, deps: WebhookDeps) {
           "A new secret, shown this once. For 24 hours deliveries carry two signatures, one with each secret, " +
           "so a receiver verifies with either while it switches.",
         security,
+        headers: IdempotencyHeader,
         params: EndpointId,
         response: { 200: WebhookEndpointWithSecret, ...ProblemResponses },
       },
     },
-    (request) => rotateWebhookSecret(db, deps, request.auth, (request.params as { id: string }).id),
+    async (request, reply) =>
+      sendOutcome(
+        reply,
+        await rotateWebhookSecret(
+          db,
+          deps,
+          request.auth,
+          (request.params as { id: string }).id,
+          parseIdempotencyKey(request.headers["idempotency-key"]),
+        ),
+      ),
   );
   app.get(
     "/api/v1/webhook_endpoints/:id/deliveries",

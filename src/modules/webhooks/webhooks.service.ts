@@ -5,6 +5,7 @@ import { findEventSequence } from "../../events/events.repo.js";
 import { requireReadableTypes } from "../../events/events.service.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { recordEvent, withEvents } from "../../events/record-event.js";
+import { idempotent } from "../../http/idempotency.js";
 import { parseId } from "../../http/ids.js";
 import type { SecretBox } from "../../secrets/secret-box.js";
 import { findInstallation } from "../applications/applications.repo.js";
@@ -122,42 +123,71 @@ async function ownedEndpoint(tx: Executor, owner: EndpointOwner, rawId: string, 
 
 const scopeOf = (owner: EndpointOwner) => ({ organizationId: owner.organizationId, origin: owner.origin });
 
+/**
+ * An answer that shows a new secret, kept for an Idempotency-Key's replay with the secret sealed (as
+ * every stored secret is) and opened again when it is replayed: the same answer, never a second secret.
+ */
+async function withSecretOnce(
+  tx: Executor,
+  deps: WebhookDeps,
+  owner: EndpointOwner,
+  operation: string,
+  idempotencyKey: string | undefined,
+  request: unknown,
+  work: () => Promise<{ status: number; row: WebhookEndpointRow; secret: string }>,
+) {
+  // Per application: two applications of an organization may well make the same key.
+  const scope = `webhook_endpoints:${operation}:${owner.applicationId}`;
+  const outcome = await idempotent(tx, owner.organizationId, scope, idempotencyKey, request, async () => {
+    const { status, row, secret } = await work();
+    return { status, body: { ...webhookEndpointToWire(row), secret_sealed: deps.secrets.seal(secret) } };
+  });
+  const { secret_sealed: sealed, ...endpoint } = outcome.body;
+  return {
+    status: outcome.status,
+    replayed: outcome.replayed,
+    body: { ...endpoint, secret: deps.secrets.open(sealed) },
+  };
+}
+
 export async function createWebhookEndpoint(
   db: Db,
   deps: WebhookDeps,
   owner: EndpointOwner,
   body: WebhookEndpointCreate,
+  idempotencyKey?: string,
 ) {
   const eventTypes = checkedEventTypes(owner, body.event_types);
   const url = await checkWebhookUrl(body.url, deps.destinations);
-  const secret = newWebhookSecret();
-  const row = await withEvents(db, async (tx) => {
-    const installation = await findInstallation(tx, owner.organizationId, owner.applicationId);
-    if (!installation) throw new AppError("not_installed", "The application is not installed in this organization");
-    const existing = await listWebhookEndpoints(tx, owner.organizationId, owner.applicationId);
-    if (existing.length >= MAX_ENDPOINTS_PER_INSTALLATION) {
-      throw new AppError(
-        "invalid_request",
-        `An application may have at most ${MAX_ENDPOINTS_PER_INSTALLATION} webhook endpoints in an organization; delete one first`,
-      );
-    }
-    // Only what happens from now on: events before the endpoint existed are not sent (resend asks for them).
-    const { lastSeq } = await findEventSequence(tx, owner.organizationId);
-    const created = await insertWebhookEndpoint(tx, {
-      organizationId: owner.organizationId,
-      installationId: installation.id,
-      applicationId: owner.applicationId,
-      url,
-      description: body.description ?? null,
-      eventTypes,
-      permissions: owner.permissions,
-      secretSealed: deps.secrets.seal(secret),
-      dispatchedSeq: lastSeq,
-    });
-    await recordEvent(tx, scopeOf(owner), "webhook_endpoint.created", created.id, webhookEndpointToWire(created));
-    return created;
-  });
-  return { ...webhookEndpointToWire(row), secret };
+  return withEvents(db, (tx) =>
+    withSecretOnce(tx, deps, owner, "create", idempotencyKey, body, async () => {
+      const installation = await findInstallation(tx, owner.organizationId, owner.applicationId);
+      if (!installation) throw new AppError("not_installed", "The application is not installed in this organization");
+      const existing = await listWebhookEndpoints(tx, owner.organizationId, owner.applicationId);
+      if (existing.length >= MAX_ENDPOINTS_PER_INSTALLATION) {
+        throw new AppError(
+          "invalid_request",
+          `An application may have at most ${MAX_ENDPOINTS_PER_INSTALLATION} webhook endpoints in an organization; delete one first`,
+        );
+      }
+      const secret = newWebhookSecret();
+      // Only what happens from now on: events before the endpoint existed are not sent (resend asks for them).
+      const { lastSeq } = await findEventSequence(tx, owner.organizationId);
+      const created = await insertWebhookEndpoint(tx, {
+        organizationId: owner.organizationId,
+        installationId: installation.id,
+        applicationId: owner.applicationId,
+        url,
+        description: body.description ?? null,
+        eventTypes,
+        permissions: owner.permissions,
+        secretSealed: deps.secrets.seal(secret),
+        dispatchedSeq: lastSeq,
+      });
+      await recordEvent(tx, scopeOf(owner), "webhook_endpoint.created", created.id, webhookEndpointToWire(created));
+      return { status: 201, row: created, secret };
+    }),
+  );
 }
 
 export async function listOwnWebhookEndpoints(db: Db, owner: EndpointOwner) {
@@ -221,23 +251,30 @@ export async function deleteOwnWebhookEndpoint(db: Db, owner: EndpointOwner, id:
 }
 
 /** A new signing secret, shown once; the one it replaces signs too for 24 hours. */
-export async function rotateWebhookSecret(db: Db, deps: WebhookDeps, owner: EndpointOwner, id: string) {
-  const secret = newWebhookSecret();
-  const row = await withEvents(db, async (tx) => {
-    const before = await ownedEndpoint(tx, owner, id, true);
-    const after = await updateWebhookEndpoint(tx, owner.organizationId, before.id, {
-      secretSealed: deps.secrets.seal(secret),
-      previousSecretSealed: before.secretSealed,
-      previousSecretExpireDate: new Date(Date.now() + PREVIOUS_SECRET_HOURS * 3_600_000),
-    });
-    if (!after) throw notFound("Webhook endpoint");
-    await recordEvent(tx, scopeOf(owner), "webhook_endpoint.updated", after.id, webhookEndpointToWire(after), {
-      before: webhookEndpointToWire(before),
-      also: { secret: { before: "[redacted]", after: "[redacted, rotated]" } },
-    });
-    return after;
-  });
-  return { ...webhookEndpointToWire(row), secret };
+export async function rotateWebhookSecret(
+  db: Db,
+  deps: WebhookDeps,
+  owner: EndpointOwner,
+  id: string,
+  idempotencyKey?: string,
+) {
+  return withEvents(db, (tx) =>
+    withSecretOnce(tx, deps, owner, "rotate_secret", idempotencyKey, { id }, async () => {
+      const secret = newWebhookSecret();
+      const before = await ownedEndpoint(tx, owner, id, true);
+      const after = await updateWebhookEndpoint(tx, owner.organizationId, before.id, {
+        secretSealed: deps.secrets.seal(secret),
+        previousSecretSealed: before.secretSealed,
+        previousSecretExpireDate: new Date(Date.now() + PREVIOUS_SECRET_HOURS * 3_600_000),
+      });
+      if (!after) throw notFound("Webhook endpoint");
+      await recordEvent(tx, scopeOf(owner), "webhook_endpoint.updated", after.id, webhookEndpointToWire(after), {
+        before: webhookEndpointToWire(before),
+        also: { secret: { before: "[redacted]", after: "[redacted, rotated]" } },
+      });
+      return { status: 200, row: after, secret };
+    }),
+  );
 }
 
 // --- The delivery log ---

@@ -501,7 +501,10 @@ export interface Operations {
     path: "/api/v1/webhook_endpoints/";
     pathParams: Record<string, never>;
     query: Record<string, never>;
-    headers: Record<string, never>;
+    headers: {
+      /** 1 to 255 printable characters, e.g. a UUID per attempt: a retry with the same key answers the first outcome (the same secret, header Idempotent-Replayed: true) and changes nothing; the same key with another body is a 422 */
+      "idempotency-key"?: string;
+    };
     body: {
       url: string;
       /** Event types sent to the endpoint (see the event catalog), or ["*"]: every type the application may read */
@@ -2500,7 +2503,10 @@ export interface Operations {
       id: string;
     };
     query: Record<string, never>;
-    headers: Record<string, never>;
+    headers: {
+      /** 1 to 255 printable characters, e.g. a UUID per attempt: a retry with the same key answers the first outcome (the same secret, header Idempotent-Replayed: true) and changes nothing; the same key with another body is a 422 */
+      "idempotency-key"?: string;
+    };
     body: never;
     responses: {
       /** A webhook endpoint with its new signing secret */
