@@ -212,7 +212,9 @@ describe("hosted donation page", () => {
     const timedOut = await submit(page);
     expect(timedOut.status).toBe(503);
     expect(timedOut.body.code).toBe("processor_unavailable");
-    await expect(page.getByRole("alert").first().textContent()).resolves.toContain("Something went wrong");
+    await expect(page.getByRole("alert").first().textContent()).resolves.toBe(
+      "The payment service did not answer. Please try again: you will not be charged twice.",
+    );
     const checkoutId = Number(/\/checkouts\/(\d+)\/complete$/.exec(timedOut.request.url())?.[1]);
 
     const retried = await submit(page);

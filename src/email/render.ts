@@ -5,12 +5,15 @@ import mjml2html from "mjml";
 import type { Config } from "../config.js";
 import type { Executor } from "../db/client.js";
 import { organizations } from "../db/schema.js";
+import { LOCALES, type Locale, localeOr } from "../i18n/locales.js";
+import { type MessageValues, t } from "../i18n/messages.js";
 import type { DonorLinkPurpose } from "../modules/donor-portal/donor-portal.repo.js";
 import { formatMoney } from "../payments/money.js";
 import type { EmailKind, OutboxRow } from "./outbox.repo.js";
 
-export const EMAIL_LOCALES = ["en", "it"] as const;
-export type EmailLocale = (typeof EMAIL_LOCALES)[number];
+/** The languages a message can be written in: the product's (src/i18n/locales.ts). */
+export const EMAIL_LOCALES = LOCALES;
+export type EmailLocale = Locale;
 
 /** What every message's model carries: who sends it and in which language. */
 export interface BaseModel {
@@ -66,41 +69,25 @@ export interface RenderedEmail {
 }
 
 const TEMPLATES = new URL("./templates/", import.meta.url);
-const LOCALES = new URL("./locales/", import.meta.url);
-
-type Catalog = Record<string, unknown>;
-const catalogs = new Map<string, Catalog>();
 const compiled = new Map<string, HandlebarsTemplateDelegate>();
 
-function catalog(locale: string): Catalog {
-  let found = catalogs.get(locale);
-  if (!found) {
-    found = JSON.parse(readFileSync(new URL(`${locale}.json`, LOCALES), "utf8")) as Catalog;
-    catalogs.set(locale, found);
-  }
-  return found;
-}
-
-function lookup(source: unknown, path: string): unknown {
-  let value = source;
-  for (const part of path.split(".")) {
-    if (value === null || typeof value !== "object") return undefined;
-    value = (value as Record<string, unknown>)[part];
-  }
-  return value;
-}
-
 /**
- * A catalog string with its `{name}` / `{organization.name}` placeholders filled from `params`, then
- * from the model. A key missing in the locale falls back to English, then to the key itself.
+ * A message of the catalog's `email` part (src/i18n/catalogs/), its ICU arguments filled from
+ * `params`, then from the model's own top-level values; `{organization}` is the sender's name.
  */
-export function translate(locale: string, key: string, params: Record<string, unknown>, model: unknown): string {
-  const found = lookup(catalog(locale), key) ?? lookup(catalog("en"), key);
-  const message = typeof found === "string" ? found : key;
-  return message.replace(/\{([\w.]+)\}/g, (whole, name: string) => {
-    const value = name in params ? params[name] : lookup(model, name);
-    return value === undefined || value === null ? whole : String(value);
-  });
+export function translate(locale: Locale, key: string, params: Record<string, unknown>, model: unknown): string {
+  const values: MessageValues = {};
+  if (model && typeof model === "object") {
+    for (const [name, value] of Object.entries(model)) {
+      if (typeof value === "string" || typeof value === "number") values[name] = value;
+    }
+    const organization = (model as Partial<BaseModel>).organization;
+    if (organization) values.organization = organization.name;
+  }
+  for (const [name, value] of Object.entries(params)) {
+    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") values[name] = value;
+  }
+  return t(locale, `email.${key}`, values);
 }
 
 type HelperOptions = { hash: Record<string, unknown>; data: { root: BaseModel } };
@@ -190,7 +177,7 @@ export async function loadBaseModel(tx: Executor, organizationId: number): Promi
     .where(eq(organizations.id, organizationId));
   if (!row) return null;
   return {
-    locale: (EMAIL_LOCALES as readonly string[]).includes(row.locale) ? (row.locale as EmailLocale) : "en",
+    locale: localeOr(row.locale),
     organization: {
       id: row.id,
       name: row.name,

@@ -22,3 +22,11 @@ export function cookieAttributes(
 ): CookieAttributes {
   return { path: options.path, httpOnly: true, secure: isSecureOrigin(publicUrl), sameSite: options.sameSite };
 }
+
+/**
+ * The language a visitor chose with a page's switcher (src/i18n/negotiate.ts LOCALE_COOKIE): a
+ * preference, not a credential, kept a year on the whole site, sent on top-level navigations.
+ */
+export function localeCookieAttributes(publicUrl: string): CookieAttributes & { maxAge: number } {
+  return { ...cookieAttributes(publicUrl, { path: "/", sameSite: "lax" }), maxAge: 365 * 24 * 3600 };
+}

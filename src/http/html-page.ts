@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyReply } from "fastify";
+import { LOCALE_NAMES, LOCALES, type Locale } from "../i18n/locales.js";
+import { t } from "../i18n/messages.js";
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
@@ -33,9 +35,11 @@ export function htmlDocument(options: {
   head?: string;
   /** Inline scripts after the body; each must carry the nonce. */
   scripts?: string;
+  /** The language the page is written in (negotiated: src/i18n/negotiate.ts). */
+  lang?: Locale;
 }): string {
   return `<!doctype html>
-<html lang="en">
+<html lang="${options.lang ?? "en"}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -48,6 +52,19 @@ ${options.body}
 ${options.scripts ?? ""}</body>
 </html>
 `;
+}
+
+/**
+ * Links to the same page in each language (`?lang=`; the page remembers the choice in a cookie),
+ * the current one marked. `path` is the page's own path, without a query.
+ */
+export function languageSwitcher(locale: Locale, path: string): string {
+  const links = LOCALES.map((code) =>
+    code === locale
+      ? `<a href="${escapeHtml(`${path}?lang=${code}`)}" hreflang="${code}" lang="${code}" aria-current="true">${escapeHtml(LOCALE_NAMES[code])}</a>`
+      : `<a href="${escapeHtml(`${path}?lang=${code}`)}" hreflang="${code}" lang="${code}">${escapeHtml(LOCALE_NAMES[code])}</a>`,
+  );
+  return `<nav class="language-switcher" id="language-switcher" aria-label="${escapeHtml(t(locale, "common.language"))}">${links.join(" · ")}</nav>`;
 }
 
 export interface PageSecurity {

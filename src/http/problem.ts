@@ -3,6 +3,9 @@ import { isDatabaseUnavailable } from "../db/database-unavailable.js";
 import { AppError, type ValidationIssue } from "../errors/app-error.js";
 import { ERROR_STATUS, type ErrorCode, isErrorCode } from "../errors/error-codes.js";
 import { type Problem, problemBodyOf, problemOf } from "../errors/problem-body.js";
+import { DEFAULT_LOCALE } from "../i18n/locales.js";
+import { hasMessage, t } from "../i18n/messages.js";
+import { negotiateLocale } from "../i18n/negotiate.js";
 
 export { type Problem, problemOf } from "../errors/problem-body.js";
 
@@ -68,8 +71,22 @@ function frameworkCode(fastifyCode: string | undefined, status: number): ErrorCo
   return isErrorCode(code) && ERROR_STATUS[code] === status ? code : "bad_request";
 }
 
-/** Renders every error as RFC 9457 problem details; internals never reach the client. */
+/**
+ * Renders every error as RFC 9457 problem details; internals never reach the client. The `code`
+ * stays English and stable; the `detail` is meant for people, so a request that prefers another
+ * language (Accept-Language) gets the catalog's message for the code in it (src/i18n/catalogs,
+ * `errors.<code>`), and English keeps the server's own, more specific sentence.
+ */
 export function toProblem(error: unknown, request: FastifyRequest): Problem {
+  const problem = problemOfError(error, request);
+  const locale = negotiateLocale({ acceptLanguage: request.headers["accept-language"] });
+  if (locale !== DEFAULT_LOCALE && hasMessage(`errors.${problem.code}`)) {
+    problem.detail = t(locale, `errors.${problem.code}`);
+  }
+  return problem;
+}
+
+function problemOfError(error: unknown, request: FastifyRequest): Problem {
   if (error instanceof AppError) {
     return withHeaders(problemBodyOf(error), error.headers);
   }

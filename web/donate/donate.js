@@ -20,12 +20,24 @@
   const all = (/** @type {ParentNode} */ root, /** @type {string} */ selector) =>
     /** @type {NodeListOf<HTMLInputElement>} */ (root.querySelectorAll(selector));
   const api = `/api/v1/public/organizations/${encodeURIComponent(config.organization.slug)}`;
+  // The words come from the server's catalog in the page's language (src/i18n/catalogs/, donate.script):
+  // plain {name} arguments, filled here; a server's refusal is shown by its code (config.errors), never its text.
+  const say = (/** @type {string} */ key, /** @type {Record<string, unknown>} */ values = {}) =>
+    String(config.messages[key] ?? key).replace(/\{(\w+)\}/g, (whole, name) =>
+      Object.hasOwn(values, name) ? String(values[name]) : whole,
+    );
+  const refusal = (problem, /** @type {string} */ fallback) =>
+    (problem && typeof problem.code === "string" && config.errors[problem.code]) || say(fallback);
   const formatters = {};
   const money = (amount) => {
     const key = Number.isInteger(amount) ? "whole" : "cents";
     if (!formatters[key]) {
       const digits = key === "whole" ? { minimumFractionDigits: 0, maximumFractionDigits: 0 } : {};
-      formatters[key] = new Intl.NumberFormat("en", { style: "currency", currency: config.currency, ...digits });
+      formatters[key] = new Intl.NumberFormat(config.locale, {
+        style: "currency",
+        currency: config.currency,
+        ...digits,
+      });
     }
     return formatters[key].format(amount);
   };
@@ -41,7 +53,6 @@
   const stripeAmount = (totalCents) => Math.round(totalCents * 10 ** ((config.stripe?.amount_decimals ?? 2) - 2));
   const coverFeeBox = byId("cover-fee");
   const covered = () => Boolean(coverFeeBox?.checked);
-  const FREQUENCY_WORDS = { 0: "", 12: " monthly", 1: " yearly" };
 
   let checkout = null;
   let starting = null;
@@ -82,12 +93,12 @@
 
   function amountProblem(value) {
     const r = rules();
-    if (value === null) return "Choose an amount";
-    if (!Number.isFinite(value) || value <= 0) return "Enter an amount, for example 25";
-    if (Math.abs(value * 100 - Math.round(value * 100)) > 1e-6) return "Use at most 2 decimals";
-    if (cents(value) % unitCents !== 0) return `Use a whole number of ${config.currency}`;
-    if (r.min !== null && cents(value) < cents(r.min)) return `The smallest gift is ${money(r.min)}`;
-    if (r.max !== null && cents(value) > cents(r.max)) return `The largest gift is ${money(r.max)}`;
+    if (value === null) return say("choose_amount");
+    if (!Number.isFinite(value) || value <= 0) return say("amount_example");
+    if (Math.abs(value * 100 - Math.round(value * 100)) > 1e-6) return say("two_decimals");
+    if (cents(value) % unitCents !== 0) return say("whole_units", { currency: config.currency });
+    if (r.min !== null && cents(value) < cents(r.min)) return say("min", { amount: money(r.min) });
+    if (r.max !== null && cents(value) > cents(r.max)) return say("max", { amount: money(r.max) });
     return null;
   }
 
@@ -98,12 +109,12 @@
     const fee = valid && config.cover_fee ? coverFeeCents(cents(value)) : 0;
     if (coverFeeBox) {
       byId("cover-fee-label").textContent = valid
-        ? `Add ${money(fee / 100)} to cover processing fees`
-        : "Add the processing fee to my gift";
+        ? say("cover_fee_amount", { amount: money(fee / 100) })
+        : say("cover_fee");
     }
     const total = valid ? (cents(value) + (covered() ? fee : 0)) / 100 : null;
     if (valid) updateElements(stripeAmount(Math.round(total * 100)));
-    if (!busy) button.textContent = valid ? `Donate ${money(total)}${FREQUENCY_WORDS[frequency()]}` : "Donate";
+    if (!busy) button.textContent = valid ? say(`submit_${frequency()}`, { amount: money(total) }) : say("submit");
     const example = byId("cost-example");
     if (example && config.cost_example) {
       const unit = config.cost_example.amount;
@@ -112,8 +123,8 @@
       // "€10 = one school kit", and for more than one "€25 = 2 × school kit".
       example.textContent =
         quantity >= 2
-          ? `${money(value)} = ${quantity} × ${label.replace(/^(one|a|an) /i, "")}`
-          : `${money(quantity === 1 ? value : unit)} = ${label}`;
+          ? say("cost_many", { amount: money(value), quantity, label: label.replace(/^(one|a|an|un|una|uno) /i, "") })
+          : say("cost_one", { amount: money(quantity === 1 ? value : unit), label });
     }
   }
 
@@ -129,8 +140,16 @@
     customInput.min = r.min === null ? "0.01" : String(r.min);
     if (r.max === null) customInput.removeAttribute("max");
     else customInput.max = String(r.max);
-    const range = [r.min !== null ? `from ${money(r.min)}` : "", r.max !== null ? `up to ${money(r.max)}` : ""];
-    byId("custom-hint").textContent = range.filter(Boolean).join(" ");
+    const min = r.min !== null ? money(r.min) : null;
+    const max = r.max !== null ? money(r.max) : null;
+    byId("custom-hint").textContent =
+      min && max
+        ? say("range_both", { min, max })
+        : min
+          ? say("range_from", { min })
+          : max
+            ? say("range_to", { max })
+            : "";
     for (const p of config.processors) {
       const radio = byId(`processor-${p.name}`);
       if (!radio) continue;
@@ -171,7 +190,7 @@
       tag.addEventListener("load", () => (w.Stripe ? resolve(w.Stripe) : reject(new Error("Stripe.js missing"))));
       tag.addEventListener("error", () => reject(new Error("Stripe.js not loaded")));
     }).then((StripeJs) => {
-      stripe = StripeJs(config.stripe.publishable_key);
+      stripe = StripeJs(config.stripe.publishable_key, { locale: config.locale });
       const options = {
         mode: "payment",
         currency: config.currency.toLowerCase(),
@@ -184,8 +203,7 @@
       // Stripe could not show its form (a wrong key, Stripe unreachable): say so where the form would be.
       element.on("loaderror", (event) => {
         const slot = byId("e-stripe");
-        slot.textContent =
-          event?.error?.message || "The secure payment form could not be loaded. Please reload the page.";
+        slot.textContent = event?.error?.message || say("stripe_failed");
         slot.hidden = false;
       });
       byId("payment-element").textContent = "";
@@ -196,7 +214,7 @@
     stripeLoad.catch(() => {
       stripeFailed = true;
       const slot = byId("e-stripe");
-      slot.textContent = "The secure payment form could not be loaded. Check your connection and reload the page.";
+      slot.textContent = say("stripe_offline");
       slot.hidden = false;
     });
     return stripeLoad;
@@ -252,13 +270,21 @@
     box.focus();
   }
 
+  /** A refusal of the server: its code's message, and under each field it names the catalog's word for it. */
   function showProblem(problem, fallback) {
     let first = null;
+    const code = problem?.code;
+    const fieldMessage =
+      code === "missing_required_field"
+        ? say("fill_field")
+        : code === "privacy_consent_required"
+          ? say("tick_box")
+          : say("check_field");
     for (const issue of problem?.errors || []) {
-      const control = fieldError(issue.field || issue.parameter, sentence(issue.message));
+      const control = fieldError(issue.field || issue.parameter, fieldMessage);
       first = first || control;
     }
-    showAlert(problem?.detail || fallback);
+    showAlert(refusal(problem, fallback));
     if (first) first.focus();
   }
 
@@ -267,15 +293,16 @@
     const slot = byId("e-stripe");
     slot.textContent = advice ? `${message} ${advice}` : message;
     slot.hidden = false;
-    showAlert(message || "The payment could not be completed.");
+    showAlert(message || say("payment_not_completed"));
   }
-
-  const sentence = (text) => (text ? text.charAt(0).toUpperCase() + text.slice(1) : "");
 
   async function post(url, body, headers) {
     const response = await fetch(url, {
       method: "POST",
-      headers: Object.assign({ "content-type": "application/json", accept: "application/json" }, headers || {}),
+      headers: Object.assign(
+        { "content-type": "application/json", accept: "application/json", "accept-language": config.locale },
+        headers || {},
+      ),
       body: JSON.stringify(body),
       credentials: "omit",
     });
@@ -309,7 +336,7 @@
     clearAmountError();
     refresh();
     startCheckout().catch((error) => {
-      if (error.problem) showProblem(error.problem, "This amount cannot be chosen.");
+      if (error.problem) showProblem(error.problem, "amount_refused");
     });
   }
 
@@ -338,13 +365,13 @@
       const holder = control.closest("[data-field]");
       const message = control.validity.valueMissing
         ? control.type === "checkbox"
-          ? "Please tick this box to continue"
-          : "Please fill in this field"
+          ? say("tick_box")
+          : say("fill_field")
         : control.validationMessage;
       if (holder) fieldError(holder.getAttribute("data-field"), message);
       first = first || control;
     }
-    if (!processor()) first = first || fieldError("processor", "Choose how to pay");
+    if (!processor()) first = first || fieldError("processor", say("choose_processor"));
     return first;
   }
 
@@ -382,7 +409,7 @@
     const button = byId("submit");
     button.disabled = value;
     form.setAttribute("aria-busy", String(value));
-    if (value) button.textContent = "Processing…";
+    if (value) button.textContent = say("processing");
     else refresh();
   }
 
@@ -394,22 +421,22 @@
     const processing = pending && result.processing === true;
     const name = body.supporter.first_name;
     byId("success-title").textContent = pending
-      ? `Almost done${name ? `, ${name}` : ""}!`
-      : `Thank you${name ? `, ${name}` : ""}!`;
-    const outcome = processing
-      ? " is processing: the bank debit takes a few business days. Your receipt follows once it clears."
-      : pending
-        ? " is registered and waiting for your bank transfer."
-        : " was received.";
-    byId("success-summary").textContent =
-      `Your${FREQUENCY_WORDS[donation.frequency || 0]} gift of ${money(donation.amount)} to ${config.organization.name}${outcome}`;
+      ? name
+        ? say("almost_done_name", { name })
+        : say("almost_done")
+      : name
+        ? say("thanks_name", { name })
+        : say("thanks");
+    const outcome = processing ? "summary_processing" : pending ? "summary_pending" : "summary_received";
+    byId("success-summary").textContent = say(outcome, {
+      gift: say(`gift_${donation.frequency || 0}`),
+      amount: money(donation.amount),
+      organization: config.organization.name,
+    });
     const bank = result.bank_transfer;
     if (pending && !processing && bank) {
       byId("transfer").hidden = false;
-      byId("transfer-text").textContent =
-        "Please transfer the amount below to " +
-        bank.account_name +
-        ", quoting the reference so your gift can be matched. It is confirmed when the money arrives.";
+      byId("transfer-text").textContent = say("transfer_text", { payee: bank.account_name });
       byId("transfer-amount").textContent = money(result.payment.amount);
       byId("transfer-payee").textContent = bank.account_name;
       byId("transfer-iban").textContent = bank.iban.replace(/(.{4})(?=.)/g, "$1 ");
@@ -420,21 +447,17 @@
     } else if (pending && !processing) {
       // No bank details entered yet: better no instructions than wrong ones.
       byId("transfer-contact").hidden = false;
-      byId("transfer-contact-text").textContent =
-        "Please contact " +
-        config.organization.name +
-        " for their bank details, and quote the reference " +
-        donation.code +
-        " with your transfer of " +
-        money(result.payment.amount) +
-        ".";
+      byId("transfer-contact-text").textContent = say("transfer_contact", {
+        organization: config.organization.name,
+        reference: donation.code,
+        amount: money(result.payment.amount),
+      });
     }
     if (donation.covered_fee > 0) {
-      byId("success-summary").textContent +=
-        ` Thank you for also covering ${money(donation.covered_fee)} of processing fees.`;
+      byId("success-summary").textContent += ` ${say("covered_fee", { amount: money(donation.covered_fee) })}`;
     }
     if (result.payment && result.payment.test === true) {
-      byId("success-summary").textContent += " Test mode: no real money moved, and this gift is kept as test data.";
+      byId("success-summary").textContent += ` ${say("test_gift")}`;
     }
     if (typeof result.receipt_url === "string" && /^https?:\/\//.test(result.receipt_url)) {
       /** @type {HTMLAnchorElement} */ (document.getElementById("receipt-link")).href = result.receipt_url;
@@ -451,32 +474,28 @@
     clearErrors();
     const invalid = validate();
     if (invalid) {
-      showAlert("Please check the highlighted fields.");
+      showAlert(say("check_fields"));
       invalid.focus();
       return;
     }
     const stripeChosen = processor() === "stripe";
     if (stripeChosen && !elements) {
       loadStripe().catch(() => {});
-      return showAlert(
-        stripeFailed
-          ? "The secure payment form could not be loaded. Please reload the page."
-          : "The secure payment form is still loading. Please wait a moment and try again.",
-      );
+      return showAlert(stripeFailed ? say("stripe_failed") : say("stripe_loading"));
     }
     setBusy(true);
     try {
       if (stripeChosen) {
         // First, while the click still counts as the donor's gesture (a wallet opens its sheet here).
-        const checked = await elements.submit().catch(() => ({ error: { message: "The payment form is not ready." } }));
+        const checked = await elements.submit().catch(() => ({ error: { message: say("stripe_not_ready") } }));
         if (checked.error) return stripeProblem(checked.error.message);
       }
       const started = await startCheckout().catch((error) => {
-        showProblem(error.problem, "The donation could not be started. Please try again.");
+        showProblem(error.problem, "start_failed");
         return undefined;
       });
       if (started === undefined) return;
-      if (!started) return showAlert("Please choose an amount.");
+      if (!started) return showAlert(say("choose_amount_alert"));
       const body = submission();
       const formText = JSON.stringify(body);
       // Pressing Donate again after a network failure or a 5xx sends the same Stripe token (and
@@ -490,16 +509,14 @@
         if (body.supporter.email) billing.email = body.supporter.email;
         const minted = await stripe
           .createConfirmationToken({ elements, params: { payment_method_data: { billing_details: billing } } })
-          .catch(() => ({
-            error: { message: "We could not reach the payment service. Check your connection and try again." },
-          }));
+          .catch(() => ({ error: { message: say("service_unreachable") } }));
         if (minted.error) return stripeProblem(minted.error.message);
         body.confirmation_token = minted.confirmationToken.id;
       }
       if (challengeLoad && !retry) {
-        byId("submit").textContent = "Checking your browser…";
+        byId("submit").textContent = say("checking_browser");
         const solved = await challengeSolution().catch(() => null);
-        if (!solved) return showAlert("The security check did not finish. Please reload the page and try again.");
+        if (!solved) return showAlert(say("challenge_failed"));
         body.altcha = solved;
       }
       const text = JSON.stringify(body);
@@ -511,49 +528,46 @@
         // 3-D Secure: the donor answers their bank in Stripe's frame, then the same request tells the outcome.
         for (let round = 0; response.status === 202 && response.body?.result === "requires_action"; round++) {
           if (round === 3) break;
-          byId("submit").textContent = "Waiting for your bank…";
+          byId("submit").textContent = say("waiting_bank");
           await stripe.handleNextAction({ clientSecret: response.body.client_secret });
-          byId("submit").textContent = "Processing…";
+          byId("submit").textContent = say("processing");
           response = await post(url, body, { "Idempotency-Key": key });
         }
       } catch (_) {
         failedAttempt = { key, text, body, formText };
-        return showAlert(
-          "We could not reach the server. Check your connection and try again: you will not be charged twice.",
-        );
+        return showAlert(say("server_unreachable"));
       }
       // After a 5xx the payment may have gone through (a processor timeout): the same submission keeps its key.
       failedAttempt = response.status >= 500 || response.status === 202 ? { key, text, body, formText } : null;
       if (body.altcha) renewChallenge();
       if (response.status === 200) return showSuccess(response.body, body);
       if (response.status === 202) {
-        return stripeProblem("The payment is waiting for your bank's confirmation. Press Donate to continue.");
+        return stripeProblem(say("waiting_confirmation"));
       }
       const problem = response.body || {};
       if (response.status === 403 && /^challenge_/.test(problem.code || "")) {
         loadChallenge().catch(() => {});
-        return showAlert(
-          "This form now asks your browser for a short security check. Please wait a moment, then press Donate again.",
-        );
+        return showAlert(say("challenge_now"));
       }
       if (response.status === 402 && stripeChosen) {
-        return stripeProblem(problem.detail || "The payment was declined.", "Try another card or payment method.");
+        return stripeProblem(refusal(problem, "payment_not_completed"), say("try_another"));
       }
       if (response.status === 402) {
-        fieldError("card.number", "This card was declined. Try another card or payment method.");
-        showAlert(`${problem.detail || "The payment was declined."}`);
+        fieldError("card.number", say("card_declined"));
+        showAlert(refusal(problem, "payment_not_completed"));
         return;
       }
       if ((response.status === 404 || response.status === 409) && problem.code !== "payment_in_progress") {
         checkout = null;
-        return showAlert(`${problem.detail ? `${problem.detail}. ` : ""}Please press Donate again to start over.`);
+        return showAlert(`${refusal(problem, "start_failed")} ${say("start_over")}`);
       }
       if (response.status === 410) {
         byId("submit").hidden = true;
-        return showAlert(problem.detail || "This campaign has ended.");
+        return showAlert(refusal(problem, "start_failed"));
       }
-      if (response.status >= 500) return showAlert("Something went wrong on our side. Please try again in a moment.");
-      showProblem(problem, "Please check the highlighted fields.");
+      if (response.status >= 500)
+        return showAlert(refusal(problem.code ? problem : { code: "internal_error" }, "check_fields"));
+      showProblem(problem, "check_fields");
     } finally {
       setBusy(false);
     }

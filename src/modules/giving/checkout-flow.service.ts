@@ -119,7 +119,7 @@ export function publicCampaignToWire(
     id: campaign.id,
     title: campaign.title,
     slug: campaign.slug ?? String(campaign.id),
-    organization: { slug: organization.slug, name: organization.name },
+    organization: { slug: organization.slug, name: organization.name, locale: organization.locale },
     currency: organization.currency,
     goal: campaign.goal,
     is_goal_enabled: campaign.isGoalEnabled,

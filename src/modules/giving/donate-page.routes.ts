@@ -4,7 +4,10 @@ import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
 import { Type } from "typebox";
 import { AppError } from "../../errors/app-error.js";
+import { localeCookieAttributes } from "../../http/cookies.js";
 import { type PageSecurity, sendHtmlPage } from "../../http/html-page.js";
+import { isLocale } from "../../i18n/locales.js";
+import { LOCALE_COOKIE, negotiateLocale, requestLocaleSources } from "../../i18n/negotiate.js";
 import { getPublicCampaign } from "./checkout-flow.service.js";
 import { CHALLENGE_ASSETS, donateErrorPage, donatePage } from "./donate-page.js";
 import type { GivingContext } from "./giving.context.js";
@@ -74,6 +77,8 @@ export function donatePageRoutes(app: FastifyInstance, context: GivingContext) {
       schema: {
         hide: true,
         params: Type.Object({ organization: Slug, campaign: Slug }),
+        // ?lang=: the page in that language (an unknown one is ignored, as browsers send anything).
+        querystring: Type.Object({ lang: Type.Optional(Type.String({ maxLength: 35 })) }),
         response: { 200: { content: { "text/html": { schema: Type.String() } } } },
       },
       // A page, not an API: unknown and ended campaigns get a friendly HTML page with the right status.
@@ -84,14 +89,24 @@ export function donatePageRoutes(app: FastifyInstance, context: GivingContext) {
         const refused = clientStatus !== undefined && clientStatus >= 400 && clientStatus < 500;
         const status = clientStatus === 410 ? 410 : invalidSlug || refused ? 404 : 500;
         if (status === 500) request.log.error({ err: error }, "donation page failed");
-        return sendHtmlPage(reply, status, PAGE_SECURITY, (nonce) => donateErrorPage(status, { nonce }));
+        const locale = negotiateLocale(requestLocaleSources(request));
+        reply.header("content-language", locale).header("vary", "Accept-Language, Cookie");
+        return sendHtmlPage(reply, status, PAGE_SECURITY, (nonce) => donateErrorPage(status, { nonce, locale }));
       },
     },
     async (request, reply) => {
       const { organization, campaign } = request.params as { organization: string; campaign: string };
       const publicCampaign = await getPublicCampaign(context, organization, campaign);
       const security = publicCampaign.stripe ? STRIPE_PAGE_SECURITY : PAGE_SECURITY;
-      return sendHtmlPage(reply, 200, security, (nonce) => donatePage(publicCampaign, { nonce }));
+      const sources = requestLocaleSources(request);
+      const locale = negotiateLocale({ ...sources, fallback: publicCampaign.organization.locale });
+      // A language chosen with the switcher is remembered for the visitor's next pages.
+      if (isLocale(sources.query)) {
+        reply.setCookie(LOCALE_COOKIE, sources.query, localeCookieAttributes(context.links.baseUrl));
+      }
+      reply.header("content-language", locale).header("vary", "Accept-Language, Cookie");
+      const path = `/donate/${encodeURIComponent(organization)}/${encodeURIComponent(campaign)}`;
+      return sendHtmlPage(reply, 200, security, (nonce) => donatePage(publicCampaign, { nonce, locale, path }));
     },
   );
 }

@@ -1,7 +1,10 @@
 import { readFileSync } from "node:fs";
-import { escapeHtml, htmlDocument } from "../../http/html-page.js";
+import { escapeHtml, htmlDocument, languageSwitcher } from "../../http/html-page.js";
+import type { Locale } from "../../i18n/locales.js";
+import { messagesUnder, t } from "../../i18n/messages.js";
 import { amountDecimals } from "../../payments/money.js";
 import { stripeAmountDecimals } from "../../payments/processors/stripe-currencies.js";
+import { SUPPORTER_FORM_FIELDS } from "../campaigns/campaigns.schemas.js";
 import type { PublicCampaignWire } from "./giving.schemas.js";
 
 /** Where Stripe requires Stripe.js to be loaded from (https://docs.stripe.com/js/including). */
@@ -13,27 +16,8 @@ export const STRIPE_JS_URL = "https://js.stripe.com/v3/";
  * the page is fast on a phone and runs under a nonce-only Content-Security-Policy.
  */
 
-const FIELD_LABELS: Record<string, string> = {
-  business_name: "Company or organization",
-  first_name: "First name",
-  last_name: "Last name",
-  email: "Email",
-  phone: "Phone",
-  mobile: "Mobile phone",
-  job: "Occupation",
-  sex: "Sex",
-  date_of_birth: "Date of birth",
-  place_of_birth: "Place of birth",
-  ssn: "Tax code",
-  vat: "VAT number",
-  address: "Address",
-  address2: "Address line 2",
-  city: "City",
-  locality: "Region or province",
-  country: "Country",
-  postal_code: "Postal code",
-  note: "Message",
-};
+/** The supporter fields the page can show; their labels are `donate.fields.<field>` in the catalog. */
+const SUPPORTER_FIELDS = new Set<string>(SUPPORTER_FORM_FIELDS);
 
 const FIELD_AUTOCOMPLETE: Record<string, string> = {
   business_name: "organization",
@@ -56,16 +40,16 @@ const FIELD_AUTOCOMPLETE: Record<string, string> = {
 const WIDE_FIELDS = new Set(["business_name", "email", "address", "address2", "note"]);
 
 const MARKETING_CONSENTS = [
-  ["email_marketing", "Email"],
-  ["phone_marketing", "Phone calls"],
-  ["sms_marketing", "SMS"],
-  ["postal_marketing", "Post"],
+  ["email_marketing", "donate.marketing.email"],
+  ["phone_marketing", "donate.marketing.phone"],
+  ["sms_marketing", "donate.marketing.sms"],
+  ["postal_marketing", "donate.marketing.postal"],
 ] as const;
 
 /** Whole amounts without decimals ("€25"), others with the currency's ("€25.50"). */
-export function formatAmount(amount: number, currency: string): string {
+export function formatAmount(amount: number, currency: string, locale: Locale = "en"): string {
   const whole = Number.isInteger(amount) ? { minimumFractionDigits: 0, maximumFractionDigits: 0 } : {};
-  return new Intl.NumberFormat("en", { style: "currency", currency, ...whole }).format(amount);
+  return new Intl.NumberFormat(locale, { style: "currency", currency, ...whole }).format(amount);
 }
 
 /** JSON that is safe inside a <script> element: no "</script>", no HTML-significant characters. */
@@ -105,21 +89,38 @@ function amountRules(campaign: PublicCampaignWire, recurring: boolean): AmountRu
   };
 }
 
-function pageShell(options: { title: string; nonce: string; body: string; script?: string; head?: string }): string {
+/** A message of the catalog, escaped for HTML. */
+const w = (locale: Locale, key: string, values?: Record<string, string | number>) => escapeHtml(t(locale, key, values));
+
+function pageShell(options: {
+  title: string;
+  nonce: string;
+  body: string;
+  locale: Locale;
+  /** The page's own path, for the language switcher's links (none on error pages). */
+  path?: string;
+  script?: string;
+  head?: string;
+}): string {
+  const switcher = options.path ? languageSwitcher(options.locale, options.path) : "";
   return htmlDocument({
     ...options,
+    lang: options.locale,
     style: STYLE,
     head: `<link rel="icon" href="data:,">\n${options.head ?? ""}`,
-    body: `<main id="main">\n${options.body}\n</main>`,
+    body: `<main id="main">\n${options.body}\n</main>\n${switcher}`,
     scripts: options.script,
   });
 }
 
-function goalSection(campaign: PublicCampaignWire): string {
+function goalSection(campaign: PublicCampaignWire, locale: Locale): string {
   if (!campaign.is_goal_enabled || campaign.goal === null || campaign.goal <= 0) return "";
   const { goal, raised, currency } = campaign;
   const percent = Math.floor((raised / goal) * 100);
-  const text = `${formatAmount(raised, currency)} raised of ${formatAmount(goal, currency)} goal`;
+  const text = t(locale, "donate.goal", {
+    raised: formatAmount(raised, currency, locale),
+    goal: formatAmount(goal, currency, locale),
+  });
   return `<section class="goal" aria-labelledby="goal-label">
   <p id="goal-label" class="goal-text"><strong>${escapeHtml(text)}</strong> <span class="muted">(${percent}%)</span></p>
   <progress max="${goal}" value="${Math.min(raised, goal)}" aria-labelledby="goal-label"></progress>
@@ -130,15 +131,17 @@ function choice(name: string, id: string, value: string, label: string, checked:
   return `<span class="choice"><input type="radio" name="${name}" id="${id}" value="${escapeHtml(value)}"${checked ? " checked" : ""}><label for="${id}">${escapeHtml(label)}</label></span>`;
 }
 
-function frequencySection(campaign: PublicCampaignWire, initial: number): string {
+function frequencySection(campaign: PublicCampaignWire, initial: number, locale: Locale): string {
   const options: [number, string][] = [];
-  if (campaign.has_one_off) options.push([0, "One-off"]);
-  if (campaign.has_subscription) options.push([12, "Monthly"], [1, "Yearly"]);
+  if (campaign.has_one_off) options.push([0, t(locale, "donate.frequency.one_off")]);
+  if (campaign.has_subscription) {
+    options.push([12, t(locale, "donate.frequency.monthly")], [1, t(locale, "donate.frequency.yearly")]);
+  }
   const choices = options
     .map(([value, label]) => choice("frequency", `frequency-${value}`, String(value), label, value === initial))
     .join("\n    ");
   return `<fieldset class="group" data-field="frequency" aria-describedby="e-frequency">
-  <legend>How often?</legend>
+  <legend>${w(locale, "donate.frequency_legend")}</legend>
   <div class="segmented">
     ${choices}
   </div>
@@ -146,14 +149,20 @@ function frequencySection(campaign: PublicCampaignWire, initial: number): string
 </fieldset>`;
 }
 
-function asksGroup(kind: "one_off" | "recurring", rules: AmountRules, currency: string, hidden: boolean): string {
+function asksGroup(
+  kind: "one_off" | "recurring",
+  rules: AmountRules,
+  currency: string,
+  hidden: boolean,
+  locale: Locale,
+): string {
   const asks = rules.asks
     .map((ask) =>
       choice(
         `ask-${kind}`,
         `ask-${kind}-${idOf(String(ask))}`,
         String(ask),
-        formatAmount(ask, currency),
+        formatAmount(ask, currency, locale),
         ask === rules.default,
       ),
     )
@@ -163,47 +172,56 @@ function asksGroup(kind: "one_off" | "recurring", rules: AmountRules, currency: 
   </div>`;
 }
 
-function amountSection(campaign: PublicCampaignWire, oneOff: AmountRules, recurring: AmountRules, initial: number) {
+function amountSection(
+  campaign: PublicCampaignWire,
+  oneOff: AmountRules,
+  recurring: AmountRules,
+  initial: number,
+  locale: Locale,
+) {
   const current = initial === 0 ? oneOff : recurring;
   const prefill = current.custom && current.default !== null && !current.asks.includes(current.default);
-  const symbol = formatAmount(0, campaign.currency).replace(/[\d.,\s]/g, "") || campaign.currency;
+  const symbol = formatAmount(0, campaign.currency, locale).replace(/[\d.,\s]/g, "") || campaign.currency;
   const costExample =
     campaign.cost_example_amount !== null && campaign.cost_example_label
       ? `<p class="cost-example" id="cost-example" aria-live="polite">${escapeHtml(
-          `${formatAmount(campaign.cost_example_amount, campaign.currency)} = ${campaign.cost_example_label}`,
+          t(locale, "donate.script.cost_one", {
+            amount: formatAmount(campaign.cost_example_amount, campaign.currency, locale),
+            label: campaign.cost_example_label,
+          }),
         )}</p>`
       : "";
   return `<fieldset class="group" data-field="amount" aria-describedby="e-amount">
-  <legend>Amount <span class="muted">(${escapeHtml(campaign.currency)})</span></legend>
-  ${asksGroup("one_off", oneOff, campaign.currency, initial !== 0)}
-  ${asksGroup("recurring", recurring, campaign.currency, initial === 0)}
+  <legend>${w(locale, "donate.amount_legend")} <span class="muted">(${escapeHtml(campaign.currency)})</span></legend>
+  ${asksGroup("one_off", oneOff, campaign.currency, initial !== 0, locale)}
+  ${asksGroup("recurring", recurring, campaign.currency, initial === 0, locale)}
   <div class="custom" id="custom-wrap"${current.custom ? "" : " hidden"}>
-    <label for="custom-amount">Other amount</label>
+    <label for="custom-amount">${w(locale, "donate.other_amount")}</label>
     <div class="money"><span aria-hidden="true">${escapeHtml(symbol)}</span><input type="number" id="custom-amount" name="custom_amount" inputmode="decimal" step="0.01"${attribute("min", current.min ?? 0.01)}${attribute("max", current.max)}${prefill ? attribute("value", current.default) : ""} aria-describedby="custom-hint e-amount"></div>
     <p class="hint" id="custom-hint"></p>
   </div>
   ${costExample}
   <p class="field-error" id="e-amount" hidden></p>
-  ${coverFeeField(campaign)}
+  ${coverFeeField(campaign, locale)}
 </fieldset>`;
 }
 
 /** The checkbox's words are set by the script as the amount changes ("Add €1.03 to cover processing fees"). */
-function coverFeeField(campaign: PublicCampaignWire): string {
+function coverFeeField(campaign: PublicCampaignWire, locale: Locale): string {
   if (!campaign.cover_fee) return "";
   return `<div class="field cover-fee" data-field="cover_fee">
-    <label class="check"><input type="checkbox" id="cover-fee" name="cover_fee"> <span id="cover-fee-label">Add the processing fee to my gift</span></label>
+    <label class="check"><input type="checkbox" id="cover-fee" name="cover_fee"> <span id="cover-fee-label">${w(locale, "donate.script.cover_fee")}</span></label>
     <p class="field-error" id="e-cover-fee" hidden></p>
   </div>`;
 }
 
-function supporterField(field: string, required: boolean): string {
+function supporterField(field: string, required: boolean, locale: Locale): string {
   const id = `f-supporter-${idOf(field)}`;
-  const label = FIELD_LABELS[field] ?? field;
+  const label = t(locale, `donate.fields.${field}`);
   const common = `id="${id}" name="${field}" data-supporter="${field}"${required ? " required" : ""}${attribute("autocomplete", FIELD_AUTOCOMPLETE[field])} aria-describedby="e-${id}"`;
   let control: string;
   if (field === "sex") {
-    control = `<select ${common}><option value="">—</option><option value="FEMALE">Female</option><option value="MALE">Male</option></select>`;
+    control = `<select ${common}><option value="">—</option><option value="FEMALE">${w(locale, "donate.sex.female")}</option><option value="MALE">${w(locale, "donate.sex.male")}</option></select>`;
   } else if (field === "note") {
     control = `<textarea ${common} rows="3" maxlength="2000"></textarea>`;
   } else {
@@ -225,49 +243,53 @@ function supporterField(field: string, required: boolean): string {
     </div>`;
 }
 
-function supporterSection(campaign: PublicCampaignWire): string {
+function supporterSection(campaign: PublicCampaignWire, locale: Locale): string {
   const fields = campaign.shown_fields
-    .filter((field) => field in FIELD_LABELS)
-    .map((field) => supporterField(field, campaign.required_fields.includes(field)))
+    .filter((field) => SUPPORTER_FIELDS.has(field))
+    .map((field) => supporterField(field, campaign.required_fields.includes(field), locale))
     .join("\n    ");
   return `<fieldset class="group">
-  <legend>Your details</legend>
-  <p class="muted small">Fields marked <span class="required">*</span> are required.</p>
+  <legend>${w(locale, "donate.details_legend")}</legend>
+  <p class="muted small">${w(locale, "donate.required_note", { mark: "\u0000" }).replace("\u0000", '<span class="required">*</span>')}</p>
   <div class="fields">
     ${fields}
   </div>
 </fieldset>`;
 }
 
-function consentSection(campaign: PublicCampaignWire): string {
+function consentSection(campaign: PublicCampaignWire, locale: Locale): string {
   const note = campaign.privacy_note
     ? `<p class="privacy-note" id="privacy-note">${escapeHtml(campaign.privacy_note)}</p>`
     : "";
   const describedBy = campaign.privacy_note ? "privacy-note e-consent-privacy" : "e-consent-privacy";
   const marketing = MARKETING_CONSENTS.map(
-    ([name, label]) =>
-      `<label class="check"><input type="checkbox" name="${name}" data-consent="${name}"> ${escapeHtml(label)}</label>`,
+    ([name, key]) =>
+      `<label class="check"><input type="checkbox" name="${name}" data-consent="${name}"> ${w(locale, key)}</label>`,
   ).join("\n      ");
   return `<fieldset class="group">
-  <legend>Privacy</legend>
+  <legend>${w(locale, "donate.privacy_legend")}</legend>
   ${note}
   <div class="field" data-field="consents.privacy">
-    <label class="check"><input type="checkbox" id="consent-privacy" name="privacy" data-consent="privacy" required aria-describedby="${describedBy}"> I have read the privacy notice and agree to it <span class="required" aria-hidden="true">*</span></label>
+    <label class="check"><input type="checkbox" id="consent-privacy" name="privacy" data-consent="privacy" required aria-describedby="${describedBy}"> ${w(locale, "donate.privacy_consent")} <span class="required" aria-hidden="true">*</span></label>
     <p class="field-error" id="e-consent-privacy" hidden></p>
   </div>
   <fieldset class="nested">
-    <legend>${escapeHtml(campaign.organization.name)} may keep me informed by</legend>
+    <legend>${w(locale, "donate.marketing_legend", { organization: campaign.organization.name })}</legend>
     <div class="checks">
       ${marketing}
     </div>
   </fieldset>
-  <label class="check"><input type="checkbox" name="profilation_marketing" data-consent="profilation_marketing"> I agree that my gifts may be analysed to tailor what I am sent</label>
+  <label class="check"><input type="checkbox" name="profilation_marketing" data-consent="profilation_marketing"> ${w(locale, "donate.profiling")}</label>
 </fieldset>`;
 }
 
-const PROCESSOR_LABELS: Record<string, string> = { sandbox: "Card", stripe: "Card or bank debit" };
+const PROCESSOR_LABELS: Record<string, string> = {
+  sandbox: "donate.processor.card",
+  stripe: "donate.processor.card_or_debit",
+  manual: "donate.processor.manual",
+};
 
-function paymentSection(campaign: PublicCampaignWire, initial: number): string {
+function paymentSection(campaign: PublicCampaignWire, initial: number, locale: Locale): string {
   // Stripe's Payment Element takes the place of the sandbox card fields when the organization has Stripe.
   const online = campaign.stripe ? "stripe" : "sandbox";
   const known = campaign.processors.filter((processor) => processor.name === online || processor.name === "manual");
@@ -276,19 +298,20 @@ function paymentSection(campaign: PublicCampaignWire, initial: number): string {
   const first = usable[0]?.name;
   const choices = known
     .map((processor) => {
-      const label = PROCESSOR_LABELS[processor.name] ?? processor.title;
+      const key = PROCESSOR_LABELS[processor.name];
+      const label = key ? t(locale, key) : processor.title;
       return choice("processor", `processor-${processor.name}`, processor.name, label, processor.name === first);
     })
     .join("\n    ");
   return `<fieldset class="group" data-field="processor" aria-describedby="e-processor">
-  <legend>Payment</legend>
+  <legend>${w(locale, "donate.payment_legend")}</legend>
   <div class="segmented">
     ${choices}
   </div>
   <p class="field-error" id="e-processor" hidden></p>
-  ${!card ? "" : campaign.stripe ? stripeFields(first === "stripe") : cardFields(first === "sandbox")}
-  <p id="manual-note" class="hint"${first === "manual" ? "" : " hidden"}>You will get the bank transfer details after confirming; your gift counts once the money arrives.</p>
-  <p id="manual-one-off" class="hint" hidden>Bank transfer is available for one-off gifts only.</p>
+  ${!card ? "" : campaign.stripe ? stripeFields(first === "stripe", locale) : cardFields(first === "sandbox", locale)}
+  <p id="manual-note" class="hint"${first === "manual" ? "" : " hidden"}>${w(locale, "donate.manual_note")}</p>
+  <p id="manual-one-off" class="hint" hidden>${w(locale, "donate.manual_one_off")}</p>
 </fieldset>`;
 }
 
@@ -296,60 +319,60 @@ function paymentSection(campaign: PublicCampaignWire, initial: number): string {
  * Where Stripe's Payment Element is mounted (cards, SEPA Direct Debit with its mandate text,
  * Apple Pay / Google Pay where the browser offers them); web/donate/donate.js mounts it.
  */
-function stripeFields(shown: boolean): string {
+function stripeFields(shown: boolean, locale: Locale): string {
   return `<div id="stripe-fields" class="stripe-fields" data-field="stripe"${shown ? "" : " hidden"}>
-    <div id="payment-element" class="payment-element"><p class="hint" id="payment-element-loading">Loading the secure payment form…</p></div>
+    <div id="payment-element" class="payment-element"><p class="hint" id="payment-element-loading">${w(locale, "donate.stripe_loading")}</p></div>
     <p class="field-error" id="e-stripe" hidden></p>
   </div>`;
 }
 
-function cardFields(shown: boolean): string {
+function cardFields(shown: boolean, locale: Locale): string {
   const year = new Date().getUTCFullYear();
   return `<div id="card-fields" class="fields"${shown ? "" : " hidden"}>
     <div class="field wide" data-field="card.number">
-      <label for="f-card-number">Card number <span class="required" aria-hidden="true">*</span></label>
+      <label for="f-card-number">${w(locale, "donate.card.number")} <span class="required" aria-hidden="true">*</span></label>
       <input type="text" id="f-card-number" data-card="number" inputmode="numeric" autocomplete="cc-number" maxlength="23" required aria-describedby="card-hint e-f-card-number">
       <p class="field-error" id="e-f-card-number" hidden></p>
     </div>
     <div class="field" data-field="card.exp_month">
-      <label for="f-card-exp-month">Expiry month <span class="required" aria-hidden="true">*</span></label>
+      <label for="f-card-exp-month">${w(locale, "donate.card.exp_month")} <span class="required" aria-hidden="true">*</span></label>
       <input type="text" id="f-card-exp-month" data-card="exp_month" inputmode="numeric" autocomplete="cc-exp-month" placeholder="MM" maxlength="2" pattern="0?[1-9]|1[0-2]" required aria-describedby="e-f-card-exp-month">
       <p class="field-error" id="e-f-card-exp-month" hidden></p>
     </div>
     <div class="field" data-field="card.exp_year">
-      <label for="f-card-exp-year">Expiry year <span class="required" aria-hidden="true">*</span></label>
+      <label for="f-card-exp-year">${w(locale, "donate.card.exp_year")} <span class="required" aria-hidden="true">*</span></label>
       <input type="text" id="f-card-exp-year" data-card="exp_year" inputmode="numeric" autocomplete="cc-exp-year" placeholder="${year + 2}" maxlength="4" pattern="[0-9]{2}|[0-9]{4}" required aria-describedby="e-f-card-exp-year">
       <p class="field-error" id="e-f-card-exp-year" hidden></p>
     </div>
     <div class="field" data-field="card.cvc">
-      <label for="f-card-cvc">Security code (CVC) <span class="required" aria-hidden="true">*</span></label>
+      <label for="f-card-cvc">${w(locale, "donate.card.cvc")} <span class="required" aria-hidden="true">*</span></label>
       <input type="text" id="f-card-cvc" data-card="cvc" inputmode="numeric" autocomplete="cc-csc" maxlength="4" pattern="[0-9]{3,4}" required aria-describedby="e-f-card-cvc">
       <p class="field-error" id="e-f-card-cvc" hidden></p>
     </div>
-    <p class="hint wide" id="card-hint">Test mode, no real money moves: 4242 4242 4242 4242 succeeds, 4000 0000 0000 0002 is declined, 4000 0000 0000 0341 succeeds now and fails on renewal. Use any future expiry date and any 3 digits as CVC.</p>
+    <p class="hint wide" id="card-hint">${w(locale, "donate.card.hint")}</p>
   </div>`;
 }
 
-function successSection(): string {
+function successSection(locale: Locale): string {
   return `<section id="success" class="success" tabindex="-1" aria-labelledby="success-title" hidden>
-  <h2 id="success-title">Thank you!</h2>
+  <h2 id="success-title">${w(locale, "donate.success_title")}</h2>
   <p id="success-summary"></p>
   <div id="transfer" class="transfer" hidden>
-    <h3>Bank transfer instructions</h3>
+    <h3>${w(locale, "donate.transfer_heading")}</h3>
     <p id="transfer-text"></p>
     <dl>
-      <dt>Amount</dt><dd id="transfer-amount"></dd>
-      <dt>Account holder</dt><dd id="transfer-payee"></dd>
+      <dt>${w(locale, "donate.transfer_amount")}</dt><dd id="transfer-amount"></dd>
+      <dt>${w(locale, "donate.transfer_payee")}</dt><dd id="transfer-payee"></dd>
       <dt>IBAN</dt><dd><code id="transfer-iban"></code></dd>
       <dt id="transfer-bic-label">BIC</dt><dd><code id="transfer-bic"></code></dd>
-      <dt>Reference</dt><dd><code id="transfer-reference"></code></dd>
+      <dt>${w(locale, "donate.transfer_reference")}</dt><dd><code id="transfer-reference"></code></dd>
     </dl>
   </div>
   <div id="transfer-contact" class="transfer" hidden>
-    <h3>Bank transfer</h3>
+    <h3>${w(locale, "donate.transfer_contact_heading")}</h3>
     <p id="transfer-contact-text"></p>
   </div>
-  <p id="receipt" hidden><a id="receipt-link" href="#" rel="noopener">Download your receipt</a></p>
+  <p id="receipt" hidden><a id="receipt-link" href="#" rel="noopener">${w(locale, "donate.receipt_link")}</a></p>
 </section>`;
 }
 
@@ -362,27 +385,34 @@ export const CHALLENGE_ASSETS = {
 } as const;
 
 /** Test-mode Stripe keys, or the organization's test mode (the sandbox): nothing is charged, and the donor must know it. */
-function testModeBanner(campaign: PublicCampaignWire): string {
-  if (campaign.test_mode) {
-    return `<p class="test-mode" id="test-mode" role="note" aria-label="Test mode"><strong>Test mode — no real money moves.</strong> Pay with a test card below: nothing is charged, and the gift is kept as test data.</p>\n`;
-  }
-  if (!campaign.stripe?.test_mode) return "";
-  return `<p class="test-mode" id="test-mode" role="note" aria-label="Test mode"><strong>Test mode</strong> — no real money moves. Use Stripe's test cards; nothing is charged.</p>\n`;
+function testModeBanner(campaign: PublicCampaignWire, locale: Locale): string {
+  const detail = campaign.test_mode
+    ? "donate.test_mode.sandbox"
+    : campaign.stripe?.test_mode
+      ? "donate.test_mode.stripe"
+      : null;
+  if (!detail) return "";
+  return `<p class="test-mode" id="test-mode" role="note" aria-label="${w(locale, "donate.test_mode.label")}"><strong>${w(locale, "donate.test_mode.title")}</strong> ${w(locale, detail)}</p>\n`;
 }
 
-export function donatePage(campaign: PublicCampaignWire, options: { nonce: string }): string {
-  const { nonce } = options;
+export function donatePage(
+  campaign: PublicCampaignWire,
+  options: { nonce: string; locale: Locale; path: string },
+): string {
+  const { nonce, locale, path } = options;
   const title = `${campaign.title} · ${campaign.organization.name}`;
-  const header = `${testModeBanner(campaign)}<header>
+  const header = `${testModeBanner(campaign, locale)}<header>
   <p class="org">${escapeHtml(campaign.organization.name)}</p>
   <h1>${escapeHtml(campaign.title)}</h1>
-  ${goalSection(campaign)}
+  ${goalSection(campaign, locale)}
 </header>`;
   if (!campaign.has_one_off && !campaign.has_subscription) {
     return pageShell({
       title,
       nonce,
-      body: `${header}\n<p class="notice">This campaign is not accepting donations at the moment.</p>`,
+      locale,
+      path,
+      body: `${header}\n<p class="notice">${w(locale, "donate.not_accepting")}</p>`,
     });
   }
   // Production without a processor: no card form (never the sandbox's), and no bank transfer without an IBAN.
@@ -390,14 +420,20 @@ export function donatePage(campaign: PublicCampaignWire, options: { nonce: strin
     return pageShell({
       title,
       nonce,
-      body: `${header}\n<div class="notice" id="not-set-up"><h2>Online giving is not set up yet</h2>
-<p>${escapeHtml(campaign.organization.name)} does not take donations on this page yet. Please come back later, or get in touch with ${escapeHtml(campaign.organization.name)} to give.</p></div>`,
+      locale,
+      path,
+      body: `${header}\n<div class="notice" id="not-set-up"><h2>${w(locale, "donate.not_set_up_title")}</h2>
+<p>${w(locale, "donate.not_set_up_text", { organization: campaign.organization.name })}</p></div>`,
     });
   }
   const initial = campaign.has_one_off ? 0 : 12;
   const oneOff = amountRules(campaign, false);
   const recurring = amountRules(campaign, true);
   const config = {
+    locale,
+    // The script's words (plain {name} arguments) and the catalog's message for each error code.
+    messages: messagesUnder(locale, "donate.script"),
+    errors: messagesUnder(locale, "errors"),
     organization: campaign.organization,
     campaign: campaign.slug,
     currency: campaign.currency,
@@ -414,22 +450,22 @@ export function donatePage(campaign: PublicCampaignWire, options: { nonce: strin
     challenge: { required: campaign.challenge_required, url: campaign.challenge_url, ...CHALLENGE_ASSETS },
   };
   const body = `${header}
-<noscript><p class="notice">This donation form needs JavaScript to process your payment securely.</p></noscript>
+<noscript><p class="notice">${w(locale, "donate.noscript")}</p></noscript>
 <form id="donate-form" novalidate aria-describedby="form-error">
 <div id="form-error" class="alert" role="alert" tabindex="-1" hidden></div>
-${frequencySection(campaign, initial)}
-${amountSection(campaign, oneOff, recurring, initial)}
-${supporterSection(campaign)}
-${consentSection(campaign)}
-${paymentSection(campaign, initial)}
+${frequencySection(campaign, initial, locale)}
+${amountSection(campaign, oneOff, recurring, initial, locale)}
+${supporterSection(campaign, locale)}
+${consentSection(campaign, locale)}
+${paymentSection(campaign, initial, locale)}
 <div id="challenge" class="group challenge" data-field="altcha" hidden>
-  <p class="hint" id="challenge-hint">To stop automated card testing, your browser solves a short puzzle before the gift is sent. No data leaves this page for it.</p>
+  <p class="hint" id="challenge-hint">${w(locale, "donate.challenge_hint")}</p>
   <div id="challenge-widget"></div>
   <p class="field-error" id="e-altcha" hidden></p>
 </div>
-<button type="submit" id="submit" class="primary">Donate</button>
+<button type="submit" id="submit" class="primary">${w(locale, "donate.script.submit")}</button>
 </form>
-${successSection()}`;
+${successSection(locale)}`;
   const script = `<script type="application/json" id="donate-config" nonce="${nonce}">${scriptJson(config)}</script>
 <script nonce="${nonce}">${SCRIPT}</script>
 `;
@@ -437,31 +473,24 @@ ${successSection()}`;
   const head = campaign.stripe
     ? `<script src="${STRIPE_JS_URL}" id="stripe-js" nonce="${nonce}" async></script>\n`
     : undefined;
-  return pageShell({ title, nonce, body, script, head });
+  return pageShell({ title, nonce, locale, path, body, script, head });
 }
 
 const ERROR_COPY: Record<number, { title: string; message: string }> = {
-  404: {
-    title: "Campaign not found",
-    message: "We could not find this donation page. Please check the link you followed.",
-  },
-  410: {
-    title: "This campaign has ended",
-    message: "Thank you for your interest: this campaign no longer accepts donations.",
-  },
-  500: {
-    title: "Something went wrong",
-    message: "The donation page could not be shown right now. Please try again in a moment.",
-  },
+  404: { title: "donate.error_page.not_found_title", message: "donate.error_page.not_found" },
+  410: { title: "donate.error_page.ended_title", message: "donate.error_page.ended" },
+  500: { title: "donate.error_page.failed_title", message: "donate.error_page.failed" },
 };
 
 /** A friendly page for an unknown, ended or failing campaign page, in the same look. */
-export function donateErrorPage(status: number, options: { nonce: string }): string {
+export function donateErrorPage(status: number, options: { nonce: string; locale: Locale }): string {
   const copy = ERROR_COPY[status] ?? (ERROR_COPY[500] as { title: string; message: string });
+  const { locale } = options;
   return pageShell({
-    title: copy.title,
+    title: t(locale, copy.title),
     nonce: options.nonce,
-    body: `<h1>${escapeHtml(copy.title)}</h1>\n<p>${escapeHtml(copy.message)}</p>`,
+    locale,
+    body: `<h1>${w(locale, copy.title)}</h1>\n<p>${w(locale, copy.message)}</p>`,
   });
 }
 

@@ -21,7 +21,13 @@ export const PublicCampaign = wireObject(
     id: Id,
     title: Type.String(),
     slug: Type.String(),
-    organization: wireObject({ slug: Type.String(), name: Type.String() }),
+    organization: wireObject({
+      slug: Type.String(),
+      name: Type.String(),
+      locale: Type.String({
+        description: "The organization's default language (en, it): the page's when the donor states none",
+      }),
+    }),
     currency: Type.String(),
     goal: nullable(Money),
     is_goal_enabled: Type.Boolean(),

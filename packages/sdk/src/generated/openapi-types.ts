@@ -2173,6 +2173,8 @@ export interface Operations {
         organization: {
           slug: string;
           name: string;
+          /** The organization's default language (en, it): the page's when the donor states none */
+          locale: string;
         };
         currency: string;
         /** Amount in the organization's currency, at most 2 decimals */
