@@ -52,8 +52,8 @@ describe("the documentation", () => {
     const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
     const step = /^6\. (.+(?:\n {3}.+)*)/m.exec(readme)?.[1] ?? "";
     expect(step).toContain("The receipt email's **open your donor page** link");
-    const catalog = JSON.parse(readFileSync(path.join(ROOT, "src/i18n/catalogs/en.json"), "utf8")) as Json;
-    expect(catalog.email.receipt.portal_link).toBe("open your donor page");
+    const catalog = JSON.parse(readFileSync(path.join(ROOT, "src/i18n/catalogs/en/email.json"), "utf8")) as Json;
+    expect(catalog.receipt.portal_link).toBe("open your donor page");
   });
 
   it("webhooks.md gives the retry schedule and the event catalog the code has", () => {

@@ -745,6 +745,30 @@ describe("transactions and languages", () => {
     expect(received(email, "recurring_welcome")).toHaveLength(1);
   });
 
+  it("a donor who gave in Italian reads Italian, the organization's notice stays in its language; the next gift's language wins", async () => {
+    const email = `lingua-${unique(8)}@example.test`;
+    await give({
+      email,
+      frequency: 12,
+      amount: 10,
+      firstName: "Lucia",
+      headers: { "accept-language": "it-IT,it;q=0.9" },
+    });
+    await flush();
+    const name = await organizationName(tenant.organizationId);
+    expect(only(email, "receipt").subject).toBe(`La ricevuta della tua donazione a ${name}`);
+    expect(only(email, "recurring_welcome").subject).toBe(`Grazie per la tua donazione periodica a ${name}`);
+    const notice = received(ORG_EMAIL, "gift_notification").at(-1);
+    expect(notice?.subject).toMatch(/^New gift: €10.00 /);
+    // A bare client's wildcard states no language: the donor keeps theirs; a stated one replaces it.
+    await give({ email, amount: 5, headers: { "accept-language": "*" } });
+    await flush();
+    expect(received(email, "receipt").at(-1)?.subject).toBe(`La ricevuta della tua donazione a ${name}`);
+    await give({ email, amount: 6, headers: { "accept-language": "en-GB" } });
+    await flush();
+    expect(received(email, "receipt").at(-1)?.subject).toBe(`Your receipt for your gift to ${name}`);
+  });
+
   it("an Italian organization writes in Italian", async () => {
     const italian = await fakeTenant(db());
     await db()

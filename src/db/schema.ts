@@ -68,10 +68,15 @@ export const users = pgTable(
     /** argon2id; null until the user chooses one (an owner created by `donata setup` signs in by link first). */
     passwordHash: text("password_hash"),
     name: text("name"),
+    // The language the user chose for the panel and the sign-in pages (src/i18n/locales.ts); null: negotiated.
+    locale: text("locale"),
     createDate: createDate(),
     updateDate: updateDate(),
   },
-  (t) => [uniqueIndex("users_email_key").on(sql`lower(${t.email})`)],
+  (t) => [
+    uniqueIndex("users_email_key").on(sql`lower(${t.email})`),
+    check("users_locale_check", sql`${t.locale} in ('en', 'it')`),
+  ],
 );
 
 // One-time links that sign a user in to choose a password (`donata setup`, `donata user link`); only hashes stored.
@@ -290,6 +295,8 @@ export const supporters = pgTable(
     eraseDate: instant("erase_date"),
     // A signed link to the supporter's yearly statement, set with their first paid donation.
     certificationUrl: text("certification_url"),
+    // The language of the donor's last checkout (src/i18n/locales.ts): their emails and documents speak it.
+    locale: text("locale"),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
@@ -298,6 +305,7 @@ export const supporters = pgTable(
     // Statement links issued before the organization was in their path carry the id alone.
     index("supporters_id_idx").on(t.id),
     check("supporters_sex_check", sql`${t.sex} in ('MALE', 'FEMALE')`),
+    check("supporters_locale_check", sql`${t.locale} in ('en', 'it')`),
   ],
 );
 

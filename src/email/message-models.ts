@@ -54,11 +54,12 @@ export interface DonationContext {
  */
 export async function loadDonationContext(
   tx: Executor,
-  row: { organizationId: number; donationId: number | null },
+  row: { organizationId: number; donationId: number | null; supporterId: number | null },
   options: { requireDonorAddress: boolean } = { requireDonorAddress: true },
 ): Promise<DonationContext | null> {
   if (row.donationId === null) return null;
-  const base = await loadBaseModel(tx, row.organizationId);
+  // A message to the donor speaks their language; a notice to the organization, its own.
+  const base = await loadBaseModel(tx, row.organizationId, options.requireDonorAddress ? row.supporterId : null);
   const found = await findDonationForEmail(tx, row.organizationId, row.donationId);
   if (!base || !found) return null;
   if (options.requireDonorAddress && (found.supporter.eraseDate || !found.supporter.email)) return null;

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import Handlebars from "handlebars";
 import mjml2html from "mjml";
 import type { Config } from "../config.js";
 import type { Executor } from "../db/client.js";
-import { organizations } from "../db/schema.js";
+import { organizations, supporters } from "../db/schema.js";
 import { LOCALES, type Locale, localeOr } from "../i18n/locales.js";
 import { type MessageValues, t } from "../i18n/messages.js";
 import type { DonorLinkPurpose } from "../modules/donor-portal/donor-portal.repo.js";
@@ -161,8 +161,15 @@ export async function renderEmail(
   };
 }
 
-/** The sender's part of every model, read once per message. */
-export async function loadBaseModel(tx: Executor, organizationId: number): Promise<BaseModel | null> {
+/**
+ * The sender's part of every model, read once per message. A message to a donor (`donorId`) is
+ * written in the language they gave in (supporters.locale), else in the organization's.
+ */
+export async function loadBaseModel(
+  tx: Executor,
+  organizationId: number,
+  donorId: number | null = null,
+): Promise<BaseModel | null> {
   const [row] = await tx
     .select({
       id: organizations.id,
@@ -177,7 +184,10 @@ export async function loadBaseModel(tx: Executor, organizationId: number): Promi
     .where(eq(organizations.id, organizationId));
   if (!row) return null;
   return {
-    locale: localeOr(row.locale),
+    locale: localeOr(
+      donorId === null ? row.locale : await donorLocale(tx, organizationId, donorId),
+      localeOr(row.locale),
+    ),
     organization: {
       id: row.id,
       name: row.name,
@@ -187,6 +197,14 @@ export async function loadBaseModel(tx: Executor, organizationId: number): Promi
       time_zone: row.timeZone,
     },
   };
+}
+
+async function donorLocale(tx: Executor, organizationId: number, supporterId: number) {
+  const [row] = await tx
+    .select({ locale: supporters.locale })
+    .from(supporters)
+    .where(and(eq(supporters.organizationId, organizationId), eq(supporters.id, supporterId)));
+  return row?.locale ?? null;
 }
 
 /** The Message-ID of an outbox message: stable across retries, so a receiver can tell a resend. */

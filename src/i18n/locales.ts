@@ -1,5 +1,5 @@
 /**
- * The languages the product speaks. Adding one: its catalog in src/i18n/catalogs/<code>.json (every
+ * The languages the product speaks. Adding one: its catalog in src/i18n/catalogs/<code>/ (every file
  * key English has), the code here and in the organizations_locale_check constraint (a migration);
  * docs/localization.md walks through it.
  */

@@ -1,9 +1,10 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { IntlMessageFormat } from "intl-messageformat";
 import { DEFAULT_LOCALE, LOCALES, type Locale } from "./locales.js";
 
 /**
- * The one catalog of words: src/i18n/catalogs/<locale>.json, nested objects whose leaves are ICU
+ * The one catalog of words: src/i18n/catalogs/<locale>/<namespace>.json (common, errors, donate,
+ * email, …; the file's name is its keys' first part), nested objects whose leaves are ICU
  * MessageFormat strings (`{amount}`, `{count, plural, one {# gift} other {# gifts}}`, `{kind, select, …}`).
  * A key is the leaves' dotted path (`donate.submit`); pages, documents, emails, problem details and
  * the admin panel all read from here. test/i18n.test.ts fails on a key missing from a language, a
@@ -27,8 +28,15 @@ export function flattenCatalog(catalog: Catalog, prefix = "", into = new Map<str
   return into;
 }
 
+/** A language's whole catalog, one namespace per file. */
 export function readCatalog(locale: Locale): Catalog {
-  return JSON.parse(readFileSync(new URL(`${locale}.json`, CATALOGS), "utf8")) as Catalog;
+  const directory = new URL(`${locale}/`, CATALOGS);
+  const catalog: Catalog = {};
+  for (const file of readdirSync(directory).sort()) {
+    if (!file.endsWith(".json")) continue;
+    catalog[file.slice(0, -5)] = JSON.parse(readFileSync(new URL(file, directory), "utf8")) as Catalog;
+  }
+  return catalog;
 }
 
 /** A locale's messages by dotted key (read once). */

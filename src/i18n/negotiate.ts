@@ -1,5 +1,5 @@
 import Negotiator from "negotiator";
-import { DEFAULT_LOCALE, isLocale, LOCALES, type Locale } from "./locales.js";
+import { DEFAULT_LOCALE, isLocale, type Locale } from "./locales.js";
 
 /** The cookie a language switcher on a public page leaves: the visitor's saved choice. */
 export const LOCALE_COOKIE = "donata_lang";
@@ -23,12 +23,24 @@ export interface LocaleSources {
 export function negotiateLocale(sources: LocaleSources): Locale {
   if (isLocale(sources.query)) return sources.query;
   if (isLocale(sources.saved)) return sources.saved;
-  const header = Array.isArray(sources.acceptLanguage) ? sources.acceptLanguage.join(",") : sources.acceptLanguage;
-  if (header) {
-    const found = new Negotiator({ headers: { "accept-language": header } }).language([...LOCALES]);
-    if (isLocale(found)) return found;
-  }
+  const accepted = acceptedLocale(sources.acceptLanguage);
+  if (accepted) return accepted;
   return isLocale(sources.fallback) ? sources.fallback : DEFAULT_LOCALE;
+}
+
+/**
+ * The first of our languages an Accept-Language header names, in its order of preference (q-values;
+ * `it-IT` is `it`), or undefined when it names none of them: a wildcard (`*`, what a bare HTTP
+ * client sends) states no language.
+ */
+export function acceptedLocale(header: string | string[] | undefined): Locale | undefined {
+  const value = Array.isArray(header) ? header.join(",") : header;
+  if (!value) return undefined;
+  for (const language of new Negotiator({ headers: { "accept-language": value } }).languages()) {
+    const base = language.split("-")[0]?.toLowerCase();
+    if (isLocale(base)) return base;
+  }
+  return undefined;
 }
 
 /** What a Fastify request offers for negotiation (query `lang`, the switcher's cookie, the header). */

@@ -45,7 +45,7 @@ export const message: EmailMessage<DonorChangeModel> = {
     const change = DONOR_CHANGES.find((value) => value === (row.data as { change?: unknown }).change);
     if (!change) return null;
     if (change === "contact_details") {
-      const base = await loadBaseModel(tx, row.organizationId);
+      const base = await loadBaseModel(tx, row.organizationId, row.supporterId);
       const supporter = row.supporterId ? await findSupporter(tx, row.organizationId, row.supporterId) : undefined;
       // An erased supporter is no longer written to.
       if (!base || supporter?.eraseDate) return null;

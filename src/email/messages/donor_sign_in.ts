@@ -12,7 +12,7 @@ export const message: EmailMessage<DonorSignInModel> = {
   kind: "donor_sign_in",
   portalLink: "sign_in",
   async load(tx, row) {
-    const base = await loadBaseModel(tx, row.organizationId);
+    const base = await loadBaseModel(tx, row.organizationId, row.supporterId);
     const url = (row.data as { url?: unknown }).url;
     if (!base || typeof url !== "string") return null;
     return { ...base, url };

@@ -20,7 +20,7 @@ export const message: EmailMessage<StatementModel> = {
   async load(tx, row) {
     const year = (row.data as { year?: unknown }).year;
     if (row.supporterId === null || typeof year !== "number") return null;
-    const base = await loadBaseModel(tx, row.organizationId);
+    const base = await loadBaseModel(tx, row.organizationId, row.supporterId);
     const supporter = await findSupporter(tx, row.organizationId, row.supporterId);
     if (!base || !supporter || supporter.eraseDate || !supporter.email || !supporter.certificationUrl) return null;
     const payments = await listStatementPayments(

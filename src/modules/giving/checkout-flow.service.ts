@@ -12,6 +12,7 @@ import {
   storeOutcome,
 } from "../../http/idempotency.js";
 import { parseId } from "../../http/ids.js";
+import { isLocale, type Locale } from "../../i18n/locales.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
 import { chargeContextOf } from "../../payments/charge-context.js";
 import { fromCents, toCents, toMinorUnits } from "../../payments/money.js";
@@ -56,7 +57,7 @@ import {
 import { insertPayment, lockPayment, type PaymentRow, sumPaidForCampaign } from "../payments/payments.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
 import { type DeclaredConsents, insertConsentRecord } from "../supporters/consent-records.repo.js";
-import { insertSupporter, lockSupporterByEmail } from "../supporters/supporters.repo.js";
+import { insertSupporter, lockSupporterByEmail, setSupporterLocale } from "../supporters/supporters.repo.js";
 import { SUPPORTER_COLUMNS, supporterToWire } from "../supporters/supporters.service.js";
 import {
   asksOf,
@@ -254,6 +255,7 @@ async function matchSupporter(
   organizationId: number,
   fields: Record<string, string>,
   declared: CheckoutCompleteInput["consents"],
+  locale: Locale | undefined,
 ) {
   const consents: DeclaredConsents = {};
   for (const name of CONSENTS) {
@@ -261,12 +263,17 @@ async function matchSupporter(
     if (value !== undefined) consents[name] = value;
   }
   const existing = await lockSupporterByEmail(tx, organizationId, fields.email as string);
-  if (existing) return { supporter: existing, consents, applied: false };
+  if (existing) {
+    // Only the language follows the latest checkout: the donor reads their next emails in it.
+    if (locale) await setSupporterLocale(tx, organizationId, existing.id, locale);
+    return { supporter: existing, consents, applied: false };
+  }
   const values: Record<string, unknown> = {};
   for (const [field, value] of Object.entries({ ...fields, ...consents })) {
     const column = SUPPORTER_COLUMNS[field as keyof typeof SUPPORTER_COLUMNS];
     if (column) values[column] = value;
   }
+  if (locale) values.locale = locale;
   return { supporter: await insertSupporter(tx, organizationId, values), consents, applied: true };
 }
 
@@ -277,6 +284,8 @@ export interface CompletionRequest {
   userAgent: string | undefined;
   idempotencyKey: string | undefined;
   clientIp: string;
+  /** The donor's language (the request's Accept-Language, when it names one of ours): kept on the supporter. */
+  locale?: Locale;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -384,6 +393,8 @@ interface AttemptGift {
   methodLabel: string;
   methodReference: string;
   device: ReturnType<typeof deviceOf>;
+  /** The language the donor gave in (absent in attempts recorded before languages were kept). */
+  locale?: Locale;
 }
 
 type Recorded =
@@ -531,6 +542,7 @@ async function recordAttempt(
       methodLabel: method.label,
       methodReference: method.reference,
       device: deviceOf(request.userAgent),
+      ...(request.locale ? { locale: request.locale } : {}),
     };
     const attempt = await insertCheckoutAttempt(tx, {
       organizationId,
@@ -695,7 +707,13 @@ export async function settleCheckoutAttempt(
     // A gift the sandbox took in test mode is test data: no real money moved.
     const test = attempt.processor === "sandbox" && organization.testMode;
 
-    const { supporter, ...declaration } = await matchSupporter(tx, organizationId, gift.supporter, gift.consents);
+    const { supporter, ...declaration } = await matchSupporter(
+      tx,
+      organizationId,
+      gift.supporter,
+      gift.consents,
+      isLocale(gift.locale) ? gift.locale : undefined,
+    );
     // The donor's doing, whoever reports the charge's outcome (their request, a webhook, the reconciler).
     const donor = { organizationId, origin: donorOrigin(supporter.id) };
     if (declaration.applied) {

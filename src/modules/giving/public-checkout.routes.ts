@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { Type } from "typebox";
 import { parseIdempotencyKey } from "../../http/idempotency.js";
 import { ProblemResponses } from "../../http/problem-schema.js";
+import { acceptedLocale } from "../../i18n/negotiate.js";
 import { completeCheckout, getChallenge, getPublicCampaign, startCheckout } from "./checkout-flow.service.js";
 import type { GivingContext } from "./giving.context.js";
 import {
@@ -137,6 +138,7 @@ export function publicCheckoutRoutes(app: FastifyInstance, context: GivingContex
         userAgent: request.headers["user-agent"],
         idempotencyKey: parseIdempotencyKey(request.headers["idempotency-key"]),
         clientIp: request.ip,
+        locale: acceptedLocale(request.headers["accept-language"]),
       });
       if (outcome.replayed) reply.header("Idempotent-Replayed", "true");
       if (outcome.status === 202) return reply.code(202).send(outcome.body);

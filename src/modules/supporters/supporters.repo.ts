@@ -207,6 +207,20 @@ export async function insertSupporter(
   return row;
 }
 
+/** The language of the donor's latest checkout (their emails and documents speak it); the row untouched otherwise. */
+export async function setSupporterLocale(tx: Executor, organizationId: number, supporterId: number, locale: string) {
+  await tx
+    .update(supporters)
+    .set({ locale })
+    .where(
+      and(
+        eq(supporters.organizationId, organizationId),
+        eq(supporters.id, supporterId),
+        sql`${supporters.locale} is distinct from ${locale}`,
+      ),
+    );
+}
+
 /** Sets the supporter's statement link once; the row when it was set now, undefined when it already had one. */
 export async function setCertificationUrl(tx: Executor, organizationId: number, supporterId: number, url: string) {
   const [row] = await tx
