@@ -230,7 +230,7 @@ describe("donor portal: recurring gifts", () => {
       const csrf = csrfOf(await browser.get(giftPath(tenant.slug, donation.id)));
       const low = await post(browser, giftPath(tenant.slug, donation.id, "amount"), { amount: "2", csrf });
       expect(low.status).toBe(422);
-      expect(low.html).toContain('<a href="#field-amount">The smallest recurring gift is 5</a>');
+      expect(low.html).toContain('<a href="#field-amount">The smallest recurring gift is €5.00</a>');
       expect(low.html).toMatch(/id="field-amount" name="amount" value="2"[^>]*aria-invalid="true"/);
       const words = await post(browser, giftPath(tenant.slug, donation.id, "amount"), { amount: "ten", csrf });
       expect(words.status).toBe(422);
@@ -290,7 +290,7 @@ describe("donor portal: recurring gifts", () => {
 
       const badPause = await post(browser, giftPath(tenant.slug, donation.id, "pause"), { cycles: "4", csrf });
       expect(badPause.status).toBe(400);
-      expect(badPause.html).toContain('<a href="#field-cycles">must be 1 to 3</a>');
+      expect(badPause.html).toContain('<a href="#field-cycles">Choose how many payments to skip: 1 to 3</a>');
 
       const yearly = await post(browser, giftPath(tenant.slug, donation.id, "frequency"), { frequency: "1", csrf });
       expect(yearly.status).toBe(303);
@@ -314,7 +314,7 @@ describe("donor portal: recurring gifts", () => {
         csrf,
       });
       expect(long.status).toBe(400);
-      expect(long.html).toContain('<a href="#field-reason">must be at most 500 characters</a>');
+      expect(long.html).toContain('<a href="#field-reason">Write at most 500 characters</a>');
       const done = await post(browser, giftPath(tenant.slug, donation.id, "cancel"), { reason: "Too expensive", csrf });
       expect(done.status).toBe(303);
       expect((await rest(tenant, donation.id)).state).toBe("revoked");
@@ -445,7 +445,7 @@ describe("donor portal: recurring gifts", () => {
         card_number: "4242424242424241",
       });
       expect(wrong.status).toBe(422);
-      expect(wrong.html).toContain('<a href="#field-card_number">the card number is not valid</a>');
+      expect(wrong.html).toContain('<a href="#field-card_number">The card number is not valid</a>');
       const before = Date.now();
       const saved = await post(browser, giftPath(tenant.slug, donation.id, "payment-method"), {
         ...card,

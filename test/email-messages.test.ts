@@ -311,18 +311,23 @@ describe("receipts", () => {
     expect(mail.text).toContain("Paid with: Visa •••• 4242");
     expect(mail.html).toContain("€25.00");
 
-    // Every link works: the receipt opens on the right donation, the portal link signs the donor in.
+    // Every link works: the payment's issued receipt and its PDF, the portal link signs the donor in.
     const links = linksOf(mail.html);
-    expect(links).toHaveLength(2);
-    expect(links[0]).toBe(body.receipt_url);
-    const receipt = await fetch(body.receipt_url);
+    expect(links).toHaveLength(3);
+    expect(links[0]).toMatch(/\/documents\/tax-receipts\/\d+\/\d+\/[\w-]+$/);
+    expect(links[1]).toBe(`${links[0]}/pdf`);
+    const receipt = await fetch(links[0] as string);
     expect(receipt.status).toBe(200);
     const page = await receipt.text();
     expect(page).toContain(donation.code);
     expect(page).toContain("€25.00");
-    await expectSignedInPortal(links[1] as string, tenant, donation.code);
+    const pdf = await fetch(links[1] as string);
+    expect(pdf.headers.get("content-type")).toBe("application/pdf");
+    expect((await pdf.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+    expect(mail.text).toContain(`Download the receipt (PDF): ${links[1]}`);
+    await expectSignedInPortal(links[2] as string, tenant, donation.code);
     // The link's token is stored only as a hash.
-    const token = new URL(links[1] as string).searchParams.get("token") as string;
+    const token = new URL(links[2] as string).searchParams.get("token") as string;
     const stored = await db().select().from(donorLinks).where(eq(donorLinks.organizationId, tenant.organizationId));
     expect(stored.map((link) => link.purpose)).toContain("receipt");
     expect(JSON.stringify(stored)).not.toContain(token);
@@ -459,7 +464,8 @@ describe("bank transfer", () => {
     await flush();
     const receipt = only(email, "receipt");
     expect(receipt.text).toContain("Thank you for your gift of €60.00");
-    const [receiptLink, portalLink] = linksOf(receipt.html);
+    const [receiptLink, pdfLink, portalLink] = linksOf(receipt.html);
+    expect(pdfLink).toBe(`${receiptLink}/pdf`);
     const page = await fetch(receiptLink as string);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(donation.code);

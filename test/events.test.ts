@@ -503,7 +503,10 @@ describe("events: the one record of every change, and its feed", () => {
         ["donation.updated", donationId],
         ["supporter.updated", supporterId],
         ["checkout.completed", gift.checkoutId],
+        // The paid payment's receipt, issued by its subscriber in the same transaction (docs/receipts.md).
+        ["receipt.issued", expect.any(Number)],
       ]);
+      expect(items[7]?.data).toMatchObject({ kind: "payment", payment_id: paymentId, number: expect.any(Number) });
       // The donor did it all, whoever reported the charge; one transaction, so no request of theirs is named.
       for (const event of items) expect(event.actor).toEqual({ type: "donor", id: supporterId });
       expect(items[1]?.data).toMatchObject({ id: donationId, state: "pending" });
@@ -545,13 +548,19 @@ describe("events: the one record of every change, and its feed", () => {
       expect((await api("POST", `/api/v1/payments/${paymentId}/refund`, { amount: 15 })).status).toBe(200);
       expect((await api("POST", `/api/v1/payments/${paymentId}/refund`)).status).toBe(200);
       const { items } = await since(cursor);
-      expect(items.map((event) => [event.type, event.data.state])).toEqual([
+      expect(
+        items.map((event) => [event.type, event.data.state ?? event.data.void_reason ?? event.data.amount]),
+      ).toEqual([
         ["payment.refunded", "PAID"],
+        // The receipt of the whole gift is voided, one for what is left is issued; the full refund voids that one.
+        ["receipt.voided", "partially_refunded"],
+        ["receipt.issued", 25],
         ["payment.refunded", "REFUNDED"],
         ["donation.updated", "revoked"],
+        ["receipt.voided", "refunded"],
       ]);
       for (const event of items) expect(event.actor).toEqual({ type: "application", id: local.applicationId });
-      expect(items[1]?.data).toEqual((await server.get(`/api/v1/payments/${paymentId}`, local.token)).body);
+      expect(items[3]?.data).toEqual((await server.get(`/api/v1/payments/${paymentId}`, local.token)).body);
       expect(new Set(items.map((event) => event.request?.id)).size).toBe(2);
     });
 
@@ -577,14 +586,19 @@ describe("events: the one record of every change, and its feed", () => {
         "payment.paid application",
         "donation.updated application",
         "supporter.updated application",
+        "receipt.issued application",
         "donation.created application",
         "payment.created application",
         "payment.paid application",
+        "receipt.issued application",
       ]);
       expect(items[1]?.data).toMatchObject({ state: "pending" });
       expect(items[4]?.data).toEqual((await server.get(`/api/v1/payments/${paymentId}`, local.token)).body);
-      expect(items[8]?.data).toEqual(offline.body.payment);
-      expect(items[7]?.data).toEqual(offline.body.donation);
+      expect(items[7]?.data).toMatchObject({ payment_id: paymentId, traceable: true });
+      expect(items[9]?.data).toEqual(offline.body.payment);
+      expect(items[8]?.data).toEqual(offline.body.donation);
+      // Cash is not a traceable payment (what an Italian deduction needs), and the receipt says so.
+      expect(items[11]?.data).toMatchObject({ payment_id: offline.body.payment.id, traceable: false });
     });
 
     it("keeps no personal data of an erased donor in the events of their checkout", async () => {

@@ -3,7 +3,12 @@ import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Db } from "../db/client.js";
+import { escapeHtml, languageSwitcher } from "../http/html-page.js";
+import type { Locale } from "../i18n/locales.js";
+import { t } from "../i18n/messages.js";
 import { installedOriginsOfMember } from "../modules/applications/application-origins.js";
+import { pageLocale } from "../oauth/locale.js";
+import { messageHtml } from "../oauth/pages.js";
 import { sessionUser } from "./admin-session.routes.js";
 
 /** Where `npm run build:admin` puts the panel (web/admin/dist). */
@@ -29,9 +34,19 @@ export function adminCsp(frameOrigins: string[]): string {
   ].join("; ");
 }
 
-const NOT_BUILT = `<!doctype html><html lang="en"><meta charset="utf-8"><title>Donata admin</title>
-<body style="font-family:system-ui;margin:3rem"><h1>The admin panel is not built</h1>
-<p>Run <code>npm run build:admin</code> (<code>npm start</code> does it for you), then reload.</p></body></html>`;
+/** What /admin/ says while the panel has no build, in the reader's language, with a switcher back to the same path. */
+function notBuilt(locale: Locale, path: string): string {
+  const message = messageHtml(
+    locale,
+    "signin.panel_not_built.message",
+    {},
+    { build: "<code>npm run build:admin</code>", start: "<code>npm start</code>" },
+  );
+  return `<!doctype html><html lang="${locale}"><meta charset="utf-8"><title>${escapeHtml(t(locale, "signin.panel_not_built.title"))}</title>
+<body style="font-family:system-ui;margin:3rem"><h1>${escapeHtml(t(locale, "signin.panel_not_built.heading"))}</h1>
+<p>${message}</p>
+${languageSwitcher(locale, path)}</body></html>`;
+}
 
 /** Serves the single-page admin panel at /admin/ from its built assets. */
 export async function adminPageRoutes(app: FastifyInstance, db: Db, authUrl: string, dist = ADMIN_DIST) {
@@ -59,7 +74,17 @@ export async function adminPageRoutes(app: FastifyInstance, db: Db, authUrl: str
     const html = await indexHtml();
     reply.header("cache-control", "no-store").header("x-content-type-options", "nosniff");
     reply.header("referrer-policy", "same-origin");
-    if (!html) return reply.code(503).header("content-security-policy", adminCsp([])).type("text/html").send(NOT_BUILT);
+    if (!html) {
+      // The panel speaks for itself once built; this page negotiates like the sign-in pages.
+      const signedIn = await sessionUser(db, request);
+      const locale = await pageLocale(db, request, reply, { publicUrl: authUrl, userId: signedIn?.userId });
+      const path = request.url.split("?")[0] ?? "/admin/";
+      return reply
+        .code(503)
+        .header("content-security-policy", adminCsp([]))
+        .type("text/html; charset=utf-8")
+        .send(notBuilt(locale, path));
+    }
     const slug = /^\/admin\/o\/([^/?#]+)/.exec(request.url)?.[1];
     const session = slug ? await sessionUser(db, request) : undefined;
     const origins = session && slug ? await installedOriginsOfMember(db, session.userId, decodeURIComponent(slug)) : [];

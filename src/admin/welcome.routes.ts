@@ -1,10 +1,13 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
 import { escapeHtml, type PageSecurity, type RenderPage, sendHtmlPage } from "../http/html-page.js";
+import type { Locale } from "../i18n/locales.js";
+import { t } from "../i18n/messages.js";
 import { MIN_PASSWORD_LENGTH } from "../modules/users/users.service.js";
-import { errorPage, page } from "../oauth/pages.js";
+import { chosenLocale, pageLocale, rememberUserLocale } from "../oauth/locale.js";
+import { errorPage, languageLinks, type PageLanguage, page, signInErrorMessage } from "../oauth/pages.js";
 import { createSession, destroySession, SESSION_COOKIE, sessionCookieOptions } from "../sessions/sessions.service.js";
 import { type CredentialThrottle, countCredentialAttempt } from "../sessions/sign-in.service.js";
 import {
@@ -15,33 +18,46 @@ import {
 } from "../sessions/sign-in-links.service.js";
 
 const SECURITY: PageSecurity = { frameAncestors: "'none'", allow: ["form-action 'self'"] };
+const MAX_PASSWORD_LENGTH = 1000;
 
-function choosePasswordPage(options: { token: string; email: string; purpose: string; error?: string }): RenderPage {
-  const intro =
-    options.purpose === "setup"
-      ? "Welcome to Donata. Choose the password you will sign in with."
-      : "Choose a new password; your other sessions will be signed out.";
+function choosePasswordPage(
+  language: PageLanguage,
+  options: { token: string; email: string; purpose: string; error?: string; chosen?: Locale },
+): RenderPage {
+  const { locale } = language;
+  const intro = t(locale, options.purpose === "setup" ? "signin.welcome.intro_setup" : "signin.welcome.intro_reset");
   const error = options.error ? `<div class="error" role="alert">${escapeHtml(options.error)}</div>` : "";
+  const title = t(locale, "signin.welcome.title");
+  // A language chosen on this page becomes the user's when the form signs them in.
+  const lang = options.chosen ? `\n      <input type="hidden" name="lang" value="${options.chosen}">` : "";
   return page(
-    "Choose your password",
-    `<h1>Choose your password</h1>
+    language,
+    title,
+    `<h1>${escapeHtml(title)}</h1>
     <p class="muted">${escapeHtml(intro)}</p>
     ${error}
     <form method="post" action="${WELCOME_PATH}">
-      <input type="hidden" name="token" value="${escapeHtml(options.token)}">
-      <label for="email">Email</label>
+      <input type="hidden" name="token" value="${escapeHtml(options.token)}">${lang}
+      <label for="email">${escapeHtml(t(locale, "signin.welcome.email"))}</label>
       <input id="email" name="email" type="email" autocomplete="username" value="${escapeHtml(options.email)}" readonly>
-      <label for="password">New password (at least ${MIN_PASSWORD_LENGTH} characters)</label>
-      <input id="password" name="password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" maxlength="1000" required autofocus>
-      <label for="repeat">Repeat the password</label>
-      <input id="repeat" name="repeat" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" maxlength="1000" required>
-      <button type="submit">Save and sign in</button>
+      <label for="password">${escapeHtml(t(locale, "signin.welcome.password", { min: MIN_PASSWORD_LENGTH }))}</label>
+      <input id="password" name="password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" maxlength="${MAX_PASSWORD_LENGTH}" required autofocus>
+      <label for="repeat">${escapeHtml(t(locale, "signin.welcome.repeat"))}</label>
+      <input id="repeat" name="repeat" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" maxlength="${MAX_PASSWORD_LENGTH}" required>
+      <button type="submit">${escapeHtml(t(locale, "signin.welcome.submit"))}</button>
     </form>`,
   );
 }
 
-const DEAD_LINK_HELP =
-  "Ask an owner of your organization, or the operator of this server, for a new link (`donata user link --email …`).";
+/** What is wrong with a new password, in the page's language (the rules are passwordProblem's). */
+function passwordMessage(locale: Locale, password: string, repeat: string): string | undefined {
+  if (passwordProblem(password)) {
+    return password.length < MIN_PASSWORD_LENGTH
+      ? t(locale, "signin.welcome.too_short", { min: MIN_PASSWORD_LENGTH })
+      : t(locale, "signin.welcome.too_long", { max: String(MAX_PASSWORD_LENGTH) });
+  }
+  return password === repeat ? undefined : t(locale, "signin.welcome.differ");
+}
 
 const field = (body: unknown, name: string) => {
   const value = (body as Record<string, unknown> | undefined)?.[name];
@@ -51,26 +67,62 @@ const field = (body: unknown, name: string) => {
 /**
  * The page a one-time sign-in link opens (`donata setup`, `donata user link`): a GET shows the form
  * and changes nothing (mail scanners follow links); the POST uses the link up, sets the password and
- * signs the user in to the admin panel.
+ * signs the user in to the admin panel. The page speaks the user's language (?lang=, theirs, the
+ * switcher's cookie, Accept-Language); one chosen on it is saved as theirs by the POST.
  */
 export function welcomeRoutes(app: FastifyInstance, db: Db, config: Config, throttle: CredentialThrottle) {
   const send = (reply: FastifyReply, status: number, render: RenderPage) =>
     sendHtmlPage(reply, status, SECURITY, render);
-  const deadLinkPage = (reply: FastifyReply, error: AppError) =>
-    send(
+
+  /** The page's language; the link's user is read, never written (a GET changes nothing). */
+  async function language(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    token: string | undefined,
+    options: { userId?: number; chosen?: Locale } = {},
+  ): Promise<PageLanguage> {
+    const locale = await pageLocale(db, request, reply, {
+      publicUrl: config.authUrl,
+      userId: options.userId,
+      saveForUser: false,
+      chosen: options.chosen,
+    });
+    return { locale, switcher: languageLinks(locale, WELCOME_PATH, { token }) };
+  }
+
+  async function deadLinkPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    error: AppError,
+    token: string | undefined,
+    chosen: Locale | undefined,
+  ) {
+    const pageLanguage = await language(request, reply, token, { chosen });
+    const { locale } = pageLanguage;
+    const expired = error.status === 410;
+    const message = t(locale, expired ? "signin.welcome.link_expired" : "signin.welcome.link_invalid");
+    return send(
       reply,
       error.status,
-      errorPage(error.status === 410 ? "Link expired" : "Link not valid", `${error.message} ${DEAD_LINK_HELP}`),
+      errorPage(
+        pageLanguage,
+        t(locale, expired ? "signin.welcome.link_expired_title" : "signin.welcome.link_invalid_title"),
+        `${message} ${t(locale, "signin.welcome.dead_link_help")}`,
+      ),
     );
+  }
 
   app.get(WELCOME_PATH, { schema: { hide: true } }, async (request, reply) => {
     const token = (request.query as Record<string, unknown>).token;
+    const chosen = chosenLocale(request);
+    const shown = typeof token === "string" ? token : undefined;
     try {
       const link = await requireLiveSignInLink(db, token);
-      return send(reply, 200, choosePasswordPage({ token: token as string, ...link }));
+      const pageLanguage = await language(request, reply, shown, { userId: link.userId, chosen });
+      return send(reply, 200, choosePasswordPage(pageLanguage, { token: token as string, ...link, chosen }));
     } catch (error) {
       if (error instanceof AppError && (error.status === 404 || error.status === 410))
-        return deadLinkPage(reply, error);
+        return deadLinkPage(request, reply, error, shown, chosen);
       throw error;
     }
   });
@@ -79,6 +131,7 @@ export function welcomeRoutes(app: FastifyInstance, db: Db, config: Config, thro
     const token = field(request.body, "token") ?? "";
     const password = field(request.body, "password") ?? "";
     const repeat = field(request.body, "repeat") ?? "";
+    const chosen = chosenLocale(request, request.body);
     try {
       const link = await requireLiveSignInLink(db, token).catch(async (error: unknown) => {
         // Counted as well, so nobody tries tokens at leisure.
@@ -86,20 +139,30 @@ export function welcomeRoutes(app: FastifyInstance, db: Db, config: Config, thro
         throw error;
       });
       const attempt = await countCredentialAttempt(throttle, { account: { userId: link.userId }, address: request.ip });
-      const problem = passwordProblem(password) ?? (password === repeat ? undefined : "The two passwords differ.");
-      if (problem) return send(reply, 400, choosePasswordPage({ token, ...link, error: problem }));
+      const pageLanguage = await language(request, reply, token, { userId: link.userId, chosen });
+      const problem = passwordMessage(pageLanguage.locale, password, repeat);
+      if (problem) {
+        return send(reply, 400, choosePasswordPage(pageLanguage, { token, ...link, error: problem, chosen }));
+      }
       const userId = await redeemSignInLink(db, token, password);
       await attempt.succeeded();
+      if (chosen) await rememberUserLocale(db, userId, chosen);
       await destroySession(db, request.cookies[SESSION_COOKIE]);
       const session = await createSession(db, config, userId);
       reply.setCookie(SESSION_COOKIE, session, sessionCookieOptions(config.baseUrl, config.sessionTtlSeconds));
       return reply.code(303).header("cache-control", "no-store").redirect("/admin/");
     } catch (error) {
       if (error instanceof AppError && (error.status === 404 || error.status === 410))
-        return deadLinkPage(reply, error);
+        return deadLinkPage(request, reply, error, token, chosen);
       if (error instanceof AppError && (error.status === 429 || error.status === 503)) {
         if (error.headers) reply.headers(error.headers);
-        return send(reply, error.status, errorPage("Try again later", error.message));
+        const pageLanguage = await language(request, reply, token, { chosen });
+        const { locale } = pageLanguage;
+        return send(
+          reply,
+          error.status,
+          errorPage(pageLanguage, t(locale, "signin.welcome.try_later_title"), signInErrorMessage(locale, error)),
+        );
       }
       throw error;
     }

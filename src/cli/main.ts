@@ -10,7 +10,7 @@ import { type CliIo, type Command, type CommandValues, parseCommandArgs, UsageEr
 import { runAsCommand } from "./database.js";
 import { LocalChannelError, sendToRunningServer } from "./local-channel.js";
 import { migrateCommand } from "./migrate.command.js";
-import { orgCreateCommand, orgSetProcessorCommand } from "./org.command.js";
+import { orgCreateCommand, orgProfileCommand, orgSetProcessorCommand } from "./org.command.js";
 import { ProcessError } from "./processes.js";
 import { seedCommand } from "./seed.command.js";
 import { serveCommand } from "./serve.command.js";
@@ -25,6 +25,7 @@ const COMMANDS: Command[] = [
   setupCommand,
   orgCreateCommand,
   orgSetProcessorCommand,
+  orgProfileCommand,
   userCreateCommand,
   userLinkCommand,
   appCreateCommand,

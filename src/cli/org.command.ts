@@ -1,5 +1,10 @@
 import { systemOrigin } from "../events/origin.js";
 import {
+  type LegalProfileInput,
+  readLegalProfile,
+  updateLegalProfile,
+} from "../modules/legal-profile/legal-profile.service.js";
+import {
   createOrganization,
   organizationToWire,
   requireOrganization,
@@ -107,5 +112,74 @@ export const orgSetProcessorCommand: Command = {
                 `${slug} takes no card payments: bank transfer only, once its IBAN is set (Stripe keys, if any, deleted; test mode off)`,
               ];
     return { json: { organization: slug, ...settings }, text };
+  },
+};
+
+/** The legal profile's fields, as CLI options (--legal-name, --tax-code, …). */
+const PROFILE_FIELDS = [
+  "legal_name",
+  "legal_form",
+  "address_line1",
+  "address_line2",
+  "postal_code",
+  "city",
+  "province",
+  "country",
+  "tax_code",
+  "vat_number",
+  "runts_number",
+  "ets_status",
+  "charity_number",
+  "ein",
+  "us_501c3",
+  "website",
+  "privacy_policy_url",
+  "receipt_legal_text",
+  "receipt_mode",
+  "default_locale",
+  "contact_email",
+  "account_holder",
+  "iban",
+  "bic",
+] as const;
+const optionOf = (field: string) => field.replace(/_/g, "-");
+
+export const orgProfileCommand: Command = {
+  name: "org profile",
+  usage:
+    "donata org profile --org S [--legal-name N] [--tax-code C] [--country IT] [--privacy-policy-url U] … [--json]\n" +
+    "       (every field of the legal profile is an option: --legal-form, --address-line1, --postal-code, --city,\n" +
+    "        --province, --vat-number, --runts-number, --ets-status, --charity-number, --ein, --us-501c3 true|false,\n" +
+    "        --website, --receipt-legal-text, --receipt-mode, --default-locale, --contact-email, --account-holder,\n" +
+    "        --iban, --bic; an empty value clears one; none shows the profile)",
+  summary: "Show or change an organization's legal profile (what its receipts print)",
+  options: {
+    org: { type: "string" },
+    ...Object.fromEntries(PROFILE_FIELDS.map((field) => [optionOf(field), { type: "string" as const }])),
+  },
+  async run(values, io) {
+    const slug = requiredString(values, "org");
+    const input: LegalProfileInput = {};
+    for (const field of PROFILE_FIELDS) {
+      const value = values[optionOf(field)];
+      if (typeof value !== "string") continue;
+      if (field === "us_501c3") {
+        if (value !== "true" && value !== "false") throw new UsageError("--us-501c3 must be true or false");
+        input.us_501c3 = value === "true";
+      } else input[field] = value;
+    }
+    const profile = await withDatabase(io.env, async ({ database }) => {
+      const organization = await requireOrganization(database.db, slug);
+      return Object.keys(input).length === 0
+        ? readLegalProfile(database.db, organization.id)
+        : updateLegalProfile(database.db, organization.id, input, systemOrigin("cli"));
+    });
+    const lines = PROFILE_FIELDS.map((field) => `${field.padEnd(20)} ${profile[field] ?? "—"}`);
+    lines.push(
+      profile.missing.length === 0
+        ? "Receipts: the profile has what they need."
+        : `Receipts need: ${profile.missing.join(", ")}`,
+    );
+    return { json: { organization: slug, ...profile }, text: lines };
   },
 };

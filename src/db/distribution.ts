@@ -30,6 +30,9 @@ export const TABLE_LAYOUT = {
     "webhook_endpoints",
     "webhook_deliveries",
     "webhook_attempts",
+    "organization_profiles",
+    "receipt_counters",
+    "receipts",
   ],
   /**
    * Copied to every node: the platform's own tables, and the few with an organization that a request

@@ -1021,3 +1021,120 @@ export const webhookAttempts = pgTable(
     index("webhook_attempts_delivery_idx").on(t.organizationId, t.deliveryId, t.attempt),
   ],
 );
+
+/**
+ * The organization's legal identity (docs/receipts.md): what its receipts and statements must print
+ * to count for a donor's taxes. One row per organization, its own record (the organization's
+ * settings stay on `organizations`); a receipt keeps a copy of it as it was when issued.
+ */
+export const organizationProfiles = pgTable(
+  "organization_profiles",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    legalName: text("legal_name"),
+    legalForm: text("legal_form"),
+    addressLine1: text("address_line1"),
+    addressLine2: text("address_line2"),
+    postalCode: text("postal_code"),
+    city: text("city"),
+    province: text("province"),
+    // ISO 3166-1 alpha-2: decides the receipt's wording (IT, US, anywhere else).
+    country: text("country"),
+    // Italy: codice fiscale (11 digits, or 16 characters), partita IVA, RUNTS number and ETS status.
+    taxCode: text("tax_code"),
+    vatNumber: text("vat_number"),
+    runtsNumber: text("runts_number"),
+    etsStatus: text("ets_status"),
+    // Elsewhere: a charity registration number; the US: EIN and 501(c)(3) status.
+    charityNumber: text("charity_number"),
+    ein: text("ein"),
+    us501c3: boolean("us_501c3").notNull().default(false),
+    website: text("website"),
+    privacyPolicyUrl: text("privacy_policy_url"),
+    // The organization's own words printed on every receipt, after the law's.
+    receiptLegalText: text("receipt_legal_text"),
+    // A receipt for every paid payment, or one statement per donor and year.
+    receiptMode: text("receipt_mode").notNull().default("each_payment"),
+    updateDate: updateDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId] }),
+    check("organization_profiles_ets_status_check", sql`${t.etsStatus} in ('ets', 'odv', 'aps', 'onlus')`),
+    check("organization_profiles_receipt_mode_check", sql`${t.receiptMode} in ('each_payment', 'yearly_statement')`),
+  ],
+);
+
+/** The last receipt number of each organization and year: numbers follow one another with no gap. */
+export const receiptCounters = pgTable(
+  "receipt_counters",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    year: integer("year").notNull(),
+    lastNumber: integer("last_number").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.year] })],
+);
+
+/**
+ * Receipts as issued records (docs/receipts.md): numbered per organization and year, with copies of
+ * the organization's legal profile and of the donor's identity as they were when issued; every
+ * rendering (HTML, PDF, email) is drawn from the row. A refund voids it, never deletes it.
+ */
+export const receipts = pgTable(
+  "receipts",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    // 'payment': one paid payment; 'statement': a donor's year.
+    kind: text("kind").notNull(),
+    year: integer("year").notNull(),
+    number: integer("number").notNull(),
+    supporterId: ref("supporter_id").notNull(),
+    donationId: ref("donation_id"),
+    paymentId: ref("payment_id"),
+    amount: money("amount").notNull(),
+    currency: text("currency").notNull(),
+    // When the gift was received (a statement: the end of its year).
+    giftDate: instant("gift_date").notNull(),
+    paymentMethod: text("payment_method"),
+    // The donation's code (DON-…): how the donor and the organization match the gift.
+    reference: text("reference"),
+    // Paid through a bank, a card or another traceable means (what Italian deductions require).
+    traceable: boolean("traceable").notNull(),
+    organization: jsonb("organization").notNull(),
+    donor: jsonb("donor").notNull(),
+    // A statement's payments: date, amount, method, donation code.
+    lines: jsonb("lines"),
+    legalText: text("legal_text").notNull(),
+    locale: text("locale").notNull(),
+    createDate: createDate(),
+    voidDate: instant("void_date"),
+    voidReason: text("void_reason"),
+    // The receipt this one replaces (issued again for what is left after a partial refund).
+    replacesId: ref("replaces_id"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    uniqueIndex("receipts_number_key").on(t.organizationId, t.year, t.number),
+    uniqueIndex("receipts_live_payment_key")
+      .on(t.organizationId, t.paymentId)
+      .where(sql`${t.kind} = 'payment' and ${t.voidDate} is null`),
+    uniqueIndex("receipts_live_statement_key")
+      .on(t.organizationId, t.supporterId, t.year)
+      .where(sql`${t.kind} = 'statement' and ${t.voidDate} is null`),
+    index("receipts_supporter_idx").on(t.organizationId, t.supporterId, t.year),
+    index("receipts_create_date_idx").on(t.organizationId, t.createDate, t.id),
+    foreignKey({
+      name: "receipts_supporter_fk",
+      columns: [t.organizationId, t.supporterId],
+      foreignColumns: [supporters.organizationId, supporters.id],
+    }),
+    foreignKey({
+      name: "receipts_payment_fk",
+      columns: [t.organizationId, t.paymentId],
+      foreignColumns: [payments.organizationId, payments.id],
+    }),
+    check("receipts_kind_check", sql`${t.kind} in ('payment', 'statement')`),
+    check("receipts_locale_check", sql`${t.locale} in ('en', 'it')`),
+  ],
+);

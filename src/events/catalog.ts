@@ -71,6 +71,22 @@ export const EVENT_CATALOG = {
     permission: null,
     description: "The payment settings changed: a processor connected, replaced or disconnected, test mode",
   },
+  "legal_profile.updated": {
+    resource: "organization",
+    permission: null,
+    description: "The organization's legal profile changed (the fields before and after): what its receipts print",
+  },
+  "receipt.issued": {
+    resource: "receipt",
+    permission: "donations:read",
+    description: "A receipt was issued: numbered, for a paid payment or a donor's year",
+  },
+  "receipt.voided": {
+    resource: "receipt",
+    permission: "donations:read",
+    description:
+      "A receipt was voided: its payment was refunded (a new one follows for what is left of a partial refund)",
+  },
   "email_settings.updated": {
     resource: "organization",
     permission: null,

@@ -1,5 +1,6 @@
 import type { Executor } from "../db/client.js";
 import { emailSubscriber } from "../email/event-emails.js";
+import { receiptSubscriber } from "../modules/receipts/receipt-subscriber.js";
 import type { EventType } from "./catalog.js";
 import type { EventOrigin } from "./origin.js";
 import type { EventChanges, EventData } from "./record-event.js";
@@ -29,8 +30,11 @@ export interface EventSubscriber {
   handle(tx: Executor, event: SubscribedEvent): Promise<void>;
 }
 
-/** Every subscriber, in the order each event is handed to them. */
-const SUBSCRIBERS = (): readonly EventSubscriber[] => [emailSubscriber];
+/**
+ * Every subscriber, in the order each event is handed to them: receipts first, so the receipt a
+ * payment's email links to exists when the email is written.
+ */
+const SUBSCRIBERS = (): readonly EventSubscriber[] => [receiptSubscriber, emailSubscriber];
 
 let byType: Map<EventType, EventSubscriber[]> | undefined;
 

@@ -19,6 +19,8 @@ import "../modules/audit/audit.graphql.js";
 import "../modules/webhooks/webhooks.graphql.js";
 import "../email/outbox.graphql.js";
 import "../modules/organizations/email-settings.graphql.js";
+import "../modules/legal-profile/legal-profile.graphql.js";
+import "../modules/receipts/receipts.graphql.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());
 

@@ -1,11 +1,13 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { PERMISSION_DESCRIPTIONS } from "../auth/permissions.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
 import { cookieAttributes } from "../http/cookies.js";
 import { escapeHtml, type PageSecurity, type RenderPage, sendHtmlPage } from "../http/html-page.js";
+import type { Locale } from "../i18n/locales.js";
+import { t } from "../i18n/messages.js";
+import { findOrganizationById } from "../modules/organizations/organizations.repo.js";
 import {
   createSession,
   destroySession,
@@ -18,11 +20,23 @@ import {
 import { type CredentialThrottle, signIn } from "../sessions/sign-in.service.js";
 import {
   AUTHORIZE_PARAMETERS,
+  type AuthorizeErrorPage,
   type AuthorizeOutcome,
   type AuthorizeParameters,
   authorize,
 } from "./authorize.service.js";
-import { consentPage, errorPage, type Hidden, loginPage, organizationChoicePage, page } from "./pages.js";
+import { chosenLocale, pageLocale, rememberUserLocale } from "./locale.js";
+import {
+  consentPage,
+  errorPage,
+  type Hidden,
+  languageLinks,
+  loginPage,
+  organizationChoicePage,
+  type PageLanguage,
+  page,
+  signInErrorMessage,
+} from "./pages.js";
 
 const LOGIN_CSRF_COOKIE = "donata_login_csrf";
 const AUTHORIZE_PATH = "/oauth/authorize/";
@@ -38,6 +52,23 @@ const loginCsrfCookie = (config: Config, maxAgeSeconds?: number) => ({
 });
 
 type Source = Record<string, unknown>;
+
+/** The title and message of each page that refuses an authorization request outright. */
+const ERROR_PAGES: Record<AuthorizeErrorPage, { title: string; message: string }> = {
+  client_id_missing: { title: "oauth.error.invalid_request_title", message: "oauth.error.client_id_missing" },
+  unknown_application: { title: "oauth.error.unknown_application_title", message: "oauth.error.unknown_application" },
+  redirect_uri_missing: { title: "oauth.error.invalid_request_title", message: "oauth.error.redirect_uri_missing" },
+  invalid_redirect_uri: {
+    title: "oauth.error.invalid_redirect_uri_title",
+    message: "oauth.error.invalid_redirect_uri",
+  },
+};
+
+/** Where a page's language switcher leads on the authorization endpoint: the same request, in another language. */
+interface SwitcherLink {
+  path: string;
+  query?: URLSearchParams | Hidden;
+}
 
 /** The authorization request's own parameters; a repeated one is treated as missing. */
 function authorizeParameters(source: Source): { params: AuthorizeParameters; repeated: string[] } {
@@ -61,18 +92,62 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
   const sendPage = (reply: FastifyReply, status: number, render: RenderPage) =>
     sendHtmlPage(reply, status, pageSecurity, render);
 
-  function renderLogin(
+  /**
+   * The page's language (src/oauth/locale.ts: ?lang=, the user's, the cookie, Accept-Language, the
+   * organization's once it is known) and its switcher.
+   */
+  async function language(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    link: SwitcherLink,
+    options: { session?: SessionUser; organizationId?: number; chosen?: unknown } = {},
+  ): Promise<PageLanguage> {
+    const organization =
+      options.organizationId === undefined ? undefined : await findOrganizationById(db, options.organizationId);
+    const locale = await pageLocale(db, request, reply, {
+      publicUrl: config.authUrl,
+      userId: options.session?.userId,
+      chosen: options.chosen,
+      fallback: organization?.locale,
+    });
+    return { locale, switcher: languageLinks(locale, link.path, link.query) };
+  }
+
+  /**
+   * The authorization request a page belongs to, to link it in another language: a GET's own query
+   * (every parameter as sent), or a form's parameters (plus the organization already chosen).
+   */
+  const authorizeLink = (request: FastifyRequest, params: AuthorizeParameters, extra: Hidden = {}): SwitcherLink => ({
+    path: AUTHORIZE_PATH,
+    query: request.method === "GET" ? new URLSearchParams(request.url.split("?")[1] ?? "") : { ...params, ...extra },
+  });
+
+  async function renderLogin(
+    request: FastifyRequest,
     reply: FastifyReply,
     status: number,
     params: AuthorizeParameters,
-    options: { applicationName?: string; error?: string; email?: string } = {},
+    options: { applicationName?: string; error?: AppError; email?: string; chosen?: Locale } = {},
   ) {
     const csrf = randomBytes(24).toString("base64url");
     reply.setCookie(LOGIN_CSRF_COOKIE, csrf, loginCsrfCookie(config, 3600));
-    return sendPage(reply, status, loginPage({ action: LOGIN_PATH, hidden: { ...params, csrf }, ...options }));
+    const pageLanguage = await language(request, reply, authorizeLink(request, params), { chosen: options.chosen });
+    return sendPage(
+      reply,
+      status,
+      loginPage(pageLanguage, {
+        action: LOGIN_PATH,
+        // A language chosen on this page is the user's once they are signed in.
+        hidden: { ...params, csrf, lang: options.chosen },
+        applicationName: options.applicationName,
+        email: options.email,
+        error: options.error ? signInErrorMessage(pageLanguage.locale, options.error) : undefined,
+      }),
+    );
   }
 
   async function respond(
+    request: FastifyRequest,
     reply: FastifyReply,
     outcome: AuthorizeOutcome,
     params: AuthorizeParameters,
@@ -80,64 +155,94 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
   ) {
     const hidden: Hidden = { ...params, csrf: session?.csrfToken };
     switch (outcome.kind) {
-      case "error_page":
-        return sendPage(reply, 400, errorPage(outcome.title, outcome.message));
+      case "error_page": {
+        const { locale, switcher } = await language(request, reply, authorizeLink(request, params), { session });
+        const { title, message } = ERROR_PAGES[outcome.error];
+        return sendPage(reply, 400, errorPage({ locale, switcher }, t(locale, title), t(locale, message)));
+      }
       case "redirect":
         return reply
           .code(reply.request.method === "GET" ? 302 : 303)
           .header("cache-control", "no-store")
           .redirect(outcome.location);
       case "login":
-        return renderLogin(reply, 200, params, { applicationName: outcome.application.name });
+        return renderLogin(request, reply, 200, params, {
+          applicationName: outcome.application.name,
+          chosen: chosenLocale(request),
+        });
       case "choose":
         return sendPage(
           reply,
           200,
-          organizationChoicePage({
+          organizationChoicePage(await language(request, reply, authorizeLink(request, params), { session }), {
             action: AUTHORIZE_PATH,
             hidden,
             applicationName: outcome.application.name,
             organizations: outcome.organizations,
           }),
         );
-      case "consent":
+      case "consent": {
+        const link = authorizeLink(request, params, { __organization: outcome.organization.slug });
+        const pageLanguage = await language(request, reply, link, {
+          session,
+          organizationId: outcome.organization.id,
+        });
         return sendPage(
           reply,
           200,
-          consentPage({
+          consentPage(pageLanguage, {
             action: AUTHORIZE_PATH,
             hidden: { ...hidden, organization: outcome.organization.slug },
             application: { name: outcome.application.name, url: outcome.application.applicationUrl },
             organizationName: outcome.organization.name,
-            permissions: outcome.application.permissions.map((name) => ({
-              name,
-              description: PERMISSION_DESCRIPTIONS[name as keyof typeof PERMISSION_DESCRIPTIONS] ?? name,
-            })),
+            permissions: outcome.application.permissions,
           }),
         );
-      case "ask_admin":
+      }
+      case "ask_admin": {
+        const link = authorizeLink(request, params, { __organization: outcome.organization.slug });
+        const pageLanguage = await language(request, reply, link, {
+          session,
+          organizationId: outcome.organization.id,
+        });
+        const { locale } = pageLanguage;
         return sendPage(
           reply,
           403,
           errorPage(
-            "Ask an administrator",
-            `${outcome.application.name} is not installed in ${outcome.organization.name}. Only an owner or an admin of the organization can install it; ask one of them, then try again.`,
+            pageLanguage,
+            t(locale, "oauth.ask_admin.title"),
+            t(locale, "oauth.ask_admin.message", {
+              application: outcome.application.name,
+              organization: outcome.organization.name,
+            }),
           ),
         );
+      }
     }
   }
 
   async function run(request: FastifyRequest, reply: FastifyReply, source: Source, session: SessionUser | undefined) {
     const { params, repeated } = authorizeParameters(source);
     if (repeated.includes("client_id") || repeated.includes("redirect_uri")) {
-      return sendPage(reply, 400, errorPage("Invalid request", `${repeated.join(", ")} must appear once.`));
+      const pageLanguage = await language(request, reply, authorizeLink(request, params), { session });
+      const { locale } = pageLanguage;
+      return sendPage(
+        reply,
+        400,
+        errorPage(
+          pageLanguage,
+          t(locale, "oauth.error.invalid_request_title"),
+          t(locale, "oauth.error.repeated", { parameters: repeated.join(", ") }),
+        ),
+      );
     }
     const decision =
       request.method === "POST"
         ? { organization: field(source, "organization"), decision: field(source, "decision") }
         : {};
     const outcome = await authorize(db, config, params, session, decision, repeated);
-    return respond(reply, outcome, params, session);
+    return respond(request, reply, outcome, params, session);
   }
 
   app.get(AUTHORIZE_PATH, { schema: { hide: true } }, async (request, reply) => {
@@ -150,10 +255,18 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
     const body = (request.body ?? {}) as Source;
     const session = await loadSession(db, request.cookies[SESSION_COOKIE]);
     if (session && !tokensEqual(field(body, "csrf"), session.csrfToken)) {
+      const pageLanguage = await language(request, reply, authorizeLink(request, authorizeParameters(body).params), {
+        session,
+      });
+      const { locale } = pageLanguage;
       return sendPage(
         reply,
         403,
-        errorPage("Form expired", "This form is no longer valid. Go back to the application and start again."),
+        errorPage(
+          pageLanguage,
+          t(locale, "oauth.error.form_expired_title"),
+          t(locale, "oauth.error.form_expired_authorize"),
+        ),
       );
     }
     return run(request, reply, body, session);
@@ -162,13 +275,17 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
   app.post(LOGIN_PATH, { schema: { hide: true } }, async (request, reply) => {
     const body = (request.body ?? {}) as Source;
     const { params } = authorizeParameters(body);
+    const chosen = chosenLocale(request, body);
     if (!tokensEqual(field(body, "csrf"), request.cookies[LOGIN_CSRF_COOKIE])) {
+      const pageLanguage = await language(request, reply, authorizeLink(request, params), { chosen });
+      const { locale } = pageLanguage;
       return sendPage(
         reply,
         403,
         errorPage(
-          "Form expired",
-          "The sign-in form expired or was not sent from this site. Reload the page and try again.",
+          pageLanguage,
+          t(locale, "oauth.error.form_expired_title"),
+          t(locale, "oauth.error.form_expired_login"),
         ),
       );
     }
@@ -179,6 +296,8 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
       const token = await createSession(db, config, user.id);
       reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(config.authUrl, config.sessionTtlSeconds));
       reply.clearCookie(LOGIN_CSRF_COOKIE, loginCsrfCookie(config));
+      // A language chosen on the sign-in page is the user's from now on.
+      if (chosen) await rememberUserLocale(db, user.id, chosen);
       const next = params.client_id
         ? `${AUTHORIZE_PATH}?${new URLSearchParams(params as Record<string, string>)}`
         : "/";
@@ -186,7 +305,7 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
     } catch (error) {
       if (error instanceof AppError && [401, 429, 503].includes(error.status)) {
         if (error.headers) reply.headers(error.headers);
-        return renderLogin(reply, error.status, params, { error: error.message, email });
+        return renderLogin(request, reply, error.status, params, { error, email, chosen });
       }
       throw error;
     }
@@ -194,13 +313,28 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
 
   app.get(LOGOUT_PATH, { schema: { hide: true } }, async (request, reply) => {
     const session = await loadSession(db, request.cookies[SESSION_COOKIE]);
-    if (!session) return sendPage(reply, 200, errorPage("Signed out", "You are not signed in."));
+    const pageLanguage = await language(request, reply, { path: LOGOUT_PATH }, { session });
+    const { locale } = pageLanguage;
+    if (!session) {
+      return sendPage(
+        reply,
+        200,
+        errorPage(
+          pageLanguage,
+          t(locale, "oauth.sign_out.signed_out_title"),
+          t(locale, "oauth.sign_out.not_signed_in"),
+        ),
+      );
+    }
+    const title = t(locale, "oauth.sign_out.title");
+    const signedInAs = t(locale, "oauth.sign_out.signed_in_as", { email: session.email });
     return sendPage(
       reply,
       200,
       page(
-        "Sign out",
-        `<h1>Sign out</h1>\n    <p class="muted">Signed in as ${escapeHtml(session.email)}</p>\n    <form method="post" action="${LOGOUT_PATH}"><input type="hidden" name="csrf" value="${session.csrfToken}"><button type="submit">Sign out</button></form>`,
+        pageLanguage,
+        title,
+        `<h1>${escapeHtml(title)}</h1>\n    <p class="muted">${escapeHtml(signedInAs)}</p>\n    <form method="post" action="${LOGOUT_PATH}"><input type="hidden" name="csrf" value="${session.csrfToken}"><button type="submit">${escapeHtml(t(locale, "oauth.sign_out.submit"))}</button></form>`,
       ),
     );
   });
@@ -208,11 +342,25 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
   app.post(LOGOUT_PATH, { schema: { hide: true } }, async (request, reply) => {
     const token = request.cookies[SESSION_COOKIE];
     const session = await loadSession(db, token);
+    const pageLanguage = await language(request, reply, { path: LOGOUT_PATH }, { session });
+    const { locale } = pageLanguage;
     if (session && !tokensEqual(field((request.body ?? {}) as Source, "csrf"), session.csrfToken)) {
-      return sendPage(reply, 403, errorPage("Form expired", "Reload the page and try again."));
+      return sendPage(
+        reply,
+        403,
+        errorPage(
+          pageLanguage,
+          t(locale, "oauth.error.form_expired_title"),
+          t(locale, "oauth.error.form_expired_logout"),
+        ),
+      );
     }
     await destroySession(db, token);
     reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(config.authUrl));
-    return sendPage(reply, 200, errorPage("Signed out", "You are signed out."));
+    return sendPage(
+      reply,
+      200,
+      errorPage(pageLanguage, t(locale, "oauth.sign_out.signed_out_title"), t(locale, "oauth.sign_out.signed_out")),
+    );
   });
 }

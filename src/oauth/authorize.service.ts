@@ -29,8 +29,15 @@ export interface MembershipChoice {
   role: string;
 }
 
+/** Why a request is refused with a page instead of a redirect (the page says it in the user's language). */
+export type AuthorizeErrorPage =
+  | "client_id_missing"
+  | "unknown_application"
+  | "redirect_uri_missing"
+  | "invalid_redirect_uri";
+
 export type AuthorizeOutcome =
-  | { kind: "error_page"; title: string; message: string }
+  | { kind: "error_page"; error: AuthorizeErrorPage }
   | { kind: "redirect"; location: string }
   | { kind: "login"; application: ApplicationRow }
   | { kind: "choose"; application: ApplicationRow; organizations: MembershipChoice[] }
@@ -51,17 +58,12 @@ function callback(redirectUri: string, issuer: string, parameters: Record<string
 }
 
 /** Step 1: the client and its exact callback. Failures never redirect (RFC 6749 §4.1.2.1). */
-async function checkClient(db: Db, params: AuthorizeParameters) {
-  if (!params.client_id) return { title: "Invalid request", message: "client_id is missing." };
+async function checkClient(db: Db, params: AuthorizeParameters): Promise<ApplicationRow | AuthorizeErrorPage> {
+  if (!params.client_id) return "client_id_missing";
   const application = await findApplicationByClientId(db, params.client_id);
-  if (!application) return { title: "Unknown application", message: "No application has this client_id." };
-  if (!params.redirect_uri) return { title: "Invalid request", message: "redirect_uri is missing." };
-  if (!application.callbackUrls.includes(params.redirect_uri)) {
-    return {
-      title: "Invalid redirect_uri",
-      message: "The redirect_uri is not one of the callback URLs registered for this application.",
-    };
-  }
+  if (!application) return "unknown_application";
+  if (!params.redirect_uri) return "redirect_uri_missing";
+  if (!application.callbackUrls.includes(params.redirect_uri)) return "invalid_redirect_uri";
   return application;
 }
 
@@ -103,7 +105,7 @@ export async function authorize(
   repeated: string[] = [],
 ): Promise<AuthorizeOutcome> {
   const application = await checkClient(db, params);
-  if (!("id" in application)) return { kind: "error_page", ...application };
+  if (typeof application === "string") return { kind: "error_page", error: application };
   const redirectUri = params.redirect_uri as string;
   const fail = (error: string, description: string): AuthorizeOutcome => ({
     kind: "redirect",

@@ -1,4 +1,8 @@
+import type { Permission } from "../auth/permissions.js";
+import type { AppError } from "../errors/app-error.js";
 import { escapeHtml, htmlDocument, type RenderPage } from "../http/html-page.js";
+import { LOCALE_NAMES, LOCALES, type Locale } from "../i18n/locales.js";
+import { hasMessage, t } from "../i18n/messages.js";
 
 export type Hidden = Record<string, string | undefined>;
 
@@ -9,6 +13,51 @@ function hiddenInputs(hidden: Hidden): string {
     .join("\n      ");
 }
 
+const SLOT = /\uE000(\d+)\uE001/g;
+
+/**
+ * A catalog message as HTML: its plain arguments escaped with the rest of the text, its `markup`
+ * arguments (already HTML: a `<strong>` name, a `<code>` command) put in where the message says.
+ */
+export function messageHtml(
+  locale: Locale,
+  key: string,
+  values: Record<string, string | number> = {},
+  markup: Record<string, string> = {},
+): string {
+  const fragments: string[] = [];
+  const slots: Record<string, string | number> = {};
+  for (const [name, value] of Object.entries(values)) {
+    slots[name] = typeof value === "string" ? value.replace(/[\uE000\uE001]/g, "") : value;
+  }
+  for (const [name, fragment] of Object.entries(markup)) {
+    slots[name] = `\uE000${fragments.length}\uE001`;
+    fragments.push(fragment);
+  }
+  return escapeHtml(t(locale, key, slots)).replace(SLOT, (_, index: string) => fragments[Number(index)] as string);
+}
+
+/**
+ * Links to the same page in each language, the current one marked: the markup of html-page.ts's
+ * languageSwitcher, but keeping the page's own query (an authorization request's parameters, a
+ * sign-in link's token) beside `lang`.
+ */
+export function languageLinks(
+  locale: Locale,
+  path: string,
+  query: URLSearchParams | Record<string, string | undefined> = {},
+): string {
+  const pairs = query instanceof URLSearchParams ? [...query] : Object.entries(query);
+  const links = LOCALES.map((code) => {
+    const search = new URLSearchParams();
+    for (const [name, value] of pairs) if (value !== undefined && name !== "lang") search.append(name, value);
+    search.set("lang", code);
+    const current = code === locale ? ' aria-current="true"' : "";
+    return `<a href="${escapeHtml(`${path}?${search}`)}" hreflang="${code}" lang="${code}"${current}>${escapeHtml(LOCALE_NAMES[code])}</a>`;
+  });
+  return `<nav class="language-switcher" id="language-switcher" aria-label="${escapeHtml(t(locale, "common.language"))}">${links.join(" · ")}</nav>`;
+}
+
 const STYLE = `
   :root { color-scheme: light dark; --accent: #0f766e; }
   * { box-sizing: border-box; }
@@ -17,7 +66,12 @@ const STYLE = `
   main { width: 100%; max-width: 26rem; border: 1px solid color-mix(in srgb, CanvasText 15%, transparent);
     border-radius: 12px; padding: 2rem; }
   h1 { font-size: 1.35rem; margin: 0 0 .25rem; }
-  .brand { font-weight: 700; color: var(--accent); letter-spacing: .02em; margin-bottom: 1.25rem; }
+  .top { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: baseline; gap: .5rem 1rem;
+    margin-bottom: 1.25rem; }
+  .brand { font-weight: 700; color: var(--accent); letter-spacing: .02em; }
+  .language-switcher { font-size: .875rem; opacity: .85; }
+  .language-switcher a { color: inherit; }
+  .language-switcher a[aria-current] { font-weight: 700; text-decoration: none; }
   p.muted { opacity: .75; margin-top: 0; }
   label { display: block; font-weight: 600; margin: 1rem 0 .25rem; }
   input[type=email], input[type=password] { width: 100%; padding: .6rem .7rem; font: inherit;
@@ -33,64 +87,84 @@ const STYLE = `
   .row { display: flex; gap: .75rem; } .row button { flex: 1; }
 `;
 
-/** The authorization server's pages: one look, rendered around the response's nonce. */
-export function page(title: string, body: string): RenderPage {
+/** How a page of these is written: its language, and its language switcher (languageLinks). */
+export interface PageLanguage {
+  locale: Locale;
+  switcher: string;
+}
+
+/** The authorization server's pages: one look, rendered around the response's nonce, in the page's language. */
+export function page(language: PageLanguage, title: string, body: string): RenderPage {
   return (nonce) =>
     htmlDocument({
       title: `${title} · Donata`,
       nonce,
       style: STYLE,
-      body: `<main>\n  <div class="brand">Donata</div>\n  ${body}\n</main>`,
+      lang: language.locale,
+      body: `<main>\n  <div class="top"><div class="brand">Donata</div>${language.switcher}</div>\n  ${body}\n</main>`,
     });
 }
 
-export function errorPage(title: string, message: string): RenderPage {
-  return page(title, `<h1>${escapeHtml(title)}</h1>\n    <p>${escapeHtml(message)}</p>`);
+/** A page that only says what went wrong; title and message are plain text (escaped here). */
+export function errorPage(language: PageLanguage, title: string, message: string): RenderPage {
+  return page(language, title, `<h1>${escapeHtml(title)}</h1>\n    <p>${escapeHtml(message)}</p>`);
 }
 
-export function loginPage(options: {
-  action: string;
-  hidden: Hidden;
-  applicationName?: string;
-  error?: string;
-  email?: string;
-}) {
+export function loginPage(
+  language: PageLanguage,
+  options: {
+    action: string;
+    hidden: Hidden;
+    applicationName?: string;
+    error?: string;
+    email?: string;
+  },
+) {
+  const { locale } = language;
   const intro = options.applicationName
-    ? `<p class="muted">to continue to <strong>${escapeHtml(options.applicationName)}</strong></p>`
+    ? `<p class="muted">${messageHtml(locale, "oauth.sign_in.intro", {}, { application: `<strong>${escapeHtml(options.applicationName)}</strong>` })}</p>`
     : "";
   const error = options.error ? `<div class="error" role="alert">${escapeHtml(options.error)}</div>` : "";
+  const title = t(locale, "oauth.sign_in.title");
   return page(
-    "Sign in",
-    `<h1>Sign in</h1>
+    language,
+    title,
+    `<h1>${escapeHtml(title)}</h1>
     ${intro}
     ${error}
     <form method="post" action="${escapeHtml(options.action)}">
       ${hiddenInputs(options.hidden)}
-      <label for="email">Email</label>
+      <label for="email">${escapeHtml(t(locale, "oauth.sign_in.email"))}</label>
       <input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(options.email ?? "")}" autofocus>
-      <label for="password">Password</label>
+      <label for="password">${escapeHtml(t(locale, "oauth.sign_in.password"))}</label>
       <input id="password" name="password" type="password" autocomplete="current-password" required>
-      <button type="submit">Sign in</button>
+      <button type="submit">${escapeHtml(t(locale, "oauth.sign_in.submit"))}</button>
     </form>`,
   );
 }
 
-export function organizationChoicePage(options: {
-  action: string;
-  hidden: Hidden;
-  applicationName: string;
-  organizations: { slug: string; name: string }[];
-}) {
+export function organizationChoicePage(
+  language: PageLanguage,
+  options: {
+    action: string;
+    hidden: Hidden;
+    applicationName: string;
+    organizations: { slug: string; name: string }[];
+  },
+) {
+  const { locale } = language;
   const buttons = options.organizations
     .map(
       (organization) =>
         `<button type="submit" name="organization" value="${escapeHtml(organization.slug)}">${escapeHtml(organization.name)} <span class="muted">(${escapeHtml(organization.slug)})</span></button>`,
     )
     .join("\n      ");
+  const title = t(locale, "oauth.choose.title");
   return page(
-    "Choose an organization",
-    `<h1>Choose an organization</h1>
-    <p class="muted"><strong>${escapeHtml(options.applicationName)}</strong> will act on behalf of the organization you choose.</p>
+    language,
+    title,
+    `<h1>${escapeHtml(title)}</h1>
+    <p class="muted">${messageHtml(locale, "oauth.choose.intro", {}, { application: `<strong>${escapeHtml(options.applicationName)}</strong>` })}</p>
     <form method="post" action="${escapeHtml(options.action)}" class="choices">
       ${hiddenInputs(options.hidden)}
       ${buttons}
@@ -98,31 +172,72 @@ export function organizationChoicePage(options: {
   );
 }
 
-export function consentPage(options: {
-  action: string;
-  hidden: Hidden;
-  application: { name: string; url: string };
-  organizationName: string;
-  permissions: { name: string; description: string }[];
-}) {
+/** What each permission lets an application do, as the consent page says it (src/auth/permissions.ts). */
+const PERMISSION_MESSAGES: Record<Permission, string> = {
+  "campaigns:read": "oauth.permissions.campaigns_read",
+  "campaigns:write": "oauth.permissions.campaigns_write",
+  "supporters:read": "oauth.permissions.supporters_read",
+  "supporters:write": "oauth.permissions.supporters_write",
+  "donations:read": "oauth.permissions.donations_read",
+  "donations:write": "oauth.permissions.donations_write",
+  "payments:read": "oauth.permissions.payments_read",
+  "payments:write": "oauth.permissions.payments_write",
+  "checkouts:read": "oauth.permissions.checkouts_read",
+};
+
+/** A permission's description in a language; a name the catalog does not know reads as itself. */
+export function permissionDescription(locale: Locale, permission: string): string {
+  const key = PERMISSION_MESSAGES[permission as Permission];
+  return key ? t(locale, key) : permission;
+}
+
+export function consentPage(
+  language: PageLanguage,
+  options: {
+    action: string;
+    hidden: Hidden;
+    application: { name: string; url: string };
+    organizationName: string;
+    permissions: string[];
+  },
+) {
+  const { locale } = language;
   const permissions = options.permissions
-    .map((permission) => `<li>${escapeHtml(permission.description)} <code>${escapeHtml(permission.name)}</code></li>`)
+    .map(
+      (permission) =>
+        `<li>${escapeHtml(permissionDescription(locale, permission))} <code>${escapeHtml(permission)}</code></li>`,
+    )
     .join("\n        ");
   return page(
-    "Install application",
-    `<h1>Install ${escapeHtml(options.application.name)}?</h1>
-    <p class="muted">in <strong>${escapeHtml(options.organizationName)}</strong></p>
-    <p>Application URL: <code>${escapeHtml(options.application.url)}</code></p>
-    <p>It asks for these permissions:</p>
+    language,
+    t(locale, "oauth.consent.title"),
+    `<h1>${escapeHtml(t(locale, "oauth.consent.heading", { application: options.application.name }))}</h1>
+    <p class="muted">${messageHtml(locale, "oauth.consent.organization", {}, { organization: `<strong>${escapeHtml(options.organizationName)}</strong>` })}</p>
+    <p>${messageHtml(locale, "oauth.consent.application_url", {}, { url: `<code>${escapeHtml(options.application.url)}</code>` })}</p>
+    <p>${escapeHtml(t(locale, "oauth.consent.permissions_intro"))}</p>
     <ul class="permissions">
         ${permissions}
     </ul>
     <form method="post" action="${escapeHtml(options.action)}">
       ${hiddenInputs(options.hidden)}
       <div class="row">
-        <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
-        <button type="submit" name="decision" value="allow">Allow and install</button>
+        <button type="submit" name="decision" value="deny" class="secondary">${escapeHtml(t(locale, "oauth.consent.deny"))}</button>
+        <button type="submit" name="decision" value="allow">${escapeHtml(t(locale, "oauth.consent.allow"))}</button>
       </div>
     </form>`,
   );
+}
+
+/** What a sign-in form says of a refused attempt, by the refusal's code. */
+const SIGN_IN_ERRORS: Partial<Record<string, string>> = {
+  invalid_credentials: "oauth.sign_in.errors.invalid_credentials",
+  too_many_attempts: "oauth.sign_in.errors.too_many_attempts",
+  sign_in_unavailable: "oauth.sign_in.errors.sign_in_unavailable",
+};
+
+/** A refused sign-in in the page's language: the sign-in words, else the error catalog's, else the server's. */
+export function signInErrorMessage(locale: Locale, error: AppError): string {
+  const key = SIGN_IN_ERRORS[error.code];
+  if (key) return t(locale, key);
+  return hasMessage(`errors.${error.code}`) ? t(locale, `errors.${error.code}`) : error.message;
 }

@@ -1,4 +1,6 @@
+import { loadDocumentLinks } from "../../modules/documents/document-links.js";
 import { portalLinkPlaceholder } from "../../modules/donor-portal/donor-links.service.js";
+import { findLivePaymentReceipt } from "../../modules/receipts/receipts.repo.js";
 import {
   donorFirstName,
   type FrequencyKey,
@@ -21,8 +23,10 @@ export interface ReceiptModel extends BaseModel {
   frequency_key: `frequency.${FrequencyKey}`;
   /** A renewal of a recurring gift (not its first payment). */
   renewal: boolean;
-  /** The donation's printable receipt (donations.receipt_url): linked, as no PDF is generated. */
+  /** The payment's issued receipt (docs/receipts.md), else the donation's printable receipt (donations.receipt_url). */
   receipt_url: string;
+  /** The issued receipt's PDF; null when the payment has none (a test gift, statements instead). */
+  receipt_pdf_url: string | null;
   /** A link that signs the donor in to the portal (30 days, reusable), minted for the address it is delivered to. */
   portal_url: string;
 }
@@ -37,6 +41,10 @@ export const message: EmailMessage<ReceiptModel> = {
     const { base, donation, supporter } = context;
     const payment = await loadDataPayment(tx, row.organizationId, row.data);
     if (!payment || payment.donationId !== donation.id || !donation.receiptUrl) return null;
+    const issued = await findLivePaymentReceipt(tx, row.organizationId, payment.id);
+    const issuedUrl = issued
+      ? (await loadDocumentLinks(tx, deps.baseUrl)).taxReceiptUrl(issued.organizationId, issued.id)
+      : null;
     return {
       ...base,
       donor_name: donorFirstName(supporter),
@@ -48,7 +56,8 @@ export const message: EmailMessage<ReceiptModel> = {
       method_label: context.method?.label ?? null,
       frequency_key: `frequency.${frequencyKey(donation.frequency)}`,
       renewal: payment.billingCycle !== null,
-      receipt_url: donation.receiptUrl,
+      receipt_url: issuedUrl ?? donation.receiptUrl,
+      receipt_pdf_url: issuedUrl ? `${issuedUrl}/pdf` : null,
       // The placeholder: the delivery mints the link for the address it sends to (only its hash stored).
       portal_url: portalLinkPlaceholder(deps.baseUrl, base.organization.slug),
     };
@@ -65,7 +74,8 @@ export const message: EmailMessage<ReceiptModel> = {
       method_label: "Visa •••• 4242",
       frequency_key: "frequency.monthly",
       renewal: false,
-      receipt_url: `${deps.baseUrl}/documents/receipts/1234/sample`,
+      receipt_url: `${deps.baseUrl}/documents/tax-receipts/1/1234/sample`,
+      receipt_pdf_url: `${deps.baseUrl}/documents/tax-receipts/1/1234/sample/pdf`,
       portal_url: `${deps.baseUrl}/donor/${base.organization.slug}/enter?token=sample`,
     };
   },

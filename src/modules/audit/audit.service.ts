@@ -117,6 +117,12 @@ export function summarize(row: Pick<AuditRow, "type" | "resourceId" | "data" | "
       return `Changed the email settings${changed}`;
     case "organization.updated":
       return `Changed the organization's settings${changed}`;
+    case "legal_profile.updated":
+      return `Changed the legal profile${changed}`;
+    case "receipt.issued":
+      return `Issued receipt ${data.number} of ${money(data)}`;
+    case "receipt.voided":
+      return `Voided receipt ${data.number}${data.void_reason ? ` (${data.void_reason})` : ""}`;
     case "statements.sent":
       return `Sent the ${data.year} statements: ${data.queued} queued, ${data.already_sent} already sent, ${data.skipped_no_email} without an email`;
     case "membership.created":

@@ -4,9 +4,13 @@ import { ensurePlatformKey } from "../../db/platform-keys.repo.js";
 
 const KEY_NAME = "document_links";
 
-export type DocumentKind = "receipt" | "statement";
+export type DocumentKind = "receipt" | "statement" | "tax_receipt";
 
-const PATHS: Record<DocumentKind, string> = { receipt: "receipts", statement: "statements" };
+const PATHS: Record<DocumentKind, string> = {
+  receipt: "receipts",
+  statement: "statements",
+  tax_receipt: "tax-receipts",
+};
 
 /**
  * Signed, unguessable links to the documents the platform generates: a donation's receipt and a
@@ -40,6 +44,11 @@ export class DocumentLinks {
 
   statementUrl(organizationId: number, supporterId: number): string {
     return this.url("statement", organizationId, supporterId);
+  }
+
+  /** An issued receipt or yearly statement (docs/receipts.md); its PDF is the same link with /pdf. */
+  taxReceiptUrl(organizationId: number, receiptId: number): string {
+    return this.url("tax_receipt", organizationId, receiptId);
   }
 }
 

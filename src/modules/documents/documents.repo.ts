@@ -1,12 +1,20 @@
 import { and, asc, eq, gte, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
-import { campaigns, donations, organizations, paymentMethods, payments, supporters } from "../../db/schema.js";
+import {
+  campaigns,
+  donations,
+  organizations,
+  paymentMethods,
+  payments,
+  receipts,
+  supporters,
+} from "../../db/schema.js";
 import { methodOfPayment } from "../payments/payments.repo.js";
 import type { DocumentKind } from "./document-links.js";
 
 /** The organization of a document's record, found by id alone (ids are unique platform-wide). */
 export async function findDocumentOrganizationId(db: Executor, kind: DocumentKind, id: number) {
-  const table = kind === "receipt" ? donations : supporters;
+  const table = kind === "receipt" ? donations : kind === "statement" ? supporters : receipts;
   const [row] = await db.select({ organizationId: table.organizationId }).from(table).where(eq(table.id, id)).limit(1);
   return row;
 }

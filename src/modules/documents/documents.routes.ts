@@ -3,6 +3,10 @@ import { Type } from "typebox";
 import { type PageSecurity, sendHtmlPage } from "../../http/html-page.js";
 import { toProblem } from "../../http/problem.js";
 import type { GivingContext } from "../giving/giving.context.js";
+import { loadReceiptContent } from "../receipts/receipt-access.js";
+import { receiptHtml } from "../receipts/receipt-document.js";
+import { receiptPdf } from "../receipts/receipt-pdf.js";
+import { receiptCode } from "../receipts/receipts.service.js";
 import { type DocumentAddress, errorDocument, loadReceipt, receiptPage } from "./receipt.page.js";
 import { loadStatement, parseStatementYear, statementPage } from "./statement.page.js";
 
@@ -66,6 +70,72 @@ export function documentRoutes(app: FastifyInstance, context: GivingContext) {
         },
       );
     }
+
+    const TaxReceiptQuery = Type.Object({
+      lang: Type.Optional(
+        Type.String({ maxLength: 35, description: "en or it: the receipt's words in that language" }),
+      ),
+    });
+    documents.get(
+      "/documents/tax-receipts/:organization/:id/:signature",
+      {
+        schema: {
+          operationId: "retrieve_tax_receipt",
+          tags,
+          summary: "An issued receipt or yearly statement, printable (the receipt's url)",
+          params: OrganizationDocumentParams,
+          querystring: TaxReceiptQuery,
+          response: { 200: html("The receipt, printable on A4, with a link to its PDF"), ...DocumentErrors },
+        },
+      },
+      async (request, reply) => {
+        const address = request.params as DocumentAddress;
+        const { lang } = request.query as { lang?: string };
+        const { content } = await loadReceiptContent(context.db, context.links, address, lang);
+        const pdfUrl = `${request.url.split("?")[0]}/pdf${lang ? `?lang=${encodeURIComponent(lang)}` : ""}`;
+        reply.header("content-language", content.locale);
+        return sendHtmlPage(reply, 200, PAGE_SECURITY, (nonce) => receiptHtml(content, { nonce, pdfUrl }));
+      },
+    );
+    documents.get(
+      "/documents/tax-receipts/:organization/:id/:signature/pdf",
+      {
+        schema: {
+          operationId: "retrieve_tax_receipt_pdf",
+          tags,
+          summary: "An issued receipt or yearly statement as a PDF (fonts embedded)",
+          params: OrganizationDocumentParams,
+          querystring: TaxReceiptQuery,
+          response: {
+            200: {
+              description: "The PDF",
+              content: { "application/pdf": { schema: Type.String({ format: "binary" }) } },
+            },
+            ...DocumentErrors,
+          },
+        },
+      },
+      async (request, reply) => {
+        const { lang } = request.query as { lang?: string };
+        const { row, content } = await loadReceiptContent(
+          context.db,
+          context.links,
+          request.params as DocumentAddress,
+          lang,
+        );
+        const pdf = await receiptPdf(content);
+        return reply
+          .headers({
+            "content-type": "application/pdf",
+            "content-disposition": `inline; filename="${row.kind === "statement" ? "statement" : "receipt"}-${receiptCode(row)}.pdf"`,
+            "content-language": content.locale,
+            "cache-control": "private, no-store",
+            "x-robots-tag": "noindex",
+            "x-content-type-options": "nosniff",
+          })
+          .send(pdf);
+      },
+    );
 
     for (const path of ["/documents/statements/:organization/:id/:signature", "/documents/statements/:id/:signature"]) {
       const legacy = !path.includes(":organization");

@@ -1,13 +1,16 @@
 import type { ValidationIssue } from "../../errors/app-error.js";
-import { formatMoney } from "../../payments/money.js";
+import type { Locale } from "../../i18n/locales.js";
+import { t } from "../../i18n/messages.js";
 import type { DonorHome } from "./donor-portal.service.js";
 import { CONSENT_FIELDS, CONTACT_FIELDS } from "./donor-portal.service.js";
 import { type DonorSession, type PortalOrganization, portalPath } from "./donor-session.js";
-import { csrfField, errorSummary, errorsByField, html, textField } from "./portal.page.js";
+import { csrfField, errorSummary, errorsByField, html, say, sayWith, textField } from "./portal.page.js";
+import { portalFormat } from "./portal-i18n.js";
 
 /** The sign-in form: an email, nothing else. Shown signed out, after an error and on a dead link. */
 export function signInForm(
   organization: Pick<PortalOrganization, "slug">,
+  locale: Locale,
   options: { email?: string; error?: string; next?: string } = {},
 ): string {
   const next = options.next ? `<input type="hidden" name="next" value="${html(options.next)}">` : "";
@@ -15,70 +18,74 @@ export function signInForm(
     ${next}
     ${textField({
       name: "email",
-      label: "Your email address",
+      label: t(locale, "portal.sign_in.email_label"),
       type: "email",
       autocomplete: "email",
       value: options.email ?? "",
       maxLength: 320,
-      hint: "The address you gave with your donation.",
+      hint: t(locale, "portal.sign_in.email_hint"),
       error: options.error,
       required: true,
     })}
-    <button type="submit">Email me a sign-in link</button>
+    <button type="submit">${say(locale, "portal.sign_in.submit")}</button>
   </form>`;
 }
 
 export function signInBody(
   organization: PortalOrganization,
+  locale: Locale,
   options: { email?: string; errors?: ValidationIssue[]; notice?: string; next?: string } = {},
 ): string {
   const errors = options.errors ?? [];
   const notice = options.notice ? `<p class="notice" role="status">${html(options.notice)}</p>` : "";
-  return `${errorSummary(errors)}${notice}
-  <h1>Your donations to ${html(organization.name)}</h1>
-  <p>See your gifts and receipts, download your yearly statements, manage your recurring donations and update your
-  contact details. Enter your email address and we will send you a link to sign in: no password needed.</p>
-  ${signInForm(organization, { email: options.email, error: errorsByField(errors).get("email"), next: options.next })}`;
+  return `${errorSummary(errors, locale)}${notice}
+  <h1>${say(locale, "portal.sign_in.heading", { organization: organization.name })}</h1>
+  <p>${say(locale, "portal.sign_in.intro")}</p>
+  ${signInForm(organization, locale, { email: options.email, error: errorsByField(errors).get("email"), next: options.next })}`;
 }
 
 /** The same page whether or not the email belongs to a donor: it tells nobody which addresses are known. */
-export function checkInboxBody(organization: PortalOrganization): string {
-  return `<h1>Check your inbox</h1>
-  <p class="notice" role="status">If this address belongs to a donor of ${html(organization.name)}, we have just sent it
-  a sign-in link.</p>
-  <p>The link works once, for 15 minutes. It can take a minute or two to arrive; look in your spam folder too.</p>
-  <p><a href="${html(portalPath(organization.slug))}">Use another email address</a></p>`;
+export function checkInboxBody(organization: PortalOrganization, locale: Locale): string {
+  return `<h1>${say(locale, "portal.check_inbox.title")}</h1>
+  <p class="notice" role="status">${say(locale, "portal.check_inbox.sent", { organization: organization.name })}</p>
+  <p>${say(locale, "portal.check_inbox.expiry")}</p>
+  <p><a href="${html(portalPath(organization.slug))}">${say(locale, "portal.check_inbox.other_address")}</a></p>`;
 }
 
-export function deadLinkBody(organization: PortalOrganization, next?: string): string {
-  return `<h1>This sign-in link no longer works</h1>
-  <p>Sign-in links work once, for 15 minutes (links in receipt emails for 30 days). This one has expired, was
-  already used, or was copied incompletely.</p>
-  <h2>Get a new link</h2>
-  ${signInForm(organization, { next })}`;
+export function deadLinkBody(organization: PortalOrganization, locale: Locale, next?: string): string {
+  return `<h1>${say(locale, "portal.dead_link.heading")}</h1>
+  <p>${say(locale, "portal.dead_link.text")}</p>
+  <h2>${say(locale, "portal.dead_link.new_link")}</h2>
+  ${signInForm(organization, locale, { next })}`;
 }
 
-const PER: Record<number, string> = { 1: " a year", 12: " a month" };
-
-function giftState(state: string, frequency: number, pausedUntil: Date | null, date: (d: Date) => string) {
-  if ((state === "active" || state === "past_due") && pausedUntil && pausedUntil > new Date()) {
-    return { label: `Paused until ${date(pausedUntil)}`, tone: "" };
+/** A gift's state as its badge says it (a paused gift: until when), and the badge's tone. */
+export function giftStateLabel(
+  locale: Locale,
+  donation: { state: string; frequency: number | null; pausedUntil: Date | null },
+  date: (value: Date) => string,
+  now = new Date(),
+): { label: string; tone: string } {
+  const { state, pausedUntil } = donation;
+  if ((state === "active" || state === "past_due") && pausedUntil && pausedUntil > now) {
+    return { label: t(locale, "portal.state.paused", { date: date(pausedUntil) }), tone: "" };
   }
-  const labels: Record<string, { label: string; tone: string }> = {
-    pending: { label: "Awaiting payment", tone: "" },
-    active: { label: "Active", tone: "good" },
-    past_due: { label: "Last payment failed", tone: "bad" },
-    done: { label: "Received", tone: "good" },
-    revoked: { label: frequency > 0 ? "Stopped" : "Refunded or cancelled", tone: "" },
+  const labels: Record<string, { key: string; tone: string }> = {
+    pending: { key: "portal.state.pending", tone: "" },
+    active: { key: "portal.state.active", tone: "good" },
+    past_due: { key: "portal.state.past_due", tone: "bad" },
+    done: { key: "portal.state.done", tone: "good" },
+    revoked: { key: donation.frequency ? "portal.state.stopped" : "portal.state.refunded", tone: "" },
   };
-  return labels[state] ?? { label: state, tone: "" };
+  const found = labels[state];
+  return found ? { label: t(locale, found.key), tone: found.tone } : { label: state, tone: "" };
 }
 
 const PAYMENT_STATE: Record<string, string> = {
-  PENDING: "Pending",
-  PAID: "Paid",
-  FAILED: "Failed",
-  REFUNDED: "Refunded",
+  PENDING: "portal.payment_state.pending",
+  PAID: "portal.payment_state.paid",
+  FAILED: "portal.payment_state.failed",
+  REFUNDED: "portal.payment_state.refunded",
 };
 
 export interface ContactFormState {
@@ -86,85 +93,80 @@ export interface ContactFormState {
   errors?: ValidationIssue[];
 }
 
+type Formats = ReturnType<typeof portalFormat>;
+
 /** The signed-in home: gifts, payments with receipts, yearly statements, contact details, the data export. */
 export function homeBody(
   session: DonorSession,
   home: DonorHome,
   options: { contact?: ContactFormState; notice?: string } = {},
 ): string {
-  const day = new Intl.DateTimeFormat("en-GB", { dateStyle: "medium", timeZone: session.timeZone });
-  const date = (value: Date) => day.format(value);
-  const money = (amount: number, currency: string) => formatMoney(amount, currency);
+  const { locale } = session;
+  const format = portalFormat(locale, session.timeZone);
   const errors = options.contact?.errors ?? [];
   const notice = options.notice ? `<p class="notice" role="status" tabindex="-1">${html(options.notice)}</p>` : "";
   const name = home.contact?.firstName;
-  return `${errorSummary(errors)}${notice}
-  <h1>${name ? `Hello ${html(name)}` : "Your donations"}</h1>
-  <p>Your gifts to ${html(session.organizationName)} under ${html(session.email)}.</p>
-  ${giftsSection(session, home, date, money)}
-  ${paymentsSection(home, date, money)}
-  ${statementsSection(home)}
+  return `${errorSummary(errors, locale)}${notice}
+  <h1>${name ? say(locale, "portal.home.hello", { name }) : say(locale, "portal.home.title")}</h1>
+  <p>${say(locale, "portal.home.intro", { organization: session.organizationName, email: session.email })}</p>
+  ${giftsSection(session, home, format)}
+  ${paymentsSection(locale, home, format)}
+  ${statementsSection(locale, home)}
   ${contactSection(session, home, options.contact ?? {})}
   <section aria-labelledby="data-title">
-    <h2 id="data-title">Your data</h2>
-    <p>Download everything ${html(session.organizationName)} holds about you under this email address, as a JSON file.</p>
+    <h2 id="data-title">${say(locale, "portal.data.title")}</h2>
+    <p>${say(locale, "portal.data.text", { organization: session.organizationName })}</p>
     <form method="post" action="${html(portalPath(session.organizationSlug, "export"))}">
       ${csrfField(session)}
-      <button type="submit" class="secondary">Download my data</button>
+      <button type="submit" class="secondary">${say(locale, "portal.data.download")}</button>
     </form>
   </section>`;
 }
 
-function giftsSection(
-  session: DonorSession,
-  home: DonorHome,
-  date: (value: Date) => string,
-  money: (amount: number, currency: string) => string,
-) {
+function giftsSection(session: DonorSession, home: DonorHome, format: Formats) {
+  const { locale } = session;
+  const { date } = format;
   if (home.gifts.length === 0) {
     return `<section aria-labelledby="gifts-title">
-    <h2 id="gifts-title">Your gifts</h2>
-    <p>There are no gifts under this email address yet.</p>
+    <h2 id="gifts-title">${say(locale, "portal.home.gifts_title")}</h2>
+    <p>${say(locale, "portal.home.no_gifts")}</p>
   </section>`;
   }
   const items = home.gifts.map(({ donation, campaignTitle }) => {
     const frequency = donation.frequency ?? 0;
-    const state = giftState(donation.state, frequency, donation.pausedUntil, date);
+    const state = giftStateLabel(locale, donation, date);
     const next =
       (donation.state === "active" || donation.state === "past_due") && donation.nextChargeDate
-        ? `<p>Next payment: ${html(date(donation.nextChargeDate))}</p>`
+        ? `<p>${say(locale, "portal.gift_card.next_payment", { date: date(donation.nextChargeDate) })}</p>`
         : "";
-    const title = campaignTitle || "Donation";
+    const title = campaignTitle || t(locale, "portal.gift_card.default_title");
     const actions = [
       frequency > 0
-        ? `<a href="${html(portalPath(session.organizationSlug, `gifts/${donation.id}`))}">Manage this gift<span class="visually-hidden"> (${html(donation.code)})</span></a>`
+        ? `<a href="${html(portalPath(session.organizationSlug, `gifts/${donation.id}`))}">${say(locale, "portal.gift_card.manage")}<span class="visually-hidden"> (${html(donation.code)})</span></a>`
         : "",
       donation.receiptUrl
-        ? `<a href="${html(donation.receiptUrl)}">Receipt<span class="visually-hidden"> for ${html(donation.code)}</span></a>`
+        ? `<a href="${html(donation.receiptUrl)}">${say(locale, "portal.gift_card.receipt")}<span class="visually-hidden"> ${say(locale, "portal.gift_card.receipt_of_gift", { code: donation.code })}</span></a>`
         : "",
     ].filter(Boolean);
     return `<li class="card">
       <h3>${html(title)}</h3>
-      <p><span class="amount">${html(money(donation.amount, donation.currency))}${PER[frequency] ?? ""}</span>
-        ${frequency === 0 ? "· One-off " : ""}· <span class="badge ${state.tone}">${html(state.label)}</span></p>
-      <p class="muted">Started ${html(date(donation.createDate))} · ${html(donation.code)}</p>
+      <p><span class="amount">${html(format.perPeriod(donation.amount, donation.currency, frequency))}</span>
+        ${frequency === 0 ? `· ${say(locale, "portal.frequency.one_off")} ` : ""}· <span class="badge ${state.tone}">${html(state.label)}</span></p>
+      <p class="muted">${say(locale, frequency > 0 ? "portal.gift_card.started_recurring" : "portal.gift_card.started_one_off", { date: date(donation.createDate) })} · ${html(donation.code)}</p>
       ${next}
       ${actions.length > 0 ? `<p class="actions">${actions.join("\n        ")}</p>` : ""}
     </li>`;
   });
   return `<section aria-labelledby="gifts-title">
-    <h2 id="gifts-title">Your gifts</h2>
+    <h2 id="gifts-title">${say(locale, "portal.home.gifts_title")}</h2>
     <ul class="cards">
     ${items.join("\n    ")}
     </ul>
   </section>`;
 }
 
-function paymentsSection(
-  home: DonorHome,
-  date: (value: Date) => string,
-  money: (amount: number, currency: string) => string,
-) {
+function paymentsSection(locale: Locale, home: DonorHome, format: Formats) {
+  const { date, money } = format;
   const rows = home.gifts
     .flatMap((gift) => gift.payments.map((payment) => ({ gift, payment })))
     .sort(
@@ -174,45 +176,48 @@ function paymentsSection(
     );
   if (rows.length === 0) {
     return `<section aria-labelledby="payments-title">
-    <h2 id="payments-title">Payments and receipts</h2>
-    <p>No payments yet.</p>
+    <h2 id="payments-title">${say(locale, "portal.payments.title")}</h2>
+    <p>${say(locale, "portal.payments.none")}</p>
   </section>`;
   }
   const items = rows.map(({ gift, payment }) => {
     const when = date(payment.paymentDate ?? payment.createDate);
     const receipt =
       gift.donation.receiptUrl && (payment.state === "PAID" || payment.state === "REFUNDED")
-        ? ` · <a href="${html(gift.donation.receiptUrl)}">Receipt<span class="visually-hidden"> of ${html(when)}, payment ${payment.id}</span></a>`
+        ? ` · <a href="${html(gift.donation.receiptUrl)}">${say(locale, "portal.gift_card.receipt")}<span class="visually-hidden"> ${say(locale, "portal.payments.receipt_of_payment", { date: when, id: String(payment.id) })}</span></a>`
         : "";
+    const stateKey = PAYMENT_STATE[payment.state];
+    const state = stateKey ? t(locale, stateKey) : payment.state;
     return `<li class="card">
       <p><span class="amount">${html(money(payment.amount, payment.currency))}</span> · ${html(when)}
-        · <span class="badge${payment.state === "FAILED" ? " bad" : ""}">${html(PAYMENT_STATE[payment.state] ?? payment.state)}</span>${receipt}</p>
-      <p class="muted">${html(gift.campaignTitle || "Donation")} · ${html(gift.donation.code)}</p>
+        · <span class="badge${payment.state === "FAILED" ? " bad" : ""}">${html(state)}</span>${receipt}</p>
+      <p class="muted">${html(gift.campaignTitle || t(locale, "portal.gift_card.default_title"))} · ${html(gift.donation.code)}</p>
     </li>`;
   });
   return `<section aria-labelledby="payments-title">
-    <h2 id="payments-title">Payments and receipts</h2>
+    <h2 id="payments-title">${say(locale, "portal.payments.title")}</h2>
     <ul class="cards">
     ${items.join("\n    ")}
     </ul>
   </section>`;
 }
 
-function statementsSection(home: DonorHome) {
+function statementsSection(locale: Locale, home: DonorHome) {
   const body =
     home.statements.length === 0
-      ? "<p>Your yearly statement appears here once a payment has been received.</p>"
-      : `<p>A statement of the donations received in a year, for your tax return.</p>
+      ? `<p>${say(locale, "portal.statements.none")}</p>`
+      : `<p>${say(locale, "portal.statements.intro")}</p>
     <ul class="plain">
-      ${home.statements.map((statement) => `<li><a href="${html(statement.url)}">Statement for ${statement.year}</a></li>`).join("\n      ")}
+      ${home.statements.map((statement) => `<li><a href="${html(statement.url)}">${say(locale, "portal.statements.link", { year: String(statement.year) })}</a></li>`).join("\n      ")}
     </ul>`;
   return `<section aria-labelledby="statements-title">
-    <h2 id="statements-title">Yearly statements</h2>
+    <h2 id="statements-title">${say(locale, "portal.statements.title")}</h2>
     ${body}
   </section>`;
 }
 
 function contactSection(session: DonorSession, home: DonorHome, state: ContactFormState) {
+  const { locale } = session;
   const contact = home.contact;
   if (!contact) return "";
   const stored: Record<string, string | boolean> = {
@@ -236,13 +241,13 @@ function contactSection(session: DonorSession, home: DonorHome, state: ContactFo
   const fields = CONTACT_FIELDS.map((field) =>
     textField({
       name: field.name,
-      label: field.label,
+      label: t(locale, `portal.contact.fields.${field.name}`),
       value: String(values[field.name] ?? ""),
       type: "type" in field ? field.type : "text",
       autocomplete: field.autocomplete,
       // The country's code is checked by the server, which says what it wants (a browser would just cut "Italy").
       maxLength: field.name === "country" ? undefined : field.maxLength,
-      hint: "hint" in field ? field.hint : undefined,
+      hint: field.name === "country" ? t(locale, "portal.contact.country_hint") : undefined,
       error: errors.get(field.name),
       wide: wide.has(field.name),
     }),
@@ -250,23 +255,24 @@ function contactSection(session: DonorSession, home: DonorHome, state: ContactFo
   const consents = CONSENT_FIELDS.map(
     (field) => `<label class="check" for="field-${field.name}">
         <input type="checkbox" id="field-${field.name}" name="${field.name}" value="yes"${values[field.name] === true ? " checked" : ""}>
-        ${html(field.label)}
+        ${say(locale, `portal.contact.consents.${field.name}`)}
       </label>`,
   ).join("\n      ");
+  const email = `<strong>${html(session.email)}</strong>`;
   return `<section aria-labelledby="contact-title">
-    <h2 id="contact-title">Contact details</h2>
-    <p>Your email address is <strong>${html(session.email)}</strong>. To change it, write to ${html(session.organizationName)}.</p>
+    <h2 id="contact-title">${say(locale, "portal.contact.title")}</h2>
+    <p>${sayWith(locale, "portal.contact.email_note", { organization: session.organizationName }, "email", email)}</p>
     <form class="stack" method="post" action="${html(portalPath(session.organizationSlug, "contact"))}" novalidate>
       ${csrfField(session)}
       <div class="fields">
       ${fields}
       </div>
       <fieldset>
-        <legend>How ${html(session.organizationName)} may keep you informed about its work</legend>
-        <p class="hint">Receipts and messages about your gifts are always sent by email.</p>
+        <legend>${say(locale, "portal.contact.consents_legend", { organization: session.organizationName })}</legend>
+        <p class="hint">${say(locale, "portal.contact.consents_hint")}</p>
       ${consents}
       </fieldset>
-      <button type="submit">Save contact details</button>
+      <button type="submit">${say(locale, "portal.contact.submit")}</button>
     </form>
   </section>`;
 }

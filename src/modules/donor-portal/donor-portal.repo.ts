@@ -1,6 +1,6 @@
-import { and, eq, gt, isNull, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, gt, isNotNull, isNull, lt, or, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
-import { donorLinks, donorSessions } from "../../db/schema.js";
+import { donorLinks, donorSessions, supporters } from "../../db/schema.js";
 
 export type DonorLinkPurpose = "sign_in" | "receipt";
 
@@ -68,4 +68,33 @@ export async function deleteExpiredDonorCredentials(tx: Executor, organizationId
   await tx
     .delete(donorSessions)
     .where(and(eq(donorSessions.organizationId, organizationId), lt(donorSessions.expiresDate, sql`now()`)));
+}
+
+/** A signed-in donor's records: the organization's live supporters with this email (case-insensitive). */
+const donorRecords = (organizationId: number, email: string) =>
+  and(
+    eq(supporters.organizationId, organizationId),
+    sql`lower(${supporters.email}) = lower(${email})`,
+    isNull(supporters.eraseDate),
+  );
+
+/** The language a donor's records keep (supporters.locale), the most recently updated record's first. */
+export async function findDonorLocale(tx: Executor, organizationId: number, email: string) {
+  const [row] = await tx
+    .select({ locale: supporters.locale })
+    .from(supporters)
+    .where(and(donorRecords(organizationId, email), isNotNull(supporters.locale)))
+    .orderBy(desc(supporters.updateDate), desc(supporters.id))
+    .limit(1);
+  return row?.locale ?? undefined;
+}
+
+/** The ids of a donor's records, in order. */
+export async function listDonorSupporterIds(tx: Executor, organizationId: number, email: string) {
+  const rows = await tx
+    .select({ id: supporters.id })
+    .from(supporters)
+    .where(donorRecords(organizationId, email))
+    .orderBy(supporters.id);
+  return rows.map((row) => row.id);
 }

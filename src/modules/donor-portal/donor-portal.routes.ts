@@ -4,6 +4,8 @@ import type { Config } from "../../config.js";
 import type { Db } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
 import { createAfterResponse } from "../../http/after-response.js";
+import { isLocale, type Locale } from "../../i18n/locales.js";
+import { hasMessage, t } from "../../i18n/messages.js";
 import type { LimitStore } from "../../limits/rate-limiter.js";
 import type { DocumentLinks } from "../documents/document-links.js";
 import { countSignInRequest, enterWithLink, queueSignInLink, signOutDonor } from "./donor-links.service.js";
@@ -24,6 +26,7 @@ import {
   type RequireDonor,
 } from "./donor-session.js";
 import { portalErrorPage, portalPage } from "./portal.page.js";
+import { negotiatedLocaleOf, negotiatePortalLocale, PortalRefusal, rememberLocaleChoice } from "./portal-i18n.js";
 
 export interface DonorPortalDependencies {
   db: Db;
@@ -40,9 +43,28 @@ const Params = Type.Object({ org: Type.String({ maxLength: 100 }) });
 /** The simplest address check: something@something.something, no spaces; the link proves the rest. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+/** The portal's words for the refusals it meets that it does not word itself (PortalRefusal). */
+const PAGE_ERRORS: Partial<Record<string, string>> = {
+  organization_not_found: "portal.errors.organization_not_found",
+  csrf_refused: "portal.errors.csrf_refused",
+  cross_origin_refused: "portal.errors.cross_origin_refused",
+  not_found: "portal.errors.gift_not_found",
+};
+
+/** What an error page says: the portal's own message for the refusal, else the catalog's for its code. */
+function errorMessage(error: FastifyError, locale: Locale, refused: boolean): string {
+  if (error.validation) return t(locale, "portal.errors.organization_not_found");
+  if (!refused) return t(locale, "portal.errors.server");
+  if (error instanceof PortalRefusal) return error.messageIn(locale);
+  const code =
+    error instanceof AppError ? error.code : (error.code ?? "").replace(/^FST_ERR_/, "").toLowerCase() || "bad_request";
+  const key = PAGE_ERRORS[code] ?? (hasMessage(`errors.${code}`) ? `errors.${code}` : "portal.errors.refused");
+  return t(locale, key);
+}
+
 /**
- * The portal's pages answer errors as pages: a refusal (4xx) shows its message with the status,
- * anything else a generic page. The recurring-gift pages use the same handler.
+ * The portal's pages answer errors as pages, in the page's language: a refusal (4xx) says what was
+ * refused with the status, anything else a generic page. The recurring-gift pages use the same handler.
  */
 export function portalErrorHandler(db: Db) {
   return async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
@@ -54,13 +76,22 @@ export function portalErrorHandler(db: Db) {
     const unknownOrganization =
       error.validation !== undefined || (error instanceof AppError && error.code === "organization_not_found");
     const organization = unknownOrganization ? undefined : await portalOrganization(db, request).catch(() => undefined);
-    const message = error.validation
-      ? "There is no donor portal at this address."
-      : refused
-        ? error.message
-        : "The page could not be shown. Try again in a moment.";
-    return portalErrorPage(reply, { status, message, organization });
+    // The language the page was being shown in; else the signed-in donor's, the request's, the organization's.
+    let locale = negotiatedLocaleOf(request);
+    if (!locale && organization)
+      locale = (await findDonorSession(db, organization, request).catch(() => undefined))?.locale;
+    locale ??= negotiatePortalLocale(request, organization);
+    const message = errorMessage(error, locale, refused);
+    return portalErrorPage(reply, { status, message, organization, locale, path: pagePathOf(request) });
   };
+}
+
+/** The address of the page a request shows, for its language switcher: a form's answer switches on the page it came from. */
+export function pagePathOf(request: FastifyRequest): string {
+  const path = request.url.split("?")[0] as string;
+  if (request.method === "GET" || /\/gifts\/[^/]+\/(cancel|payment-method)$/.test(path)) return path;
+  const gift = /^\/donor\/[^/]+\/gifts\/[^/]+/.exec(path)?.[0];
+  return gift ?? /^\/donor\/[^/]+\//.exec(path)?.[0] ?? path;
 }
 
 const field = (body: unknown, name: string) => {
@@ -74,7 +105,7 @@ const field = (body: unknown, name: string) => {
  */
 export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDependencies): RequireDonor {
   const { db, config, links } = deps;
-  const requireDonor = createRequireDonor(db);
+  const requireDonor = createRequireDonor(db, config);
   const throttle = { store: deps.limits, rules: config.rateLimits };
   const afterResponse = createAfterResponse(app);
   const options = { schema: { hide: true, params: Params }, errorHandler: portalErrorHandler(db) };
@@ -86,7 +117,9 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
   ) {
     const home = await loadDonorHome(db, session, links);
     return portalPage(reply, {
-      title: "Your donations",
+      title: t(session.locale, "portal.home.title"),
+      locale: session.locale,
+      path: portalPath(session.organizationSlug),
       session,
       status: state.status,
       body: homeBody(session, home, { notice: state.notice, contact: state.contact }),
@@ -96,6 +129,7 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
   function signInPage(
     reply: FastifyReply,
     organization: PortalOrganization,
+    locale: Locale,
     state: {
       status?: number;
       email?: string;
@@ -105,12 +139,16 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
       headers?: Record<string, string>;
     } = {},
   ) {
+    // The switcher keeps the page to come back to after signing in.
+    const next = state.next ? `?next=${encodeURIComponent(state.next)}` : "";
     return portalPage(reply, {
-      title: "Sign in",
+      title: t(locale, "portal.sign_in.title"),
+      locale,
+      path: `${portalPath(organization.slug)}${next}`,
       organization,
       status: state.status,
       headers: state.headers,
-      body: signInBody(organization, {
+      body: signInBody(organization, locale, {
         email: state.email,
         notice: state.notice,
         next: state.next,
@@ -126,40 +164,45 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
     if (!path.endsWith("/"))
       return reply.redirect(`${portalPath(organization.slug)}${search ? `?${search}` : ""}`, 308);
     const session = await findDonorSession(db, organization, request);
+    await rememberLocaleChoice(db, config, request, reply, session);
+    const locale = session?.locale ?? negotiatePortalLocale(request, organization);
     const notices: Record<string, string> = {
-      contact: "Your contact details were saved. We sent you a confirmation by email.",
-      signed_out: "You are signed out.",
+      contact: "portal.notices.contact_saved",
+      signed_out: "portal.notices.signed_out",
     };
     const query = request.query as Record<string, unknown>;
-    const notice = notices[String(query.done)];
-    if (!session) return signInPage(reply, organization, { notice, next: portalReturnPath(query.next) });
+    const noticeKey = notices[String(query.done)];
+    const notice = noticeKey ? t(locale, noticeKey) : undefined;
+    if (!session) return signInPage(reply, organization, locale, { notice, next: portalReturnPath(query.next) });
     return renderHome(reply, session, { notice });
   });
 
   app.post("/donor/:org/sign-in", options, async (request, reply) => {
     const organization = await portalOrganization(db, request);
+    // Signed in or not, the answer is the same: the language comes from the request and the organization alone.
+    const locale = negotiatePortalLocale(request, organization);
     const email = (field(request.body, "email") ?? "").trim();
     const next = portalReturnPath(field(request.body, "next"));
     if (!EMAIL.test(email) || email.length > 320) {
-      return signInPage(reply, organization, {
+      return signInPage(reply, organization, locale, {
         status: 400,
         email,
         next,
-        error:
-          email === ""
-            ? "Enter your email address"
-            : "Enter an email address in the form name@example.com, at most 320 characters",
+        error: t(locale, email === "" ? "portal.sign_in.errors.email_missing" : "portal.sign_in.errors.email_invalid"),
       });
     }
     try {
       await countSignInRequest(throttle, { organization, email, ip: request.ip });
     } catch (error) {
       if (error instanceof AppError && (error.status === 429 || error.status === 503)) {
-        return signInPage(reply, organization, {
+        return signInPage(reply, organization, locale, {
           status: error.status,
           email,
           next,
-          error: error.message,
+          error: t(
+            locale,
+            error.status === 429 ? "portal.sign_in.errors.too_many" : "portal.sign_in.errors.unavailable",
+          ),
           headers: error.headers,
         });
       }
@@ -170,7 +213,14 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
       await deps.beforeSignInLinkQueued?.();
       await queueSignInLink(db, { organization, email, baseUrl: config.baseUrl, next });
     });
-    return portalPage(reply, { title: "Check your inbox", organization, body: checkInboxBody(organization) });
+    return portalPage(reply, {
+      title: t(locale, "portal.check_inbox.title"),
+      locale,
+      // Its own address takes no GET: the switcher leads to the sign-in page in the other language.
+      path: portalPath(organization.slug, "sign-in"),
+      organization,
+      body: checkInboxBody(organization, locale),
+    });
   });
 
   app.get("/donor/:org/enter", options, async (request, reply) => {
@@ -189,11 +239,15 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
       if (await findDonorSession(db, organization, request)) {
         return reply.code(303).header("cache-control", "no-store").redirect(destination);
       }
+      await rememberLocaleChoice(db, config, request, reply);
+      const locale = negotiatePortalLocale(request, organization);
       return portalPage(reply, {
-        title: "Link expired",
+        title: t(locale, "portal.dead_link.title"),
+        locale,
+        path: `${portalPath(organization.slug, "enter")}${next ? `?next=${encodeURIComponent(next)}` : ""}`,
         organization,
         status: 410,
-        body: deadLinkBody(organization, next),
+        body: deadLinkBody(organization, locale, next),
       });
     }
     reply.setCookie(
@@ -219,7 +273,7 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
     const session = await requireDonor(request, reply);
     if (!session) return reply;
     checkDonorCsrf(session, request.body);
-    const form = parseContactForm(request.body);
+    const form = parseContactForm(request.body, session.locale);
     if (form.errors.length > 0) {
       return renderHome(reply, session, { status: 400, contact: { values: form.values, errors: form.errors } });
     }
@@ -243,11 +297,13 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
       .send(JSON.stringify(data, null, 2));
   });
 
-  // The forms' addresses opened directly (a bookmark, a reload after the session ended) lead home.
+  // The forms' addresses opened directly (a bookmark, a reload after the session ended) lead home,
+  // in the language asked for, if any (the check-inbox page's switcher).
   for (const page of ["sign-in", "sign-out", "contact", "export"]) {
     app.get(`/donor/:org/${page}`, options, async (request, reply) => {
       const organization = await portalOrganization(db, request);
-      return reply.code(303).redirect(portalPath(organization.slug));
+      const lang = (request.query as { lang?: unknown }).lang;
+      return reply.code(303).redirect(`${portalPath(organization.slug)}${isLocale(lang) ? `?lang=${lang}` : ""}`);
     });
   }
 

@@ -3,6 +3,8 @@ import type { Db, Executor } from "../../db/client.js";
 import type { ValidationIssue } from "../../errors/app-error.js";
 import { type RequestFacts, requestOrigin } from "../../events/origin.js";
 import { withEvents } from "../../events/record-event.js";
+import type { Locale } from "../../i18n/locales.js";
+import { t } from "../../i18n/messages.js";
 import { findCampaignRowsByIds } from "../campaigns/campaigns.repo.js";
 import type { DocumentLinks } from "../documents/document-links.js";
 import { type DonationRow, listSupporterDonationRows } from "../donations/donations.repo.js";
@@ -109,30 +111,27 @@ function statementsOf(
   return statements.sort((a, b) => b.year - a.year || a.supporterId - b.supporterId);
 }
 
-/** What a donor may change about themselves: contact details and marketing consents (not the email). */
+/**
+ * What a donor may change about themselves: contact details and marketing consents (not the email).
+ * Their labels are the catalog's `portal.contact.fields.<name>` and `portal.contact.consents.<name>`.
+ */
 export const CONTACT_FIELDS = [
-  { name: "first_name", label: "First name", maxLength: 100, autocomplete: "given-name" },
-  { name: "last_name", label: "Last name", maxLength: 100, autocomplete: "family-name" },
-  { name: "phone", label: "Phone", maxLength: 50, autocomplete: "tel", type: "tel" },
-  { name: "address", label: "Address", maxLength: 300, autocomplete: "address-line1" },
-  { name: "address2", label: "Address line 2", maxLength: 300, autocomplete: "address-line2" },
-  { name: "postal_code", label: "Postal code", maxLength: 20, autocomplete: "postal-code" },
-  { name: "city", label: "City", maxLength: 100, autocomplete: "address-level2" },
-  { name: "locality", label: "Region or province", maxLength: 100, autocomplete: "address-level1" },
-  {
-    name: "country",
-    label: "Country",
-    maxLength: 2,
-    autocomplete: "country",
-    hint: "Two-letter code, for example IT or FR",
-  },
+  { name: "first_name", maxLength: 100, autocomplete: "given-name" },
+  { name: "last_name", maxLength: 100, autocomplete: "family-name" },
+  { name: "phone", maxLength: 50, autocomplete: "tel", type: "tel" },
+  { name: "address", maxLength: 300, autocomplete: "address-line1" },
+  { name: "address2", maxLength: 300, autocomplete: "address-line2" },
+  { name: "postal_code", maxLength: 20, autocomplete: "postal-code" },
+  { name: "city", maxLength: 100, autocomplete: "address-level2" },
+  { name: "locality", maxLength: 100, autocomplete: "address-level1" },
+  { name: "country", maxLength: 2, autocomplete: "country" },
 ] as const;
 
 export const CONSENT_FIELDS = [
-  { name: "email_marketing", label: "News and appeals by email" },
-  { name: "phone_marketing", label: "Phone calls" },
-  { name: "sms_marketing", label: "Text messages (SMS)" },
-  { name: "postal_marketing", label: "Letters by post" },
+  { name: "email_marketing" },
+  { name: "phone_marketing" },
+  { name: "sms_marketing" },
+  { name: "postal_marketing" },
 ] as const;
 
 export type ContactFieldName = (typeof CONTACT_FIELDS)[number]["name"];
@@ -146,7 +145,8 @@ export interface ContactForm {
   errors: ValidationIssue[];
 }
 
-export function parseContactForm(body: unknown): ContactForm {
+/** The contact form as posted; its errors in the page's language. */
+export function parseContactForm(body: unknown, locale: Locale): ContactForm {
   const source = (body ?? {}) as Record<string, unknown>;
   const values: Record<string, string | boolean> = {};
   const patch: Record<string, string | boolean | null> = {};
@@ -155,16 +155,18 @@ export function parseContactForm(body: unknown): ContactForm {
     const raw = source[field.name];
     const text = typeof raw === "string" ? raw.trim() : "";
     values[field.name] = text;
+    const label = t(locale, `portal.contact.fields.${field.name}`);
     if (raw !== undefined && typeof raw !== "string") {
-      errors.push({ field: field.name, message: `${field.label}: send it once` });
+      errors.push({ field: field.name, message: t(locale, "portal.contact.errors.repeated", { field: label }) });
       continue;
     }
     if (field.name === "country" && text !== "" && !/^[A-Za-z]{2}$/.test(text)) {
-      errors.push({ field: field.name, message: "Country must be a two-letter code, for example IT" });
+      errors.push({ field: field.name, message: t(locale, "portal.contact.errors.country") });
       continue;
     }
     if (text.length > field.maxLength) {
-      errors.push({ field: field.name, message: `${field.label} must be at most ${field.maxLength} characters` });
+      const message = t(locale, "portal.contact.errors.too_long", { field: label, max: String(field.maxLength) });
+      errors.push({ field: field.name, message });
       continue;
     }
     patch[field.name] = text === "" ? null : field.name === "country" ? text.toUpperCase() : text;

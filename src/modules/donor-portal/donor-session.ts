@@ -1,12 +1,13 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../../config.js";
 import type { Db } from "../../db/client.js";
-import { AppError } from "../../errors/app-error.js";
 import { cookieAttributes } from "../../http/cookies.js";
+import { isLocale, type Locale, localeOr } from "../../i18n/locales.js";
 import { hashSecret } from "../../oauth/secrets.js";
 import { tokensEqual } from "../../sessions/sessions.service.js";
 import { findOrganizationBySlug } from "../organizations/organizations.repo.js";
-import { findLiveDonorSession } from "./donor-portal.repo.js";
+import { findDonorLocale, findLiveDonorSession } from "./donor-portal.repo.js";
+import { negotiatePortalLocale, PortalRefusal, rememberLocaleChoice } from "./portal-i18n.js";
 
 /**
  * A signed-in donor: an email address within one organization. Every supporter record of that
@@ -26,6 +27,10 @@ export interface DonorSession {
   email: string;
   /** Every form of the portal posts it back (field `csrf`); `checkDonorCsrf` compares. */
   csrfToken: string;
+  /** The language of this request's pages (negotiated: src/modules/donor-portal/portal-i18n.ts). */
+  locale: Locale;
+  /** The language the donor's records keep (supporters.locale), if any. */
+  savedLocale?: Locale;
 }
 
 /** The portal's base path for an organization: `/donor/{slug}/`. */
@@ -62,9 +67,11 @@ export interface PortalOrganization {
   timeZone: string;
   currency: string;
   testMode: boolean;
+  /** The organization's language: the portal's last word before English. */
+  locale: Locale;
 }
 
-const organizationNotFound = () => new AppError("organization_not_found", "There is no donor portal at this address.");
+const organizationNotFound = () => new PortalRefusal("organization_not_found", "portal.errors.organization_not_found");
 
 /** The organization of the URL's `:org` parameter; unknown: 404 (the portal's error page). */
 export async function portalOrganization(db: Db, request: FastifyRequest): Promise<PortalOrganization> {
@@ -79,6 +86,7 @@ export async function portalOrganization(db: Db, request: FastifyRequest): Promi
     timeZone: row.timeZone,
     currency: row.currency,
     testMode: row.testMode,
+    locale: localeOr(row.locale),
   };
 }
 
@@ -93,6 +101,8 @@ export async function findDonorSession(
   // Scoped by the URL's organization: a session of another organization's portal is no session here.
   const row = await findLiveDonorSession(db, organization.id, hashSecret(token));
   if (!row) return undefined;
+  const saved = await findDonorLocale(db, organization.id, row.email);
+  const savedLocale = saved === undefined ? undefined : localeOr(saved);
   return {
     organizationId: organization.id,
     organizationSlug: organization.slug,
@@ -102,6 +112,8 @@ export async function findDonorSession(
     testMode: organization.testMode,
     email: row.email,
     csrfToken: row.csrfToken,
+    locale: negotiatePortalLocale(request, organization, savedLocale),
+    savedLocale,
   };
 }
 
@@ -123,15 +135,23 @@ export function signInLocation(organizationSlug: string, request: FastifyRequest
   return next ? `${home}?next=${encodeURIComponent(next)}` : home;
 }
 
-/** The RequireDonor of the portal's pages: signed out, the browser goes to the sign-in page (303). */
-export function createRequireDonor(db: Db): RequireDonor {
+/**
+ * The RequireDonor of the portal's pages: signed out, the browser goes to the sign-in page (303).
+ * A language chosen with `?lang=` is remembered for the donor.
+ */
+export function createRequireDonor(db: Db, config: Pick<Config, "baseUrl">): RequireDonor {
   return async (request, reply) => {
     const organization = await portalOrganization(db, request);
     const session = await findDonorSession(db, organization, request);
     if (!session) {
-      await reply.code(303).header("cache-control", "no-store").redirect(signInLocation(organization.slug, request));
+      // A language asked for goes along to the sign-in page (which remembers it).
+      const lang = (request.query as { lang?: unknown } | undefined)?.lang;
+      const location = signInLocation(organization.slug, request);
+      const withLang = isLocale(lang) ? `${location}${location.includes("?") ? "&" : "?"}lang=${lang}` : location;
+      await reply.code(303).header("cache-control", "no-store").redirect(withLang);
       return undefined;
     }
+    await rememberLocaleChoice(db, config, request, reply, session);
     return session;
   };
 }
@@ -140,9 +160,6 @@ export function createRequireDonor(db: Db): RequireDonor {
 export function checkDonorCsrf(session: DonorSession, body: unknown): void {
   const given = (body as { csrf?: unknown } | null | undefined)?.csrf;
   if (!tokensEqual(typeof given === "string" ? given : undefined, session.csrfToken)) {
-    throw new AppError(
-      "csrf_refused",
-      "This form expired or was not sent from this site. Go back, reload the page and try again.",
-    );
+    throw new PortalRefusal("csrf_refused", "portal.errors.csrf_refused");
   }
 }

@@ -3,6 +3,8 @@ import { Type } from "typebox";
 import { AppError } from "../../errors/app-error.js";
 import { requestOrigin } from "../../events/origin.js";
 import { sendHtmlPage } from "../../http/html-page.js";
+import type { Locale } from "../../i18n/locales.js";
+import { hasMessage, t } from "../../i18n/messages.js";
 import { hasCentPrecision, toCents } from "../../payments/money.js";
 import {
   cancelRecurring,
@@ -10,6 +12,8 @@ import {
   changeRecurringFrequency,
   completeStripeSetup,
   donorActor,
+  MAX_CANCEL_REASON,
+  MAX_PAUSE_CYCLES,
   pauseRecurring,
   prepareStripeSetup,
   replacePaymentMethod,
@@ -32,17 +36,19 @@ import {
 } from "./gift.page.js";
 import { loadDonorGift } from "./gift.service.js";
 import { portalPage } from "./portal.page.js";
+import { localeHeaders, PortalRefusal, portalFormat } from "./portal-i18n.js";
 
 const Params = Type.Object({ org: Type.String({ maxLength: 100 }), id: Type.String({ maxLength: 40 }) });
 
+/** The notice the gift's page shows after a change (`?done=`), by the catalog's key. */
 const NOTICES: Record<string, string> = {
-  amount: "The amount was changed. We sent you a confirmation by email.",
-  frequency: "How often you give was changed. We sent you a confirmation by email.",
-  pause: "Your gift is paused. We sent you a confirmation by email.",
-  resume: "Your gift is running again.",
-  unchanged: "Nothing changed: your gift was already set that way.",
-  payment_method: "Your payment method was updated. We sent you a confirmation by email.",
-  cancel: "Your gift is cancelled. We sent you a confirmation by email.",
+  amount: "portal.gift.notices.amount",
+  frequency: "portal.gift.notices.frequency",
+  pause: "portal.gift.notices.pause",
+  resume: "portal.gift.notices.resume",
+  unchanged: "portal.gift.notices.unchanged",
+  payment_method: "portal.gift.notices.payment_method",
+  cancel: "portal.gift.notices.cancel",
 };
 
 const field = (body: unknown, name: string) => {
@@ -63,6 +69,96 @@ function refusalOf(error: unknown): AppError | undefined {
 
 const issuesOf = (error: AppError, field: string) =>
   error.errors && error.errors.length > 0 ? error.errors : [{ field, message: error.message }];
+
+/** What the donor asked for, to word a refusal of it (the amount typed, the card's expiry). */
+interface Asked {
+  gift: DonorGiftView;
+  amount?: number;
+  frequency?: number;
+  expiry?: { month: number; year: number };
+}
+
+/**
+ * The Stripe SetupIntent refusals of completeStripeSetup, told apart by their detail (the service
+ * words them in English only); any other is the generic one.
+ */
+const SETUP_REFUSALS: [RegExp, string][] = [
+  [/not set up for this gift/, "portal.method.errors.not_this_gift"],
+  [/not confirmed/, "portal.method.errors.not_confirmed"],
+];
+
+/**
+ * A refusal of a change, in the page's language: the portal's own words for each refusal of the
+ * services behind the forms (the campaign's amount rules, the pause, the card…), else the catalog's
+ * message for the refusal's code.
+ */
+function refusalMessage(locale: Locale, refusal: AppError, field: string | undefined, asked: Asked): string {
+  if (refusal instanceof PortalRefusal) return refusal.messageIn(locale);
+  const { money } = portalFormat(locale, "UTC");
+  const { campaign, donation } = asked.gift;
+  const currency = donation.currency;
+  const on = (name: string) => field === name || field === `card.${name}`;
+  switch (refusal.code) {
+    case "amount_out_of_range": {
+      const min = campaign?.minSubscriptionAmount ?? null;
+      const max = campaign?.maxSubscriptionAmount ?? null;
+      if (min !== null && (asked.amount === undefined || asked.amount < min)) {
+        return t(locale, "portal.gift.errors.amount_too_small", { min: money(min, currency) });
+      }
+      if (max !== null) return t(locale, "portal.gift.errors.amount_too_large", { max: money(max, currency) });
+      return t(locale, "portal.gift.errors.amount_invalid");
+    }
+    case "custom_amount_not_allowed": {
+      const asks = [...(campaign?.asksSubscription ?? []).map(Number)];
+      if (campaign?.defaultSubscriptionAmount != null && !asks.includes(campaign.defaultSubscriptionAmount)) {
+        asks.push(campaign.defaultSubscriptionAmount);
+      }
+      const amounts = asks.map((ask) => money(ask, currency)).join(", ");
+      return t(locale, "portal.gift.errors.amount_not_offered", { amounts });
+    }
+    case "invalid_amount":
+      return t(locale, "portal.gift.errors.amount_invalid");
+    case "amount_below_minimum":
+      return t(locale, "portal.gift.errors.amount_below_processor");
+    case "frequency_not_offered":
+      return t(
+        locale,
+        asked.frequency === 1 ? "portal.gift.errors.yearly_not_offered" : "portal.gift.errors.monthly_not_offered",
+      );
+    case "invalid_state_transition":
+      return t(locale, "portal.gift.errors.not_possible");
+    case "processor_not_connected":
+      return t(locale, "portal.method.errors.unavailable");
+    case "invalid_request":
+    case "invalid_card": {
+      if (on("cycles")) return t(locale, "portal.gift.errors.pause_cycles", { max: String(MAX_PAUSE_CYCLES) });
+      if (on("reason")) return t(locale, "portal.gift.errors.reason_too_long", { max: String(MAX_CANCEL_REASON) });
+      if (on("frequency")) return t(locale, "portal.gift.errors.frequency_invalid");
+      if (on("amount")) return t(locale, "portal.gift.errors.amount_invalid");
+      if (on("number") || on("card_number") || field === "card") return t(locale, "portal.method.errors.card_number");
+      if (on("exp_month")) return t(locale, "portal.method.errors.exp_month");
+      if (on("exp_year")) {
+        const { month, year } = asked.expiry ?? { month: 0, year: 0 };
+        const wellFormed = Number.isInteger(year) && year >= 2000 && year <= 2100 && month >= 1 && month <= 12;
+        return t(locale, wellFormed ? "portal.method.errors.expired" : "portal.method.errors.exp_year");
+      }
+      if (on("cvc")) return t(locale, "portal.method.errors.cvc");
+      if (on("setup_intent")) {
+        const known = SETUP_REFUSALS.find(([pattern]) => pattern.test(refusal.message))?.[1];
+        return t(locale, known ?? "portal.method.errors.unknown_setup");
+      }
+      break;
+    }
+  }
+  return t(locale, hasMessage(`errors.${refusal.code}`) ? `errors.${refusal.code}` : "portal.errors.refused");
+}
+
+/** A refusal's issues, each worded in the page's language, on the fields the form has. */
+const localIssues = (locale: Locale, refusal: AppError, field: string, asked: Asked) =>
+  issuesOf(refusal, field).map((issue) => ({
+    ...issue,
+    message: refusalMessage(locale, refusal, issue.field, asked),
+  }));
 
 /**
  * The donor portal's recurring-gift pages: `/donor/{org}/gifts/{id}` and one POST per change, each
@@ -85,14 +181,16 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
   async function changeableGift(request: FastifyRequest, reply: FastifyReply, post: boolean) {
     const found = await donorGift(request, reply, post);
     if (found && !changeable(found.gift.donation)) {
-      throw new AppError("invalid_state_transition", "This gift has stopped; it can no longer be changed.");
+      throw new PortalRefusal("invalid_state_transition", "portal.errors.gift_stopped");
     }
     return found;
   }
 
   function renderGift(reply: FastifyReply, session: DonorSession, gift: DonorGiftView, state: GiftFormState = {}) {
     return portalPage(reply, {
-      title: giftTitle(gift),
+      title: giftTitle(gift, session.locale),
+      locale: session.locale,
+      path: giftPath(session, gift.donation.id),
       session,
       body: giftBody(session, gift, state),
     });
@@ -104,14 +202,16 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
     reply: FastifyReply,
     form: NonNullable<GiftFormState["form"]>,
     /** The change; `"unchanged"` when the gift already was as asked (no confirmation is sent then). */
-    run: (session: DonorSession, gift: DonorGiftView) => unknown,
+    run: (session: DonorSession, gift: DonorGiftView, asked: Asked) => unknown,
   ) {
     const found = await changeableGift(request, reply, true);
     if (!found) return reply;
     const { session, gift } = found;
+    const { locale } = session;
     let done: string = form;
+    const asked: Asked = { gift };
     try {
-      if ((await run(session, gift)) === "unchanged") done = "unchanged";
+      if ((await run(session, gift, asked)) === "unchanged") done = "unchanged";
     } catch (error) {
       const refusal = refusalOf(error);
       if (!refusal) throw error;
@@ -120,18 +220,23 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
           ([name, value]) => typeof value === "string" && name !== "csrf",
         ),
       ) as Record<string, string>;
-      const state: GiftFormState = { form, errors: issuesOf(refusal, form === "pause" ? "cycles" : form), values };
       const fresh = await loadDonorGift(db, session, idOf(request));
+      const errors = localIssues(locale, refusal, form === "pause" ? "cycles" : form, { ...asked, gift: fresh });
+      const state: GiftFormState = { form, errors, values };
       if (form === "cancel") {
         return portalPage(reply, {
-          title: "Cancel your gift",
+          title: t(locale, "portal.cancel.title"),
+          locale,
+          path: giftPath(session, fresh.donation.id, "cancel"),
           session,
           status: refusal.status,
           body: cancelBody(session, fresh, state),
         });
       }
       return portalPage(reply, {
-        title: giftTitle(fresh),
+        title: giftTitle(fresh, locale),
+        locale,
+        path: giftPath(session, fresh.donation.id),
         session,
         status: refusal.status,
         body: giftBody(session, fresh, state),
@@ -143,27 +248,28 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
   app.get("/donor/:org/gifts/:id", options, async (request, reply) => {
     const found = await donorGift(request, reply, false);
     if (!found) return reply;
-    const notice = NOTICES[String((request.query as Record<string, unknown>).done)];
+    const key = NOTICES[String((request.query as Record<string, unknown>).done)];
+    const notice = key ? t(found.session.locale, key) : undefined;
     return renderGift(reply, found.session, found.gift, { notice });
   });
 
   app.post("/donor/:org/gifts/:id/amount", options, (request, reply) =>
-    change(request, reply, "amount", (session, gift) => {
+    change(request, reply, "amount", (session, gift, asked) => {
       const raw = field(request.body, "amount").trim().replace(",", ".");
       const amount = /^\d{1,9}(\.\d+)?$/.test(raw) ? Number(raw) : Number.NaN;
       if (Number.isNaN(amount)) {
-        throw new AppError("invalid_amount", "Enter an amount such as 15 or 12.50", {
-          errors: [{ field: "amount", message: "Enter an amount such as 15 or 12.50" }],
-        });
+        throw new PortalRefusal("invalid_amount", "portal.gift.errors.amount_format", {}, { field: "amount" });
       }
+      asked.amount = amount;
       if (hasCentPrecision(amount) && toCents(amount) === toCents(gift.donation.amount)) return "unchanged";
       return changeRecurringAmount(context, session.organizationId, gift.donation.id, amount, donorOf(request, gift));
     }),
   );
 
   app.post("/donor/:org/gifts/:id/frequency", options, (request, reply) =>
-    change(request, reply, "frequency", (session, gift) => {
+    change(request, reply, "frequency", (session, gift, asked) => {
       const frequency = Number(field(request.body, "frequency"));
+      asked.frequency = frequency;
       if (frequency === gift.donation.frequency && gift.donation.state === "active") return "unchanged";
       return changeRecurringFrequency(
         context,
@@ -198,7 +304,9 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
     const found = await changeableGift(request, reply, false);
     if (!found) return reply;
     return portalPage(reply, {
-      title: "Cancel your gift",
+      title: t(found.session.locale, "portal.cancel.title"),
+      locale: found.session.locale,
+      path: giftPath(found.session, found.gift.donation.id, "cancel"),
       session: found.session,
       body: cancelBody(found.session, found.gift),
     });
@@ -225,12 +333,15 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
   ) {
     const setup = await prepareStripeSetup(context, session.organizationId, gift.donation.id);
     if (setup) {
-      return sendHtmlPage(reply, state.status ?? 200, { ...STRIPE_PAGE_SECURITY, cacheControl: "no-store" }, (nonce) =>
+      const security = { ...STRIPE_PAGE_SECURITY, cacheControl: "no-store", headers: localeHeaders(session.locale) };
+      return sendHtmlPage(reply, state.status ?? 200, security, (nonce) =>
         stripeMethodDocument(session, gift, setup, nonce, state),
       );
     }
     return portalPage(reply, {
-      title: "Update the payment method",
+      title: t(session.locale, "portal.method.title"),
+      locale: session.locale,
+      path: giftPath(session, gift.donation.id, "payment-method"),
       session,
       status: state.status,
       body: sandboxMethodBody(session, gift, state),
@@ -260,13 +371,11 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
         );
       } else {
         if (await context.processors.stripeAccount(session.organizationId)) {
-          throw new AppError("invalid_card", "Enter your new payment method in the form", {
-            errors: [{ field: "setup_intent", message: "Enter your new payment method in the form" }],
-          });
+          throw new PortalRefusal("invalid_card", "portal.method.errors.setup_missing", {}, { field: "setup_intent" });
         }
         // The sandbox's card form only where the sandbox takes gifts (never a real gift in production).
         if ((await context.processors.mode(session.organizationId))?.card !== "sandbox") {
-          throw new AppError("processor_not_connected", "Card changes are not available for this organization yet");
+          throw new PortalRefusal("processor_not_connected", "portal.method.errors.unavailable");
         }
         const card = {
           number: field(body, "card_number"),
@@ -286,7 +395,8 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
       const refusal = refusalOf(error);
       if (!refusal) throw error;
       // The card form's fields are card_number, exp_month…; the processor names them card.number, card.exp_month…
-      const errors = issuesOf(refusal, "card_number").map((issue) => ({
+      const expiry = { month: Number(field(body, "exp_month")), year: Number(field(body, "exp_year")) };
+      const errors = localIssues(session.locale, refusal, "card_number", { gift, expiry }).map((issue) => ({
         ...issue,
         field: issue.field === "card.number" ? "card_number" : issue.field?.replace(/^card\./, ""),
       }));

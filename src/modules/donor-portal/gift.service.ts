@@ -1,13 +1,13 @@
 import type { Db } from "../../db/client.js";
-import { AppError } from "../../errors/app-error.js";
 import { findDonation } from "../donations/donations.repo.js";
 import { findCampaign } from "../giving/checkout-flow.repo.js";
 import { findPaymentMethod } from "../payment-methods/payment-methods.repo.js";
 import { findSupporter } from "../supporters/supporters.repo.js";
 import type { DonorSession } from "./donor-session.js";
 import type { DonorGiftView } from "./gift.page.js";
+import { PortalRefusal } from "./portal-i18n.js";
 
-const giftNotFound = () => new AppError("not_found", "There is no such gift under your email address.");
+const giftNotFound = () => new PortalRefusal("not_found", "portal.errors.gift_not_found");
 
 /**
  * A gift of the signed-in donor: a donation of the session's organization whose supporter has the

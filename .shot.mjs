@@ -1,0 +1,14 @@
+import { chromium } from "playwright-core";
+const url = "http://127.0.0.1:3917";
+const b = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu"] });
+const c = await b.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-US" });
+const p = await c.newPage();
+p.on("console", (m) => console.log("console", m.text()));
+await p.goto(`${url}/admin/sign-in`);
+await p.fill("#email", "demo@donata.local");
+await p.fill("#password", "donata-demo-2026");
+await p.click('[data-testid="sign-in-form"] button[type="submit"]');
+await p.waitForTimeout(5000);
+console.log(p.url());
+console.log((await p.locator("body").innerText()).slice(0, 500));
+await b.close();

@@ -1,0 +1,268 @@
+import type { Executor } from "../../db/client.js";
+import { invalidParameter } from "../../errors/app-error.js";
+import type { EventScope } from "../../events/record-event.js";
+import { recordEvent } from "../../events/record-event.js";
+import { isLocale, type Locale, localeOr } from "../../i18n/locales.js";
+import { t } from "../../i18n/messages.js";
+import { fromCents, toCents } from "../../payments/money.js";
+import type { DocumentLinks } from "../documents/document-links.js";
+import { findDonation } from "../donations/donations.repo.js";
+import { findLegalProfile } from "../legal-profile/legal-profile.repo.js";
+import { findOrganizationById, type OrganizationRow } from "../organizations/organizations.repo.js";
+import { findPaymentMethod } from "../payment-methods/payment-methods.repo.js";
+import type { PaymentRow } from "../payments/payments.repo.js";
+import { findSupporter, type SupporterRow } from "../supporters/supporters.repo.js";
+import {
+  findLivePaymentReceipt,
+  findReceipts,
+  insertReceipt,
+  type NewReceipt,
+  nextReceiptNumber,
+  type ReceiptRow,
+  voidReceiptRow,
+} from "./receipts.repo.js";
+
+/**
+ * Receipts as issued records (docs/receipts.md). A paid payment gets its receipt in the transaction
+ * that records it paid (the subscriber in receipt-subscriber.ts), numbered per organization and
+ * year; a refund voids it, and what a partial refund leaves gets a new one. Every rendering (the
+ * page, the PDF, the email's link) is drawn from the row, never from the records as they are now.
+ */
+
+/** The organization as a receipt prints it, copied when issued: a later edit of the profile changes no receipt. */
+export interface IssuerSnapshot {
+  name: string;
+  legal_form: string | null;
+  address_line1: string | null;
+  address_line2: string | null;
+  postal_code: string | null;
+  city: string | null;
+  province: string | null;
+  country: string | null;
+  tax_code: string | null;
+  vat_number: string | null;
+  runts_number: string | null;
+  ets_status: string | null;
+  charity_number: string | null;
+  ein: string | null;
+  us_501c3: boolean;
+  website: string | null;
+  contact_email: string | null;
+  logo_url: string | null;
+  time_zone: string;
+}
+
+/** The donor as the receipt names them, copied when issued. */
+export interface DonorSnapshot {
+  name: string;
+  business_name: string | null;
+  address: string | null;
+  address2: string | null;
+  postal_code: string | null;
+  city: string | null;
+  locality: string | null;
+  country: string | null;
+  /** Italy: the donor's codice fiscale (supporters.ssn), which a deduction needs. */
+  tax_code: string | null;
+  email: string | null;
+}
+
+export async function issuerSnapshot(tx: Executor, organization: OrganizationRow): Promise<IssuerSnapshot> {
+  const profile = await findLegalProfile(tx, organization.id);
+  return {
+    name: profile?.legalName ?? organization.name,
+    legal_form: profile?.legalForm ?? null,
+    address_line1: profile?.addressLine1 ?? null,
+    address_line2: profile?.addressLine2 ?? null,
+    postal_code: profile?.postalCode ?? null,
+    city: profile?.city ?? null,
+    province: profile?.province ?? null,
+    country: profile?.country ?? null,
+    tax_code: profile?.taxCode ?? null,
+    vat_number: profile?.vatNumber ?? null,
+    runts_number: profile?.runtsNumber ?? null,
+    ets_status: profile?.etsStatus ?? null,
+    charity_number: profile?.charityNumber ?? null,
+    ein: profile?.ein ?? null,
+    us_501c3: profile?.us501c3 ?? false,
+    website: profile?.website ?? null,
+    contact_email: organization.email,
+    logo_url: organization.logoUrl,
+    time_zone: organization.timeZone,
+  };
+}
+
+export function donorSnapshot(supporter: SupporterRow): DonorSnapshot {
+  const person = [supporter.firstName, supporter.lastName].filter(Boolean).join(" ");
+  return {
+    name: person || supporter.businessName || supporter.email || "",
+    business_name: supporter.businessName,
+    address: supporter.address,
+    address2: supporter.address2,
+    postal_code: supporter.postalCode,
+    city: supporter.city,
+    locality: supporter.locality,
+    country: supporter.country,
+    tax_code: supporter.ssn,
+    email: supporter.email,
+  };
+}
+
+/** Which law's wording a receipt carries: Italy's art. 83 CTS, the US written acknowledgment, or a neutral one. */
+export function receiptLaw(issuer: Pick<IssuerSnapshot, "country">): "it" | "us" | "default" {
+  return issuer.country === "IT" ? "it" : issuer.country === "US" ? "us" : "default";
+}
+
+/** The law's words for the issuer's country, in the receipt's language, then the organization's own. */
+export function legalTextOf(issuer: IssuerSnapshot, own: string | null, locale: Locale): string {
+  const law = receiptLaw(issuer);
+  const words =
+    law === "it"
+      ? t(locale, "receipts.law.it", { organization: issuer.name, status: issuer.ets_status ?? "none" })
+      : law === "us"
+        ? [
+            t(locale, "receipts.law.us"),
+            issuer.us_501c3 ? t(locale, "receipts.law.us_501c3", { organization: issuer.name }) : "",
+          ]
+            .filter(Boolean)
+            .join(" ")
+        : t(locale, "receipts.law.default", { organization: issuer.name });
+  return own ? `${words}\n\n${own}` : words;
+}
+
+/** A payment made through a bank, a card or a processor; cash is not (Italian deductions need the former). */
+export function isTraceable(processor: string | null | undefined, label: string | null | undefined): boolean {
+  if (processor && processor !== "manual") return true;
+  return !/^\s*(cash|contanti)\s*$/i.test(label ?? "cash");
+}
+
+/** The calendar year of an instant in the organization's time zone. */
+export function yearIn(instant: Date, timeZone: string): number {
+  return Number(new Intl.DateTimeFormat("en", { year: "numeric", timeZone }).format(instant));
+}
+
+/** The receipt as events and the API show it: what was issued, never the donor's identity. */
+export function receiptToWire(row: ReceiptRow, links?: DocumentLinks) {
+  return {
+    id: row.id,
+    kind: row.kind,
+    number: row.number,
+    year: row.year,
+    code: receiptCode(row),
+    supporter_id: row.supporterId,
+    donation_id: row.donationId,
+    payment_id: row.paymentId,
+    amount: row.amount,
+    currency: row.currency,
+    gift_date: row.giftDate.toISOString(),
+    payment_method: row.paymentMethod,
+    reference: row.reference,
+    traceable: row.traceable,
+    locale: row.locale,
+    create_date: row.createDate.toISOString(),
+    void_date: row.voidDate?.toISOString() ?? null,
+    void_reason: row.voidReason,
+    replaces_id: row.replacesId,
+    ...(links ? { url: links.taxReceiptUrl(row.organizationId, row.id) } : {}),
+  };
+}
+
+export type ReceiptWire = ReturnType<typeof receiptToWire> & { url: string };
+
+/** The organization's receipts for the panel and the API, each with its signed link. */
+export async function listReceipts(
+  tx: Executor,
+  links: DocumentLinks,
+  organizationId: number,
+  args: { supporter_id?: number | null; year?: number | null; kind?: string | null; first?: number | null },
+): Promise<ReceiptWire[]> {
+  if (args.kind != null && args.kind !== "payment" && args.kind !== "statement") {
+    throw invalidParameter("kind", "use payment or statement");
+  }
+  const first = args.first ?? 100;
+  if (!Number.isInteger(first) || first < 1 || first > 500) throw invalidParameter("first", "use 1 to 500");
+  const rows = await findReceipts(tx, organizationId, {
+    supporterId: args.supporter_id,
+    year: args.year,
+    kind: args.kind,
+    limit: first,
+  });
+  return rows.map((row) => ({ ...receiptToWire(row), url: links.taxReceiptUrl(row.organizationId, row.id) }));
+}
+
+/** How a receipt is cited: its number in its year, "2026-000042". */
+export const receiptCode = (row: Pick<ReceiptRow, "year" | "number">) =>
+  `${row.year}-${String(row.number).padStart(6, "0")}`;
+
+async function issue(tx: Executor, scope: EventScope, values: NewReceipt): Promise<ReceiptRow> {
+  const number = await nextReceiptNumber(tx, scope.organizationId, values.year);
+  const row = await insertReceipt(tx, { ...values, number });
+  await recordEvent(tx, scope, "receipt.issued", row.id, receiptToWire(row));
+  return row;
+}
+
+/**
+ * The receipt of a paid payment, issued once (none for a test payment: test data never gets a
+ * number, nor in 'yearly_statement' mode, where the donor's statement is the receipt). `amount` is
+ * what it covers: the payment, or what is left of it after a partial refund.
+ */
+export async function issuePaymentReceipt(
+  tx: Executor,
+  scope: EventScope,
+  payment: PaymentRow,
+  options: { amount?: number; replaces?: ReceiptRow } = {},
+): Promise<ReceiptRow | null> {
+  if (payment.test || payment.state !== "PAID") return null;
+  const organizationId = scope.organizationId;
+  const organization = await findOrganizationById(tx, organizationId);
+  if (!organization) return null;
+  const profile = await findLegalProfile(tx, organizationId);
+  if ((profile?.receiptMode ?? "each_payment") !== "each_payment" && !options.replaces) return null;
+  if (!options.replaces && (await findLivePaymentReceipt(tx, organizationId, payment.id))) return null;
+  const donation = await findDonationOfPayment(tx, payment);
+  if (!donation) return null;
+  const supporter = await findSupporter(tx, organizationId, donation.supporterId);
+  if (!supporter) return null;
+  const method = await findPaymentMethod(tx, organizationId, payment.paymentMethodId);
+  const issuer = await issuerSnapshot(tx, organization);
+  const locale: Locale = isLocale(supporter.locale) ? supporter.locale : localeOr(organization.locale);
+  const giftDate = payment.paymentDate ?? new Date();
+  return issue(tx, scope, {
+    organizationId,
+    kind: "payment",
+    year: yearIn(giftDate, organization.timeZone),
+    supporterId: supporter.id,
+    donationId: donation.id,
+    paymentId: payment.id,
+    amount: options.amount ?? payment.amount,
+    currency: payment.currency,
+    giftDate,
+    paymentMethod: method?.label ?? null,
+    reference: donation.code,
+    traceable: isTraceable(method?.processor, method?.label),
+    organization: issuer,
+    donor: donorSnapshot(supporter),
+    lines: null,
+    legalText: legalTextOf(issuer, profile?.receiptLegalText ?? null, locale),
+    locale,
+    replacesId: options.replaces?.id ?? null,
+  });
+}
+
+/**
+ * A refund of a payment voids its receipt (marked void on every rendering); what a partial refund
+ * leaves of the payment gets a new receipt, which names the one it replaces.
+ */
+export async function voidRefundedReceipt(tx: Executor, scope: EventScope, payment: PaymentRow) {
+  const live = await findLivePaymentReceipt(tx, scope.organizationId, payment.id);
+  if (!live) return;
+  const left = fromCents(toCents(payment.amount) - toCents(payment.amountRefunded));
+  if (left === live.amount) return;
+  const voided = await voidReceiptRow(tx, scope.organizationId, live.id, left > 0 ? "partially_refunded" : "refunded");
+  if (!voided) return;
+  await recordEvent(tx, scope, "receipt.voided", voided.id, receiptToWire(voided));
+  if (left > 0) await issuePaymentReceipt(tx, scope, payment, { amount: left, replaces: voided });
+}
+
+const findDonationOfPayment = (tx: Executor, payment: PaymentRow) =>
+  findDonation(tx, payment.organizationId, payment.donationId);

@@ -1,0 +1,372 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { and, eq } from "drizzle-orm";
+import * as mupdf from "mupdf";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { events, receipts } from "../src/db/schema.js";
+import { createUser } from "../src/modules/users/users.service.js";
+import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
+import { runCliInProcess } from "./helpers/cli.js";
+import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
+import { startTestServer, type TestServer } from "./helpers/server.js";
+
+/** The organization's legal profile, and receipts as issued records (docs/receipts.md). */
+
+const CARD_OK = "4242424242424242";
+const ITALIAN_PROFILE = {
+  legal_name: "Fondazione Acqua Pulita ETS",
+  legal_form: "Fondazione",
+  address_line1: "Via Roma 1",
+  postal_code: "20121",
+  city: "Milano",
+  province: "MI",
+  country: "IT",
+  tax_code: "97735020584",
+  runts_number: "12345",
+  ets_status: "ets",
+  privacy_policy_url: "https://acqua.example.org/privacy",
+  contact_email: "ricevute@acqua.example.org",
+  receipt_legal_text: "Grazie: con il tuo aiuto portiamo l’acqua dove manca.",
+};
+
+/** The text of every page of a PDF, and its first page as a PNG (mupdf, no browser). */
+function readPdf(pdf: Buffer) {
+  const document = mupdf.Document.openDocument(pdf, "application/pdf");
+  const pages = document.countPages();
+  let text = "";
+  for (let index = 0; index < pages; index++)
+    text += document
+      .loadPage(index)
+      .toStructuredText("")
+      .asText()
+      .replace(/\u00a0/g, " ");
+  const png = document
+    .loadPage(0)
+    .toPixmap(mupdf.Matrix.scale(1.3, 1.3), mupdf.ColorSpace.DeviceRGB, false, true)
+    .asPNG();
+  const fonts = pdf.toString("latin1").match(/\/FontFile2/g)?.length ?? 0;
+  return { text, png: Buffer.from(png), pages, fonts };
+}
+
+describe("legal profile and receipts", () => {
+  let server: TestServer;
+  let tenant: Tenant;
+  let campaignSlug: string;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    tenant = await fakeTenant(server.database.db);
+    campaignSlug = `pozzi-${unique(6)}`;
+    await fakeCampaign(server.database.db, tenant.organizationId, {
+      slug: campaignSlug,
+      hasOneOff: true,
+      hasSubscription: true,
+      allowCustomAmount: true,
+      allowCustomSubscriptionAmount: true,
+      minAmount: 1,
+      maxAmount: 10_000,
+      minSubscriptionAmount: 1,
+      maxSubscriptionAmount: 10_000,
+      shownFields: ["first_name", "last_name", "email", "ssn", "address", "city", "postal_code"],
+      archiveDate: null,
+    });
+    const owner = await createUser(server.database.db, {
+      email: `owner-${unique(6)}@example.test`,
+      password: "long enough password",
+      organization: tenant.slug,
+      role: "owner",
+    });
+    ownerCookie = `${SESSION_COOKIE}=${await createSession(server.database.db, server.config, owner.id)}`;
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  let ownerCookie = "";
+  /** GraphQL as the organization's owner (the panel), or as the installed application with its token. */
+  const graphql = async (
+    query: string,
+    variables: Record<string, unknown> = {},
+    as: "owner" | "application" = "owner",
+  ) => {
+    const response = await fetch(`${server.url}/admin/graphql/`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...(as === "owner" ? { cookie: ownerCookie } : { authorization: `Bearer ${tenant.token}` }),
+      },
+      body: JSON.stringify({ query, variables }),
+    });
+    return { status: response.status, body: await response.json() };
+  };
+
+  const PROFILE_FIELDS = "legal_name tax_code vat_number country ets_status privacy_policy_url receipt_mode missing";
+  const saveProfile = (input: Record<string, unknown>) =>
+    graphql(`mutation($input: LegalProfileInput!) { updateLegalProfile(input: $input) { ${PROFILE_FIELDS} } }`, {
+      input,
+    });
+
+  /** A gift through the public checkout, as the donation page sends it. */
+  async function give(options: { amount?: number; language?: string; ssn?: string; email?: string } = {}) {
+    const amount = options.amount ?? 25;
+    const base = `${server.url}/api/v1/public/organizations/${tenant.slug}`;
+    const started = await fetch(`${base}/campaigns/${campaignSlug}/checkouts/`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ amount, frequency: 0 }),
+    }).then((response) => response.json());
+    const response = await fetch(`${base}/checkouts/${started.id}/complete`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...(options.language ? { "accept-language": options.language } : {}),
+      },
+      body: JSON.stringify({
+        client_secret: started.client_secret,
+        amount,
+        frequency: 0,
+        processor: "sandbox",
+        card: { number: CARD_OK, exp_month: 12, exp_year: 2035, cvc: "123" },
+        supporter: {
+          email: options.email ?? `donor-${unique(8)}@example.test`,
+          first_name: "Nicolò",
+          last_name: "Dell’Acqua",
+          address: "Corso Buenos Aires 3",
+          city: "Milano",
+          postal_code: "20124",
+          ...(options.ssn ? { ssn: options.ssn } : {}),
+        },
+        consents: { privacy: true },
+      }),
+    });
+    const body = await response.json();
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    return body as { donation: { id: number }; payment: { id: number } };
+  }
+
+  const receiptsOf = async (paymentId: number) => {
+    const { body } = await graphql(
+      "{ receipts(first: 500) { id kind number year code payment_id amount void_date void_reason replaces_id url traceable payment_method } }",
+      {},
+      "application",
+    );
+    expect(body.errors).toBeUndefined();
+    return (body.data.receipts as Record<string, unknown>[]).filter((receipt) => receipt.payment_id === paymentId);
+  };
+
+  it("keeps the legal profile: identifiers checked by their country, every problem at once, nothing saved on a refusal; audited", async () => {
+    const byApplication = await graphql(
+      `mutation { updateLegalProfile(input: { legal_name: "App" }) { legal_name } }`,
+      {},
+      "application",
+    );
+    expect(byApplication.body.errors[0].extensions.code).toBe("insufficient_scope");
+    const refused = await saveProfile({
+      ...ITALIAN_PROFILE,
+      tax_code: "97735020585",
+      vat_number: "IT12345",
+      ets_status: "charity",
+      privacy_policy_url: "javascript:alert(1)",
+      website: "ftp://acqua.example.org",
+    });
+    expect(refused.status).toBe(200);
+    expect(refused.body.errors[0].extensions.code).toBe("invalid_request");
+    const fields = (refused.body.errors[0].extensions.errors as { field: string }[]).map((error) => error.field);
+    expect(fields.sort()).toEqual(["ets_status", "privacy_policy_url", "tax_code", "vat_number", "website"]);
+    const country = await saveProfile({ country: "XX" });
+    expect(country.body.errors[0].extensions.errors).toEqual([
+      { field: "country", message: "not a known country code" },
+    ]);
+    const unchanged = await graphql(`{ legalProfile { ${PROFILE_FIELDS} } }`);
+    expect(unchanged.body.data.legalProfile).toMatchObject({ legal_name: null, country: null });
+    expect(unchanged.body.data.legalProfile.missing).toEqual(
+      expect.arrayContaining(["legal_name", "address_line1", "country", "privacy_policy_url"]),
+    );
+
+    const wrongCheck = await saveProfile({ country: "IT", tax_code: "97735020585" });
+    expect(wrongCheck.body.errors[0].extensions.errors).toEqual([
+      { field: "tax_code", message: "its check digit does not match" },
+    ]);
+    const person = await saveProfile({ country: "IT", tax_code: "RSSMRA80A01F205Y" });
+    expect(person.body.errors[0].extensions.errors).toEqual([
+      { field: "tax_code", message: "its check character does not match" },
+    ]);
+
+    const saved = await saveProfile({ ...ITALIAN_PROFILE, vat_number: "IT 01234567897" });
+    expect(saved.body.errors).toBeUndefined();
+    expect(saved.body.data.updateLegalProfile).toMatchObject({
+      legal_name: "Fondazione Acqua Pulita ETS",
+      tax_code: "97735020584",
+      vat_number: "01234567897",
+      country: "IT",
+      missing: [],
+    });
+    const [event] = await server.database.db
+      .select()
+      .from(events)
+      .where(and(eq(events.organizationId, tenant.organizationId), eq(events.type, "legal_profile.updated")));
+    expect(event?.changes).toMatchObject({
+      legal_name: { before: null, after: "Fondazione Acqua Pulita ETS" },
+      tax_code: { before: null, after: "97735020584" },
+    });
+  });
+
+  it("issues one numbered receipt per paid payment, with the donor's codice fiscale, in the donor's language, as HTML and PDF", async () => {
+    const gift = await give({ amount: 25.5, language: "it-IT", ssn: "RSSMRA80A01F205X" });
+    const [receipt] = await receiptsOf(gift.payment.id);
+    expect(receipt).toMatchObject({ kind: "payment", amount: 25.5, void_date: null, traceable: true });
+    const page = await fetch(receipt?.url as string);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-language")).toBe("it");
+    const html = await page.text();
+    expect(html).toContain("Ricevuta di erogazione liberale");
+    expect(html).toContain(`N. ${receipt?.code}`);
+    expect(html).toContain("Codice fiscale: 97735020584");
+    expect(html).toContain("Codice fiscale: RSSMRA80A01F205X");
+    expect(html).toContain("Nicolò Dell’Acqua");
+    expect(html).toContain("art. 83 del D.Lgs. 3 luglio 2017, n. 117");
+    expect(html).toContain("ente del Terzo settore");
+    expect(html).toContain("Grazie: con il tuo aiuto portiamo l’acqua dove manca.");
+    expect(html).toContain("25,50\u00a0€");
+
+    const pdfResponse = await fetch(`${receipt?.url}/pdf`);
+    expect(pdfResponse.status).toBe(200);
+    expect(pdfResponse.headers.get("content-type")).toBe("application/pdf");
+    expect(pdfResponse.headers.get("content-disposition")).toBe(`inline; filename="receipt-${receipt?.code}.pdf"`);
+    const pdf = readPdf(Buffer.from(await pdfResponse.arrayBuffer()));
+    expect(pdf.fonts).toBeGreaterThanOrEqual(2);
+    expect(pdf.text).toContain("Ricevuta di erogazione liberale");
+    expect(pdf.text).toContain("25,50 €");
+    expect(pdf.text).toContain("Nicolò Dell’Acqua");
+    expect(pdf.text).toContain("Codice fiscale: RSSMRA80A01F205X");
+    expect(pdf.png.subarray(1, 4).toString()).toBe("PNG");
+    if (process.env.RECEIPT_PNG_DIR) {
+      const { writeFile } = await import("node:fs/promises");
+      await writeFile(path.join(process.env.RECEIPT_PNG_DIR, "receipt-it.png"), pdf.png);
+    }
+
+    // The English page of the same receipt, on the reader's request.
+    const english = await fetch(`${receipt?.url}?lang=en`).then((response) => response.text());
+    expect(english).toContain("Donation receipt");
+    expect(english).toContain("Tax code: RSSMRA80A01F205X");
+
+    // Another signature, another organization's id: the same 404.
+    const forged = (receipt?.url as string).replace(/\/[^/]+$/, "/AAAA");
+    expect((await fetch(forged)).status).toBe(404);
+  });
+
+  it("numbers receipts one after the other with no gap or duplicate, also when gifts complete at once", async () => {
+    const gifts = await Promise.all(Array.from({ length: 6 }, (_, index) => give({ amount: 10 + index })));
+    const rows = await server.database.db
+      .select({ number: receipts.number, year: receipts.year, paymentId: receipts.paymentId })
+      .from(receipts)
+      .where(eq(receipts.organizationId, tenant.organizationId));
+    const numbers = rows.map((row) => row.number).sort((a, b) => a - b);
+    expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, index) => index + 1));
+    for (const gift of gifts) expect(rows.filter((row) => row.paymentId === gift.payment.id)).toHaveLength(1);
+  });
+
+  it("keeps what it printed when the profile changes; a refund voids it, a partial one issues a new receipt for the rest", async () => {
+    const gift = await give({ amount: 40 });
+    const [first] = await receiptsOf(gift.payment.id);
+    await saveProfile({ legal_name: "Fondazione Acqua Pulita ETS (nuovo nome)" });
+    expect(await fetch(first?.url as string).then((response) => response.text())).not.toContain("nuovo nome");
+
+    const refund = (amount?: number) =>
+      fetch(`${server.url}/api/v1/payments/${gift.payment.id}/refund`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${tenant.token}` },
+        body: JSON.stringify(amount === undefined ? {} : { amount }),
+      });
+    expect((await refund(15)).status).toBe(200);
+    const afterPartial = await receiptsOf(gift.payment.id);
+    expect(afterPartial).toHaveLength(2);
+    const voided = afterPartial.find((receipt) => receipt.id === first?.id);
+    const replacement = afterPartial.find((receipt) => receipt.id !== first?.id);
+    expect(voided).toMatchObject({ void_reason: "partially_refunded" });
+    expect(voided?.void_date).not.toBeNull();
+    expect(replacement).toMatchObject({ amount: 25, replaces_id: first?.id, void_date: null });
+    const voidPage = await fetch(voided?.url as string).then((response) => response.text());
+    expect(voidPage).toContain(`receipt ${replacement?.code} replaces this one`);
+    expect(await fetch(replacement?.url as string).then((response) => response.text())).toContain("nuovo nome");
+
+    expect((await refund()).status).toBe(200);
+    const afterFull = await receiptsOf(gift.payment.id);
+    expect(afterFull.every((receipt) => receipt.void_date !== null)).toBe(true);
+    const pdf = readPdf(Buffer.from(await (await fetch(`${replacement?.url}/pdf`)).arrayBuffer()));
+    expect(pdf.text).toContain("VOID: the gift was refunded");
+    const issued = await server.database.db
+      .select({ type: events.type })
+      .from(events)
+      .where(and(eq(events.organizationId, tenant.organizationId), eq(events.resourceType, "receipt")));
+    expect(issued.filter((event) => event.type === "receipt.voided")).toHaveLength(2);
+  });
+
+  it("words a US receipt as the written acknowledgment, and a receipt elsewhere neutrally", async () => {
+    await saveProfile({
+      country: "US",
+      tax_code: "",
+      ein: "123456789",
+      vat_number: "",
+      runts_number: "",
+      ets_status: "",
+    });
+    await graphql(`mutation { updateLegalProfile(input: { us_501c3: true }) { us_501c3 } }`);
+    const us = await give({ amount: 30, language: "en" });
+    const [usReceipt] = await receiptsOf(us.payment.id);
+    const usPage = await fetch(usReceipt?.url as string).then((response) => response.text());
+    expect(usPage).toContain("No goods or services were provided in exchange for this contribution.");
+    expect(usPage).toContain("EIN: 12-3456789");
+    expect(usPage).toContain("section 501(c)(3)");
+
+    await saveProfile({ country: "GB", ein: "", us_501c3: false, charity_number: "1234567" } as Record<
+      string,
+      unknown
+    >);
+    const gb = await give({ amount: 31, language: "en" });
+    const [gbReceipt] = await receiptsOf(gb.payment.id);
+    const gbPage = await fetch(gbReceipt?.url as string).then((response) => response.text());
+    expect(gbPage).toContain("confirms it received this gift, given freely");
+    expect(gbPage).toContain("Charity no. 1234567");
+    expect(gbPage).not.toContain("art. 83");
+  });
+
+  it("donata org profile shows and changes the profile", async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), "donata-profile-"));
+    const env = { LOG_LEVEL: "warn", DATA_DIR: dataDir, ...(process.env.TEST_DATABASE_URL ? {} : {}) };
+    try {
+      const slug = `cli-${unique(8)}`;
+      expect((await runCliInProcess(["migrate"], env)).code).toBe(0);
+      expect((await runCliInProcess(["org", "create", "--slug", slug, "--name", "CLI ETS"], env)).code).toBe(0);
+      const refused = await runCliInProcess(
+        ["org", "profile", "--org", slug, "--country", "IT", "--tax-code", "123"],
+        env,
+      );
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain("tax_code");
+      const set = await runCliInProcess(
+        [
+          "org",
+          "profile",
+          "--org",
+          slug,
+          "--legal-name",
+          "CLI ETS",
+          "--country",
+          "it",
+          "--tax-code",
+          "97735020584",
+          "--json",
+        ],
+        env,
+      );
+      expect(set.code, set.stderr).toBe(0);
+      expect(JSON.parse(set.stdout)).toMatchObject({ legal_name: "CLI ETS", country: "IT", tax_code: "97735020584" });
+      const shown = await runCliInProcess(["org", "profile", "--org", slug], env);
+      expect(shown.stdout).toContain("Receipts need: address_line1, postal_code, city, privacy_policy_url");
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
