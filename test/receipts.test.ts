@@ -181,7 +181,7 @@ describe("legal profile and receipts", () => {
     const unchanged = await graphql(`{ legalProfile { ${PROFILE_FIELDS} } }`);
     expect(unchanged.body.data.legalProfile).toMatchObject({ legal_name: null, country: null });
     expect(unchanged.body.data.legalProfile.missing).toEqual(
-      expect.arrayContaining(["legal_name", "address_line1", "country", "privacy_policy_url"]),
+      expect.arrayContaining(["legal_name", "address_line1", "country"]),
     );
 
     const wrongCheck = await saveProfile({ country: "IT", tax_code: "97735020585" });
@@ -252,7 +252,7 @@ describe("legal profile and receipts", () => {
     expect(english).toContain("Tax code: RSSMRA80A01F205X");
 
     // Another signature, another organization's id: the same 404.
-    const forged = (receipt?.url as string).replace(/\/[^/]+$/, "/AAAA");
+    const forged = String(receipt?.url).replace(/\/[^/]+$/, "/AAAA");
     expect((await fetch(forged)).status).toBe(404);
   });
 
@@ -330,6 +330,37 @@ describe("legal profile and receipts", () => {
     expect(gbPage).toContain("confirms it received this gift, given freely");
     expect(gbPage).toContain("Charity no. 1234567");
     expect(gbPage).not.toContain("art. 83");
+  });
+
+  it("publishes no campaign before the organization links its privacy notice; the form's consent box links to it", async () => {
+    await saveProfile({ privacy_policy_url: "" });
+    const create = (language?: string) =>
+      fetch(`${server.url}/api/v1/campaigns/`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          authorization: `Bearer ${tenant.token}`,
+          ...(language ? { "accept-language": language } : {}),
+        },
+        body: JSON.stringify({ title: "Nuova campagna", slug: `nuova-${unique(6)}` }),
+      });
+    const refused = await create();
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ code: "privacy_policy_required" });
+    const italian = await (await create("it")).json();
+    expect(italian.detail).toMatch(/^Prima di pubblicare una campagna aggiungi l’informativa sulla privacy/);
+    const { body } = await graphql("{ receipts(first: 1) { id } }", {}, "application");
+    expect(body.errors).toBeUndefined();
+
+    await saveProfile({ privacy_policy_url: "https://acqua.example.org/privacy" });
+    const created = await create();
+    expect(created.status).toBe(201);
+    const page = await fetch(`${server.url}/donate/${tenant.slug}/${campaignSlug}?lang=it`).then((response) =>
+      response.text(),
+    );
+    expect(page).toContain(
+      'Ho letto l’<a href="https://acqua.example.org/privacy" target="_blank" rel="noopener" id="privacy-link">informativa sulla privacy</a> e la accetto',
+    );
   });
 
   it("donata org profile shows and changes the profile", async () => {

@@ -49,6 +49,8 @@ export const ERROR_STATUS = {
   refund_in_progress: 409,
   processor_not_connected: 409,
   refund_failed: 409,
+  // A campaign is published (created) only once the organization links its privacy notice (legal profile).
+  privacy_policy_required: 409,
   already_set_up: 409,
   public_client: 409,
   campaign_closed: 410,

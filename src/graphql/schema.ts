@@ -21,6 +21,7 @@ import "../email/outbox.graphql.js";
 import "../modules/organizations/email-settings.graphql.js";
 import "../modules/legal-profile/legal-profile.graphql.js";
 import "../modules/receipts/receipts.graphql.js";
+import "../modules/users/users.graphql.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());
 

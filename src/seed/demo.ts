@@ -7,6 +7,7 @@ import {
 } from "../modules/applications/applications.service.js";
 import { createCampaign } from "../modules/campaigns/campaigns.service.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
+import { updateLegalProfile } from "../modules/legal-profile/legal-profile.service.js";
 import { updateOrganizationColumns } from "../modules/organizations/organizations.repo.js";
 import {
   countOrganizations,
@@ -50,6 +51,26 @@ export async function bootstrapDemo(config: Config, database: Database): Promise
     email: "hello@demo-foundation.example",
     giftNotifications: "each",
   });
+  // Its legal identity, as an Italian third-sector foundation: receipts print it (docs/receipts.md).
+  await updateLegalProfile(
+    db,
+    organization.id,
+    {
+      legal_name: "Demo Foundation ETS",
+      legal_form: "Fondazione",
+      address_line1: "Via dell’Esempio 1",
+      postal_code: "20121",
+      city: "Milano",
+      province: "MI",
+      country: "IT",
+      tax_code: "97735020584",
+      ets_status: "ets",
+      runts_number: "123456",
+      website: "https://demo-foundation.example",
+      privacy_policy_url: "https://demo-foundation.example/privacy",
+    },
+    undefined,
+  );
   await createCampaign(
     db,
     { organizationId: organization.id, timeZone: organization.timeZone },
@@ -68,7 +89,7 @@ export async function bootstrapDemo(config: Config, database: Database): Promise
       max_subscription_amount: 500,
       asks: [10, 25, 50, 100],
       asks_subscription: [5, 10, 20],
-      shown_fields: ["first_name", "last_name", "email", "address", "city", "postal_code", "country"],
+      shown_fields: ["first_name", "last_name", "email", "ssn", "address", "city", "postal_code", "country"],
       required_fields: ["first_name", "last_name", "email"],
       privacy_note: "We use your data only to process your gift and, if you agree, to keep you informed.",
       cost_example_amount: 12.5,

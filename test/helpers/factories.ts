@@ -6,6 +6,7 @@ import {
   checkouts,
   donations,
   installations,
+  organizationProfiles,
   paymentMethods,
   payments,
   supporters,
@@ -47,6 +48,10 @@ export async function fakeTenant(
     permissions: options.permissions ?? [...PERMISSIONS],
   });
   await db.insert(installations).values({ organizationId: organization.id, applicationId: application.id });
+  // A privacy notice, which publishing a campaign needs (its form's consent box links to it).
+  await db
+    .insert(organizationProfiles)
+    .values({ organizationId: organization.id, privacyPolicyUrl: "https://charity.example.org/privacy" });
   const tokens = await issueTokenPair(
     db,
     { accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 3600, refreshTokenTtlSeconds: 86400 },

@@ -6,6 +6,7 @@ import { recordEvent, withEvents } from "../../events/record-event.js";
 import { idempotent } from "../../http/idempotency.js";
 import { parseId } from "../../http/ids.js";
 import { fitsCurrency, precisionRule } from "../../payments/money.js";
+import { findLegalProfile } from "../legal-profile/legal-profile.repo.js";
 import { findOrganizationById } from "../organizations/organizations.repo.js";
 import {
   type CampaignRow,
@@ -160,6 +161,13 @@ async function saving<T>(work: Promise<T>, slug: string | null): Promise<T> {
 export async function createCampaign(db: Db, scope: Scope, input: CampaignInput, idempotencyKey?: string) {
   const campaign: CampaignFields = { ...CAMPAIGN_DEFAULTS, ...input } as CampaignFields;
   await assertCampaignRules(db, scope, campaign);
+  // A live campaign takes gifts at once: its form's consent box must link to the organization's privacy notice.
+  if (!(await findLegalProfile(db, scope.organizationId))?.privacyPolicyUrl) {
+    throw new AppError(
+      "privacy_policy_required",
+      "The organization has no privacy notice yet: set privacy_policy_url in its legal profile before publishing a campaign",
+    );
+  }
   return withEvents(db, (tx) =>
     idempotent(tx, scope.organizationId, "campaigns:create", idempotencyKey, input, async () => {
       const created = campaignToWire(await saving(insertCampaignRow(tx, scope, campaign), campaign.slug));

@@ -46,6 +46,7 @@ import {
   updateDonation,
 } from "../donations/donations.repo.js";
 import { donationToWire } from "../donations/donations.service.js";
+import { findLegalProfile } from "../legal-profile/legal-profile.repo.js";
 import { findOrganizationById } from "../organizations/organizations.repo.js";
 import { bankTransferToWire, feeFormulaOf } from "../organizations/organizations.service.js";
 import {
@@ -115,12 +116,18 @@ export function publicCampaignToWire(
   offered: ProcessorDescription[],
   stripe: PublicCampaignWire["stripe"] = null,
   testMode = false,
+  privacyPolicyUrl: string | null = null,
 ): Omit<PublicCampaignWire, "challenge_required" | "challenge_url"> {
   return {
     id: campaign.id,
     title: campaign.title,
     slug: campaign.slug ?? String(campaign.id),
-    organization: { slug: organization.slug, name: organization.name, locale: organization.locale },
+    organization: {
+      slug: organization.slug,
+      name: organization.name,
+      locale: organization.locale,
+      privacy_policy_url: privacyPolicyUrl,
+    },
     currency: organization.currency,
     goal: campaign.goal,
     is_goal_enabled: campaign.isGoalEnabled,
@@ -166,6 +173,7 @@ export async function getPublicCampaign(context: GivingContext, organizationSlug
       offeredProcessors(mode),
       stripe ? { publishable_key: stripe.row.publishableKey, test_mode: stripe.row.mode !== "live" } : null,
       mode.testMode,
+      (await findLegalProfile(context.db, organization.id))?.privacyPolicyUrl ?? null,
     ),
     ...(await challengeWire(context, organization.id, organization.slug)),
   };

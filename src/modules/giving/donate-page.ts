@@ -257,6 +257,16 @@ function supporterSection(campaign: PublicCampaignWire, locale: Locale): string 
 </fieldset>`;
 }
 
+/** "I have read the privacy notice and agree to it", the notice linked when the organization gave its address. */
+function privacyConsent(campaign: PublicCampaignWire, locale: Locale): string {
+  const url = campaign.organization.privacy_policy_url;
+  const words = w(locale, "donate.privacy_link");
+  const link = url
+    ? `<a href="${escapeHtml(url)}" target="_blank" rel="noopener" id="privacy-link">${words}</a>`
+    : words;
+  return w(locale, "donate.privacy_consent", { link: "\u0000" }).replace("\u0000", link);
+}
+
 function consentSection(campaign: PublicCampaignWire, locale: Locale): string {
   const note = campaign.privacy_note
     ? `<p class="privacy-note" id="privacy-note">${escapeHtml(campaign.privacy_note)}</p>`
@@ -270,7 +280,7 @@ function consentSection(campaign: PublicCampaignWire, locale: Locale): string {
   <legend>${w(locale, "donate.privacy_legend")}</legend>
   ${note}
   <div class="field" data-field="consents.privacy">
-    <label class="check"><input type="checkbox" id="consent-privacy" name="privacy" data-consent="privacy" required aria-describedby="${describedBy}"> ${w(locale, "donate.privacy_consent")} <span class="required" aria-hidden="true">*</span></label>
+    <label class="check"><input type="checkbox" id="consent-privacy" name="privacy" data-consent="privacy" required aria-describedby="${describedBy}"> ${privacyConsent(campaign, locale)} <span class="required" aria-hidden="true">*</span></label>
     <p class="field-error" id="e-consent-privacy" hidden></p>
   </div>
   <fieldset class="nested">

@@ -27,6 +27,9 @@ export const PublicCampaign = wireObject(
       locale: Type.String({
         description: "The organization's default language (en, it): the page's when the donor states none",
       }),
+      privacy_policy_url: nullable(
+        Type.String({ description: "The organization's privacy notice, which the form's consent box links to" }),
+      ),
     }),
     currency: Type.String(),
     goal: nullable(Money),

@@ -4,9 +4,10 @@ import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { recordEvent, withEvents } from "../../events/record-event.js";
+import { isLocale, LOCALES } from "../../i18n/locales.js";
 import { listMemberRows, listMembershipsOfUser, upsertMembership } from "../members/members.repo.js";
 import { requireOrganization } from "../organizations/organizations.service.js";
-import { findUserProfile, findUserRowByLowerEmail, insertUser } from "./users.repo.js";
+import { findUserLocales, findUserProfile, findUserRowByLowerEmail, insertUser, setUserLocale } from "./users.repo.js";
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MIN_PASSWORD_LENGTH = 10;
@@ -112,4 +113,38 @@ export async function userWithOrganizations(db: Db, userId: number) {
       time_zone: row.timeZone,
     })),
   };
+}
+
+export interface UserPreferencesWire {
+  /** The language the user chose for the panel and the sign-in pages; null: none chosen (negotiated). */
+  locale: string | null;
+  /** The organization's default language: the panel's last word before English. */
+  organization_locale: string;
+}
+
+/** The signed-in user's own settings of the panel, with the organization's default language. */
+export async function getUserPreferences(db: Db, userId: number, organizationId: number): Promise<UserPreferencesWire> {
+  const found = await findUserLocales(db, userId, organizationId);
+  if (!found) throw new AppError("user_not_found", "The signed-in user no longer exists");
+  return { locale: found.locale, organization_locale: found.organizationLocale };
+}
+
+/**
+ * Saves the user's choice of language (`en`, `it`; null forgets it, and the browser's then the
+ * organization's applies again); a language the product does not speak is a 400 invalid_request.
+ * An absent `locale` changes nothing.
+ */
+export async function updateUserPreferences(
+  db: Db,
+  userId: number,
+  organizationId: number,
+  input: { locale?: string | null },
+): Promise<UserPreferencesWire> {
+  if (input.locale !== undefined) {
+    if (input.locale !== null && !isLocale(input.locale)) {
+      throw invalid("locale", `must be one of ${LOCALES.join(", ")}, or null to forget the choice`);
+    }
+    await setUserLocale(db, userId, input.locale);
+  }
+  return getUserPreferences(db, userId, organizationId);
 }

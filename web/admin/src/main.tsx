@@ -3,6 +3,7 @@ import { createRoot } from "react-dom/client";
 import { createBrowserRouter, RouterProvider } from "react-router";
 import { OrgLayout } from "./app/org-layout";
 import { SessionProvider } from "./app/session-context";
+import { I18nProvider } from "./i18n";
 import { AppFramePage } from "./pages/app-frame.page";
 import { AppsPage } from "./pages/apps.page";
 import { AuditLogPage } from "./pages/audit-log.page";
@@ -71,9 +72,11 @@ const root = document.getElementById("root");
 if (root) {
   createRoot(root).render(
     <StrictMode>
-      <SessionProvider>
-        <RouterProvider router={router} />
-      </SessionProvider>
+      <I18nProvider>
+        <SessionProvider>
+          <RouterProvider router={router} />
+        </SessionProvider>
+      </I18nProvider>
     </StrictMode>,
   );
 }

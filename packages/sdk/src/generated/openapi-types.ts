@@ -1085,6 +1085,9 @@ export interface Operations {
             | "membership.deleted"
             | "organization.updated"
             | "payment_settings.updated"
+            | "legal_profile.updated"
+            | "receipt.issued"
+            | "receipt.voided"
             | "email_settings.updated"
             | "statements.sent"
             | "supporter.exported"
@@ -2058,6 +2061,9 @@ export interface Operations {
           | "membership.deleted"
           | "organization.updated"
           | "payment_settings.updated"
+          | "legal_profile.updated"
+          | "receipt.issued"
+          | "receipt.voided"
           | "email_settings.updated"
           | "statements.sent"
           | "supporter.exported"
@@ -2175,6 +2181,8 @@ export interface Operations {
           name: string;
           /** The organization's default language (en, it): the page's when the donor states none */
           locale: string;
+          /** The organization's privacy notice, which the form's consent box links to */
+          privacy_policy_url: string | null;
         };
         currency: string;
         /** Amount in the organization's currency, at most 2 decimals */
@@ -2399,6 +2407,56 @@ export interface Operations {
       403: Problem;
       /** No such record in the token's organization */
       404: Problem;
+    };
+  };
+  /** GET /documents/tax-receipts/{organization}/{id}/{signature}: An issued receipt or yearly statement, printable (the receipt's url) */
+  retrieve_tax_receipt: {
+    method: "GET";
+    path: "/documents/tax-receipts/{organization}/{id}/{signature}";
+    pathParams: {
+      /** The organization's id */
+      organization: string;
+      /** The donation (receipt) or supporter (statement) id */
+      id: string;
+      /** The link's signature; only links the platform issued open */
+      signature: string;
+    };
+    query: {
+      /** en or it: the receipt's words in that language */
+      lang?: string;
+    };
+    headers: Record<string, never>;
+    body: never;
+    responses: {
+      /** The receipt, printable on A4, with a link to its PDF */
+      200: string;
+      /** No such document, or the signature does not match */
+      404: string;
+    };
+  };
+  /** GET /documents/tax-receipts/{organization}/{id}/{signature}/pdf: An issued receipt or yearly statement as a PDF (fonts embedded) */
+  retrieve_tax_receipt_pdf: {
+    method: "GET";
+    path: "/documents/tax-receipts/{organization}/{id}/{signature}/pdf";
+    pathParams: {
+      /** The organization's id */
+      organization: string;
+      /** The donation (receipt) or supporter (statement) id */
+      id: string;
+      /** The link's signature; only links the platform issued open */
+      signature: string;
+    };
+    query: {
+      /** en or it: the receipt's words in that language */
+      lang?: string;
+    };
+    headers: Record<string, never>;
+    body: never;
+    responses: {
+      /** The PDF */
+      200: string;
+      /** No such document, or the signature does not match */
+      404: string;
     };
   };
   /** GET /api/v1/webhook_endpoints/{id}: Retrieve a webhook endpoint */

@@ -1,4 +1,5 @@
 import { useMemo } from "react";
+import { type I18n, useI18n } from "../i18n";
 import { useOrg } from "./org-context";
 
 export interface Formatters {
@@ -12,13 +13,18 @@ export interface Formatters {
 }
 
 const cache = new Map<string, Intl.NumberFormat>();
-function currencyFormat(currency: string, digits?: number): Intl.NumberFormat {
-  const key = `${currency}:${digits ?? ""}`;
+/**
+ * Money in a language: grouping always (Italian writes 1.234,50 €, where CLDR would leave four
+ * digits ungrouped), as the receipts and statements people compare it with do.
+ */
+function currencyFormat(locale: string, currency: string, digits?: number): Intl.NumberFormat {
+  const key = `${locale}:${currency}:${digits ?? ""}`;
   let format = cache.get(key);
   if (!format) {
-    format = new Intl.NumberFormat(undefined, {
+    format = new Intl.NumberFormat(locale, {
       style: "currency",
       currency,
+      useGrouping: "always",
       ...(digits === undefined ? {} : { minimumFractionDigits: digits, maximumFractionDigits: digits }),
     });
     cache.set(key, format);
@@ -26,14 +32,15 @@ function currencyFormat(currency: string, digits?: number): Intl.NumberFormat {
   return format;
 }
 
-export function makeFormatters(currency: string, timeZone: string): Formatters {
-  const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short", timeZone });
-  const date = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeZone });
-  const month = new Intl.DateTimeFormat(undefined, { month: "short", year: "numeric", timeZone: "UTC" });
-  const number = new Intl.NumberFormat();
+/** Formatters of the panel's language (its Intl tag), the organization's currency and time zone. */
+export function makeFormatters(currency: string, timeZone: string, locale: string): Formatters {
+  const dateTime = new Intl.DateTimeFormat(locale, { dateStyle: "medium", timeStyle: "short", timeZone });
+  const date = new Intl.DateTimeFormat(locale, { dateStyle: "medium", timeZone });
+  const month = new Intl.DateTimeFormat(locale, { month: "short", year: "numeric", timeZone: "UTC" });
+  const number = new Intl.NumberFormat(locale, { useGrouping: "always" });
   return {
-    money: (amount, other) => (amount == null ? "—" : currencyFormat(other ?? currency).format(amount)),
-    moneyShort: (amount) => (amount == null ? "—" : currencyFormat(currency, 0).format(amount)),
+    money: (amount, other) => (amount == null ? "—" : currencyFormat(locale, other ?? currency).format(amount)),
+    moneyShort: (amount) => (amount == null ? "—" : currencyFormat(locale, currency, 0).format(amount)),
     dateTime: (iso) => (iso ? dateTime.format(new Date(iso)) : "—"),
     date: (iso) => (iso ? date.format(new Date(iso)) : "—"),
     number: (value) => number.format(value),
@@ -44,20 +51,34 @@ export function makeFormatters(currency: string, timeZone: string): Formatters {
   };
 }
 
-/** Money in the organization's currency, times in its time zone. */
+/** Money in the organization's currency, times in its time zone, both in the panel's language. */
 export function useFormat(): Formatters {
   const { org } = useOrg();
-  return useMemo(() => makeFormatters(org.currency, org.time_zone), [org.currency, org.time_zone]);
+  const { intlLocale } = useI18n();
+  return useMemo(
+    () => makeFormatters(org.currency, org.time_zone, intlLocale),
+    [org.currency, org.time_zone, intlLocale],
+  );
 }
 
-export function frequencyLabel(frequency: number | null | undefined): string {
-  if (frequency === 12) return "Monthly";
-  if (frequency === 1) return "Yearly";
-  if (frequency === 0) return "One-off";
-  return frequency == null ? "—" : `${frequency}× a year`;
+/** Monthly, Yearly, One-off (a column's or a field's value). */
+export function frequencyLabel(t: I18n["t"], frequency: number | null | undefined): string {
+  if (frequency === 12) return t("panel.frequency.monthly");
+  if (frequency === 1) return t("panel.frequency.yearly");
+  if (frequency === 0) return t("panel.frequency.one_off");
+  return frequency == null ? "—" : t("panel.frequency.times_a_year", { count: frequency });
+}
+
+/** monthly, yearly (within a sentence: "€10 monthly"). */
+export function frequencyInSentence(t: I18n["t"], frequency: number | null | undefined): string {
+  if (frequency === 12) return t("panel.frequency.every_monthly");
+  if (frequency === 1) return t("panel.frequency.every_yearly");
+  if (frequency === 0) return t("panel.frequency.every_one_off");
+  return frequency == null ? "—" : t("panel.frequency.times_a_year", { count: frequency });
 }
 
 export function supporterName(
+  t: I18n["t"],
   supporter:
     | {
         first_name?: string | null;
@@ -75,6 +96,6 @@ export function supporterName(
   if (name) return name;
   if (supporter.business_name) return supporter.business_name;
   if (supporter.email) return supporter.email;
-  if (supporter.erase_date) return "Erased supporter";
-  return supporter.id ? `Supporter #${supporter.id}` : "—";
+  if (supporter.erase_date) return t("panel.supporter_name.erased");
+  return supporter.id ? t("panel.supporter_name.numbered", { id: supporter.id }) : "—";
 }

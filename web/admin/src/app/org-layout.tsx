@@ -3,27 +3,30 @@ import { Link, NavLink, Outlet, useLocation, useNavigate, useParams } from "reac
 import { onUnauthorized } from "../api/graphql";
 import { signOut } from "../api/session";
 import { ErrorState, Loading } from "../components/states";
+import { useI18n } from "../i18n";
+import { LanguageSwitcher, PreferencesGate } from "./language";
 import { OrgContext, orgContextValue } from "./org-context";
 import { PaymentModeProvider, TestModeBanner } from "./payment-mode";
 import { useSession } from "./session-context";
 
+/** The navigation: each item's label is its key in the catalog. */
 const NAV: { to: string; label: string; end?: boolean }[] = [
-  { to: "", label: "Dashboard", end: true },
-  { to: "campaigns", label: "Campaigns" },
-  { to: "supporters", label: "Supporters" },
-  { to: "donations", label: "Donations" },
-  { to: "payments", label: "Payments" },
-  { to: "checkouts", label: "Checkouts" },
-  { to: "outbox", label: "Outbox" },
+  { to: "", label: "panel.nav.dashboard", end: true },
+  { to: "campaigns", label: "panel.nav.campaigns" },
+  { to: "supporters", label: "panel.nav.supporters" },
+  { to: "donations", label: "panel.nav.donations" },
+  { to: "payments", label: "panel.nav.payments" },
+  { to: "checkouts", label: "panel.nav.checkouts" },
+  { to: "outbox", label: "panel.nav.outbox" },
 ];
 const NAV_SETTINGS: { to: string; label: string; end?: boolean }[] = [
-  { to: "apps", label: "Apps" },
-  { to: "developers", label: "Developers" },
-  { to: "webhooks", label: "Webhooks" },
-  { to: "members", label: "Members" },
-  { to: "settings", label: "Settings", end: true },
-  { to: "settings/email", label: "Email" },
-  { to: "audit", label: "Audit log" },
+  { to: "apps", label: "panel.nav.apps" },
+  { to: "developers", label: "panel.nav.developers" },
+  { to: "webhooks", label: "panel.nav.webhooks" },
+  { to: "members", label: "panel.nav.members" },
+  { to: "settings", label: "panel.nav.settings", end: true },
+  { to: "settings/email", label: "panel.nav.email" },
+  { to: "audit", label: "panel.nav.audit" },
 ];
 
 /** The sign-in page's path within the router (under /admin), coming back here afterwards. */
@@ -34,6 +37,7 @@ function signInPath() {
 
 function OrgSwitcher({ current }: { current: string }) {
   const { session } = useSession();
+  const { t } = useI18n();
   const [open, setOpen] = useState(false);
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -65,7 +69,7 @@ function OrgSwitcher({ current }: { current: string }) {
         onClick={() => setOpen((value) => !value)}
         data-testid="org-switcher"
       >
-        <span className="visually-hidden">Organization: </span>
+        <span className="visually-hidden">{t("panel.shell.organization")} </span>
         {currentOrg?.name ?? current} <span aria-hidden="true">▾</span>
       </button>
       {open && (
@@ -82,7 +86,7 @@ function OrgSwitcher({ current }: { current: string }) {
                 }}
               >
                 <span>{org.name}</span>
-                <span className="muted small">{org.role}</span>
+                <span className="muted small">{t(`panel.state.${org.role}`)}</span>
               </a>
             </li>
           ))}
@@ -95,6 +99,7 @@ function OrgSwitcher({ current }: { current: string }) {
 export function OrgLayout() {
   const { org: slug = "" } = useParams();
   const { session, error, reload } = useSession();
+  const { t } = useI18n();
   const location = useLocation();
   const mainRef = useRef<HTMLElement>(null);
   const [navOpen, setNavOpen] = useState(false);
@@ -122,7 +127,7 @@ export function OrgLayout() {
   if (error) {
     return (
       <main className="auth" id="main">
-        <ErrorState error={error} onRetry={reload} title="Donata could not be reached" />
+        <ErrorState error={error} onRetry={reload} title={t("panel.shell.unreachable")} />
       </main>
     );
   }
@@ -137,10 +142,10 @@ export function OrgLayout() {
     return (
       <main className="auth" id="main">
         <div className="card auth-card">
-          <h1>Organization not found</h1>
+          <h1>{t("panel.shell.organization_not_found")}</h1>
           <p>
-            You are not a member of “{slug}”.{" "}
-            {session.organizations.length > 0 ? "Your organizations:" : "Ask an owner to add you."}
+            {t("panel.shell.not_a_member", { slug })}{" "}
+            {session.organizations.length > 0 ? t("panel.shell.your_organizations") : t("panel.shell.ask_an_owner")}
           </p>
           <ul>
             {session.organizations.map((candidate) => (
@@ -164,65 +169,70 @@ export function OrgLayout() {
 
   return (
     <OrgContext.Provider value={value}>
-      <PaymentModeProvider>
-        <a className="skip-link" href="#main">
-          Skip to content
-        </a>
-        <div className={navOpen ? "shell nav-open" : "shell"}>
-          <header className="topbar">
-            <button
-              type="button"
-              className="nav-toggle"
-              aria-expanded={navOpen}
-              aria-controls="sidebar"
-              onClick={() => setNavOpen((open) => !open)}
-            >
-              <span aria-hidden="true">☰</span>
-              <span className="visually-hidden">Menu</span>
-            </button>
-            <Link to={value.path()} className="brand">
-              <span className="brand-mark" aria-hidden="true">
-                D
+      <PreferencesGate>
+        <PaymentModeProvider>
+          <a className="skip-link" href="#main">
+            {t("panel.shell.skip_to_content")}
+          </a>
+          <div className={navOpen ? "shell nav-open" : "shell"}>
+            <header className="topbar">
+              <button
+                type="button"
+                className="nav-toggle"
+                aria-expanded={navOpen}
+                aria-controls="sidebar"
+                onClick={() => setNavOpen((open) => !open)}
+              >
+                <span aria-hidden="true">☰</span>
+                <span className="visually-hidden">{t("panel.shell.menu")}</span>
+              </button>
+              <Link to={value.path()} className="brand">
+                <span className="brand-mark" aria-hidden="true">
+                  D
+                </span>
+                <span className="brand-text">Donata</span>
+              </Link>
+              <OrgSwitcher current={slug} />
+              <div className="topbar-spacer" />
+              <span className="user" title={session.user.email}>
+                <span className="user-name">{session.user.name ?? session.user.email}</span>
+                <span className={`badge badge-${org?.role === "member" ? "neutral" : "info"}`}>
+                  {org && t(`panel.state.${org.role}`)}
+                </span>
               </span>
-              <span className="brand-text">Donata</span>
-            </Link>
-            <OrgSwitcher current={slug} />
-            <div className="topbar-spacer" />
-            <span className="user" title={session.user.email}>
-              <span className="user-name">{session.user.name ?? session.user.email}</span>
-              <span className={`badge badge-${org?.role === "member" ? "neutral" : "info"}`}>{org?.role}</span>
-            </span>
-            <button type="button" className="button button-ghost" onClick={signOutNow} data-testid="sign-out">
-              Sign out
-            </button>
-          </header>
-          <nav id="sidebar" className="sidebar" aria-label="Main">
-            <ul>
-              {NAV.map((item) => (
-                <li key={item.label}>
-                  <NavLink to={value.path(item.to)} end={item.end}>
-                    {item.label}
-                  </NavLink>
-                </li>
-              ))}
-            </ul>
-            <p className="sidebar-heading">Settings</p>
-            <ul>
-              {NAV_SETTINGS.map((item) => (
-                <li key={item.label}>
-                  <NavLink to={value.path(item.to)} end={item.end}>
-                    {item.label}
-                  </NavLink>
-                </li>
-              ))}
-            </ul>
-          </nav>
-          <main id="main" ref={mainRef} tabIndex={-1} className="main">
-            <TestModeBanner />
-            <Outlet />
-          </main>
-        </div>
-      </PaymentModeProvider>
+              <button type="button" className="button button-ghost" onClick={signOutNow} data-testid="sign-out">
+                {t("panel.shell.sign_out")}
+              </button>
+            </header>
+            <nav id="sidebar" className="sidebar" aria-label={t("panel.shell.main_navigation")}>
+              <ul>
+                {NAV.map((item) => (
+                  <li key={item.label}>
+                    <NavLink to={value.path(item.to)} end={item.end}>
+                      {t(item.label)}
+                    </NavLink>
+                  </li>
+                ))}
+              </ul>
+              <p className="sidebar-heading">{t("panel.nav.settings_heading")}</p>
+              <ul>
+                {NAV_SETTINGS.map((item) => (
+                  <li key={item.label}>
+                    <NavLink to={value.path(item.to)} end={item.end}>
+                      {t(item.label)}
+                    </NavLink>
+                  </li>
+                ))}
+              </ul>
+              <LanguageSwitcher />
+            </nav>
+            <main id="main" ref={mainRef} tabIndex={-1} className="main">
+              <TestModeBanner />
+              <Outlet />
+            </main>
+          </div>
+        </PaymentModeProvider>
+      </PreferencesGate>
     </OrgContext.Provider>
   );
 }

@@ -1,5 +1,6 @@
 import { createContext, type ReactNode, useContext } from "react";
 import { Link } from "react-router";
+import { useI18n } from "../i18n";
 import { useOrg } from "./org-context";
 import { useQuery } from "./use-query";
 
@@ -47,31 +48,27 @@ export function usePaymentMode(): PaymentModeValue {
 export function TestModeBanner() {
   const { stripeMode, testMode, noProcessor } = usePaymentMode();
   const { path } = useOrg();
+  const { rich } = useI18n();
+  const strong = (chunks: ReactNode) => <strong>{chunks}</strong>;
+  const link = (chunks: ReactNode) => <Link to={`${path("settings")}#payments`}>{chunks}</Link>;
   if (noProcessor) {
     return (
       <div className="test-mode-banner" role="status" data-testid="no-processor-banner">
-        <strong>Online giving by card is not set up.</strong> Donors cannot give by card yet.{" "}
-        <Link to={`${path("settings")}#payments`}>Connect Stripe in Settings → Payments</Link>, or enter the IBAN for
-        bank transfers there.
+        {rich("panel.banner.no_processor", { strong, link })}
       </div>
     );
   }
   if (testMode) {
     return (
       <div className="test-mode-banner" role="status" data-testid="test-mode-banner">
-        <strong>Test mode — no real money moves.</strong> The sandbox takes this organization's gifts: they are test
-        data, left out of totals, receipts and statements.{" "}
-        <Link to={`${path("settings")}#payments`}>Connect Stripe or switch test mode off in Settings → Payments</Link>{" "}
-        before taking real donations.
+        {rich("panel.banner.test_mode", { strong, link })}
       </div>
     );
   }
   if (stripeMode !== "test") return null;
   return (
     <div className="test-mode-banner" role="status" data-testid="test-mode-banner">
-      <strong>Test mode.</strong> This organization's Stripe keys are test keys: donations use Stripe's test cards and
-      no real money moves. <Link to={`${path("settings")}#payments`}>Enter live keys in Settings → Payments</Link> when
-      you are ready to take real donations.
+      {rich("panel.banner.stripe_test_keys", { strong, link })}
     </div>
   );
 }

@@ -1,3 +1,5 @@
+import { useI18n } from "../i18n";
+
 const TONES: Record<string, string> = {
   PAID: "good",
   done: "good",
@@ -38,18 +40,12 @@ const TONES: Record<string, string> = {
   succeeded: "good",
 };
 
-const LABELS: Record<string, string> = {
-  past_due: "past due",
-  warning_needs_response: "inquiry: needs response",
-  needs_response: "needs response",
-  warning_under_review: "inquiry: under review",
-  under_review: "under review",
-  warning_closed: "inquiry closed",
-};
-
+/** A state's words: the catalog's panel.state.<state>, the state itself when the panel does not know it. */
 export function StateBadge({ state }: { state: string | null | undefined }) {
+  const { t, has } = useI18n();
   if (!state) return <span>—</span>;
-  return <span className={`badge badge-${TONES[state] ?? "neutral"}`}>{LABELS[state] ?? state}</span>;
+  const label = has(`panel.state.${state}`) ? t(`panel.state.${state}`) : state;
+  return <span className={`badge badge-${TONES[state] ?? "neutral"}`}>{label}</span>;
 }
 
 export function Tags({ tags }: { tags: readonly string[] | null | undefined }) {

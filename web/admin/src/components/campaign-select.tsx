@@ -1,4 +1,5 @@
 import { useQuery } from "../app/use-query";
+import { useT } from "../i18n";
 
 const CAMPAIGN_OPTIONS = `query CampaignOptions { campaigns(limit: 500, order: "title") { items { id title archive_date } } }`;
 
@@ -12,14 +13,8 @@ interface CampaignSelectProps {
 }
 
 /** A select of the organization's campaigns (falls back to a number field if they cannot be loaded). */
-export function CampaignSelect({
-  id,
-  name,
-  defaultValue,
-  required,
-  allLabel = "All campaigns",
-  onChange,
-}: CampaignSelectProps) {
+export function CampaignSelect({ id, name, defaultValue, required, allLabel, onChange }: CampaignSelectProps) {
+  const t = useT();
   const state = useQuery<{ campaigns: { items: { id: number; title: string; archive_date: string | null }[] } }>(
     CAMPAIGN_OPTIONS,
   );
@@ -48,12 +43,15 @@ export function CampaignSelect({
       onChange={onChange}
       aria-busy={state.loading || undefined}
     >
-      <option value="">{required ? "Choose a campaign…" : allLabel}</option>
-      {!known && defaultValue && <option value={defaultValue}>Campaign #{defaultValue}</option>}
+      <option value="">
+        {required ? t("panel.campaign_select.choose") : (allLabel ?? t("panel.campaign_select.all"))}
+      </option>
+      {!known && defaultValue && (
+        <option value={defaultValue}>{t("panel.campaign_select.numbered", { id: defaultValue })}</option>
+      )}
       {items.map((item) => (
         <option key={item.id} value={item.id}>
-          {item.title}
-          {item.archive_date ? " (archived)" : ""}
+          {item.archive_date ? t("panel.campaign_select.archived", { title: item.title }) : item.title}
         </option>
       ))}
     </select>

@@ -1,4 +1,5 @@
 import { type ReactNode, useEffect, useId, useRef, useState } from "react";
+import { useT } from "../i18n";
 import { InlineError } from "./states";
 
 interface ConfirmDialogProps {
@@ -19,6 +20,7 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
 }
 
 function OpenDialog({ title, children, confirmLabel, danger, onConfirm, onClose }: ConfirmDialogProps) {
+  const t = useT();
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const [busy, setBusy] = useState(false);
@@ -64,7 +66,7 @@ function OpenDialog({ title, children, confirmLabel, danger, onConfirm, onClose 
       <InlineError error={error} />
       <div className="dialog-actions">
         <button type="button" className="button" onClick={close} disabled={busy}>
-          Cancel
+          {t("panel.common.cancel")}
         </button>
         <button
           type="button"
@@ -73,7 +75,7 @@ function OpenDialog({ title, children, confirmLabel, danger, onConfirm, onClose 
           disabled={busy}
           data-testid="confirm-dialog-confirm"
         >
-          {busy ? "Working…" : confirmLabel}
+          {busy ? t("panel.common.working") : confirmLabel}
         </button>
       </div>
     </dialog>

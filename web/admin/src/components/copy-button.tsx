@@ -1,6 +1,8 @@
 import { useState } from "react";
+import { useT } from "../i18n";
 
-export function CopyButton({ value, label = "Copy" }: { value: string; label?: string }) {
+export function CopyButton({ value, label }: { value: string; label?: string }) {
+  const t = useT();
   const [copied, setCopied] = useState<"yes" | "no" | null>(null);
   const copy = async () => {
     try {
@@ -13,7 +15,13 @@ export function CopyButton({ value, label = "Copy" }: { value: string; label?: s
   };
   return (
     <button type="button" className="button button-small" onClick={copy}>
-      <span aria-live="polite">{copied === "yes" ? "Copied" : copied === "no" ? "Select and copy" : label}</span>
+      <span aria-live="polite">
+        {copied === "yes"
+          ? t("panel.common.copied")
+          : copied === "no"
+            ? t("panel.common.select_and_copy")
+            : (label ?? t("panel.common.copy"))}
+      </span>
     </button>
   );
 }

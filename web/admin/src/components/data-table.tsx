@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { useT } from "../i18n";
 
 export interface TableColumn<T> {
   key: string;
@@ -97,12 +98,15 @@ export function Pagination({
   onPage: (offset: number) => void;
   format: (value: number) => string;
 }) {
+  const t = useT();
   const first = count === 0 ? 0 : Math.min(offset + 1, count);
   const last = Math.min(offset + limit, count);
   return (
-    <nav className="pagination" aria-label="Pagination">
+    <nav className="pagination" aria-label={t("panel.pagination.label")}>
       <p className="pagination-range" data-testid="pagination-range" aria-live="polite">
-        {count === 0 ? "0 results" : `${format(first)}–${format(last)} of ${format(count)}`}
+        {count === 0
+          ? t("panel.pagination.no_results")
+          : t("panel.pagination.range", { first: format(first), last: format(last), count: format(count) })}
       </p>
       <div className="pagination-buttons">
         <button
@@ -112,7 +116,7 @@ export function Pagination({
           onClick={() => onPage(Math.max(0, offset - limit))}
           data-testid="page-prev"
         >
-          ← Previous
+          {t("panel.pagination.previous")}
         </button>
         <button
           type="button"
@@ -121,7 +125,7 @@ export function Pagination({
           onClick={() => onPage(offset + limit)}
           data-testid="page-next"
         >
-          Next →
+          {t("panel.pagination.next")}
         </button>
       </div>
     </nav>
@@ -145,8 +149,9 @@ export function CursorPagination({
   nextCursor: string | null;
   range?: string;
 }) {
+  const t = useT();
   return (
-    <nav className="pagination" aria-label="Pagination">
+    <nav className="pagination" aria-label={t("panel.pagination.label")}>
       {range !== undefined && (
         <p className="pagination-range" data-testid="pagination-range" aria-live="polite">
           {range}
@@ -160,7 +165,7 @@ export function CursorPagination({
           onClick={() => setCursors((previous) => previous.slice(0, -1))}
           data-testid="page-prev"
         >
-          ← Newer
+          {t("panel.pagination.newer")}
         </button>
         <button
           type="button"
@@ -169,7 +174,7 @@ export function CursorPagination({
           onClick={() => nextCursor && setCursors((previous) => [...previous, nextCursor])}
           data-testid="page-next"
         >
-          Older →
+          {t("panel.pagination.older")}
         </button>
       </div>
     </nav>

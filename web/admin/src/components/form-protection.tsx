@@ -2,6 +2,7 @@ import { useState } from "react";
 import { useFormat } from "../app/format";
 import { useOrg } from "../app/org-context";
 import { useGraphql, useQuery } from "../app/use-query";
+import { useI18n } from "../i18n";
 import { ActionButton } from "./action-button";
 
 const FIELDS = `challenge_required challenge_forced under_attack challenge_until last_spike_date
@@ -30,6 +31,7 @@ interface Protection {
  */
 export function FormProtection() {
   const { canWrite } = useOrg();
+  const { t, rich } = useI18n();
   const fmt = useFormat();
   const graphql = useGraphql();
   const query = useQuery<{ checkoutProtection: Protection }>(PROTECTION_QUERY);
@@ -42,38 +44,49 @@ export function FormProtection() {
   };
   const status = state.challenge_required
     ? state.challenge_forced
-      ? "Donors solve a short proof-of-work check before giving (turned on by an admin)."
-      : `Donors solve a short proof-of-work check before giving, automatically until ${fmt.dateTime(state.challenge_until)}.`
-    : "Donors give without a check. It turns on by itself when declined cards spike.";
+      ? t("panel.protection.status_forced")
+      : t("panel.protection.status_automatic", { until: fmt.dateTime(state.challenge_until) })
+    : t("panel.protection.status_off");
   return (
     <section className="form-protection" aria-labelledby="form-protection-title" data-testid="form-protection">
       {state.under_attack && (
         <p className="warning" role="alert" data-testid="under-attack">
-          <strong>Your donation form is under a card-testing attack.</strong> {fmt.number(state.declines_last_hour)}{" "}
-          declined payments in the last hour. The challenge is on until {fmt.dateTime(state.challenge_until)}.
+          {rich("panel.protection.under_attack", {
+            strong: (chunks) => <strong>{chunks}</strong>,
+            count: state.declines_last_hour,
+            declines: fmt.number(state.declines_last_hour),
+            until: fmt.dateTime(state.challenge_until),
+          })}
         </p>
       )}
       <div className="notice form-protection-row">
         <div>
           <h2 id="form-protection-title" className="form-protection-title">
-            Donation form protection: {state.challenge_required ? "challenge on" : "challenge off"}
+            {state.challenge_required ? t("panel.protection.title_on") : t("panel.protection.title_off")}
           </h2>
           <p className="muted small" data-testid="protection-status">
-            {status} {fmt.number(state.declines_last_day)} declined payments in the last 24 hours.
-            {state.changed_by && ` Last changed by ${state.changed_by} on ${fmt.dateTime(state.changed_date)}.`}
+            {status}{" "}
+            {t("panel.protection.declines_last_day", {
+              count: state.declines_last_day,
+              declines: fmt.number(state.declines_last_day),
+            })}
+            {state.changed_by &&
+              ` ${t("panel.protection.last_changed", { who: state.changed_by, date: fmt.dateTime(state.changed_date) })}`}
           </p>
         </div>
         {canWrite && (
           <ActionButton
             testId="toggle-challenge"
-            label={state.challenge_required ? "Turn the challenge off" : "Turn the challenge on"}
-            title={state.challenge_required ? "Turn the challenge off?" : "Turn the challenge on?"}
-            confirmLabel={state.challenge_required ? "Turn off" : "Turn on"}
+            label={
+              state.challenge_required ? t("panel.protection.turn_off_label") : t("panel.protection.turn_on_label")
+            }
+            title={
+              state.challenge_required ? t("panel.protection.turn_off_title") : t("panel.protection.turn_on_title")
+            }
+            confirmLabel={state.challenge_required ? t("panel.protection.turn_off") : t("panel.protection.turn_on")}
             run={() => toggle(!state.challenge_required)}
           >
-            {state.challenge_required
-              ? "Donors will no longer solve a check before giving. It turns on again by itself if declines spike."
-              : "Every donor's browser will solve a short proof-of-work check (a second or two) before the gift is sent, until you turn it off."}
+            {state.challenge_required ? t("panel.protection.turn_off_body") : t("panel.protection.turn_on_body")}
           </ActionButton>
         )}
       </div>

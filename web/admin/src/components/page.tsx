@@ -1,5 +1,6 @@
 import { type ReactNode, useEffect } from "react";
 import { Link } from "react-router";
+import { useT } from "../i18n";
 
 export function usePageTitle(title: string, orgName?: string) {
   useEffect(() => {
@@ -23,10 +24,11 @@ export function PageHeader({
   actions?: ReactNode;
   children?: ReactNode;
 }) {
+  const t = useT();
   return (
     <header className="page-header">
       {crumbs && crumbs.length > 0 && (
-        <nav aria-label="Breadcrumb" className="crumbs">
+        <nav aria-label={t("panel.common.breadcrumb")} className="crumbs">
           <ol>
             {crumbs.map((crumb) => (
               <li key={crumb.to}>

@@ -3,6 +3,7 @@ import type { Payment } from "../api/types";
 import { useFormat } from "../app/format";
 import { useOrg } from "../app/org-context";
 import { useGraphql } from "../app/use-query";
+import { useI18n } from "../i18n";
 import { ActionButton } from "./action-button";
 
 const REFUND = `mutation Refund($id: ID!, $amount: Float) { refundPayment(id: $id, amount: $amount) { id state refunds { id state amount } } }`;
@@ -19,6 +20,7 @@ export function PaymentActions({
   small?: boolean;
 }) {
   const { canWrite } = useOrg();
+  const { t, rich } = useI18n();
   const fmt = useFormat();
   const gql = useGraphql();
   // What is left to refund (in cents, to stay exact), and what the admin chose to give back of it.
@@ -41,20 +43,20 @@ export function PaymentActions({
     <span className="inline-actions">
       {payment.state === "PAID" && (
         <ActionButton
-          label="Refund"
-          title={`Refund payment #${payment.id}?`}
+          label={t("panel.payment_actions.refund")}
+          title={t("panel.payment_actions.refund_title", { id: payment.id })}
           confirmLabel={
             typedCents > 0 && typedCents <= leftCents
-              ? `Refund ${fmt.money(typedCents / 100, payment.currency)}`
-              : "Refund"
+              ? t("panel.payment_actions.refund_amount", { amount: fmt.money(typedCents / 100, payment.currency) })
+              : t("panel.payment_actions.refund")
           }
           danger
           className={`button button-danger-outline${size}`}
           testId={`refund-${payment.id}`}
           run={async () => {
-            if (typedCents <= 0) throw new Error("Enter the amount to refund, such as 10 or 10.50.");
+            if (typedCents <= 0) throw new Error(t("panel.payment_actions.enter_amount"));
             const cents = typedCents;
-            if (cents > leftCents) throw new Error(`At most ${amount} can be refunded.`);
+            if (cents > leftCents) throw new Error(t("panel.payment_actions.at_most", { amount }));
             // The whole remainder is asked without an amount: the server refunds what is left.
             const variables = cents === leftCents ? { id: payment.id } : { id: payment.id, amount: cents / 100 };
             const result = await gql<{ refundPayment: { refunds: { id: string; state: string }[] } }>(
@@ -68,19 +70,28 @@ export function PaymentActions({
           onDone={() =>
             onDone(
               refundState !== "SUCCEEDED"
-                ? `Refund of payment #${payment.id} asked; it shows as refunded once the processor confirms it.`
+                ? t("panel.payment_actions.refund_asked", { id: payment.id })
                 : refundedCents === leftCents
-                  ? `Payment #${payment.id} refunded.`
-                  : `${fmt.money(refundedCents / 100, payment.currency)} of payment #${payment.id} refunded.`,
+                  ? t("panel.payment_actions.refunded", { id: payment.id })
+                  : t("panel.payment_actions.refunded_part", {
+                      amount: fmt.money(refundedCents / 100, payment.currency),
+                      id: payment.id,
+                    }),
             )
           }
         >
           <p>
-            Up to <strong>{amount}</strong> of payment #{payment.id} can go back to the donor
-            {payment.payment_method ? ` (${payment.payment_method.label})` : ""}. A one-off donation fully refunded
-            becomes revoked. A bank debit's refund (SEPA) takes a few days to confirm. This cannot be undone.
+            {payment.payment_method
+              ? rich("panel.payment_actions.refund_body_method", {
+                  amount: <strong>{amount}</strong>,
+                  id: payment.id,
+                  method: payment.payment_method.label,
+                })
+              : rich("panel.payment_actions.refund_body", { amount: <strong>{amount}</strong>, id: payment.id })}
           </p>
-          <label htmlFor={refundInputId}>Amount to refund ({payment.currency})</label>
+          <label htmlFor={refundInputId}>
+            {t("panel.payment_actions.amount_label", { currency: payment.currency })}
+          </label>
           <input
             id={refundInputId}
             className="input"
@@ -90,22 +101,20 @@ export function PaymentActions({
             onChange={(event) => setRefundText(event.target.value)}
             data-testid={`refund-amount-${payment.id}`}
           />
-          <p className="muted">A smaller amount is a partial refund: the payment stays paid for what is kept.</p>
+          <p className="muted">{t("panel.payment_actions.partial_hint")}</p>
         </ActionButton>
       )}
       {payment.state === "PENDING" && manual && (
         <ActionButton
-          label="Mark paid"
-          title={`Mark ${amount} as paid?`}
-          confirmLabel="Mark paid"
+          label={t("panel.payment_actions.mark_paid")}
+          title={t("panel.payment_actions.mark_paid_title", { amount })}
+          confirmLabel={t("panel.payment_actions.mark_paid")}
           className={`button${size}`}
           testId={`mark-paid-${payment.id}`}
           run={() => gql(MARK_PAID, { id: payment.id })}
-          onDone={() => onDone(`Payment #${payment.id} marked paid.`)}
+          onDone={() => onDone(t("panel.payment_actions.marked_paid", { id: payment.id }))}
         >
-          <p>
-            Confirm that <strong>{amount}</strong> for payment #{payment.id} arrived (bank transfer, cash or cheque).
-          </p>
+          <p>{rich("panel.payment_actions.mark_paid_body", { amount: <strong>{amount}</strong>, id: payment.id })}</p>
         </ActionButton>
       )}
     </span>

@@ -1,9 +1,10 @@
 import { type ReactNode, useId, useRef, useState } from "react";
 import { ApiError } from "../api/graphql";
 import type { Donation } from "../api/types";
-import { frequencyLabel, useFormat } from "../app/format";
+import { frequencyInSentence, useFormat } from "../app/format";
 import { useOrg } from "../app/org-context";
 import { useGraphql } from "../app/use-query";
+import { useI18n } from "../i18n";
 import { ActionButton } from "./action-button";
 
 const RESULT = "id state amount frequency next_charge_date paused_until cancelled_by cancel_reason";
@@ -38,17 +39,20 @@ export const isPaused = (donation: Pick<RecurringDonation, "paused_until">, now 
 
 /** The server's problem with one field: shown under that field, while the dialog says nothing changed. */
 class FieldProblem extends Error {
-  constructor(readonly problem: string) {
-    super("Nothing was changed; see the field above.");
+  constructor(
+    readonly problem: string,
+    message: string,
+  ) {
+    super(message);
   }
 }
 
-async function reportingField<T>(field: string, action: () => Promise<T>): Promise<T> {
+async function reportingField<T>(field: string, nothingChanged: string, action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (caught) {
     const problem = caught instanceof ApiError ? caught.fieldErrors()[field] : undefined;
-    throw problem ? new FieldProblem(problem) : caught;
+    throw problem ? new FieldProblem(problem, nothingChanged) : caught;
   }
 }
 
@@ -100,6 +104,7 @@ export function RecurringActions({
   onDone: (message: string) => void;
 }) {
   const { canWrite } = useOrg();
+  const { t } = useI18n();
   const fmt = useFormat();
   const gql = useGraphql();
   const ids = useId();
@@ -117,13 +122,13 @@ export function RecurringActions({
   if (!active && donation.state !== "past_due") return null;
   const paused = isPaused(donation);
   const money = (amount: number) => fmt.money(amount, donation.currency);
-  const every = (value: number | null) => frequencyLabel(value).toLowerCase();
+  const every = (value: number | null) => frequencyInSentence(t, value);
   const next = (result: RecurringResult) => (result.next_charge_date ? fmt.dateTime(result.next_charge_date) : "—");
   // Each action's run: the server's problem with its field shows under it; the dialog stays open.
   const attempt = async (field: string, action: () => Promise<string>) => {
     setProblem(undefined);
     try {
-      outcome.current = await reportingField(field, action);
+      outcome.current = await reportingField(field, t("panel.recurring.nothing_changed"), action);
     } catch (caught) {
       if (caught instanceof FieldProblem) setProblem(caught.problem);
       throw caught;
@@ -141,9 +146,9 @@ export function RecurringActions({
   return (
     <>
       <ActionButton
-        label="Change amount"
-        title="Change the amount of this recurring donation?"
-        confirmLabel="Change amount"
+        label={t("panel.recurring.change_amount")}
+        title={t("panel.recurring.change_amount_title")}
+        confirmLabel={t("panel.recurring.change_amount")}
         testId="change-amount"
         onOpen={() => {
           setProblem(undefined);
@@ -152,21 +157,35 @@ export function RecurringActions({
         run={() =>
           attempt("amount", async () => {
             const typed = amountText.trim().replace(",", ".");
-            if (!/^\d+(\.\d+)?$/.test(typed)) throw new FieldProblem("Enter an amount, such as 10 or 10.50.");
+            if (!/^\d+(\.\d+)?$/.test(typed)) {
+              throw new FieldProblem(t("panel.recurring.enter_amount"), t("panel.recurring.nothing_changed"));
+            }
             const { changeDonationAmount: result } = await gql<{ changeDonationAmount: RecurringResult }>(
               CHANGE_AMOUNT,
               { id: donation.id, amount: Number(typed) },
             );
-            return `Amount changed to ${money(result.amount)} ${every(result.frequency)}, from the next renewal on (${next(result)}).`;
+            return t("panel.recurring.amount_changed", {
+              amount: money(result.amount),
+              every: every(result.frequency),
+              next: next(result),
+            });
           })
         }
         onDone={done}
       >
         <p>
-          {supporter} gives {money(donation.amount)} {every(donation.frequency)}. The new amount is charged from the
-          next renewal on, within the campaign's rules; the donor gets an email confirming it.
+          {t("panel.recurring.change_amount_body", {
+            supporter,
+            amount: money(donation.amount),
+            every: every(donation.frequency),
+          })}
         </p>
-        <DialogField id={amountId} label={`New amount (${donation.currency})`} problem={problem} field="amount">
+        <DialogField
+          id={amountId}
+          label={t("panel.recurring.new_amount", { currency: donation.currency })}
+          problem={problem}
+          field="amount"
+        >
           <input
             id={amountId}
             className="input"
@@ -182,9 +201,9 @@ export function RecurringActions({
       </ActionButton>
       {active && (
         <ActionButton
-          label="Change frequency"
-          title="Change how often this donation renews?"
-          confirmLabel="Change frequency"
+          label={t("panel.recurring.change_frequency")}
+          title={t("panel.recurring.change_frequency_title")}
+          confirmLabel={t("panel.recurring.change_frequency")}
           testId="change-frequency"
           onOpen={() => {
             setProblem(undefined);
@@ -196,16 +215,18 @@ export function RecurringActions({
                 CHANGE_FREQUENCY,
                 { id: donation.id, frequency },
               );
-              return `Now ${every(result.frequency)}: the next charge is on ${next(result)}.`;
+              return t("panel.recurring.frequency_changed", { every: every(result.frequency), next: next(result) });
             })
           }
           onDone={done}
         >
           <p>
-            The gift of {money(donation.amount)} is {every(donation.frequency)} today. The next renewal is planned again
-            on the new schedule (after a pause, not before it ends); the donor gets an email confirming it.
+            {t("panel.recurring.change_frequency_body", {
+              amount: money(donation.amount),
+              every: every(donation.frequency),
+            })}
           </p>
-          <DialogField id={frequencyId} label="Renews" problem={problem} field="frequency">
+          <DialogField id={frequencyId} label={t("panel.recurring.renews")} problem={problem} field="frequency">
             <select
               id={frequencyId}
               value={frequency}
@@ -214,17 +235,17 @@ export function RecurringActions({
               aria-describedby={described(frequencyId, false)}
               data-testid="new-frequency"
             >
-              <option value={12}>Monthly</option>
-              <option value={1}>Yearly</option>
+              <option value={12}>{t("panel.frequency.monthly")}</option>
+              <option value={1}>{t("panel.frequency.yearly")}</option>
             </select>
           </DialogField>
         </ActionButton>
       )}
       {active && !paused && (
         <ActionButton
-          label="Pause"
-          title="Pause this recurring donation?"
-          confirmLabel="Pause"
+          label={t("panel.recurring.pause")}
+          title={t("panel.recurring.pause_title")}
+          confirmLabel={t("panel.recurring.pause")}
           testId="pause-donation"
           onOpen={() => {
             setProblem(undefined);
@@ -236,19 +257,20 @@ export function RecurringActions({
                 id: donation.id,
                 cycles,
               });
-              return `Paused: no renewal is charged before ${result.paused_until ? fmt.dateTime(result.paused_until) : "—"}.`;
+              return t("panel.recurring.paused", {
+                until: result.paused_until ? fmt.dateTime(result.paused_until) : "—",
+              });
             })
           }
           onDone={done}
         >
-          <p>
-            The next renewals are skipped: nothing is charged until the pause ends, then the gift carries on. It can be
-            resumed earlier. The donor gets an email confirming it.
-          </p>
+          <p>{t("panel.recurring.pause_body")}</p>
           <DialogField
             id={cyclesId}
-            label="Renewals to skip"
-            hint={`Next charge today: ${donation.next_charge_date ? fmt.dateTime(donation.next_charge_date) : "—"}`}
+            label={t("panel.recurring.renewals_to_skip")}
+            hint={t("panel.recurring.next_charge_today", {
+              date: donation.next_charge_date ? fmt.dateTime(donation.next_charge_date) : "—",
+            })}
             problem={problem}
             field="cycles"
           >
@@ -262,8 +284,9 @@ export function RecurringActions({
             >
               {Array.from({ length: MAX_PAUSE_CYCLES }, (_, index) => index + 1).map((count) => (
                 <option key={count} value={count}>
-                  {count}{" "}
-                  {donation.frequency === 1 ? (count === 1 ? "year" : "years") : count === 1 ? "month" : "months"}
+                  {donation.frequency === 1
+                    ? t("panel.recurring.years", { count })
+                    : t("panel.recurring.months", { count })}
                 </option>
               ))}
             </select>
@@ -272,9 +295,9 @@ export function RecurringActions({
       )}
       {active && paused && (
         <ActionButton
-          label="Resume"
-          title="Resume this recurring donation now?"
-          confirmLabel="Resume"
+          label={t("panel.recurring.resume")}
+          title={t("panel.recurring.resume_title")}
+          confirmLabel={t("panel.recurring.resume")}
           testId="resume-donation"
           onOpen={() => setProblem(undefined)}
           run={() =>
@@ -282,22 +305,22 @@ export function RecurringActions({
               const { resumeDonation: result } = await gql<{ resumeDonation: RecurringResult }>(RESUME, {
                 id: donation.id,
               });
-              return `Resumed: the next charge is on ${next(result)}.`;
+              return t("panel.recurring.resumed", { next: next(result) });
             })
           }
           onDone={done}
         >
           <p>
-            The pause ends now (it would have ended on{" "}
-            {donation.paused_until ? fmt.dateTime(donation.paused_until) : "—"}): the next renewal is the schedule's
-            next date. The donor gets an email confirming it.
+            {t("panel.recurring.resume_body", {
+              until: donation.paused_until ? fmt.dateTime(donation.paused_until) : "—",
+            })}
           </p>
         </ActionButton>
       )}
       <ActionButton
-        label="Cancel recurring donation"
-        title="Cancel this recurring donation?"
-        confirmLabel="Cancel donation"
+        label={t("panel.recurring.cancel")}
+        title={t("panel.recurring.cancel_title")}
+        confirmLabel={t("panel.recurring.cancel_confirm")}
         danger
         testId="cancel-donation"
         onOpen={() => {
@@ -307,19 +330,22 @@ export function RecurringActions({
         run={() =>
           attempt("reason", async () => {
             await gql(CANCEL, { id: donation.id, reason: reason.trim() || null });
-            return "Recurring donation cancelled: no further charges.";
+            return t("panel.recurring.cancelled");
           })
         }
         onDone={done}
       >
         <p>
-          {supporter} will not be charged {money(donation.amount)} {every(donation.frequency)} any more. Past payments
-          stay. The donor gets an email saying the organization stopped the gift.
+          {t("panel.recurring.cancel_body", {
+            supporter,
+            amount: money(donation.amount),
+            every: every(donation.frequency),
+          })}
         </p>
         <DialogField
           id={reasonId}
-          label="Reason (optional)"
-          hint="Kept with the donation and quoted in the email to the donor."
+          label={t("panel.recurring.reason")}
+          hint={t("panel.recurring.reason_hint")}
           problem={problem}
           field="reason"
         >

@@ -1,41 +1,35 @@
 import type { ReactNode } from "react";
-import { ApiError } from "../api/graphql";
+import { useI18n } from "../i18n";
 
-export function Loading({ label = "Loading…" }: { label?: string }) {
+export function Loading({ label }: { label?: string }) {
+  const { t } = useI18n();
   return (
     <div className="state state-loading" role="status" aria-live="polite">
       <span className="spinner" aria-hidden="true" />
-      <span>{label}</span>
+      <span>{label ?? t("panel.common.loading")}</span>
     </div>
   );
-}
-
-function describe(error: Error): string {
-  if (error instanceof ApiError) {
-    if (error.code === "insufficient_scope") return `You do not have access to this: ${error.message}`;
-    return error.message;
-  }
-  return error.message || "Something went wrong.";
 }
 
 export function ErrorState({
   error,
   onRetry,
-  title = "This could not be loaded",
-  retryLabel = "Try again",
+  title,
+  retryLabel,
 }: {
   error: Error;
   onRetry?: () => void;
   title?: string;
   retryLabel?: string;
 }) {
+  const { t, errorMessage } = useI18n();
   return (
     <div className="state state-error" role="alert">
-      <strong>{title}</strong>
-      <p>{describe(error)}</p>
+      <strong>{title ?? t("panel.common.load_failed")}</strong>
+      <p>{errorMessage(error)}</p>
       {onRetry && (
         <button type="button" className="button" onClick={onRetry}>
-          {retryLabel}
+          {retryLabel ?? t("panel.common.try_again")}
         </button>
       )}
     </div>
@@ -67,10 +61,11 @@ export function Async<T>({
 }
 
 export function InlineError({ error }: { error: Error | string | undefined | null }) {
+  const { errorMessage } = useI18n();
   if (!error) return null;
   return (
     <p className="inline-error" role="alert">
-      {typeof error === "string" ? error : describe(error)}
+      {errorMessage(error)}
     </p>
   );
 }

@@ -6,15 +6,17 @@ import { useOrg } from "../app/org-context";
 import { useQuery } from "../app/use-query";
 import { usePageTitle } from "../components/page";
 import { Async, Empty } from "../components/states";
+import { useI18n } from "../i18n";
 
 const INSTALLATIONS = `query AppFrame { installations { id create_date application { id client_id name application_url callback_urls permissions create_date } } }`;
 
 export function AppFramePage() {
   const { clientId = "" } = useParams();
   const { org, path } = useOrg();
+  const { t, rich } = useI18n();
   const state = useQuery<{ installations: Installation[] }>(INSTALLATIONS);
   const installation = state.data?.installations.find((candidate) => candidate.application.client_id === clientId);
-  usePageTitle(installation?.application.name ?? "App", org.name);
+  usePageTitle(installation?.application.name ?? t("panel.apps.app"), org.name);
 
   useEffect(() => {
     if (needsFreshLoad(clientId)) window.location.reload();
@@ -23,26 +25,30 @@ export function AppFramePage() {
   return (
     <div className="app-frame-page">
       <div className="app-frame-bar">
-        <Link to={path("apps")}>← Apps</Link>
-        <h1 className="app-frame-title">{installation?.application.name ?? "App"}</h1>
+        <Link to={path("apps")}>{t("panel.app_frame.back")}</Link>
+        <h1 className="app-frame-title">{installation?.application.name ?? t("panel.apps.app")}</h1>
       </div>
-      <Async state={state} loadingLabel="Loading the app…">
+      <Async state={state} loadingLabel={t("panel.app_frame.loading")}>
         {() => {
           if (!installation) {
             return (
-              <Empty action={<Link to={path("apps")}>Go to apps</Link>}>This app is not installed in {org.name}.</Empty>
+              <Empty action={<Link to={path("apps")}>{t("panel.app_frame.go_to_apps")}</Link>}>
+                {t("panel.app_frame.not_installed", { organization: org.name })}
+              </Empty>
             );
           }
           const src = frameUrl(installation.application.application_url, org.slug);
-          if (!src) return <Empty>This app's address is not a web address.</Empty>;
+          if (!src) return <Empty>{t("panel.app_frame.not_a_web_address")}</Empty>;
           const local = originOnThisMachine(installation.application.application_url);
           return (
             <>
               {local && (
                 <p className="app-frame-note" data-testid="app-frame-note">
-                  This app is served from <code>{local}</code>, on your own machine, not by Donata: if the frame stays
-                  empty, start it there. The demo's application is <code>npm run example</code>, run in a terminal
-                  beside <code>npm start</code>.
+                  {rich("panel.app_frame.local_note", {
+                    origin: <code>{local}</code>,
+                    example: <code>npm run example</code>,
+                    start: <code>npm start</code>,
+                  })}
                 </p>
               )}
               <iframe

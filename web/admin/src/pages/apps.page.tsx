@@ -9,7 +9,8 @@ import { ActionButton, Flash } from "../components/action-button";
 import { DataTable } from "../components/data-table";
 import { PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, Empty, InlineError } from "../components/states";
-import { PERMISSION_DESCRIPTIONS } from "./permissions";
+import { type Translate, useI18n } from "../i18n";
+import { PERMISSIONS } from "./permissions";
 
 const INSTALLATIONS = `query Installations {
   installations { id create_date application { id client_id name application_url callback_urls permissions create_date } }
@@ -17,11 +18,15 @@ const INSTALLATIONS = `query Installations {
 const INSTALL = `mutation Install($client_id: String!) { installApplication(client_id: $client_id) { id application { client_id name } } }`;
 const UNINSTALL = `mutation Uninstall($client_id: String!) { uninstallApplication(client_id: $client_id) { client_id revoked_tokens } }`;
 
-export function describePermission(permission: string): string {
-  return (PERMISSION_DESCRIPTIONS as Record<string, string>)[permission] ?? permission;
+/** A permission in words (panel.permission.campaigns_read), or its name when the panel does not know it. */
+export function describePermission(t: Translate, permission: string): string {
+  return (PERMISSIONS as readonly string[]).includes(permission)
+    ? t(`panel.permission.${permission.replace(":", "_")}`)
+    : permission;
 }
 
 function InstallForm({ onInstalled }: { onInstalled: (message: string) => void }) {
+  const { t } = useI18n();
   const gql = useGraphql();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | null>(null);
@@ -30,7 +35,7 @@ function InstallForm({ onInstalled }: { onInstalled: (message: string) => void }
     const form = event.currentTarget;
     const clientId = String(new FormData(form).get("client_id") ?? "").trim();
     if (!clientId) {
-      setError(new Error("Enter the application's client ID."));
+      setError(new Error(t("panel.apps.enter_client_id")));
       return;
     }
     setBusy(true);
@@ -41,7 +46,7 @@ function InstallForm({ onInstalled }: { onInstalled: (message: string) => void }
       });
       rememberInstalled(result.installApplication.application.client_id);
       form.reset();
-      onInstalled(`${result.installApplication.application.name} installed.`);
+      onInstalled(t("panel.apps.installed_flash", { name: result.installApplication.application.name }));
     } catch (caught) {
       setError(caught as Error);
     } finally {
@@ -51,12 +56,12 @@ function InstallForm({ onInstalled }: { onInstalled: (message: string) => void }
   return (
     <form className="inline-form" onSubmit={onSubmit} data-testid="install-form">
       <div className="form-field grow">
-        <label htmlFor="install-client-id">Client ID</label>
+        <label htmlFor="install-client-id">{t("panel.apps.client_id")}</label>
         <input id="install-client-id" name="client_id" placeholder="dnt_app_…" autoComplete="off" spellCheck={false} />
-        <p className="hint">The developer of the application gives you its client ID.</p>
+        <p className="hint">{t("panel.apps.client_id_hint")}</p>
       </div>
       <button type="submit" className="button button-primary" disabled={busy} data-testid="install-app">
-        {busy ? "Installing…" : "Install"}
+        {busy ? t("panel.apps.installing") : t("panel.apps.install")}
       </button>
       <InlineError error={error} />
     </form>
@@ -65,9 +70,10 @@ function InstallForm({ onInstalled }: { onInstalled: (message: string) => void }
 
 export function AppsPage() {
   const { org, path, canWrite } = useOrg();
+  const { t } = useI18n();
   const fmt = useFormat();
   const gql = useGraphql();
-  usePageTitle("Apps", org.name);
+  usePageTitle(t("panel.nav.apps"), org.name);
   const state = useQuery<{ installations: Installation[] }>(INSTALLATIONS);
   const [flash, setFlash] = useState<string | null>(null);
   const done = (message: string) => {
@@ -78,30 +84,33 @@ export function AppsPage() {
   return (
     <>
       <PageHeader
-        title="Apps"
+        title={t("panel.nav.apps")}
         actions={
           <Link className="button" to={path("developers")}>
-            Build an app
+            {t("panel.apps.build")}
           </Link>
         }
       >
-        <p className="muted">Applications installed in {org.name} open here, inside the admin panel.</p>
+        <p className="muted">{t("panel.apps.intro", { organization: org.name })}</p>
       </PageHeader>
       <Flash message={flash} />
-      <Section title="Installed apps" id="installed">
+      <Section title={t("panel.apps.installed_apps")} id="installed">
         <Async state={state}>
           {({ installations }) =>
             installations.length === 0 ? (
-              <Empty>No apps installed yet.{canWrite ? " Install one with its client ID below." : ""}</Empty>
+              <Empty>
+                {t("panel.apps.none")}
+                {canWrite ? ` ${t("panel.apps.none_install")}` : ""}
+              </Empty>
             ) : (
               <DataTable
                 testId="table-installations"
-                caption="Installed apps"
+                caption={t("panel.apps.installed_apps")}
                 rows={installations.map((installation) => ({ ...installation, id: installation.id }))}
                 columns={[
                   {
                     key: "name",
-                    label: "App",
+                    label: t("panel.apps.app"),
                     render: (row) => (
                       <div>
                         <strong>{row.application.name}</strong>
@@ -113,26 +122,30 @@ export function AppsPage() {
                   },
                   {
                     key: "url",
-                    label: "Address",
+                    label: t("panel.apps.address"),
                     render: (row) => <span className="break">{row.application.application_url}</span>,
                   },
                   {
                     key: "permissions",
-                    label: "Permissions",
+                    label: t("panel.apps.permissions"),
                     render: (row) => (
                       <ul className="plain-list small">
                         {row.application.permissions.map((permission) => (
-                          <li key={permission} title={describePermission(permission)}>
+                          <li key={permission} title={describePermission(t, permission)}>
                             {permission}
                           </li>
                         ))}
                       </ul>
                     ),
                   },
-                  { key: "installed", label: "Installed", render: (row) => fmt.dateTime(row.create_date) },
+                  {
+                    key: "installed",
+                    label: t("panel.apps.installed"),
+                    render: (row) => fmt.dateTime(row.create_date),
+                  },
                   {
                     key: "actions",
-                    label: "Actions",
+                    label: t("panel.column.actions"),
                     render: (row) => (
                       <span className="inline-actions">
                         {/* A full page load, so the page's security policy allows framing this app. */}
@@ -141,13 +154,13 @@ export function AppsPage() {
                           href={appPagePath(org.slug, row.application.client_id)}
                           data-testid={`open-app-${row.application.client_id}`}
                         >
-                          Open
+                          {t("panel.apps.open")}
                         </a>
                         {canWrite && (
                           <ActionButton
-                            label="Uninstall"
-                            title={`Uninstall ${row.application.name}?`}
-                            confirmLabel="Uninstall"
+                            label={t("panel.apps.uninstall")}
+                            title={t("panel.apps.uninstall_title", { name: row.application.name })}
+                            confirmLabel={t("panel.apps.uninstall")}
                             danger
                             className="button button-danger-outline button-small"
                             testId={`uninstall-${row.application.client_id}`}
@@ -160,14 +173,17 @@ export function AppsPage() {
                               );
                               const revoked = result.uninstallApplication.revoked_tokens;
                               setFlash(
-                                `${row.application.name} uninstalled; ${revoked} access ${revoked === 1 ? "token" : "tokens"} revoked.`,
+                                t("panel.apps.uninstalled", {
+                                  name: row.application.name,
+                                  count: revoked,
+                                  formatted: fmt.number(revoked),
+                                }),
                               );
                             }}
                             onDone={() => state.reload()}
                           >
                             <p>
-                              {row.application.name} loses access to {org.name} at once: every access and refresh token
-                              it holds for this organization is revoked.
+                              {t("panel.apps.uninstall_body", { name: row.application.name, organization: org.name })}
                             </p>
                           </ActionButton>
                         )}
@@ -181,12 +197,12 @@ export function AppsPage() {
         </Async>
       </Section>
       {canWrite ? (
-        <Section title="Install an app" id="install">
+        <Section title={t("panel.apps.install_title")} id="install">
           <InstallForm onInstalled={done} />
         </Section>
       ) : (
         <p className="notice" data-testid="install-not-allowed">
-          Only owners and admins can install or uninstall apps. Your role is {org.role}.
+          {t("panel.apps.read_only", { role: t(`panel.state.${org.role}`) })}
         </p>
       )}
     </>

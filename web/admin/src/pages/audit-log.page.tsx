@@ -7,6 +7,7 @@ import { CursorPagination, DataTable } from "../components/data-table";
 import { FilterSelect } from "../components/filter-select";
 import { PageHeader, usePageTitle } from "../components/page";
 import { Async, Empty } from "../components/states";
+import { useI18n } from "../i18n";
 
 export interface AuditEntry {
   id: string;
@@ -33,25 +34,42 @@ const LIST = `query AuditLog($actor_type: String, $type: [String!], $resource_ty
 }`;
 const PAGE_SIZE = 50;
 
+/** Who made a change, with its label's key. */
 const ACTORS = [
-  ["user", "Members"],
-  ["application", "Applications"],
-  ["donor", "Donors"],
-  ["system", "The platform"],
+  ["user", "panel.audit.actor.user"],
+  ["application", "panel.audit.actor.application"],
+  ["donor", "panel.audit.actor.donor"],
+  ["system", "panel.audit.actor.system"],
 ] as const;
 
-/** The kinds of record a change is about, and the event types of each (what the filter asks for). */
-const ACTIONS: [string, string[]][] = [
-  ["Supporters", ["supporter.created", "supporter.updated", "supporter.erased", "supporter.exported"]],
-  ["Campaigns", ["campaign.created", "campaign.updated"]],
-  ["Checkouts", ["checkout.completed"]],
-  ["Donations", ["donation.created", "donation.updated"]],
-  ["Refunds", ["payment.refunded"]],
-  ["Payments", ["payment.created", "payment.paid", "payment.failed", "payment.refunded", "payment.disputed"]],
-  ["Members", ["membership.created", "membership.updated", "membership.deleted"]],
-  ["Applications", ["application.installed", "application.uninstalled", "application.created", "application.updated"]],
+/**
+ * The kinds of record a change is about (the URL's `action`, English and stable), their label's key,
+ * and the event types of each (what the filter asks for).
+ */
+const ACTIONS: [string, string, string[]][] = [
+  [
+    "Supporters",
+    "panel.audit.action.supporters",
+    ["supporter.created", "supporter.updated", "supporter.erased", "supporter.exported"],
+  ],
+  ["Campaigns", "panel.audit.action.campaigns", ["campaign.created", "campaign.updated"]],
+  ["Checkouts", "panel.audit.action.checkouts", ["checkout.completed"]],
+  ["Donations", "panel.audit.action.donations", ["donation.created", "donation.updated"]],
+  ["Refunds", "panel.audit.action.refunds", ["payment.refunded"]],
+  [
+    "Payments",
+    "panel.audit.action.payments",
+    ["payment.created", "payment.paid", "payment.failed", "payment.refunded", "payment.disputed"],
+  ],
+  ["Members", "panel.audit.action.members", ["membership.created", "membership.updated", "membership.deleted"]],
+  [
+    "Applications",
+    "panel.audit.action.applications",
+    ["application.installed", "application.uninstalled", "application.created", "application.updated"],
+  ],
   [
     "Settings",
+    "panel.audit.action.settings",
     ["organization.updated", "payment_settings.updated", "email_settings.updated", "statements.sent", "audit.legacy"],
   ],
 ];
@@ -93,14 +111,15 @@ function Who({ entry }: { entry: AuditEntry }) {
 /** Audit log: every change to the organization's data, by whom, from where; owners and admins only. */
 export function AuditLogPage() {
   const { org, canWrite } = useOrg();
+  const { t } = useI18n();
   const format = useFormat();
-  usePageTitle("Audit log", org.name);
+  usePageTitle(t("panel.nav.audit"), org.name);
   const [params, setParams] = useSearchParams();
   const actor = params.get("actor_type") ?? "";
   const action = params.get("action") ?? "";
   const from = params.get("from") ?? "";
   const to = params.get("to") ?? "";
-  const types = ACTIONS.find(([label]) => label === action)?.[1] ?? null;
+  const types = ACTIONS.find(([value]) => value === action)?.[2] ?? null;
   // The cursors of the pages before this one: Newer pops, Older pushes.
   const [cursors, setCursors] = useState<string[]>([]);
   const after = cursors.at(-1) ?? null;
@@ -131,42 +150,38 @@ export function AuditLogPage() {
   if (!canWrite) {
     return (
       <>
-        <PageHeader title="Audit log" />
+        <PageHeader title={t("panel.nav.audit")} />
         <p className="muted" data-testid="audit-owners-only">
-          Only owners and admins of {org.name} see the audit log.
+          {t("panel.audit.owners_only", { organization: org.name })}
         </p>
       </>
     );
   }
   return (
     <>
-      <PageHeader title="Audit log">
-        <p className="muted">
-          Every change to {org.name}'s data, newest first: who made it (a member, an application, a donor or the
-          platform itself), from which address, and what each field was before and after. Secrets never appear: at most
-          their last 4 characters.
-        </p>
+      <PageHeader title={t("panel.nav.audit")}>
+        <p className="muted">{t("panel.audit.intro", { organization: org.name })}</p>
       </PageHeader>
-      <section className="card filters" aria-label="Filters">
+      <section className="card filters" aria-label={t("panel.collections.filters")}>
         <div className="filters-grid">
           <FilterSelect
             id="audit-actor"
-            label="Who"
-            any="Anyone"
+            label={t("panel.audit.who")}
+            any={t("panel.audit.anyone")}
             value={actor}
-            options={ACTORS}
+            options={ACTORS.map(([value, key]) => [value, t(key)] as const)}
             onChange={(value) => setFilter("actor_type", value)}
           />
           <FilterSelect
             id="audit-action"
-            label="What"
-            any="Everything"
+            label={t("panel.audit.what")}
+            any={t("panel.audit.everything")}
             value={action}
-            options={ACTIONS.map(([label]) => [label, label] as const)}
+            options={ACTIONS.map(([value, key]) => [value, t(key)] as const)}
             onChange={(value) => setFilter("action", value)}
           />
           <div className="filter">
-            <label htmlFor="audit-from">From</label>
+            <label htmlFor="audit-from">{t("panel.audit.from")}</label>
             <input
               id="audit-from"
               type="date"
@@ -175,12 +190,12 @@ export function AuditLogPage() {
             />
           </div>
           <div className="filter">
-            <label htmlFor="audit-to">To</label>
+            <label htmlFor="audit-to">{t("panel.audit.to")}</label>
             <input id="audit-to" type="date" value={to} onChange={(event) => setFilter("to", event.target.value)} />
           </div>
           <div className="filter">
             <a className="button" href={`/admin/export/audit.csv?${csv}`} download data-testid="download-audit-csv">
-              Download CSV
+              {t("panel.collections.download_csv")}
             </a>
           </div>
         </div>
@@ -188,22 +203,20 @@ export function AuditLogPage() {
       <Async state={list}>
         {({ auditLog: page }) =>
           page.items.length === 0 ? (
-            <Empty>
-              {actor || action || from || to ? "No change matches these filters." : "No change recorded yet."}
-            </Empty>
+            <Empty>{actor || action || from || to ? t("panel.audit.no_match") : t("panel.audit.none")}</Empty>
           ) : (
             <>
               <DataTable
                 testId="table-audit"
-                caption="Changes, newest first"
+                caption={t("panel.audit.caption")}
                 rows={page.items}
                 busy={list.loading}
                 columns={[
-                  { key: "date", label: "When", render: (row) => format.dateTime(row.create_date) },
-                  { key: "who", label: "Who", render: (row) => <Who entry={row} /> },
+                  { key: "date", label: t("panel.audit.when"), render: (row) => format.dateTime(row.create_date) },
+                  { key: "who", label: t("panel.audit.who"), render: (row) => <Who entry={row} /> },
                   {
                     key: "what",
-                    label: "What",
+                    label: t("panel.audit.what"),
                     render: (row) => (
                       <>
                         {row.summary} <code className="muted small">{row.type}</code>

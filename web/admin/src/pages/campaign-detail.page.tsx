@@ -9,6 +9,7 @@ import { StateBadge, Tags } from "../components/badges";
 import { DataTable } from "../components/data-table";
 import { Fields, PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, Empty } from "../components/states";
+import { useI18n } from "../i18n";
 import { CAMPAIGN_FIELDS, donatePageUrl, SUPPORTER_FORM_FIELDS } from "./campaign-fields";
 import { COLLECTIONS, type DonationRow } from "./collections";
 
@@ -25,6 +26,7 @@ const fieldLabel = new Map<string, string>(SUPPORTER_FORM_FIELDS);
 export function CampaignDetailPage() {
   const { id = "" } = useParams();
   const { org, path, canWrite } = useOrg();
+  const { t } = useI18n();
   const fmt = useFormat();
   const gql = useGraphql();
   const location = useLocation();
@@ -35,8 +37,11 @@ export function CampaignDetailPage() {
     open: { count: number };
     all: { count: number };
   }>(QUERY, { id, campaign_id: /^\d+$/.test(id) ? Number(id) : 0 });
-  usePageTitle(state.data?.campaign?.title ?? "Campaign", org.name);
-  const crumbs = [{ label: "Campaigns", to: path("campaigns") }];
+  usePageTitle(state.data?.campaign?.title ?? t("panel.campaign.page_title"), org.name);
+  const crumbs = [{ label: t("panel.campaigns.title"), to: path("campaigns") }];
+  const fieldName = (field: string) => (fieldLabel.has(field) ? t(fieldLabel.get(field) as string) : field);
+  const offered = (value: boolean) => (value ? t("panel.campaign.offered") : t("panel.campaign.not_offered"));
+  const allowed = (value: boolean) => (value ? t("panel.campaign.allowed") : t("panel.campaign.not_allowed"));
   const money = (value: number | null) => fmt.money(value);
   const list = (values: number[] | null) => (values && values.length > 0 ? values.map(money).join(" · ") : null);
 
@@ -46,10 +51,8 @@ export function CampaignDetailPage() {
         if (!campaign) {
           return (
             <>
-              <PageHeader title="Campaign not found" crumbs={crumbs} />
-              <Empty>
-                There is no campaign #{id} in {org.name}.
-              </Empty>
+              <PageHeader title={t("panel.campaign.not_found")} crumbs={crumbs} />
+              <Empty>{t("panel.campaign.not_found_body", { id, organization: org.name })}</Empty>
             </>
           );
         }
@@ -58,8 +61,9 @@ export function CampaignDetailPage() {
           .filter((column) => column.key !== "campaign")
           .map((column) => ({
             ...column,
+            label: t(column.label),
             sort: undefined,
-            render: (row: DonationRow) => column.render(row, { fmt, path }),
+            render: (row: DonationRow) => column.render(row, { fmt, path, t }),
           }));
         return (
           <>
@@ -70,7 +74,7 @@ export function CampaignDetailPage() {
                 <>
                   {donateUrl && (
                     <a className="button" href={donateUrl} target="_blank" rel="noopener" data-testid="donate-link">
-                      Donation page ↗
+                      {t("panel.campaign.donation_page_link")}
                     </a>
                   )}
                   {canWrite && (
@@ -79,26 +83,23 @@ export function CampaignDetailPage() {
                       to={path(`campaigns/${campaign.id}/edit`)}
                       data-testid="edit-campaign"
                     >
-                      Edit
+                      {t("panel.campaign.edit")}
                     </Link>
                   )}
                   {canWrite && !campaign.archive_date && (
                     <ActionButton
-                      label="Archive"
-                      title="Archive this campaign?"
-                      confirmLabel="Archive"
+                      label={t("panel.campaign.archive")}
+                      title={t("panel.campaign.archive_title")}
+                      confirmLabel={t("panel.campaign.archive")}
                       danger
                       testId="archive-campaign"
                       run={() => gql(ARCHIVE, { id: campaign.id })}
                       onDone={() => {
-                        setFlash("Campaign archived: it no longer takes gifts.");
+                        setFlash(t("panel.campaign.archived"));
                         state.reload();
                       }}
                     >
-                      <p>
-                        “{campaign.title}” will stop taking gifts. Its donations and history stay. This cannot be undone
-                        from the admin panel.
-                      </p>
+                      <p>{t("panel.campaign.archive_body", { title: campaign.title })}</p>
                     </ActionButton>
                   )}
                 </>
@@ -106,26 +107,30 @@ export function CampaignDetailPage() {
             >
               <p className="muted">
                 <StateBadge state={campaign.archive_date ? "archived" : "active"} /> {campaign.type}
-                {campaign.code ? ` · code ${campaign.code}` : ""} · created {fmt.dateTime(campaign.create_date)}
+                {campaign.code ? ` · ${t("panel.supporter.code", { code: campaign.code })}` : ""} ·{" "}
+                {t("panel.campaign.created", { date: fmt.dateTime(campaign.create_date) })}
               </p>
             </PageHeader>
             <Flash message={flash} />
             <div className="grid-2">
-              <Section title="Giving" id="giving">
+              <Section title={t("panel.campaign.giving")} id="giving">
                 <Fields
                   items={[
-                    ["Goal", campaign.is_goal_enabled ? money(campaign.goal) : "Not shown"],
-                    ["One-off gifts", campaign.has_one_off ? "Offered" : "Not offered"],
-                    ["Suggested amounts", list(campaign.asks)],
                     [
-                      "Default / min / max",
+                      t("panel.column.goal"),
+                      campaign.is_goal_enabled ? money(campaign.goal) : t("panel.campaign.not_shown"),
+                    ],
+                    [t("panel.campaign.one_off_gifts"), offered(campaign.has_one_off)],
+                    [t("panel.campaign.suggested_amounts"), list(campaign.asks)],
+                    [
+                      t("panel.campaign.default_min_max"),
                       [campaign.default_amount, campaign.min_amount, campaign.max_amount].map(money).join(" / "),
                     ],
-                    ["Custom amount", campaign.allow_custom_amount ? "Allowed" : "Not allowed"],
-                    ["Recurring gifts", campaign.has_subscription ? "Offered" : "Not offered"],
-                    ["Suggested recurring", list(campaign.asks_subscription)],
+                    [t("panel.campaign.custom_amount"), allowed(campaign.allow_custom_amount)],
+                    [t("panel.campaign.recurring_gifts"), offered(campaign.has_subscription)],
+                    [t("panel.campaign.suggested_recurring"), list(campaign.asks_subscription)],
                     [
-                      "Recurring default / min / max",
+                      t("panel.campaign.recurring_default_min_max"),
                       [
                         campaign.default_subscription_amount,
                         campaign.min_subscription_amount,
@@ -134,10 +139,10 @@ export function CampaignDetailPage() {
                         .map(money)
                         .join(" / "),
                     ],
-                    ["Custom recurring amount", campaign.allow_custom_subscription_amount ? "Allowed" : "Not allowed"],
-                    ["Cover the fee", campaign.allow_cover_fee ? "Offered" : "Not offered"],
+                    [t("panel.campaign.custom_recurring_amount"), allowed(campaign.allow_custom_subscription_amount)],
+                    [t("panel.campaign.cover_fee"), offered(campaign.allow_cover_fee)],
                     [
-                      "Cost example",
+                      t("panel.campaign.cost_example"),
                       campaign.cost_example_amount !== null
                         ? `${money(campaign.cost_example_amount)} = ${campaign.cost_example_label}`
                         : null,
@@ -145,47 +150,52 @@ export function CampaignDetailPage() {
                   ]}
                 />
               </Section>
-              <Section title="Form and page" id="form">
+              <Section title={t("panel.campaign.form_and_page")} id="form">
                 <Fields
                   items={[
-                    ["Slug", campaign.slug],
+                    [t("panel.column.slug"), campaign.slug],
                     [
-                      "Donation page",
+                      t("panel.campaign.donation_page"),
                       donateUrl ? (
                         <a key="k154" href={donateUrl} target="_blank" rel="noopener">
                           {donateUrl}
                         </a>
                       ) : (
-                        "Set a slug to publish a donation page"
+                        t("panel.campaign.set_a_slug")
                       ),
                     ],
+                    [t("panel.campaign.shown_fields"), (campaign.shown_fields ?? []).map(fieldName).join(", ") || null],
                     [
-                      "Shown fields",
-                      (campaign.shown_fields ?? []).map((f) => fieldLabel.get(f) ?? f).join(", ") || null,
+                      t("panel.campaign.required_fields"),
+                      (campaign.required_fields ?? []).map(fieldName).join(", ") || null,
                     ],
+                    [t("panel.campaign.privacy_note"), campaign.privacy_note],
+                    [t("panel.column.tags"), <Tags key="tags" tags={campaign.tags} />],
                     [
-                      "Required fields",
-                      (campaign.required_fields ?? []).map((f) => fieldLabel.get(f) ?? f).join(", ") || null,
+                      t("panel.checkouts.title"),
+                      t("panel.campaign.checkouts_count", {
+                        all: fmt.number(all.count),
+                        open: fmt.number(open.count),
+                      }),
                     ],
-                    ["Privacy note", campaign.privacy_note],
-                    ["Tags", <Tags key="tags" tags={campaign.tags} />],
-                    ["Checkouts", `${fmt.number(all.count)} (${fmt.number(open.count)} open)`],
-                    ["Last change", fmt.dateTime(campaign.update_date)],
+                    [t("panel.donation.last_change"), fmt.dateTime(campaign.update_date)],
                   ]}
                 />
               </Section>
             </div>
             <Section
-              title={`Donations (${fmt.number(donations.count)})`}
+              title={t("panel.supporter.donations", { count: fmt.number(donations.count) })}
               id="campaign-donations"
-              actions={<Link to={`${path("donations")}?campaign_id=${campaign.id}`}>View all</Link>}
+              actions={
+                <Link to={`${path("donations")}?campaign_id=${campaign.id}`}>{t("panel.dashboard.view_all")}</Link>
+              }
             >
               {donations.items.length === 0 ? (
-                <Empty>No donations to this campaign yet.</Empty>
+                <Empty>{t("panel.campaign.no_donations")}</Empty>
               ) : (
                 <DataTable
                   testId="campaign-donations"
-                  caption="Latest donations"
+                  caption={t("panel.campaign.latest_donations")}
                   columns={columns}
                   rows={donations.items}
                 />

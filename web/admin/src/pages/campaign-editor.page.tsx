@@ -6,6 +6,7 @@ import { useOrg } from "../app/org-context";
 import { useGraphql, useQuery } from "../app/use-query";
 import { PageHeader, usePageTitle } from "../components/page";
 import { Async, InlineError } from "../components/states";
+import { type Translate, useI18n } from "../i18n";
 import { CAMPAIGN_FIELDS, donatePageUrl, SUPPORTER_FORM_FIELDS } from "./campaign-fields";
 
 const LOAD = `query CampaignForEdit($id: ID!) { campaign(id: $id) { ${CAMPAIGN_FIELDS} } }`;
@@ -83,13 +84,13 @@ function initialState(campaign?: Campaign): FormState {
 }
 
 /** Parses the form into a campaign input; returns the client-side errors instead when there are any. */
-function toInput(state: FormState): { input?: Record<string, unknown>; errors: Record<string, string> } {
+function toInput(state: FormState, t: Translate): { input?: Record<string, unknown>; errors: Record<string, string> } {
   const errors: Record<string, string> = {};
   const amount = (field: string, raw: string): number | null => {
     const value = raw.trim().replace(",", ".");
     if (!value) return null;
     if (!/^\d+(\.\d{1,2})?$/.test(value) || Number(value) <= 0) {
-      errors[field] = "Enter a positive amount with at most 2 decimals, e.g. 25 or 12.50";
+      errors[field] = t("panel.campaign_editor.error_amount");
       return null;
     }
     return Number(value);
@@ -101,13 +102,13 @@ function toInput(state: FormState): { input?: Record<string, unknown>; errors: R
       .filter(Boolean);
     if (parts.length === 0) return null;
     if (parts.some((part) => !/^\d+(\.\d{1,2})?$/.test(part) || Number(part) <= 0)) {
-      errors[field] = "Enter positive amounts separated by commas, e.g. 10, 25, 50";
+      errors[field] = t("panel.campaign_editor.error_amounts");
       return null;
     }
-    if (parts.length > 12) errors[field] = "At most 12 amounts";
+    if (parts.length > 12) errors[field] = t("panel.campaign_editor.error_too_many_amounts", { max: 12 });
     return parts.map(Number);
   };
-  if (!state.title.trim()) errors.title = "A title is needed";
+  if (!state.title.trim()) errors.title = t("panel.campaign_editor.error_title");
   const input: Record<string, unknown> = {
     title: state.title.trim(),
     slug: state.slug.trim() || null,
@@ -169,6 +170,7 @@ function Field({
 
 function CampaignForm({ campaign }: { campaign?: Campaign }) {
   const { org, path } = useOrg();
+  const { t } = useI18n();
   const gql = useGraphql();
   const navigate = useNavigate();
   const [state, setState] = useState<FormState>(() => initialState(campaign));
@@ -207,7 +209,7 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
   const onSubmit = async (event: FormEvent) => {
     event.preventDefault();
     setFormError(null);
-    const { input, errors: clientErrors } = toInput(state);
+    const { input, errors: clientErrors } = toInput(state, t);
     if (!input) {
       setErrors(clientErrors);
       return;
@@ -218,13 +220,17 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
       let id = campaign?.id;
       if (campaign) await gql(UPDATE, { id: campaign.id, input });
       else id = (await gql<{ createCampaign: { id: number } }>(CREATE, { input })).createCampaign.id;
-      navigate(path(`campaigns/${id}`), { state: { flash: campaign ? "Campaign saved." : "Campaign created." } });
+      navigate(path(`campaigns/${id}`), {
+        state: { flash: campaign ? t("panel.campaign_editor.saved") : t("panel.campaign_editor.created") },
+      });
     } catch (caught) {
       setBusy(false);
       if (caught instanceof ApiError && caught.issues.length > 0) {
         const fieldErrors = caught.fieldErrors();
         setErrors(fieldErrors);
-        setFormError(new Error(`Some fields need attention (${Object.keys(fieldErrors).length}).`));
+        setFormError(
+          new Error(t("panel.campaign_editor.fields_need_attention", { count: Object.keys(fieldErrors).length })),
+        );
       } else if (caught instanceof ApiError && caught.code === "conflict") {
         setErrors({ slug: caught.message });
       } else {
@@ -264,9 +270,9 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
     <form ref={formRef} className="editor" onSubmit={onSubmit} noValidate data-testid="campaign-form">
       <InlineError error={formError} />
       <fieldset className="card">
-        <legend>Basics</legend>
+        <legend>{t("panel.campaign_editor.basics")}</legend>
         <div className="form-grid">
-          <Field name="title" label="Title" error={errors.title}>
+          <Field name="title" label={t("panel.column.title")} error={errors.title}>
             {(props) => (
               <input
                 {...props}
@@ -279,8 +285,8 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
           </Field>
           <Field
             name="slug"
-            label="Slug"
-            hint={`Lowercase letters, digits, hyphens. The donation page is /donate/${org.slug}/${state.slug || "…"}`}
+            label={t("panel.column.slug")}
+            hint={t("panel.campaign_editor.slug_hint", { path: `/donate/${org.slug}/${state.slug || "…"}` })}
             error={errors.slug}
           >
             {(props) => (
@@ -293,12 +299,17 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
               />
             )}
           </Field>
-          <Field name="code" label="Code" hint="Your internal reference" error={errors.code}>
+          <Field
+            name="code"
+            label={t("panel.column.code")}
+            hint={t("panel.campaign_editor.code_hint")}
+            error={errors.code}
+          >
             {(props) => (
               <input {...props} name="code" value={state.code} onChange={(e) => set("code", e.target.value)} />
             )}
           </Field>
-          <Field name="type" label="Type" error={errors.type}>
+          <Field name="type" label={t("panel.column.type")} error={errors.type}>
             {(props) => (
               <>
                 <input
@@ -317,7 +328,12 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
               </>
             )}
           </Field>
-          <Field name="tags" label="Tags" hint="Separated by commas" error={errors.tags}>
+          <Field
+            name="tags"
+            label={t("panel.column.tags")}
+            hint={t("panel.campaign_editor.tags_hint")}
+            error={errors.tags}
+          >
             {(props) => (
               <input {...props} name="tags" value={state.tags} onChange={(e) => set("tags", e.target.value)} />
             )}
@@ -326,20 +342,22 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
       </fieldset>
 
       <fieldset className="card">
-        <legend>Goal</legend>
-        {flag("is_goal_enabled", "Show a goal on the donation page")}
-        <div className="form-grid">{money("goal", `Goal (${org.currency})`)}</div>
+        <legend>{t("panel.column.goal")}</legend>
+        {flag("is_goal_enabled", t("panel.campaign_editor.show_goal"))}
+        <div className="form-grid">
+          {money("goal", t("panel.campaign_editor.goal_label", { currency: org.currency }))}
+        </div>
       </fieldset>
 
       <fieldset className="card">
-        <legend>One-off gifts</legend>
-        {flag("has_one_off", "Offer one-off gifts")}
-        {flag("allow_custom_amount", "Let donors enter their own amount")}
+        <legend>{t("panel.campaign.one_off_gifts")}</legend>
+        {flag("has_one_off", t("panel.campaign_editor.offer_one_off"))}
+        {flag("allow_custom_amount", t("panel.campaign_editor.allow_custom_amount"))}
         <div className="form-grid">
           <Field
             name="asks"
-            label="Suggested amounts"
-            hint="Separated by commas, e.g. 10, 25, 50, 100"
+            label={t("panel.campaign.suggested_amounts")}
+            hint={t("panel.campaign_editor.asks_hint")}
             error={errors.asks}
           >
             {(props) => (
@@ -352,22 +370,22 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
               />
             )}
           </Field>
-          {money("default_amount", "Default amount")}
-          {money("min_amount", "Minimum amount")}
-          {money("max_amount", "Maximum amount")}
+          {money("default_amount", t("panel.campaign_editor.default_amount"))}
+          {money("min_amount", t("panel.campaign_editor.min_amount"))}
+          {money("max_amount", t("panel.campaign_editor.max_amount"))}
         </div>
       </fieldset>
 
       <fieldset className="card">
-        <legend>Recurring gifts</legend>
-        {flag("has_subscription", "Offer monthly and yearly gifts")}
+        <legend>{t("panel.campaign.recurring_gifts")}</legend>
+        {flag("has_subscription", t("panel.campaign_editor.offer_recurring"))}
         {errors.has_subscription && <p className="field-error">{errors.has_subscription}</p>}
-        {flag("allow_custom_subscription_amount", "Let donors enter their own recurring amount")}
+        {flag("allow_custom_subscription_amount", t("panel.campaign_editor.allow_custom_recurring"))}
         <div className="form-grid">
           <Field
             name="asks_subscription"
-            label="Suggested recurring amounts"
-            hint="Separated by commas, e.g. 5, 10, 20"
+            label={t("panel.campaign_editor.suggested_recurring_amounts")}
+            hint={t("panel.campaign_editor.asks_recurring_hint")}
             error={errors.asks_subscription}
           >
             {(props) => (
@@ -380,20 +398,20 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
               />
             )}
           </Field>
-          {money("default_subscription_amount", "Default recurring amount")}
-          {money("min_subscription_amount", "Minimum recurring amount")}
-          {money("max_subscription_amount", "Maximum recurring amount")}
+          {money("default_subscription_amount", t("panel.campaign_editor.default_recurring"))}
+          {money("min_subscription_amount", t("panel.campaign_editor.min_recurring"))}
+          {money("max_subscription_amount", t("panel.campaign_editor.max_recurring"))}
         </div>
       </fieldset>
 
       <fieldset className="card">
-        <legend>Processing fees</legend>
-        {flag("allow_cover_fee", "Offer donors to add the estimated processing fee to their gift")}
+        <legend>{t("panel.campaign_editor.processing_fees")}</legend>
+        {flag("allow_cover_fee", t("panel.campaign_editor.offer_cover_fee"))}
       </fieldset>
 
       <fieldset className="card">
-        <legend>Donor form fields</legend>
-        <p className="hint">A required field is always shown.</p>
+        <legend>{t("panel.campaign_editor.form_fields")}</legend>
+        <p className="hint">{t("panel.campaign_editor.form_fields_hint")}</p>
         {(errors.shown_fields || errors.required_fields) && (
           <p className="field-error" role="alert">
             {errors.shown_fields ?? errors.required_fields}
@@ -401,23 +419,23 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
         )}
         <div className="table-scroll">
           <table className="table table-compact field-grid" data-testid="form-fields-grid">
-            <caption className="visually-hidden">Fields shown and required on the donation form</caption>
+            <caption className="visually-hidden">{t("panel.campaign_editor.form_fields_caption")}</caption>
             <thead>
               <tr>
-                <th scope="col">Field</th>
-                <th scope="col">Shown</th>
-                <th scope="col">Required</th>
+                <th scope="col">{t("panel.campaign_editor.field")}</th>
+                <th scope="col">{t("panel.campaign_editor.shown")}</th>
+                <th scope="col">{t("panel.campaign_editor.required")}</th>
               </tr>
             </thead>
             <tbody>
-              {SUPPORTER_FORM_FIELDS.map(([field, label]) => (
+              {SUPPORTER_FORM_FIELDS.map(([field, key]) => (
                 <tr key={field}>
-                  <th scope="row">{label}</th>
+                  <th scope="row">{t(key)}</th>
                   <td>
                     <input
                       type="checkbox"
                       name={`shown_${field}`}
-                      aria-label={`Show ${label}`}
+                      aria-label={t("panel.campaign_editor.show_field", { field: t(key) })}
                       checked={state.shown.has(field)}
                       onChange={(e) => toggle("shown", field, e.target.checked)}
                     />
@@ -426,7 +444,7 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
                     <input
                       type="checkbox"
                       name={`required_${field}`}
-                      aria-label={`Require ${label}`}
+                      aria-label={t("panel.campaign_editor.require_field", { field: t(key) })}
                       checked={state.required.has(field)}
                       onChange={(e) => toggle("required", field, e.target.checked)}
                     />
@@ -439,11 +457,11 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
       </fieldset>
 
       <fieldset className="card">
-        <legend>Privacy and cost example</legend>
+        <legend>{t("panel.campaign_editor.privacy_and_cost")}</legend>
         <Field
           name="privacy_note"
-          label="Privacy note"
-          hint="Shown under the donation form"
+          label={t("panel.campaign.privacy_note")}
+          hint={t("panel.campaign_editor.privacy_hint")}
           error={errors.privacy_note}
         >
           {(props) => (
@@ -457,11 +475,15 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
           )}
         </Field>
         <div className="form-grid">
-          {money("cost_example_amount", `Cost example amount (${org.currency})`, "e.g. 12.50")}
+          {money(
+            "cost_example_amount",
+            t("panel.campaign_editor.cost_example_amount", { currency: org.currency }),
+            t("panel.campaign_editor.cost_example_amount_hint"),
+          )}
           <Field
             name="cost_example_label"
-            label="Cost example label"
-            hint='e.g. "one school kit"; goes with the amount'
+            label={t("panel.campaign_editor.cost_example_label")}
+            hint={t("panel.campaign_editor.cost_example_label_hint")}
             error={errors.cost_example_label}
           >
             {(props) => (
@@ -478,14 +500,18 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
 
       <div className="form-actions sticky-actions">
         <button type="submit" className="button button-primary" disabled={busy} data-testid="save-campaign">
-          {busy ? "Saving…" : campaign ? "Save changes" : "Create campaign"}
+          {busy
+            ? t("panel.common.saving")
+            : campaign
+              ? t("panel.common.save_changes")
+              : t("panel.campaign_editor.create")}
         </button>
         <button type="button" className="button button-ghost" onClick={() => navigate(-1)} disabled={busy}>
-          Cancel
+          {t("panel.common.cancel")}
         </button>
         {donateUrl && (
           <a href={donateUrl} target="_blank" rel="noopener" className="button button-ghost" data-testid="donate-link">
-            Open donation page ↗
+            {t("panel.campaign_editor.open_donation_page")}
           </a>
         )}
       </div>
@@ -496,21 +522,23 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
 export function CampaignEditorPage() {
   const { id } = useParams();
   const { org, path, canWrite } = useOrg();
-  usePageTitle(id ? "Edit campaign" : "New campaign", org.name);
+  const { t } = useI18n();
+  const pageTitle = id ? t("panel.campaign_editor.edit_title") : t("panel.collections.new_campaign");
+  usePageTitle(pageTitle, org.name);
   const state = useQuery<{ campaign: Campaign | null }>(LOAD, { id }, !id);
-  const crumbs = [{ label: "Campaigns", to: path("campaigns") }];
+  const crumbs = [{ label: t("panel.campaigns.title"), to: path("campaigns") }];
   if (!canWrite) {
     return (
       <>
-        <PageHeader title={id ? "Edit campaign" : "New campaign"} crumbs={crumbs} />
-        <p className="notice">Your role ({org.role}) can read campaigns but not change them.</p>
+        <PageHeader title={pageTitle} crumbs={crumbs} />
+        <p className="notice">{t("panel.campaign_editor.read_only", { role: t(`panel.state.${org.role}`) })}</p>
       </>
     );
   }
   if (!id) {
     return (
       <>
-        <PageHeader title="New campaign" crumbs={crumbs} />
+        <PageHeader title={t("panel.collections.new_campaign")} crumbs={crumbs} />
         <CampaignForm />
       </>
     );
@@ -521,13 +549,13 @@ export function CampaignEditorPage() {
         campaign ? (
           <>
             <PageHeader
-              title={`Edit “${campaign.title}”`}
+              title={t("panel.campaign_editor.edit_named", { title: campaign.title })}
               crumbs={[...crumbs, { label: campaign.title, to: path(`campaigns/${campaign.id}`) }]}
             />
             <CampaignForm key={campaign.update_date} campaign={campaign} />
           </>
         ) : (
-          <PageHeader title="Campaign not found" crumbs={crumbs} />
+          <PageHeader title={t("panel.campaign.not_found")} crumbs={crumbs} />
         )
       }
     </Async>

@@ -9,6 +9,7 @@ import { StateBadge } from "../components/badges";
 import { Fields, PageHeader, Section, usePageTitle } from "../components/page";
 import { PaymentActions } from "../components/payment-actions";
 import { Async, Empty } from "../components/states";
+import { useI18n } from "../i18n";
 import { SUPPORTER_SUMMARY } from "./collections";
 
 const QUERY = `query CheckoutDetail($id: ID!) {
@@ -41,144 +42,149 @@ type CheckoutDetail = Checkout & {
 export function CheckoutDetailPage() {
   const { id = "" } = useParams();
   const { org, path } = useOrg();
+  const { t } = useI18n();
   const fmt = useFormat();
   const [flash, setFlash] = useState<string | null>(null);
   const state = useQuery<{ checkout: CheckoutDetail | null }>(QUERY, { id });
-  usePageTitle(`Checkout #${id}`, org.name);
-  const crumbs = [{ label: "Checkouts", to: path("checkouts") }];
+  usePageTitle(t("panel.checkout.title", { id }), org.name);
+  const crumbs = [{ label: t("panel.checkouts.title"), to: path("checkouts") }];
   return (
     <Async state={state}>
       {({ checkout }) => {
         if (!checkout) {
           return (
             <>
-              <PageHeader title="Checkout not found" crumbs={crumbs} />
-              <Empty>
-                There is no checkout #{id} in {org.name}.
-              </Empty>
+              <PageHeader title={t("panel.checkout.not_found")} crumbs={crumbs} />
+              <Empty>{t("panel.checkout.not_found_body", { id, organization: org.name })}</Empty>
             </>
           );
         }
         const { campaign, supporter, donation, payment } = checkout;
         return (
           <>
-            <PageHeader title={`Checkout #${checkout.id}`} crumbs={crumbs}>
+            <PageHeader title={t("panel.checkout.title", { id: checkout.id })} crumbs={crumbs}>
               <p className="muted">
-                <StateBadge state={checkout.state} /> opened {fmt.dateTime(checkout.create_date)}
-                {checkout.completed_date ? ` · completed ${fmt.dateTime(checkout.completed_date)}` : ""}
+                <StateBadge state={checkout.state} />{" "}
+                {t("panel.checkout.opened", { date: fmt.dateTime(checkout.create_date) })}
+                {checkout.completed_date
+                  ? ` · ${t("panel.checkout.completed", { date: fmt.dateTime(checkout.completed_date) })}`
+                  : ""}
               </p>
             </PageHeader>
             <Flash message={flash} />
             <div className="grid-2">
-              <Section title="Checkout" id="checkout">
+              <Section title={t("panel.checkout.section")} id="checkout">
                 <Fields
                   items={[
-                    ["Amount", fmt.money(checkout.amount)],
-                    ["Frequency", frequencyLabel(checkout.frequency)],
-                    ["State", <StateBadge key="s" state={checkout.state} />],
+                    [t("panel.column.amount"), fmt.money(checkout.amount)],
+                    [t("panel.column.frequency"), frequencyLabel(t, checkout.frequency)],
+                    [t("panel.column.state"), <StateBadge key="s" state={checkout.state} />],
                     [
-                      "Payment method",
+                      t("panel.checkout.payment_method"),
                       checkout.payment_method_label
                         ? `${checkout.payment_method_label} (${checkout.payment_method_processor})`
                         : null,
                     ],
                     [
-                      "Cost example",
+                      t("panel.campaign.cost_example"),
                       campaign?.cost_example_label
                         ? `${fmt.number(checkout.cost_example_quantity)} × ${campaign.cost_example_label}`
                         : null,
                     ],
-                    ["Completed", fmt.dateTime(checkout.completed_date)],
-                    ["Last change", fmt.dateTime(checkout.update_date)],
+                    [t("panel.column.completed"), fmt.dateTime(checkout.completed_date)],
+                    [t("panel.donation.last_change"), fmt.dateTime(checkout.update_date)],
                   ]}
                 />
               </Section>
-              <Section title="Campaign" id="checkout-campaign">
+              <Section title={t("panel.column.campaign")} id="checkout-campaign">
                 {campaign ? (
                   <Fields
                     items={[
                       [
-                        "Title",
+                        t("panel.column.title"),
                         <Link key="c" to={path(`campaigns/${campaign.id}`)}>
                           {campaign.title}
                         </Link>,
                       ],
-                      ["Slug", campaign.slug],
+                      [t("panel.column.slug"), campaign.slug],
                     ]}
                   />
                 ) : (
-                  <Empty>No campaign.</Empty>
+                  <Empty>{t("panel.checkout.no_campaign")}</Empty>
                 )}
               </Section>
-              <Section title="Supporter" id="checkout-supporter">
+              <Section title={t("panel.column.supporter")} id="checkout-supporter">
                 {supporter ? (
                   <Fields
                     items={[
                       [
-                        "Name",
+                        t("panel.column.name"),
                         <Link key="s" to={path(`supporters/${supporter.id}`)}>
-                          {supporterName(supporter)}
+                          {supporterName(t, supporter)}
                         </Link>,
                       ],
-                      ["Email", supporter.email],
-                      ["Phone", supporter.phone],
-                      ["Location", [supporter.city, supporter.country].filter(Boolean).join(", ") || null],
+                      [t("panel.column.email"), supporter.email],
+                      [t("panel.supporter.field.phone"), supporter.phone],
+                      [
+                        t("panel.donation.location"),
+                        [supporter.city, supporter.country].filter(Boolean).join(", ") || null,
+                      ],
                     ]}
                   />
                 ) : (
-                  <Empty>The donor has not given their details yet.</Empty>
+                  <Empty>{t("panel.checkout.no_supporter")}</Empty>
                 )}
               </Section>
-              <Section title="Donation" id="checkout-donation">
+              <Section title={t("panel.donation.section")} id="checkout-donation">
                 {donation ? (
                   <Fields
                     items={[
                       [
-                        "Donation",
+                        t("panel.column.donation"),
                         <Link key="d" to={path(`donations/${donation.id}`)}>
                           {donation.code}
                         </Link>,
                       ],
-                      ["Amount", fmt.money(donation.amount, donation.currency)],
-                      ["Frequency", frequencyLabel(donation.frequency)],
-                      ["State", <StateBadge key="s" state={donation.state} />],
-                      ["Completed", fmt.dateTime(donation.completed_date)],
+                      [t("panel.column.amount"), fmt.money(donation.amount, donation.currency)],
+                      [t("panel.column.frequency"), frequencyLabel(t, donation.frequency)],
+                      [t("panel.column.state"), <StateBadge key="s" state={donation.state} />],
+                      [t("panel.column.completed"), fmt.dateTime(donation.completed_date)],
                       [
-                        "Receipt",
+                        t("panel.checkout.receipt"),
                         donation.receipt_url ? (
                           <a key="k149" href={donation.receipt_url} target="_blank" rel="noopener">
-                            Receipt ↗
+                            {t("panel.donation.receipt")}
                           </a>
                         ) : null,
                       ],
                     ]}
                   />
                 ) : (
-                  <Empty>No donation yet.</Empty>
+                  <Empty>{t("panel.checkout.no_donation")}</Empty>
                 )}
               </Section>
-              <Section title="Payment" id="checkout-payment">
+              <Section title={t("panel.payment.section")} id="checkout-payment">
                 {payment ? (
                   <>
                     <Fields
                       items={[
                         [
-                          "Payment",
+                          t("panel.payment.section"),
                           <Link key="p" to={path(`payments/${payment.id}`)}>
                             #{payment.id}
                           </Link>,
                         ],
-                        ["Amount", fmt.money(payment.amount, payment.currency)],
-                        ["State", <StateBadge key="s" state={payment.state} />],
-                        ["Paid on", fmt.dateTime(payment.payment_date)],
+                        [t("panel.column.amount"), fmt.money(payment.amount, payment.currency)],
+                        [t("panel.column.state"), <StateBadge key="s" state={payment.state} />],
+                        [t("panel.payment.paid_on"), fmt.dateTime(payment.payment_date)],
                         [
-                          "Method",
+                          t("panel.column.method"),
                           payment.payment_method
                             ? `${payment.payment_method.label} (${payment.payment_method.processor})`
                             : null,
                         ],
                         [
-                          "Processor intent",
+                          t("panel.filter.processor_intent"),
                           payment.processor_intent_id ? <code key="k182">{payment.processor_intent_id}</code> : null,
                         ],
                       ]}
@@ -192,7 +198,7 @@ export function CheckoutDetailPage() {
                     />
                   </>
                 ) : (
-                  <Empty>No payment yet.</Empty>
+                  <Empty>{t("panel.checkout.no_payment")}</Empty>
                 )}
               </Section>
             </div>

@@ -8,6 +8,7 @@ import { CampaignSelect } from "../components/campaign-select";
 import { DataTable, Pagination, type TableColumn } from "../components/data-table";
 import { PageHeader, usePageTitle } from "../components/page";
 import { Empty, ErrorState, Loading } from "../components/states";
+import { useI18n } from "../i18n";
 import { COLLECTIONS, type CollectionDef, type CollectionName, type FilterDef } from "./collections";
 
 export const PAGE_SIZES = [25, 50, 100, 250];
@@ -45,15 +46,16 @@ export function exportHref(collection: CollectionName, org: string, params: URLS
 }
 
 function FilterField({ filter, value, onChange }: { filter: FilterDef; value: string; onChange: () => void }) {
+  const { t } = useI18n();
   const id = `filter-${filter.name}`;
   let control: ReactElement;
   if (filter.kind === "select") {
     control = (
       <select id={id} name={filter.name} defaultValue={value} onChange={onChange}>
-        <option value="">All</option>
+        <option value="">{t("panel.filter.all")}</option>
         {filter.options?.map(([optionValue, label]) => (
           <option key={optionValue} value={optionValue}>
-            {label}
+            {t(label)}
           </option>
         ))}
       </select>
@@ -68,14 +70,14 @@ function FilterField({ filter, value, onChange }: { filter: FilterDef; value: st
         type={filter.kind === "date" ? "date" : filter.kind === "number" ? "number" : "search"}
         min={filter.kind === "number" ? 1 : undefined}
         defaultValue={value}
-        placeholder={filter.placeholder}
+        placeholder={filter.placeholder && t(filter.placeholder)}
         onChange={filter.kind === "date" ? onChange : undefined}
       />
     );
   }
   return (
     <div className={`filter filter-${filter.kind}`}>
-      <label htmlFor={id}>{filter.label}</label>
+      <label htmlFor={id}>{t(filter.label)}</label>
       {control}
     </div>
   );
@@ -84,11 +86,14 @@ function FilterField({ filter, value, onChange }: { filter: FilterDef; value: st
 export function CollectionPage({ name }: { name: CollectionName }) {
   const def = COLLECTIONS[name] as CollectionDef<{ id: number }>;
   const { org, path, canWrite } = useOrg();
+  const { t, locale } = useI18n();
   const fmt = useFormat();
+  const title = t(def.title);
+  const titleInSentence = title.toLocaleLowerCase(locale);
   const [params, setParams] = useSearchParams();
   const formRef = useRef<HTMLFormElement>(null);
   const [filtersOpen, setFiltersOpen] = useState(false);
-  usePageTitle(def.title, org.name);
+  usePageTitle(title, org.name);
 
   const limit = readInt(params.get("limit"), DEFAULT_LIMIT, 1, 1000);
   const offset = readInt(params.get("offset"), 0, 0, Number.MAX_SAFE_INTEGER);
@@ -101,7 +106,7 @@ export function CollectionPage({ name }: { name: CollectionName }) {
     if (!raw) continue;
     const value = filterValue(filter, raw);
     if (typeof value === "string" && filter.gqlType !== "String")
-      invalid.push(`${filter.label}: “${raw}” is not valid`);
+      invalid.push(t("panel.collections.invalid_filter", { label: t(filter.label), value: raw }));
     variables[filter.name] = value;
   }
   const state = useQuery<Record<string, ListResult<{ id: number }>>>(query, variables, invalid.length > 0);
@@ -135,22 +140,23 @@ export function CollectionPage({ name }: { name: CollectionName }) {
 
   const columns: TableColumn<{ id: number }>[] = def.columns.map((column) => ({
     ...column,
-    render: (row) => column.render(row, { fmt, path }),
+    label: t(column.label),
+    render: (row) => column.render(row, { fmt, path, t }),
   }));
 
   const actions = (
     <>
       <a className="button" href={exportHref(def.name, org.slug, params)} download data-testid="download-csv">
-        Download CSV
+        {t("panel.collections.download_csv")}
       </a>
       {canWrite && name === "campaigns" && (
         <Link className="button button-primary" to={path("campaigns/new")}>
-          New campaign
+          {t("panel.collections.new_campaign")}
         </Link>
       )}
       {canWrite && name === "donations" && (
         <Link className="button button-primary" to={path("donations/new")}>
-          Record offline donation
+          {t("panel.collections.record_offline")}
         </Link>
       )}
     </>
@@ -158,7 +164,7 @@ export function CollectionPage({ name }: { name: CollectionName }) {
 
   return (
     <>
-      <PageHeader title={def.title} actions={actions} />
+      <PageHeader title={title} actions={actions} />
       <button
         type="button"
         className="button filters-toggle"
@@ -166,7 +172,9 @@ export function CollectionPage({ name }: { name: CollectionName }) {
         aria-controls="list-filters"
         onClick={() => setFiltersOpen((open) => !open)}
       >
-        Filters{activeFilters > 0 ? ` (${activeFilters})` : ""}
+        {activeFilters > 0
+          ? t("panel.collections.filters_active", { count: activeFilters })
+          : t("panel.collections.filters")}
       </button>
       <form
         id="list-filters"
@@ -174,7 +182,7 @@ export function CollectionPage({ name }: { name: CollectionName }) {
         className={filtersOpen ? "filters card" : "filters card filters-collapsed"}
         onSubmit={onSubmit}
         key={params.toString()}
-        aria-label={`Filter ${def.title.toLowerCase()}`}
+        aria-label={t("panel.collections.filter_label", { title: titleInSentence })}
       >
         <div className="filters-grid">
           {def.filters.map((filter) => (
@@ -190,15 +198,15 @@ export function CollectionPage({ name }: { name: CollectionName }) {
         </div>
         <div className="filters-actions">
           <button type="submit" className="button button-primary">
-            Apply filters
+            {t("panel.collections.apply")}
           </button>
           {activeFilters > 0 && (
             <button type="button" className="button button-ghost" onClick={() => setParams(new URLSearchParams())}>
-              Clear ({activeFilters})
+              {t("panel.collections.clear", { count: activeFilters })}
             </button>
           )}
           <label className="page-size">
-            Rows per page{" "}
+            {t("panel.collections.rows_per_page")}{" "}
             <select value={String(limit)} onChange={(event) => update({ limit: event.target.value, offset: null })}>
               {[...new Set([...PAGE_SIZES, limit])]
                 .sort((a, b) => a - b)
@@ -214,23 +222,23 @@ export function CollectionPage({ name }: { name: CollectionName }) {
 
       {invalid.length > 0 ? (
         <ErrorState
-          title="Some filters are not valid"
+          title={t("panel.collections.invalid_filters")}
           error={new Error(`${invalid.join("; ")}.`)}
           onRetry={() => setParams(new URLSearchParams())}
-          retryLabel="Clear filters"
+          retryLabel={t("panel.collections.clear_filters")}
         />
       ) : state.error && !state.loading ? (
         <ErrorState error={state.error} onRetry={state.reload} />
       ) : !result ? (
-        <Loading label={`Loading ${def.title.toLowerCase()}…`} />
+        <Loading label={t("panel.collections.loading", { title: titleInSentence })} />
       ) : (
         <div className="card card-flush">
           {result.items.length === 0 ? (
-            <Empty>{offset > 0 && result.count > 0 ? "This page is past the end of the list." : def.emptyText}</Empty>
+            <Empty>{offset > 0 && result.count > 0 ? t("panel.collections.past_the_end") : t(def.emptyText)}</Empty>
           ) : (
             <DataTable
               testId={`table-${def.name}`}
-              caption={`${def.title}, ordered by ${order}`}
+              caption={t("panel.collections.caption", { title, order })}
               columns={columns}
               rows={result.items}
               order={order}

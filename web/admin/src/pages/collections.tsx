@@ -3,9 +3,11 @@ import { Link } from "react-router";
 import type { Campaign, Checkout, Donation, Payment, Supporter, SupporterSummary } from "../api/types";
 import { type Formatters, frequencyLabel, supporterName } from "../app/format";
 import { StateBadge, Tags } from "../components/badges";
+import type { Translate } from "../i18n";
 
 export type CollectionName = "campaigns" | "supporters" | "donations" | "payments" | "checkouts";
 
+/** Labels, placeholders and options' words are keys of the catalog (panel.filter.*, panel.column.*). */
 export interface FilterDef {
   name: string;
   label: string;
@@ -18,6 +20,7 @@ export interface FilterDef {
 export interface RenderContext {
   fmt: Formatters;
   path: (sub?: string) => string;
+  t: Translate;
 }
 
 export interface ColumnDef<T> {
@@ -29,10 +32,10 @@ export interface ColumnDef<T> {
   render: (row: T, context: RenderContext) => ReactNode;
 }
 
+/** `title` and `emptyText` are keys of the catalog. */
 export interface CollectionDef<T extends { id: number }> {
   name: CollectionName;
   title: string;
-  singular: string;
   selection: string;
   filters: FilterDef[];
   columns: ColumnDef<T>[];
@@ -45,24 +48,32 @@ const STATES = {
   checkouts: ["OPEN", "CLOSED"],
 };
 
-const options = (values: string[]): [string, string][] => values.map((value) => [value, value.replace("_", " ")]);
+const options = (values: string[]): [string, string][] => values.map((value) => [value, `panel.state.${value}`]);
 const FREQUENCIES: [string, string][] = [
-  ["0", "One-off"],
-  ["12", "Monthly"],
-  ["1", "Yearly"],
+  ["0", "panel.frequency.one_off"],
+  ["12", "panel.frequency.monthly"],
+  ["1", "panel.frequency.yearly"],
 ];
 
-function dateRange(field: string, label: string): FilterDef[] {
+type DateField = "create_date" | "completed_date" | "payment_date";
+const DATE_RANGES: Record<DateField, [string, string]> = {
+  create_date: ["panel.filter.created_from", "panel.filter.created_to"],
+  completed_date: ["panel.filter.completed_from", "panel.filter.completed_to"],
+  payment_date: ["panel.filter.paid_from", "panel.filter.paid_to"],
+};
+
+function dateRange(field: DateField): FilterDef[] {
+  const [from, to] = DATE_RANGES[field];
   return [
-    { name: `${field}_from`, label: `${label} from`, kind: "date", gqlType: "String" },
-    { name: `${field}_to`, label: `${label} to`, kind: "date", gqlType: "String" },
+    { name: `${field}_from`, label: from, kind: "date", gqlType: "String" },
+    { name: `${field}_to`, label: to, kind: "date", gqlType: "String" },
   ];
 }
 
 type Row = { id: number };
 const idColumn = <T extends Row>(collection: CollectionName): ColumnDef<T> => ({
   key: "id",
-  label: "ID",
+  label: "panel.column.id",
   sort: "id",
   numeric: true,
   render: (row, { path }) => <Link to={path(`${collection}/${row.id}`)}>#{row.id}</Link>,
@@ -70,61 +81,72 @@ const idColumn = <T extends Row>(collection: CollectionName): ColumnDef<T> => ({
 
 export const SUPPORTER_SUMMARY = "id first_name last_name business_name email erase_date";
 
-const supporterCell = (supporter: SupporterSummary | null, { path }: RenderContext) =>
-  supporter ? <Link to={path(`supporters/${supporter.id}`)}>{supporterName(supporter)}</Link> : "—";
+const supporterCell = (supporter: SupporterSummary | null, { path, t }: RenderContext) =>
+  supporter ? <Link to={path(`supporters/${supporter.id}`)}>{supporterName(t, supporter)}</Link> : "—";
 const campaignCell = (campaign: { id: number; title: string } | null, { path }: RenderContext) =>
   campaign ? <Link to={path(`campaigns/${campaign.id}`)}>{campaign.title}</Link> : "—";
 
 const campaigns: CollectionDef<Campaign> = {
   name: "campaigns",
-  title: "Campaigns",
-  singular: "campaign",
+  title: "panel.campaigns.title",
   selection: "id title slug code type goal is_goal_enabled tags archive_date create_date",
-  emptyText: "No campaigns match these filters.",
+  emptyText: "panel.campaigns.empty",
   filters: [
-    { name: "q", label: "Search", kind: "text", gqlType: "String", placeholder: "Title, slug or code" },
-    { name: "type", label: "Type", kind: "text", gqlType: "String", placeholder: "e.g. donation" },
-    { name: "tag", label: "Tag", kind: "text", gqlType: "String" },
+    {
+      name: "q",
+      label: "panel.filter.search",
+      kind: "text",
+      gqlType: "String",
+      placeholder: "panel.filter.placeholder.campaigns",
+    },
+    {
+      name: "type",
+      label: "panel.filter.type",
+      kind: "text",
+      gqlType: "String",
+      placeholder: "panel.filter.placeholder.campaign_type",
+    },
+    { name: "tag", label: "panel.filter.tag", kind: "text", gqlType: "String" },
     {
       name: "archived",
-      label: "Status",
+      label: "panel.filter.status",
       kind: "select",
       gqlType: "Boolean",
       options: [
-        ["false", "Active"],
-        ["true", "Archived"],
+        ["false", "panel.filter.active"],
+        ["true", "panel.filter.archived"],
       ],
     },
-    ...dateRange("create_date", "Created"),
+    ...dateRange("create_date"),
   ],
   columns: [
     idColumn("campaigns"),
     {
       key: "title",
-      label: "Title",
+      label: "panel.column.title",
       sort: "title",
       render: (row, { path }) => <Link to={path(`campaigns/${row.id}`)}>{row.title}</Link>,
     },
-    { key: "type", label: "Type", sort: "type", render: (row) => row.type },
-    { key: "slug", label: "Slug", sort: "slug", render: (row) => row.slug ?? "—" },
-    { key: "code", label: "Code", sort: "code", render: (row) => row.code ?? "—" },
+    { key: "type", label: "panel.column.type", sort: "type", render: (row) => row.type },
+    { key: "slug", label: "panel.column.slug", sort: "slug", render: (row) => row.slug ?? "—" },
+    { key: "code", label: "panel.column.code", sort: "code", render: (row) => row.code ?? "—" },
     {
       key: "goal",
-      label: "Goal",
+      label: "panel.column.goal",
       sort: "goal",
       numeric: true,
       render: (row, { fmt }) => (row.is_goal_enabled ? fmt.money(row.goal) : "—"),
     },
-    { key: "tags", label: "Tags", render: (row) => <Tags tags={row.tags} /> },
+    { key: "tags", label: "panel.column.tags", render: (row) => <Tags tags={row.tags} /> },
     {
       key: "archive_date",
-      label: "Status",
+      label: "panel.column.status",
       sort: "archive_date",
       render: (row) => <StateBadge state={row.archive_date ? "archived" : "active"} />,
     },
     {
       key: "create_date",
-      label: "Created",
+      label: "panel.column.created",
       sort: "create_date",
       render: (row, { fmt }) => fmt.dateTime(row.create_date),
     },
@@ -133,32 +155,43 @@ const campaigns: CollectionDef<Campaign> = {
 
 const supporters: CollectionDef<Supporter> = {
   name: "supporters",
-  title: "Supporters",
-  singular: "supporter",
+  title: "panel.supporters.title",
   selection: `${SUPPORTER_SUMMARY} city country tags create_date`,
-  emptyText: "No supporters match these filters.",
+  emptyText: "panel.supporters.empty",
   filters: [
-    { name: "q", label: "Search", kind: "text", gqlType: "String", placeholder: "Name or email" },
-    { name: "email", label: "Exact email", kind: "text", gqlType: "String" },
-    { name: "country", label: "Country", kind: "text", gqlType: "String", placeholder: "e.g. IT" },
-    { name: "tag", label: "Tag", kind: "text", gqlType: "String" },
-    ...dateRange("create_date", "Created"),
+    {
+      name: "q",
+      label: "panel.filter.search",
+      kind: "text",
+      gqlType: "String",
+      placeholder: "panel.filter.placeholder.supporters",
+    },
+    { name: "email", label: "panel.filter.exact_email", kind: "text", gqlType: "String" },
+    {
+      name: "country",
+      label: "panel.filter.country",
+      kind: "text",
+      gqlType: "String",
+      placeholder: "panel.filter.placeholder.country",
+    },
+    { name: "tag", label: "panel.filter.tag", kind: "text", gqlType: "String" },
+    ...dateRange("create_date"),
   ],
   columns: [
     idColumn("supporters"),
     {
       key: "last_name",
-      label: "Name",
+      label: "panel.column.name",
       sort: "last_name",
       render: (row, context) => supporterCell(row, context),
     },
-    { key: "email", label: "Email", sort: "email", render: (row) => row.email ?? "—" },
-    { key: "city", label: "City", sort: "city", render: (row) => row.city ?? "—" },
-    { key: "country", label: "Country", sort: "country", render: (row) => row.country ?? "—" },
-    { key: "tags", label: "Tags", render: (row) => <Tags tags={row.tags} /> },
+    { key: "email", label: "panel.column.email", sort: "email", render: (row) => row.email ?? "—" },
+    { key: "city", label: "panel.column.city", sort: "city", render: (row) => row.city ?? "—" },
+    { key: "country", label: "panel.column.country", sort: "country", render: (row) => row.country ?? "—" },
+    { key: "tags", label: "panel.column.tags", render: (row) => <Tags tags={row.tags} /> },
     {
       key: "create_date",
-      label: "Created",
+      label: "panel.column.created",
       sort: "create_date",
       render: (row, { fmt }) => fmt.dateTime(row.create_date),
     },
@@ -172,58 +205,74 @@ export type DonationRow = Donation & {
 
 const donations: CollectionDef<DonationRow> = {
   name: "donations",
-  title: "Donations",
-  singular: "donation",
+  title: "panel.donations.title",
   selection: `id code state amount currency frequency completed_date create_date supporter { ${SUPPORTER_SUMMARY} } campaign { id title }`,
-  emptyText: "No donations match these filters.",
+  emptyText: "panel.donations.empty",
   filters: [
-    { name: "q", label: "Code", kind: "text", gqlType: "String", placeholder: "Donation code" },
-    { name: "state", label: "State", kind: "select", gqlType: "String", options: options(STATES.donations) },
-    { name: "frequency", label: "Frequency", kind: "select", gqlType: "Int", options: FREQUENCIES },
-    { name: "campaign_id", label: "Campaign", kind: "campaign", gqlType: "Int" },
-    { name: "supporter_id", label: "Supporter ID", kind: "number", gqlType: "Int" },
-    { name: "tag", label: "Tag", kind: "text", gqlType: "String" },
-    ...dateRange("create_date", "Created"),
-    ...dateRange("completed_date", "Completed"),
+    {
+      name: "q",
+      label: "panel.filter.code",
+      kind: "text",
+      gqlType: "String",
+      placeholder: "panel.filter.placeholder.donation_code",
+    },
+    {
+      name: "state",
+      label: "panel.filter.state",
+      kind: "select",
+      gqlType: "String",
+      options: options(STATES.donations),
+    },
+    { name: "frequency", label: "panel.filter.frequency", kind: "select", gqlType: "Int", options: FREQUENCIES },
+    { name: "campaign_id", label: "panel.filter.campaign", kind: "campaign", gqlType: "Int" },
+    { name: "supporter_id", label: "panel.filter.supporter_id", kind: "number", gqlType: "Int" },
+    { name: "tag", label: "panel.filter.tag", kind: "text", gqlType: "String" },
+    ...dateRange("create_date"),
+    ...dateRange("completed_date"),
   ],
   columns: [
     idColumn("donations"),
     {
       key: "code",
-      label: "Code",
+      label: "panel.column.code",
       sort: "code",
       render: (row, { path }) => <Link to={path(`donations/${row.id}`)}>{row.code}</Link>,
     },
     {
       key: "supporter",
-      label: "Supporter",
+      label: "panel.column.supporter",
       sort: "supporter_id",
       render: (row, context) => supporterCell(row.supporter, context),
     },
     {
       key: "campaign",
-      label: "Campaign",
+      label: "panel.column.campaign",
       sort: "campaign_id",
       render: (row, context) => campaignCell(row.campaign, context),
     },
     {
       key: "amount",
-      label: "Amount",
+      label: "panel.column.amount",
       sort: "amount",
       numeric: true,
       render: (row, { fmt }) => fmt.money(row.amount, row.currency),
     },
-    { key: "frequency", label: "Frequency", sort: "frequency", render: (row) => frequencyLabel(row.frequency) },
-    { key: "state", label: "State", sort: "state", render: (row) => <StateBadge state={row.state} /> },
+    {
+      key: "frequency",
+      label: "panel.column.frequency",
+      sort: "frequency",
+      render: (row, { t }) => frequencyLabel(t, row.frequency),
+    },
+    { key: "state", label: "panel.column.state", sort: "state", render: (row) => <StateBadge state={row.state} /> },
     {
       key: "create_date",
-      label: "Created",
+      label: "panel.column.created",
       sort: "create_date",
       render: (row, { fmt }) => fmt.dateTime(row.create_date),
     },
     {
       key: "completed_date",
-      label: "Completed",
+      label: "panel.column.completed",
       sort: "completed_date",
       render: (row, { fmt }) => fmt.dateTime(row.completed_date),
     },
@@ -232,50 +281,55 @@ const donations: CollectionDef<DonationRow> = {
 
 const payments: CollectionDef<Payment> = {
   name: "payments",
-  title: "Payments",
-  singular: "payment",
+  title: "panel.payments.title",
   selection:
     "id donation_id state amount amount_refunded currency payment_date processor_intent_id create_date payment_method { id label processor }",
-  emptyText: "No payments match these filters.",
+  emptyText: "panel.payments.empty",
   filters: [
-    { name: "state", label: "State", kind: "select", gqlType: "String", options: options(STATES.payments) },
-    { name: "donation_id", label: "Donation ID", kind: "number", gqlType: "Int" },
-    { name: "processor_intent_id", label: "Processor intent", kind: "text", gqlType: "String" },
-    ...dateRange("payment_date", "Paid"),
-    ...dateRange("create_date", "Created"),
+    {
+      name: "state",
+      label: "panel.filter.state",
+      kind: "select",
+      gqlType: "String",
+      options: options(STATES.payments),
+    },
+    { name: "donation_id", label: "panel.filter.donation_id", kind: "number", gqlType: "Int" },
+    { name: "processor_intent_id", label: "panel.filter.processor_intent", kind: "text", gqlType: "String" },
+    ...dateRange("payment_date"),
+    ...dateRange("create_date"),
   ],
   columns: [
     idColumn("payments"),
     {
       key: "donation_id",
-      label: "Donation",
+      label: "panel.column.donation",
       sort: "donation_id",
       numeric: true,
       render: (row, { path }) => <Link to={path(`donations/${row.donation_id}`)}>#{row.donation_id}</Link>,
     },
     {
       key: "amount",
-      label: "Amount",
+      label: "panel.column.amount",
       sort: "amount",
       numeric: true,
       render: (row, { fmt }) => fmt.money(row.amount, row.currency),
     },
-    { key: "state", label: "State", sort: "state", render: (row) => <StateBadge state={row.state} /> },
+    { key: "state", label: "panel.column.state", sort: "state", render: (row) => <StateBadge state={row.state} /> },
     {
       key: "method",
-      label: "Method",
+      label: "panel.column.method",
       sort: "payment_method_id",
       render: (row) => (row.payment_method ? `${row.payment_method.label} (${row.payment_method.processor})` : "—"),
     },
     {
       key: "payment_date",
-      label: "Paid",
+      label: "panel.column.paid",
       sort: "payment_date",
       render: (row, { fmt }) => fmt.dateTime(row.payment_date),
     },
     {
       key: "create_date",
-      label: "Created",
+      label: "panel.column.created",
       sort: "create_date",
       render: (row, { fmt }) => fmt.dateTime(row.create_date),
     },
@@ -291,40 +345,66 @@ export const CHECKOUT_ROW_SELECTION = `id state amount frequency payment_method_
 
 const checkouts: CollectionDef<CheckoutRow> = {
   name: "checkouts",
-  title: "Checkouts",
-  singular: "checkout",
+  title: "panel.checkouts.title",
   selection: CHECKOUT_ROW_SELECTION,
-  emptyText: "No checkouts match these filters.",
+  emptyText: "panel.checkouts.empty",
   filters: [
-    { name: "q", label: "Search", kind: "text", gqlType: "String", placeholder: "Name, email, campaign, code or id" },
-    { name: "state", label: "State", kind: "select", gqlType: "String", options: options(STATES.checkouts) },
-    { name: "frequency", label: "Frequency", kind: "select", gqlType: "Int", options: FREQUENCIES },
-    { name: "campaign_id", label: "Campaign", kind: "campaign", gqlType: "Int" },
-    { name: "supporter_id", label: "Supporter ID", kind: "number", gqlType: "Int" },
-    ...dateRange("create_date", "Created"),
+    {
+      name: "q",
+      label: "panel.filter.search",
+      kind: "text",
+      gqlType: "String",
+      placeholder: "panel.filter.placeholder.checkouts",
+    },
+    {
+      name: "state",
+      label: "panel.filter.state",
+      kind: "select",
+      gqlType: "String",
+      options: options(STATES.checkouts),
+    },
+    { name: "frequency", label: "panel.filter.frequency", kind: "select", gqlType: "Int", options: FREQUENCIES },
+    { name: "campaign_id", label: "panel.filter.campaign", kind: "campaign", gqlType: "Int" },
+    { name: "supporter_id", label: "panel.filter.supporter_id", kind: "number", gqlType: "Int" },
+    ...dateRange("create_date"),
   ],
   columns: [
     idColumn("checkouts"),
-    { key: "supporter", label: "Supporter", render: (row, context) => supporterCell(row.supporter, context) },
-    { key: "campaign", label: "Campaign", render: (row, context) => campaignCell(row.campaign, context) },
-    { key: "amount", label: "Amount", sort: "amount", numeric: true, render: (row, { fmt }) => fmt.money(row.amount) },
-    { key: "frequency", label: "Frequency", sort: "frequency", render: (row) => frequencyLabel(row.frequency) },
-    { key: "state", label: "State", sort: "state", render: (row) => <StateBadge state={row.state} /> },
+    {
+      key: "supporter",
+      label: "panel.column.supporter",
+      render: (row, context) => supporterCell(row.supporter, context),
+    },
+    { key: "campaign", label: "panel.column.campaign", render: (row, context) => campaignCell(row.campaign, context) },
+    {
+      key: "amount",
+      label: "panel.column.amount",
+      sort: "amount",
+      numeric: true,
+      render: (row, { fmt }) => fmt.money(row.amount),
+    },
+    {
+      key: "frequency",
+      label: "panel.column.frequency",
+      sort: "frequency",
+      render: (row, { t }) => frequencyLabel(t, row.frequency),
+    },
+    { key: "state", label: "panel.column.state", sort: "state", render: (row) => <StateBadge state={row.state} /> },
     {
       key: "payment_method_label",
-      label: "Method",
+      label: "panel.column.method",
       sort: "payment_method_label",
       render: (row) => row.payment_method_label ?? "—",
     },
     {
       key: "create_date",
-      label: "Created",
+      label: "panel.column.created",
       sort: "create_date",
       render: (row, { fmt }) => fmt.dateTime(row.create_date),
     },
     {
       key: "completed_date",
-      label: "Completed",
+      label: "panel.column.completed",
       sort: "completed_date",
       render: (row, { fmt }) => fmt.dateTime(row.completed_date),
     },

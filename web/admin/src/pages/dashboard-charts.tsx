@@ -14,6 +14,7 @@ import {
 } from "chart.js";
 import { useEffect, useRef } from "react";
 import type { Formatters } from "../app/format";
+import type { Translate } from "../i18n";
 
 Chart.register(
   BarController,
@@ -50,7 +51,15 @@ export interface DonationsPoint {
   count: number;
 }
 
-export function DonationsChart({ points, fmt }: { points: DonationsPoint[]; fmt: Formatters }) {
+interface ChartProps<Point> {
+  points: Point[];
+  fmt: Formatters;
+  t: Translate;
+  /** The panel's language (Chart.js formats the count axis with it). */
+  locale: string;
+}
+
+export function DonationsChart({ points, fmt, t, locale }: ChartProps<DonationsPoint>) {
   const canvas = useChart({
     type: "bar",
     data: {
@@ -58,7 +67,7 @@ export function DonationsChart({ points, fmt }: { points: DonationsPoint[]; fmt:
       datasets: [
         {
           type: "bar",
-          label: "Raised",
+          label: t("panel.dashboard.raised"),
           data: points.map((point) => point.amount),
           backgroundColor: ACCENT,
           borderRadius: 4,
@@ -67,7 +76,7 @@ export function DonationsChart({ points, fmt }: { points: DonationsPoint[]; fmt:
         },
         {
           type: "line",
-          label: "Donations",
+          label: t("panel.dashboard.donations"),
           data: points.map((point) => point.count),
           borderColor: TEAL,
           backgroundColor: TEAL,
@@ -78,6 +87,7 @@ export function DonationsChart({ points, fmt }: { points: DonationsPoint[]; fmt:
       ],
     },
     options: {
+      locale,
       responsive: true,
       maintainAspectRatio: false,
       animation: false,
@@ -94,8 +104,8 @@ export function DonationsChart({ points, fmt }: { points: DonationsPoint[]; fmt:
           callbacks: {
             label: (item) =>
               item.dataset.yAxisID === "count"
-                ? ` ${item.formattedValue} donations`
-                : ` ${fmt.money(Number(item.raw))} raised`,
+                ? ` ${t("panel.dashboard.donations_count", { count: Number(item.raw), formatted: item.formattedValue })}`
+                : ` ${t("panel.dashboard.amount_raised", { amount: fmt.money(Number(item.raw)) })}`,
           },
         },
       },
@@ -106,7 +116,7 @@ export function DonationsChart({ points, fmt }: { points: DonationsPoint[]; fmt:
     <canvas
       ref={canvas}
       role="img"
-      aria-label={`Bar chart of money raised per month: ${fmt.money(total)} over ${points.length} months`}
+      aria-label={t("panel.dashboard.donations_chart_label", { total: fmt.money(total), months: points.length })}
     />
   );
 }
@@ -117,22 +127,28 @@ export interface RecurringPoint {
   yearly: number;
 }
 
-export function RecurringChart({ points, fmt }: { points: RecurringPoint[]; fmt: Formatters }) {
+export function RecurringChart({ points, fmt, t, locale }: ChartProps<RecurringPoint>) {
   const canvas = useChart({
     type: "bar",
     data: {
       labels: points.map((point) => fmt.month(point.period)),
       datasets: [
         {
-          label: "Monthly donors",
+          label: t("panel.dashboard.monthly_donors"),
           data: points.map((point) => point.monthly),
           backgroundColor: ACCENT,
           borderRadius: 3,
         },
-        { label: "Yearly donors", data: points.map((point) => point.yearly), backgroundColor: TEAL, borderRadius: 3 },
+        {
+          label: t("panel.dashboard.yearly_donors"),
+          data: points.map((point) => point.yearly),
+          backgroundColor: TEAL,
+          borderRadius: 3,
+        },
       ],
     },
     options: {
+      locale,
       responsive: true,
       maintainAspectRatio: false,
       animation: false,
@@ -147,11 +163,5 @@ export function RecurringChart({ points, fmt }: { points: RecurringPoint[]; fmt:
       },
     },
   } as ChartConfiguration);
-  return (
-    <canvas
-      ref={canvas}
-      role="img"
-      aria-label="Stacked bar chart of recurring revenue per month, monthly and yearly donors"
-    />
-  );
+  return <canvas ref={canvas} role="img" aria-label={t("panel.dashboard.recurring_chart_label")} />;
 }

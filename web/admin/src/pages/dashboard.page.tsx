@@ -7,6 +7,7 @@ import { DataTable } from "../components/data-table";
 import { FormProtection } from "../components/form-protection";
 import { PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, Empty, Loading } from "../components/states";
+import { type Translate, useI18n } from "../i18n";
 import { CHECKOUT_ROW_SELECTION, type CheckoutRow, COLLECTIONS } from "./collections";
 import type { DonationsPoint, RecurringPoint } from "./dashboard-charts";
 
@@ -55,9 +56,10 @@ function Stat({ label, value, hint, testId }: { label: string; value: string; hi
 }
 
 function ChartFallbackTable({ caption, head, rows }: { caption: string; head: string[]; rows: string[][] }) {
+  const { t } = useI18n();
   return (
     <details className="chart-table">
-      <summary>Show as a table</summary>
+      <summary>{t("panel.dashboard.show_as_table")}</summary>
       <div className="table-scroll">
         <table className="table table-compact">
           <caption className="visually-hidden">{caption}</caption>
@@ -94,24 +96,32 @@ function CheckoutTable({
   caption,
   fmt,
   path,
+  t,
 }: {
   rows: CheckoutRow[];
   testId: string;
   caption: string;
   fmt: Formatters;
   path: (sub?: string) => string;
+  t: Translate;
 }) {
   const pick = new Set(["id", "supporter", "campaign", "amount", "frequency", "state", "create_date"]);
   const columns = COLLECTIONS.checkouts.columns
     .filter((column) => pick.has(column.key))
-    .map((column) => ({ ...column, sort: undefined, render: (row: CheckoutRow) => column.render(row, { fmt, path }) }));
+    .map((column) => ({
+      ...column,
+      label: t(column.label),
+      sort: undefined,
+      render: (row: CheckoutRow) => column.render(row, { fmt, path, t }),
+    }));
   return <DataTable testId={testId} caption={caption} columns={columns} rows={rows} />;
 }
 
 export function DashboardPage() {
   const { org, path } = useOrg();
   const fmt = useFormat();
-  usePageTitle("Dashboard", org.name);
+  const { t, intlLocale } = useI18n();
+  usePageTitle(t("panel.dashboard.title"), org.name);
   const dashboard = useQuery<{ dashboard: Dashboard }>(DASHBOARD);
   const checkouts = useQuery<{
     recent: { count: number; items: CheckoutRow[] };
@@ -120,15 +130,15 @@ export function DashboardPage() {
 
   return (
     <>
-      <PageHeader title="Dashboard">
+      <PageHeader title={t("panel.dashboard.title")}>
         <p className="muted">
-          {org.name} · amounts in {org.currency} · times in {org.time_zone}
+          {t("panel.dashboard.subtitle", { name: org.name, currency: org.currency, timeZone: org.time_zone })}
         </p>
       </PageHeader>
 
       <FormProtection />
 
-      <Async state={dashboard} loadingLabel="Loading figures…">
+      <Async state={dashboard} loadingLabel={t("panel.dashboard.loading_figures")}>
         {({ dashboard: data }) => {
           const points = data.donations_over_time;
           const thisMonth = points[points.length - 1];
@@ -138,35 +148,46 @@ export function DashboardPage() {
               <div className="stats">
                 <Stat
                   testId="raised-this-month"
-                  label="Raised this month"
+                  label={t("panel.dashboard.raised_this_month")}
                   value={fmt.money(data.raised_this_month)}
-                  hint={thisMonth ? `${fmt.number(thisMonth.count)} donations` : undefined}
+                  hint={
+                    thisMonth
+                      ? t("panel.dashboard.donations_count", {
+                          count: thisMonth.count,
+                          formatted: fmt.number(thisMonth.count),
+                        })
+                      : undefined
+                  }
                 />
-                <Stat testId="raised-this-year" label="Raised this year" value={fmt.money(data.raised_this_year)} />
+                <Stat
+                  testId="raised-this-year"
+                  label={t("panel.dashboard.raised_this_year")}
+                  value={fmt.money(data.raised_this_year)}
+                />
                 <Stat
                   testId="active-monthly"
-                  label="Active monthly giving"
+                  label={t("panel.dashboard.active_monthly")}
                   value={fmt.money(data.active_monthly_amount)}
-                  hint="per month, from active monthly donations"
+                  hint={t("panel.dashboard.active_monthly_hint")}
                 />
                 <Stat
                   testId="active-yearly"
-                  label="Active yearly giving"
+                  label={t("panel.dashboard.active_yearly")}
                   value={fmt.money(data.active_yearly_amount)}
-                  hint="per year, from active yearly donations"
+                  hint={t("panel.dashboard.active_yearly_hint")}
                 />
               </div>
 
               <div className="grid-2">
-                <Section title="Donations over time" id="donations-over-time">
+                <Section title={t("panel.dashboard.donations_over_time")} id="donations-over-time">
                   <div className="chart" data-testid="dashboard-chart">
-                    <Suspense fallback={<Loading label="Loading chart…" />}>
-                      <DonationsChart points={points} fmt={fmt} />
+                    <Suspense fallback={<Loading label={t("panel.dashboard.loading_chart")} />}>
+                      <DonationsChart points={points} fmt={fmt} t={t} locale={intlLocale} />
                     </Suspense>
                   </div>
                   <ChartFallbackTable
-                    caption="Donations per month"
-                    head={["Month", "Raised", "Donations"]}
+                    caption={t("panel.dashboard.donations_per_month")}
+                    head={[t("panel.dashboard.month"), t("panel.dashboard.raised"), t("panel.dashboard.donations")]}
                     rows={points.map((point) => [
                       fmt.month(point.period),
                       fmt.money(point.amount),
@@ -174,15 +195,19 @@ export function DashboardPage() {
                     ])}
                   />
                 </Section>
-                <Section title="Recurring revenue" id="recurring-revenue">
+                <Section title={t("panel.dashboard.recurring_revenue")} id="recurring-revenue">
                   <div className="chart" data-testid="recurring-chart">
-                    <Suspense fallback={<Loading label="Loading chart…" />}>
-                      <RecurringChart points={recurring} fmt={fmt} />
+                    <Suspense fallback={<Loading label={t("panel.dashboard.loading_chart")} />}>
+                      <RecurringChart points={recurring} fmt={fmt} t={t} locale={intlLocale} />
                     </Suspense>
                   </div>
                   <ChartFallbackTable
-                    caption="Recurring revenue per month"
-                    head={["Month", "Monthly donors", "Yearly donors"]}
+                    caption={t("panel.dashboard.recurring_per_month")}
+                    head={[
+                      t("panel.dashboard.month"),
+                      t("panel.dashboard.monthly_donors"),
+                      t("panel.dashboard.yearly_donors"),
+                    ]}
                     rows={recurring.map((point) => [
                       fmt.month(point.period),
                       fmt.money(point.monthly),
@@ -193,12 +218,12 @@ export function DashboardPage() {
               </div>
 
               <Section
-                title="Top campaigns this year"
+                title={t("panel.dashboard.top_campaigns")}
                 id="top-campaigns"
-                actions={<Link to={path("campaigns")}>All campaigns</Link>}
+                actions={<Link to={path("campaigns")}>{t("panel.dashboard.all_campaigns")}</Link>}
               >
                 {data.top_campaigns.length === 0 ? (
-                  <Empty>No donations this year yet.</Empty>
+                  <Empty>{t("panel.dashboard.no_donations_this_year")}</Empty>
                 ) : (
                   <ol className="top-campaigns" data-testid="top-campaigns">
                     {data.top_campaigns.map(({ campaign, raised, donations }) => {
@@ -212,14 +237,27 @@ export function DashboardPage() {
                             <Link to={path(`campaigns/${campaign.id}`)}>{campaign.title}</Link>
                             <span className="numeric">
                               <strong>{fmt.money(raised)}</strong>{" "}
-                              <span className="muted">· {fmt.number(donations)} donations</span>
+                              <span className="muted">
+                                ·{" "}
+                                {t("panel.dashboard.donations_count", {
+                                  count: donations,
+                                  formatted: fmt.number(donations),
+                                })}
+                              </span>
                             </span>
                           </div>
                           {share !== null && (
                             <div className="progress-row">
-                              <progress max={100} value={share} aria-label={`${campaign.title}: goal progress`} />
+                              <progress
+                                max={100}
+                                value={share}
+                                aria-label={t("panel.dashboard.goal_progress", { title: campaign.title })}
+                              />
                               <span className="muted small">
-                                {Math.round(share)}% of {fmt.moneyShort(campaign.goal)}
+                                {t("panel.dashboard.share_of_goal", {
+                                  share: Math.round(share),
+                                  goal: fmt.moneyShort(campaign.goal),
+                                })}
                               </span>
                             </div>
                           )}
@@ -234,40 +272,46 @@ export function DashboardPage() {
         }}
       </Async>
 
-      <Async state={checkouts} loadingLabel="Loading checkouts…">
+      <Async state={checkouts} loadingLabel={t("panel.dashboard.loading_checkouts")}>
         {(data) => (
           <div className="grid-2">
             <Section
-              title="Recent checkouts"
+              title={t("panel.dashboard.recent_checkouts")}
               id="recent-checkouts"
-              actions={<Link to={path("checkouts")}>All {fmt.number(data.recent.count)}</Link>}
+              actions={
+                <Link to={path("checkouts")}>
+                  {t("panel.dashboard.all_count", { count: fmt.number(data.recent.count) })}
+                </Link>
+              }
             >
               {data.recent.items.length === 0 ? (
-                <Empty>No checkouts yet. Share a campaign's donation page to get the first gift.</Empty>
+                <Empty>{t("panel.dashboard.no_checkouts")}</Empty>
               ) : (
                 <CheckoutTable
                   rows={data.recent.items}
                   testId="recent-checkouts"
-                  caption="Recent checkouts"
+                  caption={t("panel.dashboard.recent_checkouts")}
                   fmt={fmt}
                   path={path}
+                  t={t}
                 />
               )}
             </Section>
             <Section
-              title={`Abandoned checkouts (${fmt.number(data.open.count)} open)`}
+              title={t("panel.dashboard.abandoned_checkouts", { count: fmt.number(data.open.count) })}
               id="open-checkouts"
-              actions={<Link to={`${path("checkouts")}?state=OPEN`}>View all</Link>}
+              actions={<Link to={`${path("checkouts")}?state=OPEN`}>{t("panel.dashboard.view_all")}</Link>}
             >
               {data.open.items.length === 0 ? (
-                <Empty>No open checkouts. Every donor who started finished.</Empty>
+                <Empty>{t("panel.dashboard.no_open_checkouts")}</Empty>
               ) : (
                 <CheckoutTable
                   rows={data.open.items}
                   testId="open-checkouts"
-                  caption="Open checkouts"
+                  caption={t("panel.dashboard.open_checkouts")}
                   fmt={fmt}
                   path={path}
+                  t={t}
                 />
               )}
             </Section>

@@ -9,6 +9,7 @@ import { ActionButton, Flash } from "../components/action-button";
 import { CopyButton } from "../components/copy-button";
 import { PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, Empty, InlineError } from "../components/states";
+import { useI18n } from "../i18n";
 import { describePermission } from "./apps.page";
 import { PERMISSIONS } from "./permissions";
 
@@ -34,6 +35,7 @@ interface Secret {
 }
 
 function SecretPanel({ secret, onDismiss }: { secret: Secret; onDismiss: () => void }) {
+  const { t } = useI18n();
   const ref = useRef<HTMLElement>(null);
   useEffect(() => {
     ref.current?.focus();
@@ -47,27 +49,27 @@ function SecretPanel({ secret, onDismiss }: { secret: Secret; onDismiss: () => v
       data-testid="secret-panel"
     >
       <h2 id="secret-title">
-        {secret.rotated ? "New client secret" : "Application registered"}: {secret.name}
+        {secret.rotated
+          ? t("panel.developers.new_secret_title", { name: secret.name })
+          : t("panel.developers.registered_title", { name: secret.name })}
       </h2>
       {secret.secret === null ? (
-        <p data-testid="public-client-note">
-          A public client has no client secret: it uses PKCE and sends its client ID alone to the token endpoint.
-        </p>
+        <p data-testid="public-client-note">{t("panel.developers.public_note")}</p>
       ) : (
         <p className="warning" role="alert">
-          Copy the client secret now. It is shown only once: Donata keeps only a hash of it. If you lose it, rotate it.
+          {t("panel.developers.copy_secret_now")}
         </p>
       )}
       <dl className="fields">
         <div className="field">
-          <dt>Client ID</dt>
+          <dt>{t("panel.apps.client_id")}</dt>
           <dd className="secret-value">
             <code data-testid="client-id">{secret.clientId}</code> <CopyButton value={secret.clientId} />
           </dd>
         </div>
         {secret.secret !== null && (
           <div className="field">
-            <dt>Client secret</dt>
+            <dt>{t("panel.developers.client_secret")}</dt>
             <dd className="secret-value">
               <code data-testid="client-secret">{secret.secret}</code> <CopyButton value={secret.secret} />
             </dd>
@@ -75,13 +77,14 @@ function SecretPanel({ secret, onDismiss }: { secret: Secret; onDismiss: () => v
         )}
       </dl>
       <button type="button" className="button" onClick={onDismiss}>
-        {secret.secret === null ? "Done" : "I have stored the secret"}
+        {secret.secret === null ? t("panel.common.done") : t("panel.developers.stored_secret")}
       </button>
     </section>
   );
 }
 
 function RegisterForm({ onRegistered }: { onRegistered: (application: Application, secret: string | null) => void }) {
+  const { t } = useI18n();
   const gql = useGraphql();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | null>(null);
@@ -99,9 +102,9 @@ function RegisterForm({ onRegistered }: { onRegistered: (application: Applicatio
     const permissions = data.getAll("permissions").map(String);
     const clientType = data.get("public_client") ? "public" : "confidential";
     const local: Record<string, string> = {};
-    if (!name) local.name = "A name is needed";
-    if (!applicationUrl) local.application_url = "The address the admin panel opens in its frame";
-    if (callbackUrls.length === 0) local.callback_urls = "At least one callback URL (OAuth redirect_uri)";
+    if (!name) local.name = t("panel.developers.error_name");
+    if (!applicationUrl) local.application_url = t("panel.developers.error_url");
+    if (callbackUrls.length === 0) local.callback_urls = t("panel.developers.error_callbacks");
     setErrors(local);
     if (Object.keys(local).length > 0) {
       form.querySelector<HTMLElement>("[aria-invalid='true']")?.focus();
@@ -136,12 +139,12 @@ function RegisterForm({ onRegistered }: { onRegistered: (application: Applicatio
       <InlineError error={error} />
       <div className="form-grid">
         <div className="form-field">
-          <label htmlFor="app-name">Name</label>
+          <label htmlFor="app-name">{t("panel.column.name")}</label>
           <input id="app-name" name="name" {...invalid("name")} />
           {fieldError("name")}
         </div>
         <div className="form-field">
-          <label htmlFor="app-url">Application URL</label>
+          <label htmlFor="app-url">{t("panel.developers.application_url")}</label>
           <input
             id="app-url"
             name="application_url"
@@ -149,12 +152,12 @@ function RegisterForm({ onRegistered }: { onRegistered: (application: Applicatio
             placeholder="https://app.example.org/donata"
             {...invalid("application_url")}
           />
-          <p className="hint">Opened in the admin panel with ?__organization=&lt;slug&gt;.</p>
+          <p className="hint">{t("panel.developers.application_url_hint")}</p>
           {fieldError("application_url")}
         </div>
       </div>
       <div className="form-field">
-        <label htmlFor="app-callbacks">Callback URLs</label>
+        <label htmlFor="app-callbacks">{t("panel.developers.callback_urls")}</label>
         <textarea
           id="app-callbacks"
           name="callback_urls"
@@ -162,11 +165,11 @@ function RegisterForm({ onRegistered }: { onRegistered: (application: Applicatio
           placeholder="https://app.example.org/oauth/callback"
           {...invalid("callback_urls")}
         />
-        <p className="hint">One per line: the exact redirect_uri values of the OAuth flow.</p>
+        <p className="hint">{t("panel.developers.callback_urls_hint")}</p>
         {fieldError("callback_urls")}
       </div>
       <fieldset className="permissions">
-        <legend>Permissions</legend>
+        <legend>{t("panel.apps.permissions")}</legend>
         {fieldError("permissions")}
         <div className="checkbox-grid">
           {PERMISSIONS.map((permission) => (
@@ -174,7 +177,7 @@ function RegisterForm({ onRegistered }: { onRegistered: (application: Applicatio
               <input type="checkbox" name="permissions" value={permission} />
               <span>
                 <code>{permission}</code>
-                <span className="muted small block">{describePermission(permission)}</span>
+                <span className="muted small block">{describePermission(t, permission)}</span>
               </span>
             </label>
           ))}
@@ -183,16 +186,13 @@ function RegisterForm({ onRegistered }: { onRegistered: (application: Applicatio
       <label className="checkbox">
         <input type="checkbox" name="public_client" value="public" data-testid="public-client" />
         <span>
-          Public client
-          <span className="muted small block">
-            A single-page or mobile app that cannot keep a secret: no client secret, PKCE, client ID alone at the token
-            endpoint.
-          </span>
+          {t("panel.developers.public_client")}
+          <span className="muted small block">{t("panel.developers.public_client_hint")}</span>
         </span>
       </label>
       <div className="form-actions">
         <button type="submit" className="button button-primary" disabled={busy} data-testid="register-app">
-          {busy ? "Registering…" : "Register application"}
+          {busy ? t("panel.developers.registering") : t("panel.developers.register")}
         </button>
       </div>
     </form>
@@ -201,9 +201,10 @@ function RegisterForm({ onRegistered }: { onRegistered: (application: Applicatio
 
 export function DevelopersPage() {
   const { org, canWrite } = useOrg();
+  const { t } = useI18n();
   const fmt = useFormat();
   const gql = useGraphql();
-  usePageTitle("Developers", org.name);
+  usePageTitle(t("panel.nav.developers"), org.name);
   const state = useQuery<{ applications: Application[]; installations: Installation[] }>(QUERY);
   const [secret, setSecret] = useState<Secret | null>(null);
   const [flash, setFlash] = useState<string | null>(null);
@@ -214,7 +215,7 @@ export function DevelopersPage() {
     try {
       await gql(INSTALL, { client_id: application.client_id });
       rememberInstalled(application.client_id);
-      setFlash(`${application.name} installed in ${org.name}.`);
+      setFlash(t("panel.developers.installed_in", { name: application.name, organization: org.name }));
       state.reload();
     } catch (caught) {
       setInstallError(caught as Error);
@@ -223,20 +224,19 @@ export function DevelopersPage() {
 
   return (
     <>
-      <PageHeader title="Developers">
-        <p className="muted">
-          Register applications that use Donata's OAuth 2.0, REST and GraphQL APIs. Registered applications can be
-          installed by any organization that has their client ID.
-        </p>
+      <PageHeader title={t("panel.nav.developers")}>
+        <p className="muted">{t("panel.developers.intro")}</p>
       </PageHeader>
       <Flash message={flash} />
       {secret && <SecretPanel secret={secret} onDismiss={() => setSecret(null)} />}
-      <Section title="Your applications" id="applications">
+      <Section title={t("panel.developers.your_applications")} id="applications">
         <InlineError error={installError} />
         <Async state={state}>
           {({ applications, installations }) => {
             const installed = new Set(installations.map((installation) => installation.application.client_id));
-            if (applications.length === 0) return <Empty>{org.name} has not registered any application yet.</Empty>;
+            if (applications.length === 0) {
+              return <Empty>{t("panel.developers.none", { organization: org.name })}</Empty>;
+            }
             return (
               <ul className="app-list" data-testid="table-applications">
                 {applications.map((application) => (
@@ -246,20 +246,20 @@ export function DevelopersPage() {
                       <span className="inline-actions">
                         {installed.has(application.client_id) ? (
                           <a className="button button-small" href={appPagePath(org.slug, application.client_id)}>
-                            Open
+                            {t("panel.apps.open")}
                           </a>
                         ) : (
                           canWrite && (
                             <button type="button" className="button button-small" onClick={() => install(application)}>
-                              Install in {org.name}
+                              {t("panel.developers.install_in", { organization: org.name })}
                             </button>
                           )
                         )}
                         {canWrite && application.client_type !== "public" && (
                           <ActionButton
-                            label="Rotate secret"
-                            title={`Rotate the secret of ${application.name}?`}
-                            confirmLabel="Rotate secret"
+                            label={t("panel.developers.rotate")}
+                            title={t("panel.developers.rotate_title", { name: application.name })}
+                            confirmLabel={t("panel.developers.rotate")}
                             danger
                             className="button button-danger-outline button-small"
                             testId={`rotate-${application.client_id}`}
@@ -275,31 +275,32 @@ export function DevelopersPage() {
                               });
                             }}
                           >
-                            <p>
-                              The current secret stops working at once. The application must be updated with the new
-                              secret, shown once, before it can get tokens again.
-                            </p>
+                            <p>{t("panel.developers.rotate_body")}</p>
                           </ActionButton>
                         )}
                       </span>
                     </div>
                     <dl className="fields fields-compact">
                       <div className="field">
-                        <dt>Client ID</dt>
+                        <dt>{t("panel.apps.client_id")}</dt>
                         <dd>
                           <code>{application.client_id}</code> <CopyButton value={application.client_id} />
                         </dd>
                       </div>
                       <div className="field">
-                        <dt>Client type</dt>
-                        <dd>{application.client_type === "public" ? "Public (no secret, PKCE)" : "Confidential"}</dd>
+                        <dt>{t("panel.developers.client_type")}</dt>
+                        <dd>
+                          {application.client_type === "public"
+                            ? t("panel.developers.client_type_public")
+                            : t("panel.developers.client_type_confidential")}
+                        </dd>
                       </div>
                       <div className="field">
-                        <dt>Application URL</dt>
+                        <dt>{t("panel.developers.application_url")}</dt>
                         <dd className="break">{application.application_url}</dd>
                       </div>
                       <div className="field">
-                        <dt>Callback URLs</dt>
+                        <dt>{t("panel.developers.callback_urls")}</dt>
                         <dd>
                           <ul className="plain-list">
                             {application.callback_urls.map((url) => (
@@ -311,11 +312,15 @@ export function DevelopersPage() {
                         </dd>
                       </div>
                       <div className="field">
-                        <dt>Permissions</dt>
-                        <dd>{application.permissions.length > 0 ? application.permissions.join(", ") : "None"}</dd>
+                        <dt>{t("panel.apps.permissions")}</dt>
+                        <dd>
+                          {application.permissions.length > 0
+                            ? application.permissions.join(", ")
+                            : t("panel.developers.no_permissions")}
+                        </dd>
                       </div>
                       <div className="field">
-                        <dt>Registered</dt>
+                        <dt>{t("panel.developers.registered")}</dt>
                         <dd>{fmt.dateTime(application.create_date)}</dd>
                       </div>
                     </dl>
@@ -327,7 +332,7 @@ export function DevelopersPage() {
         </Async>
       </Section>
       {canWrite ? (
-        <Section title="Register an application" id="register">
+        <Section title={t("panel.developers.register_title")} id="register">
           <RegisterForm
             onRegistered={(application, clientSecret) => {
               setSecret({
@@ -341,7 +346,7 @@ export function DevelopersPage() {
           />
         </Section>
       ) : (
-        <p className="notice">Only owners and admins can register applications. Your role is {org.role}.</p>
+        <p className="notice">{t("panel.developers.read_only", { role: t(`panel.state.${org.role}`) })}</p>
       )}
     </>
   );

@@ -11,6 +11,7 @@ import { Fields, PageHeader, Section, usePageTitle } from "../components/page";
 import { PaymentActions } from "../components/payment-actions";
 import { isPaused, RecurringActions } from "../components/recurring-actions";
 import { Async, Empty } from "../components/states";
+import { type Translate, useI18n } from "../i18n";
 import { COLLECTIONS, SUPPORTER_SUMMARY } from "./collections";
 
 const QUERY = `query DonationDetail($id: ID!, $donation_id: Int!) {
@@ -23,12 +24,20 @@ const QUERY = `query DonationDetail($id: ID!, $donation_id: Int!) {
   payments(donation_id: $donation_id, limit: 100) { count items { ${COLLECTIONS.payments.selection} } }
 }`;
 
-/** Who stopped a recurring gift, in words. */
+/** Who stopped a recurring gift, in words (keys of the catalog). */
 const CANCELLED_BY: Record<string, string> = {
-  donor: "The donor (donor portal)",
-  admin: "The organization",
-  failed_payments: "Failed payments (retries exhausted)",
+  donor: "panel.donation.cancelled_by_donor",
+  admin: "panel.donation.cancelled_by_admin",
+  failed_payments: "panel.donation.cancelled_by_failed_payments",
 };
+
+/** "€25.00 monthly donation". */
+function donationTitle(t: Translate, amount: string, frequency: number | null): string {
+  if (frequency === 12) return t("panel.donation.title_monthly", { amount });
+  if (frequency === 1) return t("panel.donation.title_yearly", { amount });
+  if (!frequency) return t("panel.donation.title_one_off", { amount });
+  return t("panel.donation.title_other", { amount, count: frequency });
+}
 
 type DonationDetail = Donation & {
   next_charge_date: string | null;
@@ -42,14 +51,20 @@ type DonationDetail = Donation & {
 export function DonationDetailPage() {
   const { id = "" } = useParams();
   const { org, path } = useOrg();
+  const { t } = useI18n();
   const fmt = useFormat();
   const [flash, setFlash] = useState<string | null>(null);
   const state = useQuery<{ donation: DonationDetail | null; payments: { count: number; items: Payment[] } }>(QUERY, {
     id,
     donation_id: /^\d+$/.test(id) ? Number(id) : 0,
   });
-  usePageTitle(state.data?.donation ? `Donation ${state.data.donation.code}` : "Donation", org.name);
-  const crumbs = [{ label: "Donations", to: path("donations") }];
+  usePageTitle(
+    state.data?.donation
+      ? t("panel.donation.page_title", { code: state.data.donation.code })
+      : t("panel.donation.page_title_generic"),
+    org.name,
+  );
+  const crumbs = [{ label: t("panel.donations.title"), to: path("donations") }];
   const done = (message: string) => {
     setFlash(message);
     state.reload();
@@ -61,10 +76,8 @@ export function DonationDetailPage() {
         if (!donation) {
           return (
             <>
-              <PageHeader title="Donation not found" crumbs={crumbs} />
-              <Empty>
-                There is no donation #{id} in {org.name}.
-              </Empty>
+              <PageHeader title={t("panel.donation.not_found")} crumbs={crumbs} />
+              <Empty>{t("panel.donation.not_found_body", { id, organization: org.name })}</Empty>
             </>
           );
         }
@@ -75,100 +88,118 @@ export function DonationDetailPage() {
             .filter((column) => column.key !== "donation_id")
             .map((column) => ({
               ...column,
+              label: t(column.label),
               sort: undefined,
-              render: (row: Payment) => column.render(row, { fmt, path }),
+              render: (row: Payment) => column.render(row, { fmt, path, t }),
             })),
           {
             key: "actions",
-            label: "Actions",
+            label: t("panel.column.actions"),
             render: (row: Payment) => <PaymentActions payment={row} onDone={done} small />,
           },
         ];
         return (
           <>
             <PageHeader
-              title={`${fmt.money(donation.amount, donation.currency)} ${recurring ? frequencyLabel(donation.frequency).toLowerCase() : "one-off"} donation`}
+              title={donationTitle(
+                t,
+                fmt.money(donation.amount, donation.currency),
+                recurring ? donation.frequency : 0,
+              )}
               crumbs={crumbs}
               actions={
                 <>
                   {donation.receipt_url && (
                     <a className="button" href={donation.receipt_url} target="_blank" rel="noopener">
-                      Receipt ↗
+                      {t("panel.donation.receipt")}
                     </a>
                   )}
                   {cancellable && (
-                    <RecurringActions donation={donation} supporter={supporterName(donation.supporter)} onDone={done} />
+                    <RecurringActions
+                      donation={donation}
+                      supporter={supporterName(t, donation.supporter)}
+                      onDone={done}
+                    />
                   )}
                 </>
               }
             >
               <p className="muted">
-                <StateBadge state={donation.state} /> Code {donation.code} · created{" "}
-                {fmt.dateTime(donation.create_date)}
+                <StateBadge state={donation.state} />{" "}
+                {t("panel.donation.subtitle", { code: donation.code, date: fmt.dateTime(donation.create_date) })}
               </p>
             </PageHeader>
             <Flash message={flash} />
             <div className="grid-2">
-              <Section title="Donation" id="donation">
+              <Section title={t("panel.donation.section")} id="donation">
                 <Fields
                   items={[
-                    ["Amount", fmt.money(donation.amount, donation.currency)],
+                    [t("panel.column.amount"), fmt.money(donation.amount, donation.currency)],
                     [
-                      "Processing fee covered",
+                      t("panel.donation.fee_covered"),
                       donation.covered_fee > 0 ? fmt.money(donation.covered_fee, donation.currency) : "—",
                     ],
-                    ["Frequency", frequencyLabel(donation.frequency)],
+                    [t("panel.column.frequency"), frequencyLabel(t, donation.frequency)],
                     ...(donation.skipped_cycles.length > 0
                       ? [
                           [
-                            "Skipped cycles",
+                            t("panel.donation.skipped_cycles"),
                             <span key="skipped" data-testid="skipped-cycles">
-                              {donation.skipped_cycles.join(", ")}: not charged (the renewal after an outage charged
-                              once and the schedule moved on)
+                              {t("panel.donation.skipped_cycles_value", { cycles: donation.skipped_cycles.join(", ") })}
                             </span>,
                           ] as [string, React.ReactNode],
                         ]
                       : []),
-                    ["State", <StateBadge key="state" state={donation.state} />],
+                    [t("panel.column.state"), <StateBadge key="state" state={donation.state} />],
                     ...(recurring
                       ? (
                           [
-                            ["Next charge", cancellable ? fmt.dateTime(donation.next_charge_date) : null],
                             [
-                              "Paused until",
+                              t("panel.donation.next_charge"),
+                              cancellable ? fmt.dateTime(donation.next_charge_date) : null,
+                            ],
+                            [
+                              t("panel.donation.paused_until"),
                               cancellable && isPaused(donation) ? fmt.dateTime(donation.paused_until) : null,
                             ],
-                            ["Cancelled by", donation.cancelled_by ? CANCELLED_BY[donation.cancelled_by] : null],
-                            ["Cancel reason", donation.cancel_reason],
+                            [
+                              t("panel.donation.cancelled_by"),
+                              donation.cancelled_by
+                                ? CANCELLED_BY[donation.cancelled_by]
+                                  ? t(CANCELLED_BY[donation.cancelled_by] as string)
+                                  : donation.cancelled_by
+                                : null,
+                            ],
+                            [t("panel.donation.cancel_reason"), donation.cancel_reason],
                           ] as [string, React.ReactNode][]
                         ).filter(([, value]) => value !== null && value !== undefined)
                       : []),
-                    ["Completed", fmt.dateTime(donation.completed_date)],
-                    ["Device", donation.device],
-                    ["Note", donation.note],
-                    ["Tags", <Tags key="tags" tags={donation.tags} />],
-                    ["Last change", fmt.dateTime(donation.update_date)],
+                    [t("panel.column.completed"), fmt.dateTime(donation.completed_date)],
+                    [t("panel.donation.device"), donation.device],
+                    [t("panel.donation.note"), donation.note],
+                    [t("panel.column.tags"), <Tags key="tags" tags={donation.tags} />],
+                    [t("panel.donation.last_change"), fmt.dateTime(donation.update_date)],
                   ]}
                 />
               </Section>
-              <Section title="Supporter and campaign" id="related">
+              <Section title={t("panel.donation.related")} id="related">
                 <Fields
                   items={[
                     [
-                      "Supporter",
+                      t("panel.column.supporter"),
                       donation.supporter ? (
                         <Link key="k135" to={path(`supporters/${donation.supporter.id}`)}>
-                          {supporterName(donation.supporter)}
+                          {supporterName(t, donation.supporter)}
                         </Link>
                       ) : null,
                     ],
-                    ["Email", donation.supporter?.email],
+                    [t("panel.column.email"), donation.supporter?.email],
                     [
-                      "Location",
+                      t("panel.donation.location"),
                       [donation.supporter?.city, donation.supporter?.country].filter(Boolean).join(", ") || null,
                     ],
                     [
-                      "Campaign",
+                      t("panel.column.campaign"),
                       donation.campaign ? (
                         <Link key="k148" to={path(`campaigns/${donation.campaign.id}`)}>
                           {donation.campaign.title}
@@ -179,13 +210,13 @@ export function DonationDetailPage() {
                 />
               </Section>
             </div>
-            <Section title={`Payments (${fmt.number(payments.count)})`} id="donation-payments">
+            <Section title={t("panel.donation.payments", { count: fmt.number(payments.count) })} id="donation-payments">
               {payments.items.length === 0 ? (
-                <Empty>No payments yet.</Empty>
+                <Empty>{t("panel.donation.no_payments")}</Empty>
               ) : (
                 <DataTable
                   testId="donation-payments"
-                  caption="Payments"
+                  caption={t("panel.payments.title")}
                   columns={paymentColumns}
                   rows={payments.items}
                 />

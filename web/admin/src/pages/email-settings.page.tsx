@@ -7,6 +7,7 @@ import { Flash } from "../components/action-button";
 import { EmailFrame } from "../components/email-frame";
 import { PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, InlineError } from "../components/states";
+import { LOCALES as LANGUAGES, LOCALE_NAMES, type Translate, useI18n } from "../i18n";
 import { EMAIL_KINDS, kindLabel } from "./outbox.page";
 
 interface EmailSettings {
@@ -32,18 +33,17 @@ const SEND_STATEMENTS = `mutation SendStatements($year: Int!) {
   sendStatements(year: $year) { year supporters queued already_sent skipped_no_email }
 }`;
 
-const LOCALES: [string, string][] = [
-  ["en", "English"],
-  ["it", "Italiano"],
-];
+/** Each language in its own name. */
+const LOCALES: [string, string][] = LANGUAGES.map((code) => [code, LOCALE_NAMES[code]]);
+/** The choices of gift notifications, with their label's key. */
 const NOTIFICATIONS: [string, string][] = [
-  ["off", "Off"],
-  ["each", "An email for each new gift"],
-  ["daily", "A daily digest"],
+  ["off", "panel.email_settings.notifications_off"],
+  ["each", "panel.email_settings.notifications_each"],
+  ["daily", "panel.email_settings.notifications_daily"],
 ];
 
 /** A form's submission with the server's problems by field (extensions.errors) and a summary. */
-function useFieldSubmit<T>(action: (data: FormData) => Promise<T>, onDone: (result: T) => void) {
+function useFieldSubmit<T>(t: Translate, action: (data: FormData) => Promise<T>, onDone: (result: T) => void) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | null>(null);
   const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
@@ -57,7 +57,7 @@ function useFieldSubmit<T>(action: (data: FormData) => Promise<T>, onDone: (resu
     } catch (caught) {
       if (caught instanceof ApiError && caught.issues.length > 0) {
         setFieldErrors(caught.fieldErrors());
-        setError(new Error("Nothing was saved; see the fields below."));
+        setError(new Error(t("panel.email_settings.nothing_saved")));
       } else {
         setError(caught as Error);
       }
@@ -79,8 +79,10 @@ function FieldError({ id, problem }: { id: string; problem: string | undefined }
 
 function SettingsForm({ settings, onSaved }: { settings: EmailSettings; onSaved: () => void }) {
   const { canWrite } = useOrg();
+  const { t } = useI18n();
   const gql = useGraphql();
   const { busy, error, fieldErrors, onSubmit } = useFieldSubmit(
+    t,
     (data) =>
       gql(SAVE, {
         input: {
@@ -98,7 +100,7 @@ function SettingsForm({ settings, onSaved }: { settings: EmailSettings; onSaved:
       <InlineError error={error} />
       <div className="form-grid">
         <div className="form-field">
-          <label htmlFor="email">Organization email</label>
+          <label htmlFor="email">{t("panel.email_settings.email")}</label>
           <input
             id="email"
             name="email"
@@ -111,11 +113,11 @@ function SettingsForm({ settings, onSaved }: { settings: EmailSettings; onSaved:
           />
           <FieldError id="email" problem={fieldErrors.email} />
           <p className="hint" id="email-hint">
-            Donors' replies go here (Reply-To), and so do gift notifications.
+            {t("panel.email_settings.email_hint")}
           </p>
         </div>
         <div className="form-field">
-          <label htmlFor="logo_url">Logo address</label>
+          <label htmlFor="logo_url">{t("panel.email_settings.logo")}</label>
           <input
             id="logo_url"
             name="logo_url"
@@ -129,11 +131,11 @@ function SettingsForm({ settings, onSaved }: { settings: EmailSettings; onSaved:
           />
           <FieldError id="logo_url" problem={fieldErrors.logo_url} />
           <p className="hint" id="logo_url-hint">
-            https://… of an image shown at the top of every email (about 200 pixels wide).
+            {t("panel.email_settings.logo_hint")}
           </p>
         </div>
         <div className="form-field">
-          <label htmlFor="locale">Language of emails</label>
+          <label htmlFor="locale">{t("panel.email_settings.locale")}</label>
           <select
             id="locale"
             name="locale"
@@ -149,11 +151,11 @@ function SettingsForm({ settings, onSaved }: { settings: EmailSettings; onSaved:
           </select>
           <FieldError id="locale" problem={fieldErrors.locale} />
           <p className="hint" id="locale-hint">
-            Receipts, statements and account emails are written in this language.
+            {t("panel.email_settings.locale_hint")}
           </p>
         </div>
         <div className="form-field">
-          <label htmlFor="gift_notifications">Tell us about new gifts</label>
+          <label htmlFor="gift_notifications">{t("panel.email_settings.notifications")}</label>
           <select
             id="gift_notifications"
             name="gift_notifications"
@@ -164,24 +166,24 @@ function SettingsForm({ settings, onSaved }: { settings: EmailSettings; onSaved:
           >
             {NOTIFICATIONS.map(([value, label]) => (
               <option key={value} value={value}>
-                {label}
+                {t(label)}
               </option>
             ))}
           </select>
           <FieldError id="gift_notifications" problem={fieldErrors.gift_notifications} />
           <p className="hint" id="gift_notifications-hint">
-            Sent to the organization email above.
+            {t("panel.email_settings.notifications_hint")}
           </p>
         </div>
       </div>
       {canWrite ? (
         <div className="form-actions">
           <button type="submit" className="button button-primary" disabled={busy} data-testid="save-email-settings">
-            {busy ? "Saving…" : "Save email settings"}
+            {busy ? t("panel.common.saving") : t("panel.email_settings.save")}
           </button>
         </div>
       ) : (
-        <p className="muted">Only owners and admins can change these settings.</p>
+        <p className="muted">{t("panel.settings.read_only")}</p>
       )}
     </form>
   );
@@ -195,6 +197,7 @@ function TemplatePreview(props: {
   hasLogo: boolean;
 }) {
   const { kind, onKind: setKind, defaultLocale, hasLogo } = props;
+  const { t } = useI18n();
   const [locale, setLocale] = useState(defaultLocale);
   const preview = useQuery<{ emailPreview: { subject: string; html: string; text: string } }>(PREVIEW, {
     kind,
@@ -204,17 +207,17 @@ function TemplatePreview(props: {
     <div data-testid="email-preview">
       <div className="filters-grid">
         <div className="filter filter-select">
-          <label htmlFor="preview-kind">Message</label>
+          <label htmlFor="preview-kind">{t("panel.outbox.message")}</label>
           <select id="preview-kind" value={kind} onChange={(event) => setKind(event.target.value)}>
             {EMAIL_KINDS.map((value) => (
               <option key={value} value={value}>
-                {kindLabel(value)}
+                {kindLabel(t, value)}
               </option>
             ))}
           </select>
         </div>
         <div className="filter filter-select">
-          <label htmlFor="preview-locale">Language</label>
+          <label htmlFor="preview-locale">{t("panel.email_settings.preview_language")}</label>
           <select id="preview-locale" value={locale} onChange={(event) => setLocale(event.target.value)}>
             {LOCALES.map(([value, label]) => (
               <option key={value} value={value}>
@@ -224,24 +227,20 @@ function TemplatePreview(props: {
           </select>
         </div>
       </div>
-      {hasLogo && (
-        <p className="hint">
-          The panel does not load images from other sites, so your logo shows as its name here; donors see the image.
-        </p>
-      )}
+      {hasLogo && <p className="hint">{t("panel.email_settings.logo_note")}</p>}
       <Async state={preview}>
         {({ emailPreview }) => (
           <>
             <p>
-              Subject: <strong data-testid="preview-subject">{emailPreview.subject}</strong>
+              {t("panel.email_settings.subject")} <strong data-testid="preview-subject">{emailPreview.subject}</strong>
             </p>
             <EmailFrame
               html={emailPreview.html}
-              title={`Preview of the ${kindLabel(kind)} email`}
+              title={t("panel.email_settings.preview_frame", { kind: kindLabel(t, kind) })}
               testId="preview-frame"
             />
             <details>
-              <summary>Plain text part</summary>
+              <summary>{t("panel.email_settings.plain_text_part")}</summary>
               <pre className="email-text" data-testid="preview-text">
                 {emailPreview.text}
               </pre>
@@ -255,27 +254,32 @@ function TemplatePreview(props: {
 
 /** Yearly statements: queued for every supporter who gave in the year; running it again sends nothing twice. */
 function StatementsForm() {
+  const { t, rich } = useI18n();
   const gql = useGraphql();
   const format = useFormat();
   const lastYear = new Date().getFullYear() - 1;
   const [result, setResult] = useState<StatementRun | null>(null);
-  const { busy, error, fieldErrors, onSubmit } = useFieldSubmit(async (data) => {
-    const raw = String(data.get("year") ?? "");
-    return (
-      await gql<{ sendStatements: StatementRun }>(SEND_STATEMENTS, { year: /^\d+$/.test(raw) ? Number(raw) : -1 })
-    ).sendStatements;
-  }, setResult);
+  const { busy, error, fieldErrors, onSubmit } = useFieldSubmit(
+    t,
+    async (data) => {
+      const raw = String(data.get("year") ?? "");
+      return (
+        await gql<{ sendStatements: StatementRun }>(SEND_STATEMENTS, { year: /^\d+$/.test(raw) ? Number(raw) : -1 })
+      ).sendStatements;
+    },
+    setResult,
+  );
   return (
     <form onSubmit={onSubmit} noValidate data-testid="send-statements">
       <p className="muted">
-        Emails each supporter who gave in the year their statement of donations (for their tax return). Supporters
-        without an email address are skipped; sending a year again only reaches those who did not get it yet. For very
-        large lists, run <code>donata statements send --org … --year …</code> on the server instead.
+        {rich("panel.email_settings.statements_intro", {
+          command: <code>donata statements send --org … --year …</code>,
+        })}
       </p>
       <InlineError error={error} />
       <div className="form-grid">
         <div className="form-field">
-          <label htmlFor="statement-year">Year</label>
+          <label htmlFor="statement-year">{t("panel.email_settings.year")}</label>
           <input
             id="statement-year"
             name="year"
@@ -289,13 +293,17 @@ function StatementsForm() {
       </div>
       <div className="form-actions">
         <button type="submit" className="button button-primary" disabled={busy} data-testid="send-statements-button">
-          {busy ? "Queueing statements…" : "Send yearly statements"}
+          {busy ? t("panel.email_settings.queueing") : t("panel.email_settings.send_statements")}
         </button>
       </div>
       {result && (
         <p className="flash" role="status" data-testid="statements-result">
-          {result.year}: {format.number(result.queued)} statements queued, {format.number(result.already_sent)} already
-          sent, {format.number(result.skipped_no_email)} supporters without an email.
+          {t("panel.email_settings.statements_result", {
+            year: result.year,
+            queued: format.number(result.queued),
+            sent: format.number(result.already_sent),
+            skipped: format.number(result.skipped_no_email),
+          })}
         </p>
       )}
     </form>
@@ -305,31 +313,32 @@ function StatementsForm() {
 /** Settings → Email: sender settings, a preview of every message, and the yearly statements. */
 export function EmailSettingsPage() {
   const { org, canWrite } = useOrg();
-  usePageTitle("Email settings", org.name);
+  const { t } = useI18n();
+  usePageTitle(t("panel.email_settings.page_title"), org.name);
   const state = useQuery<{ emailSettings: EmailSettings }>(READ);
   const [flash, setFlash] = useState<string | null>(null);
   // Kept here: the preview is rebuilt (in the saved language) when the settings change.
   const [previewKind, setPreviewKind] = useState("receipt");
   return (
     <>
-      <PageHeader title="Email">
-        <p className="muted">How {org.name}'s emails to donors look, and where replies go.</p>
+      <PageHeader title={t("panel.nav.email")}>
+        <p className="muted">{t("panel.email_settings.intro", { organization: org.name })}</p>
       </PageHeader>
       <Flash message={flash} />
       <Async state={state}>
         {({ emailSettings }) => (
           <>
-            <Section title="Sender" id="email-sender">
+            <Section title={t("panel.email_settings.sender")} id="email-sender">
               <SettingsForm
                 key={JSON.stringify(emailSettings)}
                 settings={emailSettings}
                 onSaved={() => {
-                  setFlash("Email settings saved.");
+                  setFlash(t("panel.email_settings.saved"));
                   state.reload();
                 }}
               />
             </Section>
-            <Section title="Message preview" id="email-preview">
+            <Section title={t("panel.email_settings.preview")} id="email-preview">
               <TemplatePreview
                 key={JSON.stringify(emailSettings)}
                 kind={previewKind}
@@ -342,7 +351,7 @@ export function EmailSettingsPage() {
         )}
       </Async>
       {canWrite && (
-        <Section title="Yearly statements" id="yearly-statements">
+        <Section title={t("panel.email_settings.statements")} id="yearly-statements">
           <StatementsForm />
         </Section>
       )}

@@ -4,9 +4,11 @@ import { signOut } from "../api/session";
 import { signInHref, useSession } from "../app/session-context";
 import { usePageTitle } from "../components/page";
 import { ErrorState, Loading } from "../components/states";
+import { useI18n } from "../i18n";
 
 /** /admin/: the first organization of the signed-in user, or the sign-in page. */
 export function HomePage() {
+  const { t, rich } = useI18n();
   usePageTitle("Donata");
   const { session, error, reload } = useSession();
   const location = useLocation();
@@ -23,7 +25,7 @@ export function HomePage() {
   if (error) {
     return (
       <main className="auth" id="main">
-        <ErrorState error={error} onRetry={reload} title="Donata could not be reached" />
+        <ErrorState error={error} onRetry={reload} title={t("panel.shell.unreachable")} />
       </main>
     );
   }
@@ -31,17 +33,18 @@ export function HomePage() {
     return (
       <main className="auth" id="main">
         <div className="card auth-card">
-          <h1>No organization yet</h1>
+          <h1>{t("panel.home.no_organization_title")}</h1>
           <p>
-            You are signed in as <strong>{session.user.email}</strong>, but you are not a member of any organization.
-            Ask an owner or admin to add you.
+            {rich("panel.home.no_organization", {
+              email: <strong>{session.user.email}</strong>,
+            })}
           </p>
           <button
             type="button"
             className="button"
             onClick={() => signOut().finally(() => window.location.assign("/admin/sign-in"))}
           >
-            Sign out
+            {t("panel.shell.sign_out")}
           </button>
         </div>
       </main>

@@ -10,6 +10,7 @@ import { CopyButton } from "../components/copy-button";
 import { DataTable } from "../components/data-table";
 import { PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, InlineError } from "../components/states";
+import { useI18n } from "../i18n";
 
 const MEMBERS = `query Members { members { user_id email name role create_date } }`;
 const ADD = `mutation AddMember($email: String!, $role: String!, $password: String) {
@@ -18,18 +19,13 @@ const ADD = `mutation AddMember($email: String!, $role: String!, $password: Stri
 const CHANGE = `mutation ChangeRole($user_id: Int!, $role: String!) { changeMemberRole(user_id: $user_id, role: $role) { user_id role } }`;
 const REMOVE = `mutation Remove($user_id: Int!) { removeMember(user_id: $user_id) }`;
 
-const ROLE_HELP: Record<string, string> = {
-  owner: "Everything, including managing owners",
-  admin: "Everything except granting or removing the owner role",
-  member: "Reads data; cannot change it, install apps or manage members",
-};
-
 function AddMemberForm({
   onAdded,
 }: {
   onAdded: (message: string, temporaryPassword: string | null, email: string) => void;
 }) {
   const { isOwner } = useOrg();
+  const { t } = useI18n();
   const gql = useGraphql();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | null>(null);
@@ -40,7 +36,7 @@ function AddMemberForm({
     const email = String(data.get("email") ?? "").trim();
     const password = String(data.get("password") ?? "");
     if (!email) {
-      setError(new Error("Enter an email address."));
+      setError(new Error(t("panel.members.enter_email")));
       return;
     }
     setBusy(true);
@@ -53,7 +49,10 @@ function AddMemberForm({
       });
       form.reset();
       onAdded(
-        `${result.addMember.member.email} added as ${result.addMember.member.role}.`,
+        t("panel.members.added", {
+          email: result.addMember.member.email,
+          role: t(`panel.state.${result.addMember.member.role}`),
+        }),
         result.addMember.temporary_password,
         email,
       );
@@ -68,26 +67,26 @@ function AddMemberForm({
       <InlineError error={error} />
       <div className="form-grid">
         <div className="form-field">
-          <label htmlFor="member-email">Email</label>
+          <label htmlFor="member-email">{t("panel.column.email")}</label>
           <input id="member-email" name="email" type="email" autoComplete="off" required />
         </div>
         <div className="form-field">
-          <label htmlFor="member-role">Role</label>
+          <label htmlFor="member-role">{t("panel.members.role")}</label>
           <select id="member-role" name="role" defaultValue="member">
-            <option value="member">Member</option>
-            <option value="admin">Admin</option>
-            {isOwner && <option value="owner">Owner</option>}
+            <option value="member">{t("panel.members.role_member")}</option>
+            <option value="admin">{t("panel.members.role_admin")}</option>
+            {isOwner && <option value="owner">{t("panel.members.role_owner")}</option>}
           </select>
         </div>
         <div className="form-field">
-          <label htmlFor="member-password">Password (optional)</label>
+          <label htmlFor="member-password">{t("panel.members.password")}</label>
           <input id="member-password" name="password" type="password" autoComplete="new-password" />
-          <p className="hint">For a new account only. Leave empty to get a temporary password to hand over.</p>
+          <p className="hint">{t("panel.members.password_hint")}</p>
         </div>
       </div>
       <div className="form-actions">
         <button type="submit" className="button button-primary" disabled={busy} data-testid="add-member">
-          {busy ? "Adding…" : "Add member"}
+          {busy ? t("panel.members.adding") : t("panel.members.add")}
         </button>
       </div>
     </form>
@@ -96,13 +95,14 @@ function AddMemberForm({
 
 function RoleSelect({ member, onChanged }: { member: Member; onChanged: (message: string) => void }) {
   const { isOwner } = useOrg();
+  const { t } = useI18n();
   const gql = useGraphql();
   const [pending, setPending] = useState<string | null>(null);
   const roles = isOwner ? ["member", "admin", "owner"] : ["member", "admin"];
   return (
     <>
       <label className="visually-hidden" htmlFor={`role-${member.user_id}`}>
-        Role of {member.email}
+        {t("panel.members.role_of", { email: member.email })}
       </label>
       <select
         id={`role-${member.user_id}`}
@@ -112,21 +112,21 @@ function RoleSelect({ member, onChanged }: { member: Member; onChanged: (message
       >
         {roles.map((role) => (
           <option key={role} value={role}>
-            {role}
+            {t(`panel.state.${role}`)}
           </option>
         ))}
       </select>
       <ConfirmDialog
         open={pending !== null}
-        title={`Make ${member.email} ${pending === "admin" || pending === "owner" ? "an" : "a"} ${pending}?`}
-        confirmLabel="Change role"
+        title={pending ? t(`panel.members.make.${pending}`, { email: member.email }) : ""}
+        confirmLabel={t("panel.members.change_role")}
         onClose={() => setPending(null)}
         onConfirm={async () => {
           await gql(CHANGE, { user_id: member.user_id, role: pending });
-          onChanged(`${member.email} is now ${pending}.`);
+          onChanged(t("panel.members.role_changed", { email: member.email, role: t(`panel.state.${pending}`) }));
         }}
       >
-        <p>{pending ? ROLE_HELP[pending] : null}.</p>
+        <p>{pending ? t(`panel.members.role_help.${pending}`) : null}</p>
       </ConfirmDialog>
     </>
   );
@@ -134,9 +134,10 @@ function RoleSelect({ member, onChanged }: { member: Member; onChanged: (message
 
 export function MembersPage() {
   const { org, session, canWrite, isOwner } = useOrg();
+  const { t, rich } = useI18n();
   const fmt = useFormat();
   const gql = useGraphql();
-  usePageTitle("Members", org.name);
+  usePageTitle(t("panel.nav.members"), org.name);
   const state = useQuery<{ members: Member[] }>(MEMBERS);
   const [flash, setFlash] = useState<string | null>(null);
   const [temporary, setTemporary] = useState<{ email: string; password: string } | null>(null);
@@ -147,46 +148,49 @@ export function MembersPage() {
 
   return (
     <>
-      <PageHeader title="Members">
-        <p className="muted">People who can sign in to {org.name}'s admin panel.</p>
+      <PageHeader title={t("panel.nav.members")}>
+        <p className="muted">{t("panel.members.intro", { organization: org.name })}</p>
       </PageHeader>
       <Flash message={flash} />
       {temporary && (
-        <section className="secret-panel card" aria-label="Temporary password" data-testid="temporary-password">
+        <section
+          className="secret-panel card"
+          aria-label={t("panel.members.temporary_password")}
+          data-testid="temporary-password"
+        >
           <p className="warning">
-            Temporary password for <strong>{temporary.email}</strong>, shown once. Hand it over securely; they can sign
-            in with it right away.
+            {rich("panel.members.temporary_password_body", { email: <strong>{temporary.email}</strong> })}
           </p>
           <p className="secret-value">
             <code>{temporary.password}</code> <CopyButton value={temporary.password} />
           </p>
           <button type="button" className="button" onClick={() => setTemporary(null)}>
-            Done
+            {t("panel.common.done")}
           </button>
         </section>
       )}
-      <Section title="Team" id="team">
+      <Section title={t("panel.members.team")} id="team">
         <Async state={state}>
           {({ members }) => (
             <DataTable
               testId="table-members"
-              caption="Members"
+              caption={t("panel.nav.members")}
               rows={members.map((member) => ({ ...member, id: member.user_id }))}
               columns={[
                 {
                   key: "email",
-                  label: "Person",
+                  label: t("panel.members.person"),
                   render: (member) => (
                     <div>
                       <strong>{member.name ?? member.email}</strong>
-                      {member.user_id === session.user.id && <span className="muted"> (you)</span>}
+                      {member.user_id === session.user.id && <span className="muted"> {t("panel.members.you")}</span>}
                       {member.name && <div className="muted small">{member.email}</div>}
                     </div>
                   ),
                 },
                 {
                   key: "role",
-                  label: "Role",
+                  label: t("panel.members.role"),
                   render: (member) =>
                     canWrite && (isOwner || member.role !== "owner") ? (
                       <RoleSelect key={member.role} member={member} onChanged={done} />
@@ -194,26 +198,32 @@ export function MembersPage() {
                       <StateBadge state={member.role} />
                     ),
                 },
-                { key: "since", label: "Member since", render: (member) => fmt.date(member.create_date) },
+                {
+                  key: "since",
+                  label: t("panel.members.member_since"),
+                  render: (member) => fmt.date(member.create_date),
+                },
                 {
                   key: "actions",
-                  label: "Actions",
+                  label: t("panel.column.actions"),
                   render: (member) =>
                     canWrite && (isOwner || member.role !== "owner") ? (
                       <ActionButton
-                        label={member.user_id === session.user.id ? "Leave" : "Remove"}
-                        title={`Remove ${member.email} from ${org.name}?`}
-                        confirmLabel="Remove"
+                        label={
+                          member.user_id === session.user.id ? t("panel.members.leave") : t("panel.members.remove")
+                        }
+                        title={t("panel.members.remove_title", { email: member.email, organization: org.name })}
+                        confirmLabel={t("panel.members.remove")}
                         danger
                         className="button button-danger-outline button-small"
                         testId={`remove-${member.user_id}`}
                         run={() => gql(REMOVE, { user_id: member.user_id })}
                         onDone={() => {
                           if (member.user_id === session.user.id) window.location.assign("/admin/");
-                          else done(`${member.email} removed.`);
+                          else done(t("panel.members.removed", { email: member.email }));
                         }}
                       >
-                        <p>They can no longer sign in to {org.name}. Their account stays for other organizations.</p>
+                        <p>{t("panel.members.remove_body", { organization: org.name })}</p>
                       </ActionButton>
                     ) : (
                       <span className="muted">—</span>
@@ -225,7 +235,7 @@ export function MembersPage() {
         </Async>
       </Section>
       {canWrite ? (
-        <Section title="Add a member" id="add-member">
+        <Section title={t("panel.members.add_title")} id="add-member">
           <AddMemberForm
             onAdded={(message, password, email) => {
               if (password) setTemporary({ email, password });
@@ -234,7 +244,7 @@ export function MembersPage() {
           />
         </Section>
       ) : (
-        <p className="notice">Only owners and admins can add or remove members. Your role is {org.role}.</p>
+        <p className="notice">{t("panel.members.read_only", { role: t(`panel.state.${org.role}`) })}</p>
       )}
     </>
   );

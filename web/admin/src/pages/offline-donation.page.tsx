@@ -9,6 +9,7 @@ import { CampaignSelect } from "../components/campaign-select";
 import { ConfirmDialog } from "../components/confirm-dialog";
 import { PageHeader, usePageTitle } from "../components/page";
 import { InlineError } from "../components/states";
+import { useI18n } from "../i18n";
 import { SUPPORTER_SUMMARY } from "./collections";
 
 const RECORD = `mutation Record($input: OfflineDonationInput!) {
@@ -27,38 +28,42 @@ interface Draft {
 }
 
 function SupporterHint({ id }: { id: string }) {
+  const { t } = useI18n();
   const valid = /^\d+$/.test(id);
   const state = useQuery<{ supporter: SupporterSummary | null }>(SUPPORTER, { id }, !valid);
   if (!valid) return null;
-  if (state.loading) return <p className="hint">Looking up…</p>;
+  if (state.loading) return <p className="hint">{t("panel.offline.looking_up")}</p>;
   if (state.error) return null;
   return (
     <p className="hint" aria-live="polite">
-      {state.data?.supporter ? `Supporter: ${supporterName(state.data.supporter)}` : "No supporter with this ID."}
+      {state.data?.supporter
+        ? t("panel.offline.supporter_found", { name: supporterName(t, state.data.supporter) })
+        : t("panel.offline.no_supporter")}
     </p>
   );
 }
 
 export function OfflineDonationPage() {
   const { org, path, canWrite } = useOrg();
+  const { t, rich } = useI18n();
   const fmt = useFormat();
   const gql = useGraphql();
   const navigate = useNavigate();
   const [params] = useSearchParams();
-  usePageTitle("Record offline donation", org.name);
+  usePageTitle(t("panel.collections.record_offline"), org.name);
   const [supporterId, setSupporterId] = useState(params.get("supporter_id") ?? "");
   const [draft, setDraft] = useState<Draft | null>(null);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [error, setError] = useState<Error | null>(null);
   // en-CA formats as YYYY-MM-DD; "today" is the organization's.
   const today = new Intl.DateTimeFormat("en-CA", { timeZone: org.time_zone }).format(new Date());
-  const crumbs = [{ label: "Donations", to: path("donations") }];
+  const crumbs = [{ label: t("panel.donations.title"), to: path("donations") }];
 
   if (!canWrite) {
     return (
       <>
-        <PageHeader title="Record offline donation" crumbs={crumbs} />
-        <p className="notice">Your role ({org.role}) cannot record donations.</p>
+        <PageHeader title={t("panel.collections.record_offline")} crumbs={crumbs} />
+        <p className="notice">{t("panel.offline.read_only", { role: t(`panel.state.${org.role}`) })}</p>
       </>
     );
   }
@@ -70,11 +75,10 @@ export function OfflineDonationPage() {
     const amountText = String(data.get("amount") ?? "")
       .trim()
       .replace(",", ".");
-    if (!/^\d+(\.\d{1,2})?$/.test(amountText) || Number(amountText) <= 0)
-      next.amount = "Enter an amount such as 50 or 12.50";
-    if (!/^\d+$/.test(supporterId)) next.supporter_id = "Enter the supporter's ID";
+    if (!/^\d+(\.\d{1,2})?$/.test(amountText) || Number(amountText) <= 0) next.amount = t("panel.offline.error_amount");
+    if (!/^\d+$/.test(supporterId)) next.supporter_id = t("panel.offline.error_supporter");
     const campaign = String(data.get("campaign_id") ?? "");
-    if (!/^\d+$/.test(campaign)) next.campaign_id = "Choose a campaign";
+    if (!/^\d+$/.test(campaign)) next.campaign_id = t("panel.offline.error_campaign");
     setErrors(next);
     if (Object.keys(next).length > 0) return;
     const select = event.currentTarget.elements.namedItem("campaign_id");
@@ -105,7 +109,7 @@ export function OfflineDonationPage() {
       if (caught instanceof ApiError && caught.issues.length > 0) {
         setErrors(caught.fieldErrors());
         setDraft(null);
-        setError(new Error("Some fields need attention."));
+        setError(new Error(t("panel.offline.fields_need_attention")));
         return;
       }
       setError(null);
@@ -124,15 +128,13 @@ export function OfflineDonationPage() {
 
   return (
     <>
-      <PageHeader title="Record offline donation" crumbs={crumbs}>
-        <p className="muted">
-          A gift received by bank transfer, cash or cheque: recorded as a done donation with a paid payment.
-        </p>
+      <PageHeader title={t("panel.collections.record_offline")} crumbs={crumbs}>
+        <p className="muted">{t("panel.offline.intro")}</p>
       </PageHeader>
       <form className="card editor-narrow" onSubmit={onSubmit} noValidate data-testid="offline-donation-form">
         <InlineError error={error} />
         <div className="form-field">
-          <label htmlFor="supporter_id">Supporter ID</label>
+          <label htmlFor="supporter_id">{t("panel.filter.supporter_id")}</label>
           <input
             id="supporter_id"
             name="supporter_id"
@@ -144,11 +146,13 @@ export function OfflineDonationPage() {
           {fieldError("supporter_id")}
           <SupporterHint id={supporterId} />
           <p className="hint">
-            Find it on the <Link to={path("supporters")}>supporters</Link> page.
+            {rich("panel.offline.find_supporter", {
+              link: (chunks) => <Link to={path("supporters")}>{chunks}</Link>,
+            })}
           </p>
         </div>
         <div className="form-field">
-          <label htmlFor="campaign_id">Campaign</label>
+          <label htmlFor="campaign_id">{t("panel.column.campaign")}</label>
           <CampaignSelect
             id="campaign_id"
             name="campaign_id"
@@ -159,12 +163,12 @@ export function OfflineDonationPage() {
         </div>
         <div className="form-grid">
           <div className="form-field">
-            <label htmlFor="amount">Amount ({org.currency})</label>
+            <label htmlFor="amount">{t("panel.offline.amount", { currency: org.currency })}</label>
             <input id="amount" name="amount" inputMode="decimal" {...invalid("amount")} />
             {fieldError("amount")}
           </div>
           <div className="form-field">
-            <label htmlFor="payment_date">Received on</label>
+            <label htmlFor="payment_date">{t("panel.offline.received_on")}</label>
             <input
               id="payment_date"
               name="payment_date"
@@ -177,41 +181,53 @@ export function OfflineDonationPage() {
           </div>
         </div>
         <div className="form-field">
-          <label htmlFor="label">How it was paid</label>
-          <input id="label" name="label" list="offline-labels" placeholder="e.g. Bank transfer" {...invalid("label")} />
+          <label htmlFor="label">{t("panel.offline.how_paid")}</label>
+          <input
+            id="label"
+            name="label"
+            list="offline-labels"
+            placeholder={t("panel.offline.how_paid_placeholder")}
+            {...invalid("label")}
+          />
           <datalist id="offline-labels">
-            <option value="Bank transfer" />
-            <option value="Cash" />
-            <option value="Cheque" />
+            <option value={t("panel.offline.bank_transfer")} />
+            <option value={t("panel.offline.cash")} />
+            <option value={t("panel.offline.cheque")} />
           </datalist>
           {fieldError("label")}
         </div>
         <div className="form-field">
-          <label htmlFor="note">Note</label>
+          <label htmlFor="note">{t("panel.donation.note")}</label>
           <textarea id="note" name="note" rows={3} {...invalid("note")} />
           {fieldError("note")}
         </div>
         <div className="form-actions">
           <button type="submit" className="button button-primary" data-testid="record-offline">
-            Record donation…
+            {t("panel.offline.record_ellipsis")}
           </button>
           <Link to={path("donations")} className="button button-ghost">
-            Cancel
+            {t("panel.common.cancel")}
           </Link>
         </div>
       </form>
       <ConfirmDialog
         open={draft !== null}
-        title="Record this donation?"
-        confirmLabel="Record donation"
+        title={t("panel.offline.confirm_title")}
+        confirmLabel={t("panel.offline.record")}
         onClose={() => setDraft(null)}
         onConfirm={record}
       >
         {draft && (
           <p>
-            <strong>{fmt.money(draft.amount)}</strong> from supporter #{draft.supporter_id} to “{draft.campaignTitle}”
-            {draft.label ? ` (${draft.label})` : ""}, received{" "}
-            {draft.payment_date ? fmt.date(draft.payment_date) : "today"}.
+            {rich(draft.label ? "panel.offline.confirm_body_label" : "panel.offline.confirm_body", {
+              amount: <strong>{fmt.money(draft.amount)}</strong>,
+              supporter: draft.supporter_id,
+              campaign: draft.campaignTitle,
+              label: draft.label,
+              date: draft.payment_date
+                ? t("panel.offline.on_date", { date: fmt.date(draft.payment_date) })
+                : t("panel.offline.today"),
+            })}
           </p>
         )}
       </ConfirmDialog>

@@ -10,6 +10,7 @@ import { EmailFrame } from "../components/email-frame";
 import { FilterSelect } from "../components/filter-select";
 import { Fields, PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, Empty } from "../components/states";
+import { type Translate, useI18n } from "../i18n";
 
 export const EMAIL_KINDS = [
   "receipt",
@@ -28,7 +29,9 @@ export const EMAIL_KINDS = [
 const STATES = ["queued", "sending", "sent", "captured", "failed", "cancelled"] as const;
 const PAGE_SIZE = 25;
 
-export const kindLabel = (kind: string) => kind.replaceAll("_", " ");
+/** An email's kind in words (panel.email_kind.<kind>), its name when the panel does not know it. */
+export const kindLabel = (t: Translate, kind: string) =>
+  (EMAIL_KINDS as readonly string[]).includes(kind) ? t(`panel.email_kind.${kind}`) : kind.replaceAll("_", " ");
 
 interface MessageSummary {
   id: number;
@@ -70,14 +73,16 @@ const CANCEL = `mutation CancelOutboxMessage($id: ID!) { cancelOutboxMessage(id:
 
 /** A production server without SMTP_URL: no donor gets any email, which nobody should miss. */
 function NotDeliveredWarning() {
+  const { rich } = useI18n();
   const delivery = useQuery<{ emailDelivery: { delivered: boolean; production: boolean } }>(DELIVERY);
   const state = delivery.data?.emailDelivery;
   if (!state || state.delivered || !state.production) return null;
   return (
     <p className="warning" role="alert" data-testid="mail-not-delivered">
-      <strong>Email is not being delivered.</strong> This server has no mail server (<code>SMTP_URL</code>): donors get
-      no receipts, sign-in links or any other email. Messages are only kept here as captured until <code>SMTP_URL</code>{" "}
-      is set.
+      {rich("panel.outbox.not_delivered", {
+        strong: (chunks) => <strong>{chunks}</strong>,
+        smtp: <code>SMTP_URL</code>,
+      })}
     </p>
   );
 }
@@ -85,8 +90,9 @@ function NotDeliveredWarning() {
 /** Outbox: every email the organization sends (or, without SMTP, keeps as captured), newest first. */
 export function OutboxPage() {
   const { org, path } = useOrg();
+  const { t, rich } = useI18n();
   const format = useFormat();
-  usePageTitle("Outbox", org.name);
+  usePageTitle(t("panel.nav.outbox"), org.name);
   const [params, setParams] = useSearchParams();
   const state = params.get("state") ?? "";
   const kind = params.get("kind") ?? "";
@@ -106,38 +112,40 @@ export function OutboxPage() {
   };
   return (
     <>
-      <PageHeader title="Outbox">
+      <PageHeader title={t("panel.nav.outbox")}>
         <p className="muted">
-          Every email {org.name} sends to donors. Without a mail server (no <code>SMTP_URL</code>) messages are kept
-          here as <strong>captured</strong>: open one to see exactly what the donor would get (its sign-in link is shown
-          to owners and admins only).
+          {rich("panel.outbox.intro", {
+            organization: org.name,
+            smtp: <code>SMTP_URL</code>,
+            strong: (chunks) => <strong>{chunks}</strong>,
+          })}
         </p>
       </PageHeader>
       <NotDeliveredWarning />
-      <section className="card filters" aria-label="Filters">
+      <section className="card filters" aria-label={t("panel.collections.filters")}>
         <div className="filters-grid">
           <FilterSelect
             id="outbox-state"
-            label="State"
-            any="Any"
+            label={t("panel.column.state")}
+            any={t("panel.outbox.any")}
             value={state}
-            options={STATES.map((value) => [value, value] as const)}
+            options={STATES.map((value) => [value, t(`panel.state.${value}`)] as const)}
             onChange={(value) => setFilter("state", value)}
           />
           <FilterSelect
             id="outbox-kind"
-            label="Message"
-            any="Any"
+            label={t("panel.outbox.message")}
+            any={t("panel.outbox.any")}
             value={kind}
-            options={EMAIL_KINDS.map((value) => [value, kindLabel(value)] as const)}
+            options={EMAIL_KINDS.map((value) => [value, kindLabel(t, value)] as const)}
             onChange={(value) => setFilter("kind", value)}
           />
           {supporter !== null && (
             <div className="filter">
               <span>
-                Supporter <Link to={path(`supporters/${supporter}`)}>#{supporter}</Link>{" "}
+                {t("panel.column.supporter")} <Link to={path(`supporters/${supporter}`)}>#{supporter}</Link>{" "}
                 <button type="button" className="button button-ghost" onClick={() => setFilter("supporter_id", "")}>
-                  Show every supporter
+                  {t("panel.outbox.every_supporter")}
                 </button>
               </span>
             </div>
@@ -147,35 +155,36 @@ export function OutboxPage() {
       <Async state={list}>
         {({ outboxMessages: page }) =>
           page.items.length === 0 ? (
-            <Empty>
-              {state || kind || supporter !== null
-                ? "No message matches these filters."
-                : "No email yet: they appear here as donors give."}
-            </Empty>
+            <Empty>{state || kind || supporter !== null ? t("panel.outbox.no_match") : t("panel.outbox.none")}</Empty>
           ) : (
             <>
               <DataTable
                 testId="table-outbox"
-                caption="Emails, newest first"
+                caption={t("panel.outbox.caption")}
                 rows={page.items}
                 busy={list.loading}
                 columns={[
                   {
                     key: "subject",
-                    label: "Message",
+                    label: t("panel.outbox.message"),
                     render: (row) => (
                       <Link to={path(`outbox/${row.id}`)}>
-                        {row.subject ?? `${kindLabel(row.kind)} (not rendered yet)`}
+                        {row.subject ?? t("panel.outbox.not_rendered_kind", { kind: kindLabel(t, row.kind) })}
                       </Link>
                     ),
                   },
-                  { key: "kind", label: "Kind", render: (row) => kindLabel(row.kind) },
-                  { key: "to", label: "To", render: (row) => row.to },
-                  { key: "state", label: "State", render: (row) => <StateBadge state={row.state} /> },
-                  { key: "attempts", label: "Attempts", numeric: true, render: (row) => row.attempts },
+                  { key: "kind", label: t("panel.outbox.kind"), render: (row) => kindLabel(t, row.kind) },
+                  { key: "to", label: t("panel.outbox.to"), render: (row) => row.to },
+                  { key: "state", label: t("panel.column.state"), render: (row) => <StateBadge state={row.state} /> },
+                  {
+                    key: "attempts",
+                    label: t("panel.outbox.attempts"),
+                    numeric: true,
+                    render: (row) => format.number(row.attempts),
+                  },
                   {
                     key: "date",
-                    label: "Date",
+                    label: t("panel.outbox.date"),
                     render: (row) => format.dateTime(row.sent_date ?? row.create_date),
                   },
                 ]}
@@ -185,7 +194,7 @@ export function OutboxPage() {
                 setCursors={setCursors}
                 hasMore={page.has_more}
                 nextCursor={page.end_cursor}
-                range={`${page.count} ${page.count === 1 ? "message" : "messages"}`}
+                range={t("panel.outbox.count", { count: page.count, formatted: format.number(page.count) })}
               />
             </>
           )
@@ -199,12 +208,13 @@ export function OutboxPage() {
 export function OutboxMessagePage() {
   const { id = "" } = useParams();
   const { org, path, canWrite } = useOrg();
+  const { t } = useI18n();
   const format = useFormat();
   const gql = useGraphql();
   const [flash, setFlash] = useState<string | null>(null);
   const state = useQuery<{ outboxMessage: MessageDetail | null }>(DETAIL, { id });
-  usePageTitle(`Email #${id}`, org.name);
-  const crumbs = [{ label: "Outbox", to: path("outbox") }];
+  usePageTitle(t("panel.outbox.email_title", { id }), org.name);
+  const crumbs = [{ label: t("panel.nav.outbox"), to: path("outbox") }];
   const done = (message: string) => () => {
     setFlash(message);
     state.reload();
@@ -215,10 +225,8 @@ export function OutboxMessagePage() {
         if (!message) {
           return (
             <>
-              <PageHeader title="Email not found" crumbs={crumbs} />
-              <Empty>
-                There is no email #{id} in {org.name}.
-              </Empty>
+              <PageHeader title={t("panel.outbox.not_found")} crumbs={crumbs} />
+              <Empty>{t("panel.outbox.not_found_body", { id, organization: org.name })}</Empty>
             </>
           );
         }
@@ -226,30 +234,27 @@ export function OutboxMessagePage() {
           <>
             {message.state === "failed" && (
               <ActionButton
-                label="Retry"
-                title="Send this email again?"
-                confirmLabel="Retry now"
+                label={t("panel.outbox.retry")}
+                title={t("panel.outbox.retry_title")}
+                confirmLabel={t("panel.outbox.retry_now")}
                 testId="retry-message"
                 run={() => gql(RETRY, { id: message.id })}
-                onDone={done("Back in the queue: it is sent within a few seconds.")}
+                onDone={done(t("panel.outbox.retried"))}
               >
-                <p>
-                  The email goes back to the queue and is sent again to {message.to}. If the mail server refused the
-                  address, correct the supporter's email first.
-                </p>
+                <p>{t("panel.outbox.retry_body", { to: message.to })}</p>
               </ActionButton>
             )}
             {message.state === "queued" && (
               <ActionButton
-                label="Cancel"
-                title="Cancel this email?"
-                confirmLabel="Cancel email"
+                label={t("panel.common.cancel")}
+                title={t("panel.outbox.cancel_title")}
+                confirmLabel={t("panel.outbox.cancel_email")}
                 danger
                 testId="cancel-message"
                 run={() => gql(CANCEL, { id: message.id })}
-                onDone={done("Cancelled: this email will not be sent.")}
+                onDone={done(t("panel.outbox.cancelled"))}
               >
-                <p>It will never be sent to {message.to}.</p>
+                <p>{t("panel.outbox.cancel_body", { to: message.to })}</p>
               </ActionButton>
             )}
           </>
@@ -257,7 +262,9 @@ export function OutboxMessagePage() {
         return (
           <>
             <PageHeader
-              title={message.subject ?? `${kindLabel(message.kind)} #${message.id}`}
+              title={
+                message.subject ?? t("panel.outbox.kind_numbered", { kind: kindLabel(t, message.kind), id: message.id })
+              }
               crumbs={crumbs}
               actions={actions || undefined}
             />
@@ -265,25 +272,28 @@ export function OutboxMessagePage() {
             <NotDeliveredWarning />
             {message.state === "failed" && message.last_error && (
               <div className="state state-error" role="alert" data-testid="last-error">
-                <strong>The mail server refused this email</strong>
+                <strong>{t("panel.outbox.refused")}</strong>
                 <p>
                   <code>{message.last_error}</code>
                 </p>
               </div>
             )}
-            <Section title="Delivery">
+            <Section title={t("panel.outbox.delivery")}>
               <Fields
                 items={[
-                  ["State", <StateBadge key="state" state={message.state} />],
-                  ["To", message.to],
-                  ["Kind", kindLabel(message.kind)],
-                  ["Attempts", String(message.attempts)],
-                  ["Next attempt", message.next_attempt_date ? format.dateTime(message.next_attempt_date) : null],
-                  ["Sent", message.sent_date ? format.dateTime(message.sent_date) : null],
-                  ["Created", format.dateTime(message.create_date)],
+                  [t("panel.column.state"), <StateBadge key="state" state={message.state} />],
+                  [t("panel.outbox.to"), message.to],
+                  [t("panel.outbox.kind"), kindLabel(t, message.kind)],
+                  [t("panel.outbox.attempts"), format.number(message.attempts)],
+                  [
+                    t("panel.outbox.next_attempt"),
+                    message.next_attempt_date ? format.dateTime(message.next_attempt_date) : null,
+                  ],
+                  [t("panel.outbox.sent"), message.sent_date ? format.dateTime(message.sent_date) : null],
+                  [t("panel.column.created"), format.dateTime(message.create_date)],
                   ["Message-ID", message.message_id ? <code key="mid">{message.message_id}</code> : null],
                   [
-                    "Supporter",
+                    t("panel.column.supporter"),
                     message.supporter_id ? (
                       <Link key="s" to={path(`supporters/${message.supporter_id}`)}>
                         #{message.supporter_id}
@@ -291,39 +301,42 @@ export function OutboxMessagePage() {
                     ) : null,
                   ],
                   [
-                    "Donation",
+                    t("panel.column.donation"),
                     message.donation_id ? (
                       <Link key="d" to={path(`donations/${message.donation_id}`)}>
                         #{message.donation_id}
                       </Link>
                     ) : null,
                   ],
-                  ["Last error", message.state !== "failed" ? message.last_error : null],
+                  [t("panel.outbox.last_error"), message.state !== "failed" ? message.last_error : null],
                 ]}
               />
             </Section>
             {message.html === null && message.text === null ? (
-              <Section title="Message">
-                <p className="muted">Not rendered yet: the message is rendered when it is delivered.</p>
+              <Section title={t("panel.outbox.message")}>
+                <p className="muted">{t("panel.outbox.not_rendered")}</p>
               </Section>
             ) : (
               <>
                 <Section title="HTML">
-                  <EmailFrame html={message.html ?? ""} title={`The email “${message.subject ?? ""}” as HTML`} />
+                  <EmailFrame
+                    html={message.html ?? ""}
+                    title={t("panel.outbox.html_frame", { subject: message.subject ?? "" })}
+                  />
                 </Section>
-                <Section title="Plain text">
+                <Section title={t("panel.outbox.plain_text")}>
                   <pre className="email-text" data-testid="email-text">
                     {message.text}
                   </pre>
                 </Section>
-                <Section title="Headers">
+                <Section title={t("panel.outbox.headers")}>
                   <DataTable
                     testId="table-headers"
-                    caption="Email headers"
+                    caption={t("panel.outbox.headers_caption")}
                     rows={message.headers.map((header, index) => ({ ...header, id: index }))}
                     columns={[
-                      { key: "name", label: "Header", render: (row) => <code>{row.name}</code> },
-                      { key: "value", label: "Value", render: (row) => row.value },
+                      { key: "name", label: t("panel.outbox.header"), render: (row) => <code>{row.name}</code> },
+                      { key: "value", label: t("panel.outbox.value"), render: (row) => row.value },
                     ]}
                   />
                 </Section>

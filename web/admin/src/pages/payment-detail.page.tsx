@@ -9,6 +9,7 @@ import { StateBadge } from "../components/badges";
 import { Fields, PageHeader, Section, usePageTitle } from "../components/page";
 import { PaymentActions } from "../components/payment-actions";
 import { Async, Empty } from "../components/states";
+import { useI18n } from "../i18n";
 import { SUPPORTER_SUMMARY } from "./collections";
 
 const QUERY = `query PaymentDetail($id: ID!) {
@@ -52,21 +53,27 @@ type PaymentDetail = Payment & {
 export function PaymentDetailPage() {
   const { id = "" } = useParams();
   const { org, path } = useOrg();
+  const { t, has } = useI18n();
   const fmt = useFormat();
   const [flash, setFlash] = useState<string | null>(null);
   const state = useQuery<{ payment: PaymentDetail | null }>(QUERY, { id });
-  usePageTitle(`Payment #${id}`, org.name);
-  const crumbs = [{ label: "Payments", to: path("payments") }];
+  usePageTitle(t("panel.payment.page_title", { id }), org.name);
+  const crumbs = [{ label: t("panel.payments.title"), to: path("payments") }];
+  /** A dispute's reason as the processor names it (product_not_received), in words. */
+  const disputeReason = (reason: string | null | undefined) =>
+    reason
+      ? has(`panel.payment.dispute_reason.${reason}`)
+        ? t(`panel.payment.dispute_reason.${reason}`)
+        : reason.replace(/_/g, " ")
+      : null;
   return (
     <Async state={state}>
       {({ payment }) => {
         if (!payment) {
           return (
             <>
-              <PageHeader title="Payment not found" crumbs={crumbs} />
-              <Empty>
-                There is no payment #{id} in {org.name}.
-              </Empty>
+              <PageHeader title={t("panel.payment.not_found")} crumbs={crumbs} />
+              <Empty>{t("panel.payment.not_found_body", { id, organization: org.name })}</Empty>
             </>
           );
         }
@@ -74,7 +81,7 @@ export function PaymentDetailPage() {
         return (
           <>
             <PageHeader
-              title={`Payment #${payment.id}: ${fmt.money(payment.amount, payment.currency)}`}
+              title={t("panel.payment.title", { id: payment.id, amount: fmt.money(payment.amount, payment.currency) })}
               crumbs={crumbs}
               actions={
                 <PaymentActions
@@ -87,89 +94,102 @@ export function PaymentDetailPage() {
               }
             >
               <p className="muted">
-                <StateBadge state={payment.state} /> created {fmt.dateTime(payment.create_date)}
+                <StateBadge state={payment.state} />{" "}
+                {t("panel.payment.created", { date: fmt.dateTime(payment.create_date) })}
               </p>
             </PageHeader>
             <Flash message={flash} />
             <div className="grid-2">
-              <Section title="Payment" id="payment">
+              <Section title={t("panel.payment.section")} id="payment">
                 <Fields
                   items={[
-                    ["Amount", fmt.money(payment.amount, payment.currency)],
-                    ["State", <StateBadge key="state" state={payment.state} />],
-                    ["Paid on", fmt.dateTime(payment.payment_date)],
+                    [t("panel.column.amount"), fmt.money(payment.amount, payment.currency)],
+                    [t("panel.column.state"), <StateBadge key="state" state={payment.state} />],
+                    [t("panel.payment.paid_on"), fmt.dateTime(payment.payment_date)],
                     [
-                      "Refunded",
+                      t("panel.payment.refunded"),
                       payment.amount_refunded > 0 ? fmt.money(payment.amount_refunded, payment.currency) : null,
                     ],
                     [
-                      "Method",
+                      t("panel.column.method"),
                       payment.payment_method
                         ? `${payment.payment_method.label} (${payment.payment_method.processor})`
                         : null,
                     ],
                     [
-                      "Processor intent",
+                      t("panel.filter.processor_intent"),
                       payment.processor_intent_id ? <code key="k92">{payment.processor_intent_id}</code> : null,
                     ],
-                    ["Last change", fmt.dateTime(payment.update_date)],
+                    [t("panel.donation.last_change"), fmt.dateTime(payment.update_date)],
                   ]}
                 />
               </Section>
               {payment.dispute && (
-                <Section title="Dispute" id="payment-dispute">
+                <Section title={t("panel.payment.dispute")} id="payment-dispute">
                   <Fields
                     items={[
-                      ["Status", <StateBadge key="dispute-status" state={payment.dispute.status} />],
-                      ["Reason", payment.dispute.reason?.replace(/_/g, " ")],
+                      [t("panel.column.status"), <StateBadge key="dispute-status" state={payment.dispute.status} />],
+                      [t("panel.payment.reason"), disputeReason(payment.dispute.reason)],
                       [
-                        "Amount",
+                        t("panel.column.amount"),
                         payment.dispute.amount === null ? null : fmt.money(payment.dispute.amount, payment.currency),
                       ],
-                      ["Opened", fmt.dateTime(payment.dispute.date)],
-                      ["Processor dispute", <code key="dispute-id">{payment.dispute.id}</code>],
+                      [t("panel.payment.opened"), fmt.dateTime(payment.dispute.date)],
+                      [t("panel.payment.processor_dispute"), <code key="dispute-id">{payment.dispute.id}</code>],
                     ]}
                   />
                 </Section>
               )}
               {payment.refunds.length > 0 && (
-                <Section title={`Refunds (${payment.refunds.length})`} id="payment-refunds">
+                <Section
+                  title={t("panel.payment.refunds", { count: fmt.number(payment.refunds.length) })}
+                  id="payment-refunds"
+                >
                   <ul className="plain-list" data-testid="payment-refunds">
                     {payment.refunds.map((refund) => (
                       <li key={refund.id}>
-                        <StateBadge state={refund.state} /> {fmt.money(refund.amount, refund.currency)}{" "}
-                        {refund.origin === "processor" ? "(made at the processor)" : ""} asked{" "}
-                        {fmt.dateTime(refund.create_date)}
-                        {refund.settle_date ? `, settled ${fmt.dateTime(refund.settle_date)}` : ""}
+                        <StateBadge state={refund.state} />{" "}
+                        {t(
+                          refund.origin === "processor"
+                            ? "panel.payment.refund_line_processor"
+                            : "panel.payment.refund_line",
+                          { amount: fmt.money(refund.amount, refund.currency), date: fmt.dateTime(refund.create_date) },
+                        )}
+                        {refund.settle_date
+                          ? t("panel.payment.refund_settled", { date: fmt.dateTime(refund.settle_date) })
+                          : ""}
                         {refund.failure_message ? ` — ${refund.failure_message}` : ""}
                       </li>
                     ))}
                   </ul>
                 </Section>
               )}
-              <Section title="Donation" id="payment-donation">
+              <Section title={t("panel.donation.section")} id="payment-donation">
                 <Fields
                   items={[
                     [
-                      "Donation",
+                      t("panel.column.donation"),
                       <Link key="d" to={path(`donations/${payment.donation_id}`)}>
                         {donation
                           ? `${donation.code} · ${fmt.money(donation.amount, donation.currency)}`
                           : `#${payment.donation_id}`}
                       </Link>,
                     ],
-                    ["Frequency", donation ? frequencyLabel(donation.frequency) : null],
-                    ["Donation state", donation ? <StateBadge key="s" state={donation.state} /> : null],
+                    [t("panel.column.frequency"), donation ? frequencyLabel(t, donation.frequency) : null],
                     [
-                      "Supporter",
+                      t("panel.payment.donation_state"),
+                      donation ? <StateBadge key="s" state={donation.state} /> : null,
+                    ],
+                    [
+                      t("panel.column.supporter"),
                       donation?.supporter ? (
                         <Link key="k114" to={path(`supporters/${donation.supporter.id}`)}>
-                          {supporterName(donation.supporter)}
+                          {supporterName(t, donation.supporter)}
                         </Link>
                       ) : null,
                     ],
                     [
-                      "Campaign",
+                      t("panel.column.campaign"),
                       donation?.campaign ? (
                         <Link key="k122" to={path(`campaigns/${donation.campaign.id}`)}>
                           {donation.campaign.title}

@@ -9,6 +9,7 @@ import { CopyButton } from "../components/copy-button";
 import { DataTable } from "../components/data-table";
 import { Section } from "../components/page";
 import { Async, InlineError } from "../components/states";
+import { type Translate, useI18n } from "../i18n";
 import { AUDIT_FIELDS, type AuditEntry } from "./audit-log.page";
 
 interface PaymentSettings {
@@ -32,33 +33,35 @@ const DISCONNECT = `mutation DisconnectStripe { disconnectStripe { ${SETTINGS_FI
 const SET_TEST_MODE = `mutation SetPaymentTestMode($enabled: Boolean!) { setPaymentTestMode(enabled: $enabled) { ${SETTINGS_FIELDS} } }`;
 
 /** What donors can pay with once Stripe is disconnected, as the server answered. */
-const afterDisconnect = (settings: PaymentSettings) =>
+const afterDisconnect = (settings: PaymentSettings, t: Translate) =>
   settings.processor === "sandbox"
-    ? "Stripe disconnected. Donors pay with the sandbox again (no real money)."
-    : "Stripe disconnected. Donors can give by bank transfer only (once the IBAN is set) until a processor is connected.";
+    ? t("panel.payment_settings.disconnected_sandbox")
+    : t("panel.payment_settings.disconnected_none");
 
+/** `label` and `hint` are keys of the catalog. */
 const KEY_FIELDS = [
   {
     name: "secret_key",
-    label: "Secret key",
-    hint: "sk_test_… or sk_live_… from Stripe's dashboard, Developers → API keys (a restricted rk_… key works too). Stored encrypted; never shown again.",
+    label: "panel.payment_settings.secret_key",
+    hint: "panel.payment_settings.secret_key_hint",
     secret: true,
   },
   {
     name: "publishable_key",
-    label: "Publishable key",
-    hint: "pk_test_… or pk_live_…, from the same page and the same mode (test or live) as the secret key.",
+    label: "panel.payment_settings.publishable_key",
+    hint: "panel.payment_settings.publishable_key_hint",
     secret: false,
   },
   {
     name: "webhook_secret",
-    label: "Webhook signing secret",
-    hint: "whsec_…, shown on the page of the webhook endpoint you add in Stripe for the URL above. Stored encrypted.",
+    label: "panel.payment_settings.webhook_secret",
+    hint: "panel.payment_settings.webhook_secret_hint",
     secret: true,
   },
 ] as const;
 
 function StripeKeysForm({ connected, onSaved }: { connected: boolean; onSaved: (message: string) => void }) {
+  const { t } = useI18n();
   const gql = useGraphql();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | null>(null);
@@ -74,11 +77,15 @@ function StripeKeysForm({ connected, onSaved }: { connected: boolean; onSaved: (
       const input = Object.fromEntries(KEY_FIELDS.map((field) => [field.name, String(data.get(field.name) ?? "")]));
       const saved = await gql<{ connectStripe: PaymentSettings }>(CONNECT, { input });
       form.reset();
-      onSaved(`Stripe connected in ${saved.connectStripe.mode} mode. Donors now pay with Stripe.`);
+      onSaved(
+        saved.connectStripe.mode === "live"
+          ? t("panel.payment_settings.connected_live")
+          : t("panel.payment_settings.connected_test"),
+      );
     } catch (caught) {
       if (caught instanceof ApiError && caught.issues.length > 0) {
         setFieldErrors(caught.fieldErrors());
-        setError(new Error("The keys were not saved; see the fields below."));
+        setError(new Error(t("panel.payment_settings.keys_not_saved")));
       } else {
         setError(caught as Error);
       }
@@ -88,11 +95,8 @@ function StripeKeysForm({ connected, onSaved }: { connected: boolean; onSaved: (
   };
   return (
     <form onSubmit={submit} noValidate data-testid="stripe-keys">
-      <h3>{connected ? "Replace the keys" : "Connect Stripe"}</h3>
-      <p className="muted">
-        The secret key is checked with Stripe before it is saved. Test keys (sk_test_…) let you try the donation page
-        with Stripe's test cards; live keys take real money.
-      </p>
+      <h3>{connected ? t("panel.payment_settings.replace_title") : t("panel.payment_settings.connect")}</h3>
+      <p className="muted">{t("panel.payment_settings.keys_intro")}</p>
       <InlineError error={error} />
       <div className="form-grid">
         {KEY_FIELDS.map((field) => {
@@ -100,7 +104,7 @@ function StripeKeysForm({ connected, onSaved }: { connected: boolean; onSaved: (
           const problem = fieldErrors[field.name];
           return (
             <div className="form-field" key={field.name}>
-              <label htmlFor={id}>{field.label}</label>
+              <label htmlFor={id}>{t(field.label)}</label>
               <input
                 id={id}
                 name={field.name}
@@ -116,7 +120,7 @@ function StripeKeysForm({ connected, onSaved }: { connected: boolean; onSaved: (
                 </p>
               )}
               <p className="hint" id={`${id}-hint`}>
-                {field.hint}
+                {t(field.hint)}
               </p>
             </div>
           );
@@ -124,7 +128,11 @@ function StripeKeysForm({ connected, onSaved }: { connected: boolean; onSaved: (
       </div>
       <div className="form-actions">
         <button type="submit" className="button button-primary" disabled={busy} data-testid="save-stripe-keys">
-          {busy ? "Checking the keys with Stripe…" : connected ? "Replace keys" : "Connect Stripe"}
+          {busy
+            ? t("panel.payment_settings.checking")
+            : connected
+              ? t("panel.payment_settings.replace")
+              : t("panel.payment_settings.connect")}
         </button>
       </div>
     </form>
@@ -132,65 +140,62 @@ function StripeKeysForm({ connected, onSaved }: { connected: boolean; onSaved: (
 }
 
 function CurrentProcessor({ settings }: { settings: PaymentSettings }) {
+  const { t, rich } = useI18n();
   const format = useFormat();
+  const strong = (chunks: React.ReactNode) => <strong>{chunks}</strong>;
   if (settings.test_mode) {
     return (
       <p className="notice" data-testid="payment-processor">
-        <strong>Test mode (sandbox)</strong>: donors pay with test card numbers, no real money moves, and every page
-        shows a test banner. Test gifts are kept apart: out of totals, receipts and statements. Connect Stripe below, or
-        switch test mode off, before taking real donations.
+        {rich("panel.payment_settings.processor_test_mode", { strong })}
       </p>
     );
   }
   if (settings.processor === "none") {
     return (
       <p className="notice" data-testid="payment-processor">
-        <strong>No card processor</strong>: online giving by card is not set up. Donors can give by bank transfer once
-        the IBAN is entered under Bank transfer; without it the donation page says online giving is not set up yet.
-        Connect a Stripe account below, or switch test mode on to try the donation page with test cards.
+        {rich("panel.payment_settings.processor_none", { strong })}
       </p>
     );
   }
   if (settings.processor === "sandbox") {
     return (
       <p className="notice" data-testid="payment-processor">
-        <strong>Sandbox</strong>: card payments are simulated and no real money moves. Connect a Stripe account below to
-        take real donations by card, SEPA Direct Debit and wallets.
+        {rich("panel.payment_settings.processor_sandbox", { strong })}
       </p>
     );
   }
   return (
     <dl className="fields" data-testid="payment-processor">
       <div className="field">
-        <dt>Processor</dt>
+        <dt>{t("panel.payment_settings.processor")}</dt>
         <dd>
           Stripe{" "}
           <span className={`badge badge-${settings.mode === "live" ? "good" : "warn"}`} data-testid="payment-mode">
-            {settings.mode === "live" ? "Live mode" : "Test mode"}
+            {settings.mode === "live" ? t("panel.payment_settings.live_mode") : t("panel.payment_settings.test_mode")}
           </span>
         </dd>
       </div>
       <div className="field">
-        <dt>Publishable key</dt>
+        <dt>{t("panel.payment_settings.publishable_key")}</dt>
         <dd>
           <code>{settings.publishable_key}</code>
         </dd>
       </div>
       <div className="field">
-        <dt>Secret key</dt>
+        <dt>{t("panel.payment_settings.secret_key")}</dt>
         <dd>
           <code data-testid="secret-key-last4">…{settings.secret_key_last4}</code>{" "}
-          <span className="muted small">(only the last 4 characters are ever shown)</span>
+          <span className="muted small">{t("panel.payment_settings.last4_only")}</span>
         </dd>
       </div>
       <div className="field">
-        <dt>Webhook signing secret</dt>
+        <dt>{t("panel.payment_settings.webhook_secret")}</dt>
         <dd>
           <code>…{settings.webhook_secret_last4}</code>
         </dd>
       </div>
       <div className="field">
-        <dt>Keys saved</dt>
+        <dt>{t("panel.payment_settings.keys_saved")}</dt>
         <dd>{format.dateTime(settings.update_date)}</dd>
       </div>
     </dl>
@@ -202,42 +207,38 @@ function CurrentProcessor({ settings }: { settings: PaymentSettings }) {
  * cards; its gifts are test data. Switching it on deletes Stripe keys, so it asks first.
  */
 function TestModeSwitch({ settings, onChanged }: { settings: PaymentSettings; onChanged: (message: string) => void }) {
+  const { t } = useI18n();
   const gql = useGraphql();
   const enabled = !settings.test_mode;
   return (
     <div data-testid="test-mode-switch">
-      <h3>Test mode</h3>
+      <h3>{t("panel.payment_settings.test_mode")}</h3>
       <p className="muted">
         {settings.test_mode
-          ? "Test mode is on: the sandbox takes gifts with test card numbers and every page shows a test banner."
-          : "Try the donation page without real money: the sandbox takes gifts with test card numbers, every page shows a test banner, and test gifts stay out of totals, receipts and statements."}
+          ? t("panel.payment_settings.test_mode_on_intro")
+          : t("panel.payment_settings.test_mode_off_intro")}
       </p>
       <div className="form-actions">
         <ActionButton
-          label={enabled ? "Switch test mode on" : "Switch test mode off"}
-          title={enabled ? "Switch test mode on?" : "Switch test mode off?"}
-          confirmLabel={enabled ? "Switch on" : "Switch off"}
+          label={enabled ? t("panel.payment_settings.switch_on_label") : t("panel.payment_settings.switch_off_label")}
+          title={enabled ? t("panel.payment_settings.switch_on_title") : t("panel.payment_settings.switch_off_title")}
+          confirmLabel={enabled ? t("panel.payment_settings.switch_on") : t("panel.payment_settings.switch_off")}
           danger={enabled && settings.processor === "stripe"}
           testId="toggle-test-mode"
           run={() => gql(SET_TEST_MODE, { enabled })}
           onDone={() =>
             onChanged(
-              enabled
-                ? "Test mode is on: no real money moves, and every page shows a test banner."
-                : "Test mode is off.",
+              enabled ? t("panel.payment_settings.test_mode_is_on") : t("panel.payment_settings.test_mode_is_off"),
             )
           }
         >
           {enabled ? (
             <p>
-              Donors will pay with the sandbox's test cards and no real money moves.
-              {settings.processor === "stripe" && " The Stripe keys are deleted; you can connect them again later."}
+              {t("panel.payment_settings.switch_on_body")}
+              {settings.processor === "stripe" && ` ${t("panel.payment_settings.switch_on_body_stripe")}`}
             </p>
           ) : (
-            <p>
-              The sandbox stops taking gifts. On a production server donors can then give only by bank transfer (once
-              the IBAN is set) until you connect Stripe. Test gifts stay marked as test data.
-            </p>
+            <p>{t("panel.payment_settings.switch_off_body")}</p>
           )}
         </ActionButton>
       </div>
@@ -248,6 +249,7 @@ function TestModeSwitch({ settings, onChanged }: { settings: PaymentSettings; on
 /** Settings → Payments: who processes card payments (sandbox or the organization's Stripe account) and its history. */
 export function PaymentsSection() {
   const { canWrite } = useOrg();
+  const { t } = useI18n();
   const format = useFormat();
   const gql = useGraphql();
   const paymentMode = usePaymentMode();
@@ -262,7 +264,7 @@ export function PaymentsSection() {
     paymentMode.reload();
   };
   return (
-    <Section title="Payments" id="payments">
+    <Section title={t("panel.payments.title")} id="payments">
       <Flash message={flash} />
       <Async state={state}>
         {({ paymentSettings: settings }) => {
@@ -270,17 +272,15 @@ export function PaymentsSection() {
             <div className="payments-stack">
               <CurrentProcessor settings={settings} />
               <div>
-                <h3>Webhook endpoint</h3>
-                <p className="muted">
-                  In Stripe's dashboard, Developers → Webhooks, add an endpoint with this URL, select the events below,
-                  and paste its signing secret here. Stripe tells Donata through it when a payment succeeds, fails, is
-                  refunded or disputed.
-                </p>
+                <h3>{t("panel.payment_settings.webhook_endpoint")}</h3>
+                <p className="muted">{t("panel.payment_settings.webhook_intro")}</p>
                 <p>
                   <code data-testid="webhook-url">{settings.webhook_url}</code>{" "}
                   <CopyButton value={settings.webhook_url} />
                 </p>
-                <p className="muted small">Events: {settings.webhook_events.join(", ")}</p>
+                <p className="muted small">
+                  {t("panel.payment_settings.events", { events: settings.webhook_events.join(", ") })}
+                </p>
               </div>
               {canWrite ? (
                 <>
@@ -292,9 +292,9 @@ export function PaymentsSection() {
                   {settings.processor === "stripe" && (
                     <div className="form-actions">
                       <ActionButton
-                        label="Disconnect Stripe"
-                        title="Disconnect Stripe?"
-                        confirmLabel="Disconnect"
+                        label={t("panel.payment_settings.disconnect_label")}
+                        title={t("panel.payment_settings.disconnect_title")}
+                        confirmLabel={t("panel.payment_settings.disconnect")}
                         danger
                         testId="disconnect-stripe"
                         run={async () => {
@@ -302,43 +302,44 @@ export function PaymentsSection() {
                             await gql<{ disconnectStripe: PaymentSettings }>(DISCONNECT)
                           ).disconnectStripe;
                         }}
-                        onDone={() => answered.current && changed(afterDisconnect(answered.current))}
+                        onDone={() => answered.current && changed(afterDisconnect(answered.current, t))}
                       >
-                        <p>
-                          The keys are deleted: no real money can be given by card until you connect Stripe again.
-                          Payments already made with Stripe keep their records.
-                        </p>
+                        <p>{t("panel.payment_settings.disconnect_body")}</p>
                       </ActionButton>
                     </div>
                   )}
                   <TestModeSwitch settings={settings} onChanged={changed} />
                 </>
               ) : (
-                <p className="muted">Only owners and admins can change the payment processor.</p>
+                <p className="muted">{t("panel.payment_settings.read_only")}</p>
               )}
               <div>
-                <h3>Change history</h3>
+                <h3>{t("panel.payment_settings.history")}</h3>
                 {canWrite ? (
                   <Async state={history}>
                     {({ auditLog }) =>
                       auditLog.items.length === 0 ? (
-                        <p className="muted">No changes yet.</p>
+                        <p className="muted">{t("panel.payment_settings.no_changes")}</p>
                       ) : (
                         <DataTable
                           testId="table-payment-history"
-                          caption="Changes to the payment settings"
+                          caption={t("panel.payment_settings.history_caption")}
                           rows={auditLog.items}
                           columns={[
-                            { key: "date", label: "When", render: (row) => format.dateTime(row.create_date) },
-                            { key: "actor", label: "Who", render: (row) => row.actor_label },
-                            { key: "description", label: "What", render: (row) => row.summary },
+                            {
+                              key: "date",
+                              label: t("panel.audit.when"),
+                              render: (row) => format.dateTime(row.create_date),
+                            },
+                            { key: "actor", label: t("panel.audit.who"), render: (row) => row.actor_label },
+                            { key: "description", label: t("panel.audit.what"), render: (row) => row.summary },
                           ]}
                         />
                       )
                     }
                   </Async>
                 ) : (
-                  <p className="muted">Owners and admins see who changed the settings, in the audit log.</p>
+                  <p className="muted">{t("panel.payment_settings.history_hidden")}</p>
                 )}
               </div>
             </div>

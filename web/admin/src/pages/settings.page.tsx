@@ -5,6 +5,7 @@ import { useSubmit } from "../app/use-submit";
 import { Flash } from "../components/action-button";
 import { PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, InlineError } from "../components/states";
+import { useI18n } from "../i18n";
 import { PaymentsSection } from "./payment-settings";
 
 interface Settings {
@@ -18,6 +19,7 @@ const SAVE_BANK = `mutation SaveBank($account_name: String, $iban: String, $bic:
 }`;
 const SAVE_FEE = `mutation SaveFee($percent: Float!, $fixed: Float!) { updateOrganizationCoverFee(percent: $percent, fixed: $fixed) { slug } }`;
 
+/** `label` and `hint` are keys of the catalog. */
 interface SettingsField {
   name: string;
   label: string;
@@ -26,13 +28,13 @@ interface SettingsField {
 }
 
 const BANK_FIELDS: SettingsField[] = [
-  { name: "account_name", label: "Account holder", hint: "Leave empty to use the organization's name." },
-  { name: "iban", label: "IBAN", hint: "Spaces are fine; the check digits are verified." },
-  { name: "bic", label: "BIC (optional)", hint: "8 or 11 characters; not needed for SEPA transfers." },
+  { name: "account_name", label: "panel.settings.account_name", hint: "panel.settings.account_name_hint" },
+  { name: "iban", label: "panel.settings.iban", hint: "panel.settings.iban_hint" },
+  { name: "bic", label: "panel.settings.bic", hint: "panel.settings.bic_hint" },
 ];
 const FEE_FIELDS: SettingsField[] = [
-  { name: "percent", label: "Percent of the gift", hint: "Default 2.9", numeric: true },
-  { name: "fixed", label: "Fixed amount", hint: "In the organization's currency; default 0.30", numeric: true },
+  { name: "percent", label: "panel.settings.fee_percent", hint: "panel.settings.fee_percent_hint", numeric: true },
+  { name: "fixed", label: "panel.settings.fee_fixed", hint: "panel.settings.fee_fixed_hint", numeric: true },
 ];
 
 /** One settings form: its fields go to one mutation as they are typed (numbers as numbers). */
@@ -46,6 +48,7 @@ function SettingsForm(props: {
   onSaved: () => void;
 }) {
   const { canWrite } = useOrg();
+  const { t } = useI18n();
   const gql = useGraphql();
   const { busy, error, onSubmit } = useSubmit(async (data) => {
     const value = (field: SettingsField) => String(data.get(field.name) ?? "");
@@ -64,7 +67,7 @@ function SettingsForm(props: {
       <div className="form-grid">
         {props.fields.map((field) => (
           <div className="form-field" key={field.name}>
-            <label htmlFor={`${props.testId}-${field.name}`}>{field.label}</label>
+            <label htmlFor={`${props.testId}-${field.name}`}>{t(field.label)}</label>
             <input
               id={`${props.testId}-${field.name}`}
               name={field.name}
@@ -74,18 +77,18 @@ function SettingsForm(props: {
               spellCheck={false}
               readOnly={!canWrite}
             />
-            <p className="hint">{field.hint}</p>
+            <p className="hint">{t(field.hint)}</p>
           </div>
         ))}
       </div>
       {canWrite ? (
         <div className="form-actions">
           <button type="submit" className="button button-primary" disabled={busy} data-testid={`save-${props.testId}`}>
-            {busy ? "Saving…" : props.saveLabel}
+            {busy ? t("panel.common.saving") : props.saveLabel}
           </button>
         </div>
       ) : (
-        <p className="muted">Only owners and admins can change these settings.</p>
+        <p className="muted">{t("panel.settings.read_only")}</p>
       )}
     </form>
   );
@@ -93,7 +96,8 @@ function SettingsForm(props: {
 
 export function SettingsPage() {
   const { org } = useOrg();
-  usePageTitle("Settings", org.name);
+  const { t } = useI18n();
+  usePageTitle(t("panel.nav.settings"), org.name);
   const state = useQuery<{ organization: Settings }>(SETTINGS);
   const [flash, setFlash] = useState<string | null>(null);
   const saved = (message: string) => () => {
@@ -102,36 +106,36 @@ export function SettingsPage() {
   };
   return (
     <>
-      <PageHeader title="Settings">
-        <p className="muted">How {org.name} takes donations.</p>
+      <PageHeader title={t("panel.nav.settings")}>
+        <p className="muted">{t("panel.settings.intro", { organization: org.name })}</p>
       </PageHeader>
       <Flash message={flash} />
       <PaymentsSection />
       <Async state={state}>
         {({ organization }) => (
           <>
-            <Section title="Bank transfer" id="bank-transfer">
+            <Section title={t("panel.settings.bank_transfer")} id="bank-transfer">
               <SettingsForm
                 key={JSON.stringify(organization.bank_transfer)}
                 testId="bank-transfer"
-                intro="Shown to donors who choose bank transfer, after they confirm, and printed on their receipts. Without an IBAN they are asked to contact you."
+                intro={t("panel.settings.bank_transfer_intro")}
                 fields={BANK_FIELDS}
                 values={organization.bank_transfer ?? {}}
                 mutation={SAVE_BANK}
-                saveLabel="Save bank details"
-                onSaved={saved("Bank details saved.")}
+                saveLabel={t("panel.settings.save_bank")}
+                onSaved={saved(t("panel.settings.bank_saved"))}
               />
             </Section>
-            <Section title="Processing fee donors may cover" id="cover-fee">
+            <Section title={t("panel.settings.cover_fee")} id="cover-fee">
               <SettingsForm
                 key={JSON.stringify(organization.cover_fee)}
                 testId="cover-fee"
-                intro={`On campaigns that offer it, donors may add this estimate of the processing fee: percent of the gift plus a fixed amount (${org.currency}).`}
+                intro={t("panel.settings.cover_fee_intro", { currency: org.currency })}
                 fields={FEE_FIELDS}
                 values={organization.cover_fee}
                 mutation={SAVE_FEE}
-                saveLabel="Save fee formula"
-                onSaved={saved("Fee formula saved.")}
+                saveLabel={t("panel.settings.save_fee")}
+                onSaved={saved(t("panel.settings.fee_saved"))}
               />
             </Section>
           </>

@@ -5,9 +5,11 @@ import { signIn } from "../api/session";
 import { safeNext, useSession } from "../app/session-context";
 import { usePageTitle } from "../components/page";
 import { InlineError } from "../components/states";
+import { useI18n } from "../i18n";
 
 export function SignInPage() {
-  usePageTitle("Sign in");
+  const { t, errorMessage } = useI18n();
+  usePageTitle(t("panel.sign_in.title"));
   const [params] = useSearchParams();
   const { session } = useSession();
   const next = safeNext(params.get("next"));
@@ -37,10 +39,10 @@ export function SignInPage() {
     } catch (caught) {
       setBusy(false);
       const apiError = caught as ApiError;
-      if (apiError instanceof ApiError && apiError.status === 401) setError("Wrong email or password.");
+      if (apiError instanceof ApiError && apiError.status === 401) setError(t("panel.sign_in.wrong_credentials"));
       else if (apiError instanceof ApiError && apiError.status === 429)
-        setError(apiError.message || "Too many attempts. Wait a moment and try again.");
-      else setError(apiError.message);
+        setError(errorMessage(apiError) || t("panel.sign_in.too_many_attempts"));
+      else setError(errorMessage(apiError));
       emailRef.current?.focus();
     }
   };
@@ -51,19 +53,19 @@ export function SignInPage() {
         <div className="brand brand-large" aria-hidden="true">
           <span className="brand-mark">D</span> Donata
         </div>
-        <h1 id="sign-in-title">Sign in</h1>
-        <p className="muted">Use the account of your organization's admin panel.</p>
+        <h1 id="sign-in-title">{t("panel.sign_in.title")}</h1>
+        <p className="muted">{t("panel.sign_in.intro")}</p>
         <InlineError error={error} />
         <div className="form-field">
-          <label htmlFor="email">Email</label>
+          <label htmlFor="email">{t("panel.sign_in.email")}</label>
           <input ref={emailRef} id="email" name="email" type="email" autoComplete="username" required />
         </div>
         <div className="form-field">
-          <label htmlFor="password">Password</label>
+          <label htmlFor="password">{t("panel.sign_in.password")}</label>
           <input id="password" name="password" type="password" autoComplete="current-password" required />
         </div>
         <button type="submit" className="button button-primary button-block" disabled={busy}>
-          {busy ? "Signing in…" : "Sign in"}
+          {busy ? t("panel.sign_in.busy") : t("panel.sign_in.submit")}
         </button>
       </form>
     </main>

@@ -9,6 +9,7 @@ import { Tags } from "../components/badges";
 import { DataTable } from "../components/data-table";
 import { Fields, PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, Empty, InlineError } from "../components/states";
+import { useI18n } from "../i18n";
 import { CHECKOUT_ROW_SELECTION, type CheckoutRow, COLLECTIONS, type DonationRow } from "./collections";
 
 const SUPPORTER_FIELDS = `id code first_name last_name business_name email phone mobile job sex date_of_birth place_of_birth
@@ -32,12 +33,12 @@ const EXPORT = `mutation Export($id: ID!) {
 const ERASE = `mutation Erase($id: ID!) { eraseSupporter(id: $id) { id erase_date } }`;
 
 const CONSENTS = [
-  ["privacy", "Privacy policy accepted"],
-  ["email_marketing", "Email marketing"],
-  ["phone_marketing", "Phone marketing"],
-  ["sms_marketing", "SMS marketing"],
-  ["postal_marketing", "Postal marketing"],
-  ["profilation_marketing", "Profiling"],
+  ["privacy", "panel.supporter.consent.privacy"],
+  ["email_marketing", "panel.supporter.consent.email_marketing"],
+  ["phone_marketing", "panel.supporter.consent.phone_marketing"],
+  ["sms_marketing", "panel.supporter.consent.sms_marketing"],
+  ["postal_marketing", "panel.supporter.consent.postal_marketing"],
+  ["profilation_marketing", "panel.supporter.consent.profilation_marketing"],
 ] as const;
 type Consent = (typeof CONSENTS)[number][0];
 
@@ -50,6 +51,7 @@ function ConsentsForm({
   canWrite: boolean;
   onSaved: () => void;
 }) {
+  const { t } = useI18n();
   const gql = useGraphql();
   const [values, setValues] = useState<Record<Consent, boolean | null>>(
     () => Object.fromEntries(CONSENTS.map(([key]) => [key, supporter[key]])) as Record<Consent, boolean | null>,
@@ -90,8 +92,8 @@ function ConsentsForm({
                   setValues((current) => ({ ...current, [key]: event.target.checked }));
                 }}
               />
-              {label}
-              {values[key] === null && <span className="muted small"> (not asked)</span>}
+              {t(label)}
+              {values[key] === null && <span className="muted small"> {t("panel.supporter.not_asked")}</span>}
             </label>
           </li>
         ))}
@@ -100,11 +102,11 @@ function ConsentsForm({
       {canWrite && !erased && (
         <div className="form-actions">
           <button type="submit" className="button button-primary" disabled={!dirty || busy}>
-            {busy ? "Saving…" : "Save consents"}
+            {busy ? t("panel.common.saving") : t("panel.supporter.save_consents")}
           </button>
           {saved && !dirty && (
             <span role="status" className="muted">
-              Saved.
+              {t("panel.common.saved")}
             </span>
           )}
         </div>
@@ -127,6 +129,7 @@ function download(filename: string, content: string) {
 export function SupporterDetailPage() {
   const { id = "" } = useParams();
   const { org, path, canWrite } = useOrg();
+  const { t, rich } = useI18n();
   const fmt = useFormat();
   const gql = useGraphql();
   const [flash, setFlash] = useState<string | null>(null);
@@ -137,8 +140,11 @@ export function SupporterDetailPage() {
     donations: { count: number; items: DonationRow[] };
     checkouts: { count: number; items: CheckoutRow[] };
   }>(QUERY, { id, supporter_id: /^\d+$/.test(id) ? Number(id) : 0 });
-  usePageTitle(state.data?.supporter ? supporterName(state.data.supporter) : "Supporter", org.name);
-  const crumbs = [{ label: "Supporters", to: path("supporters") }];
+  usePageTitle(
+    state.data?.supporter ? supporterName(t, state.data.supporter) : t("panel.supporter.page_title"),
+    org.name,
+  );
+  const crumbs = [{ label: t("panel.supporters.title"), to: path("supporters") }];
 
   const exportData = async (supporter: Supporter) => {
     setExporting(true);
@@ -146,7 +152,7 @@ export function SupporterDetailPage() {
     try {
       const data = await gql<{ exportSupporter: unknown }>(EXPORT, { id: supporter.id });
       download(`supporter-${supporter.id}-export.json`, JSON.stringify(data.exportSupporter, null, 2));
-      setFlash("Export downloaded.");
+      setFlash(t("panel.supporter.export_downloaded"));
     } catch (caught) {
       setExportError(caught as Error);
     } finally {
@@ -160,10 +166,8 @@ export function SupporterDetailPage() {
         if (!supporter) {
           return (
             <>
-              <PageHeader title="Supporter not found" crumbs={crumbs} />
-              <Empty>
-                There is no supporter #{id} in {org.name}.
-              </Empty>
+              <PageHeader title={t("panel.supporter.not_found")} crumbs={crumbs} />
+              <Empty>{t("panel.supporter.not_found_body", { id, organization: org.name })}</Empty>
             </>
           );
         }
@@ -171,21 +175,23 @@ export function SupporterDetailPage() {
           .filter((column) => column.key !== "supporter")
           .map((column) => ({
             ...column,
+            label: t(column.label),
             sort: undefined,
-            render: (row: DonationRow) => column.render(row, { fmt, path }),
+            render: (row: DonationRow) => column.render(row, { fmt, path, t }),
           }));
         const checkoutColumns = COLLECTIONS.checkouts.columns
           .filter((column) => column.key !== "supporter")
           .map((column) => ({
             ...column,
+            label: t(column.label),
             sort: undefined,
-            render: (row: CheckoutRow) => column.render(row, { fmt, path }),
+            render: (row: CheckoutRow) => column.render(row, { fmt, path, t }),
           }));
         const erased = Boolean(supporter.erase_date);
         return (
           <>
             <PageHeader
-              title={supporterName(supporter)}
+              title={supporterName(t, supporter)}
               crumbs={crumbs}
               actions={
                 <>
@@ -194,11 +200,11 @@ export function SupporterDetailPage() {
                     to={`${path("outbox")}?supporter_id=${supporter.id}`}
                     data-testid="supporter-emails"
                   >
-                    Emails
+                    {t("panel.supporter.emails")}
                   </Link>
                   {canWrite && !erased && (
                     <Link className="button" to={`${path("donations/new")}?supporter_id=${supporter.id}`}>
-                      Record offline donation
+                      {t("panel.collections.record_offline")}
                     </Link>
                   )}
                   {canWrite && (
@@ -209,58 +215,59 @@ export function SupporterDetailPage() {
                       disabled={exporting}
                       data-testid="export-supporter"
                     >
-                      {exporting ? "Exporting…" : "GDPR export (JSON)"}
+                      {exporting ? t("panel.supporter.exporting") : t("panel.supporter.export")}
                     </button>
                   )}
                   {canWrite && !erased && (
                     <ActionButton
-                      label="Erase personal data"
-                      title="Erase this supporter's personal data?"
-                      confirmLabel="Erase for good"
+                      label={t("panel.supporter.erase")}
+                      title={t("panel.supporter.erase_title")}
+                      confirmLabel={t("panel.supporter.erase_confirm")}
                       danger
                       testId="erase-supporter"
                       run={() => gql(ERASE, { id: supporter.id })}
                       onDone={() => {
-                        setFlash("Personal data erased. Donations and payments stay for accounting.");
+                        setFlash(t("panel.supporter.erased"));
                         state.reload();
                       }}
                     >
                       <p>
-                        Name, contact details and address of <strong>{supporterName(supporter)}</strong> are removed for
-                        good (GDPR right to erasure). Donations and payments stay, without personal data, for
-                        accounting.
+                        {rich("panel.supporter.erase_body", {
+                          name: <strong>{supporterName(t, supporter)}</strong>,
+                        })}
                       </p>
-                      <p>Download the export first if the person asked for a copy.</p>
+                      <p>{t("panel.supporter.erase_export_first")}</p>
                     </ActionButton>
                   )}
                 </>
               }
             >
               <p className="muted">
-                Supporter #{supporter.id}
-                {supporter.code ? ` · code ${supporter.code}` : ""} · since {fmt.date(supporter.create_date)}
-                {erased ? ` · erased ${fmt.dateTime(supporter.erase_date)}` : ""}
+                {t("panel.supporter.numbered", { id: supporter.id })}
+                {supporter.code ? ` · ${t("panel.supporter.code", { code: supporter.code })}` : ""} ·{" "}
+                {t("panel.supporter.since", { date: fmt.date(supporter.create_date) })}
+                {erased ? ` · ${t("panel.supporter.erased_on", { date: fmt.dateTime(supporter.erase_date) })}` : ""}
               </p>
             </PageHeader>
             <Flash message={flash} />
             <InlineError error={exportError} />
             <div className="grid-2">
-              <Section title="Profile" id="profile">
+              <Section title={t("panel.supporter.profile")} id="profile">
                 <Fields
                   items={[
                     [
-                      "Email",
+                      t("panel.column.email"),
                       supporter.email ? (
                         <a key="k244" href={`mailto:${supporter.email}`}>
                           {supporter.email}
                         </a>
                       ) : null,
                     ],
-                    ["Business name", supporter.business_name],
-                    ["Phone", supporter.phone],
-                    ["Mobile", supporter.mobile],
+                    [t("panel.supporter.field.business_name"), supporter.business_name],
+                    [t("panel.supporter.field.phone"), supporter.phone],
+                    [t("panel.supporter.field.mobile"), supporter.mobile],
                     [
-                      "Address",
+                      t("panel.supporter.field.address"),
                       [
                         supporter.address,
                         supporter.address2,
@@ -271,25 +278,25 @@ export function SupporterDetailPage() {
                         .filter(Boolean)
                         .join(", ") || null,
                     ],
-                    ["Job", supporter.job],
-                    ["Date of birth", supporter.date_of_birth],
-                    ["Place of birth", supporter.place_of_birth],
-                    ["Tax code / SSN", supporter.ssn],
-                    ["VAT", supporter.vat],
-                    ["Note", supporter.note],
-                    ["Tags", <Tags key="tags" tags={supporter.tags} />],
+                    [t("panel.supporter.field.job"), supporter.job],
+                    [t("panel.supporter.field.date_of_birth"), supporter.date_of_birth],
+                    [t("panel.supporter.field.place_of_birth"), supporter.place_of_birth],
+                    [t("panel.supporter.field.ssn"), supporter.ssn],
+                    [t("panel.supporter.field.vat"), supporter.vat],
+                    [t("panel.supporter.field.note"), supporter.note],
+                    [t("panel.column.tags"), <Tags key="tags" tags={supporter.tags} />],
                     [
-                      "Yearly statement",
+                      t("panel.supporter.field.yearly_statement"),
                       supporter.certification_url ? (
                         <a key="k270" href={supporter.certification_url} target="_blank" rel="noopener">
-                          Tax statement ↗
+                          {t("panel.supporter.tax_statement")}
                         </a>
                       ) : null,
                     ],
                   ]}
                 />
               </Section>
-              <Section title="Consents" id="consents">
+              <Section title={t("panel.supporter.consents")} id="consents">
                 <ConsentsForm
                   key={supporter.update_date}
                   supporter={supporter}
@@ -299,32 +306,36 @@ export function SupporterDetailPage() {
               </Section>
             </div>
             <Section
-              title={`Donations (${fmt.number(donations.count)})`}
+              title={t("panel.supporter.donations", { count: fmt.number(donations.count) })}
               id="supporter-donations"
-              actions={<Link to={`${path("donations")}?supporter_id=${supporter.id}`}>View all</Link>}
+              actions={
+                <Link to={`${path("donations")}?supporter_id=${supporter.id}`}>{t("panel.dashboard.view_all")}</Link>
+              }
             >
               {donations.items.length === 0 ? (
-                <Empty>No donations yet.</Empty>
+                <Empty>{t("panel.supporter.no_donations")}</Empty>
               ) : (
                 <DataTable
                   testId="supporter-donations"
-                  caption="Donations"
+                  caption={t("panel.donations.title")}
                   columns={donationColumns}
                   rows={donations.items}
                 />
               )}
             </Section>
             <Section
-              title={`Checkouts (${fmt.number(checkouts.count)})`}
+              title={t("panel.supporter.checkouts", { count: fmt.number(checkouts.count) })}
               id="supporter-checkouts"
-              actions={<Link to={`${path("checkouts")}?supporter_id=${supporter.id}`}>View all</Link>}
+              actions={
+                <Link to={`${path("checkouts")}?supporter_id=${supporter.id}`}>{t("panel.dashboard.view_all")}</Link>
+              }
             >
               {checkouts.items.length === 0 ? (
-                <Empty>No checkouts.</Empty>
+                <Empty>{t("panel.supporter.no_checkouts")}</Empty>
               ) : (
                 <DataTable
                   testId="supporter-checkouts"
-                  caption="Checkouts"
+                  caption={t("panel.checkouts.title")}
                   columns={checkoutColumns}
                   rows={checkouts.items}
                 />

@@ -8,6 +8,7 @@ import { StateBadge } from "../components/badges";
 import { CursorPagination, DataTable } from "../components/data-table";
 import { Fields, PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, Empty } from "../components/states";
+import { type Translate, useI18n } from "../i18n";
 
 interface Endpoint {
   id: number;
@@ -67,24 +68,27 @@ const RESEND = `mutation ResendWebhookEvents($endpoint_id: ID!, $since: String!)
 }`;
 const PAGE_SIZE = 20;
 
-const eventsLabel = (types: string[]) => (types.includes("*") ? "every event it may read" : types.join(", "));
+const eventsLabel = (t: Translate, types: string[]) =>
+  types.includes("*") ? t("panel.webhooks.every_event") : types.join(", ");
 
 /** Pause or resume: the members' lever on an application's endpoint (deliveries wait, none is lost). */
 function PauseResume({ endpoint, onDone }: { endpoint: Endpoint; onDone: (message: string) => void }) {
+  const { t } = useI18n();
   const gql = useGraphql();
   if (endpoint.status === "enabled") {
     return (
       <ActionButton
-        label="Pause"
-        title={`Pause deliveries to ${endpoint.url}?`}
-        confirmLabel="Pause"
+        label={t("panel.webhooks.pause")}
+        title={t("panel.webhooks.pause_title", { url: endpoint.url })}
+        confirmLabel={t("panel.webhooks.pause")}
         testId={`pause-${endpoint.id}`}
         run={() => gql(PAUSE, { id: endpoint.id })}
-        onDone={() => onDone("Paused: its deliveries wait until it is resumed.")}
+        onDone={() => onDone(t("panel.webhooks.paused"))}
       >
         <p>
-          {endpoint.application_name ?? "The application"} stops receiving events at this address. Nothing is lost: they
-          are kept and sent in order once you resume it.
+          {t("panel.webhooks.pause_body", {
+            application: endpoint.application_name ?? t("panel.webhooks.the_application"),
+          })}
         </p>
       </ActionButton>
     );
@@ -92,14 +96,14 @@ function PauseResume({ endpoint, onDone }: { endpoint: Endpoint; onDone: (messag
   if (endpoint.status === "paused") {
     return (
       <ActionButton
-        label="Resume"
-        title={`Resume deliveries to ${endpoint.url}?`}
-        confirmLabel="Resume"
+        label={t("panel.webhooks.resume")}
+        title={t("panel.webhooks.resume_title", { url: endpoint.url })}
+        confirmLabel={t("panel.webhooks.resume")}
         testId={`resume-${endpoint.id}`}
         run={() => gql(RESUME, { id: endpoint.id })}
-        onDone={() => onDone("Resumed: the held deliveries are being sent, in order.")}
+        onDone={() => onDone(t("panel.webhooks.resumed"))}
       >
-        <p>The events held while it was paused are sent now, in the order they happened.</p>
+        <p>{t("panel.webhooks.resume_body")}</p>
       </ActionButton>
     );
   }
@@ -109,8 +113,9 @@ function PauseResume({ endpoint, onDone }: { endpoint: Endpoint; onDone: (messag
 /** Webhooks: every installed application's endpoints, for the organization's members. */
 export function WebhooksPage() {
   const { org, path, canWrite } = useOrg();
+  const { t } = useI18n();
   const format = useFormat();
-  usePageTitle("Webhooks", org.name);
+  usePageTitle(t("panel.nav.webhooks"), org.name);
   const [flash, setFlash] = useState<string | null>(null);
   const list = useQuery<{ webhookEndpoints: Endpoint[] }>(LIST);
   const done = (message: string) => {
@@ -119,41 +124,42 @@ export function WebhooksPage() {
   };
   return (
     <>
-      <PageHeader title="Webhooks">
-        <p className="muted">
-          Where installed applications receive {org.name}'s events as they happen. Each application adds its own
-          endpoints with its API token; here you see every delivery, pause an endpoint and send deliveries again.
-        </p>
+      <PageHeader title={t("panel.nav.webhooks")}>
+        <p className="muted">{t("panel.webhooks.intro", { organization: org.name })}</p>
       </PageHeader>
       <Flash message={flash} />
       <Async state={list}>
         {({ webhookEndpoints: endpoints }) =>
           endpoints.length === 0 ? (
-            <Empty>No application has added a webhook endpoint yet.</Empty>
+            <Empty>{t("panel.webhooks.none")}</Empty>
           ) : (
             <DataTable
               testId="table-webhooks"
-              caption="Webhook endpoints"
+              caption={t("panel.webhooks.caption")}
               rows={endpoints}
               columns={[
                 {
                   key: "url",
-                  label: "Endpoint",
+                  label: t("panel.webhooks.endpoint"),
                   render: (row) => (
                     <Link to={path(`webhooks/${row.id}`)} className="break-anywhere">
                       {row.url}
                     </Link>
                   ),
                 },
-                { key: "application", label: "Application", render: (row) => row.application_name ?? "—" },
-                { key: "events", label: "Events", render: (row) => eventsLabel(row.event_types) },
-                { key: "status", label: "Status", render: (row) => <StateBadge state={row.status} /> },
-                { key: "created", label: "Added", render: (row) => format.date(row.create_date) },
+                {
+                  key: "application",
+                  label: t("panel.webhooks.application"),
+                  render: (row) => row.application_name ?? "—",
+                },
+                { key: "events", label: t("panel.webhooks.events"), render: (row) => eventsLabel(t, row.event_types) },
+                { key: "status", label: t("panel.column.status"), render: (row) => <StateBadge state={row.status} /> },
+                { key: "created", label: t("panel.webhooks.added"), render: (row) => format.date(row.create_date) },
                 ...(canWrite
                   ? [
                       {
                         key: "actions",
-                        label: "Actions",
+                        label: t("panel.column.actions"),
                         render: (row: Endpoint) => <PauseResume endpoint={row} onDone={done} />,
                       },
                     ]
@@ -168,18 +174,23 @@ export function WebhooksPage() {
 }
 
 function AttemptLog({ delivery }: { delivery: Delivery }) {
+  const { t } = useI18n();
   const format = useFormat();
-  if (delivery.attempt_log.length === 0) return <span className="muted">Not tried yet</span>;
+  if (delivery.attempt_log.length === 0) return <span className="muted">{t("panel.webhooks.not_tried")}</span>;
   return (
     <details data-testid={`attempts-${delivery.id}`}>
       <summary>
-        {delivery.attempt_log.length} {delivery.attempt_log.length === 1 ? "attempt" : "attempts"}
+        {t("panel.webhooks.attempts_count", {
+          count: delivery.attempt_log.length,
+          formatted: format.number(delivery.attempt_log.length),
+        })}
       </summary>
       <ol className="attempt-log">
         {delivery.attempt_log.map((attempt) => (
           <li key={attempt.attempt}>
             <strong>#{attempt.attempt}</strong> {format.dateTime(attempt.create_date)} ·{" "}
-            {attempt.status === null ? "no answer" : `HTTP ${attempt.status}`} · {attempt.duration_ms} ms
+            {attempt.status === null ? t("panel.webhooks.no_answer") : `HTTP ${attempt.status}`} ·{" "}
+            {t("panel.webhooks.duration", { ms: format.number(attempt.duration_ms) })}
             {attempt.error && (
               <div>
                 <code className="break-anywhere">{attempt.error}</code>
@@ -197,9 +208,10 @@ function AttemptLog({ delivery }: { delivery: Delivery }) {
 export function WebhookEndpointPage() {
   const { id = "" } = useParams();
   const { org, path, canWrite } = useOrg();
+  const { t } = useI18n();
   const format = useFormat();
   const gql = useGraphql();
-  usePageTitle(`Webhook endpoint #${id}`, org.name);
+  usePageTitle(t("panel.webhooks.endpoint_page_title", { id }), org.name);
   const [flash, setFlash] = useState<string | null>(null);
   const [cursors, setCursors] = useState<string[]>([]);
   const before = cursors.at(-1);
@@ -209,7 +221,7 @@ export function WebhookEndpointPage() {
       deliveries: { has_more: boolean; next_before: number | null; items: Delivery[] };
     })[];
   }>(DELIVERIES, { first: PAGE_SIZE, before: before ? Number(before) : null });
-  const crumbs = [{ label: "Webhooks", to: path("webhooks") }];
+  const crumbs = [{ label: t("panel.nav.webhooks"), to: path("webhooks") }];
   const done = (message: string) => {
     setFlash(message);
     state.reload();
@@ -221,10 +233,8 @@ export function WebhookEndpointPage() {
         if (!endpoint) {
           return (
             <>
-              <PageHeader title="Endpoint not found" crumbs={crumbs} />
-              <Empty>
-                There is no webhook endpoint #{id} in {org.name}.
-              </Empty>
+              <PageHeader title={t("panel.webhooks.not_found")} crumbs={crumbs} />
+              <Empty>{t("panel.webhooks.not_found_body", { id, organization: org.name })}</Empty>
             </>
           );
         }
@@ -232,49 +242,49 @@ export function WebhookEndpointPage() {
         return (
           <>
             <PageHeader
-              title={`Endpoint #${endpoint.id}`}
+              title={t("panel.webhooks.endpoint_title", { id: endpoint.id })}
               crumbs={crumbs}
               actions={canWrite ? <PauseResume endpoint={endpoint} onDone={done} /> : undefined}
             />
             <Flash message={flash} />
             {endpoint.status === "disabled" && (
               <div className="state state-error" role="alert" data-testid="endpoint-disabled">
-                <strong>Disabled: nothing is sent to this endpoint.</strong>
+                <strong>{t("panel.webhooks.disabled")}</strong>
                 <p>{endpoint.disabled_reason}</p>
-                <p>The application enables it again (with its API token) once its receiver works.</p>
+                <p>{t("panel.webhooks.disabled_body")}</p>
               </div>
             )}
-            <Section title="Endpoint">
+            <Section title={t("panel.webhooks.endpoint")}>
               <Fields
                 items={[
                   [
-                    "URL",
+                    t("panel.webhooks.url"),
                     <code key="url" className="break-anywhere">
                       {endpoint.url}
                     </code>,
                   ],
-                  ["Application", endpoint.application_name],
-                  ["Status", <StateBadge key="status" state={endpoint.status} />],
-                  ["Events", eventsLabel(endpoint.event_types)],
-                  ["Description", endpoint.description],
-                  ["Added", format.dateTime(endpoint.create_date)],
+                  [t("panel.webhooks.application"), endpoint.application_name],
+                  [t("panel.column.status"), <StateBadge key="status" state={endpoint.status} />],
+                  [t("panel.webhooks.events"), eventsLabel(t, endpoint.event_types)],
+                  [t("panel.webhooks.description"), endpoint.description],
+                  [t("panel.webhooks.added"), format.dateTime(endpoint.create_date)],
                 ]}
               />
             </Section>
-            <Section title="Deliveries">
+            <Section title={t("panel.webhooks.deliveries")}>
               {page.items.length === 0 ? (
-                <Empty>No delivery yet: one appears here for each event sent to this endpoint.</Empty>
+                <Empty>{t("panel.webhooks.no_deliveries")}</Empty>
               ) : (
                 <>
                   <DataTable
                     testId="table-deliveries"
-                    caption="Deliveries, newest first"
+                    caption={t("panel.webhooks.deliveries_caption")}
                     rows={page.items}
                     busy={state.loading}
                     columns={[
                       {
                         key: "event",
-                        label: "Event",
+                        label: t("panel.webhooks.event"),
                         render: (row) => (
                           <>
                             <strong>{row.event_type}</strong>
@@ -286,25 +296,35 @@ export function WebhookEndpointPage() {
                       },
                       {
                         key: "state",
-                        label: "State",
+                        label: t("panel.column.state"),
                         render: (row) => (
                           <>
                             <StateBadge state={row.state} />
                             <div className="muted">
-                              {row.last_status !== null ? `HTTP ${row.last_status}` : row.last_error ? "no answer" : ""}
+                              {row.last_status !== null
+                                ? `HTTP ${row.last_status}`
+                                : row.last_error
+                                  ? t("panel.webhooks.no_answer")
+                                  : ""}
                             </div>
                           </>
                         ),
                       },
-                      { key: "attempts", label: "Attempts", render: (row) => <AttemptLog delivery={row} /> },
+                      {
+                        key: "attempts",
+                        label: t("panel.outbox.attempts"),
+                        render: (row) => <AttemptLog delivery={row} />,
+                      },
                       {
                         key: "date",
-                        label: "Date",
+                        label: t("panel.outbox.date"),
                         render: (row) =>
                           row.next_attempt_date && row.state === "pending" && row.attempts > 0 ? (
                             <>
                               {format.dateTime(row.create_date)}
-                              <div className="muted">next try {format.dateTime(row.next_attempt_date)}</div>
+                              <div className="muted">
+                                {t("panel.webhooks.next_try", { date: format.dateTime(row.next_attempt_date) })}
+                              </div>
                             </>
                           ) : (
                             format.dateTime(row.delivered_date ?? row.create_date)
@@ -314,21 +334,18 @@ export function WebhookEndpointPage() {
                         ? [
                             {
                               key: "actions",
-                              label: "Actions",
+                              label: t("panel.column.actions"),
                               render: (row: Delivery) =>
                                 row.state === "sending" ? null : (
                                   <ActionButton
-                                    label="Retry"
-                                    title={`Send ${row.event_type} again?`}
-                                    confirmLabel="Send now"
+                                    label={t("panel.outbox.retry")}
+                                    title={t("panel.webhooks.retry_title", { type: row.event_type })}
+                                    confirmLabel={t("panel.webhooks.send_now")}
                                     testId={`retry-${row.id}`}
                                     run={() => gql(RETRY, { endpoint_id: endpoint.id, id: row.id })}
-                                    onDone={() => done("Sent again within a few seconds, under the same webhook-id.")}
+                                    onDone={() => done(t("panel.webhooks.retried"))}
                                   >
-                                    <p>
-                                      The same event goes to {endpoint.url} again now; the receiver tells a repeat by
-                                      its webhook-id.
-                                    </p>
+                                    <p>{t("panel.webhooks.retry_body", { url: endpoint.url })}</p>
                                   </ActionButton>
                                 ),
                             },
@@ -346,14 +363,14 @@ export function WebhookEndpointPage() {
               )}
             </Section>
             {canWrite && endpoint.status !== "disabled" && (
-              <Section title="Send events again">
+              <Section title={t("panel.webhooks.resend_title")}>
                 <form
                   className="inline-form"
                   onSubmit={(event) => {
                     event.preventDefault();
                   }}
                 >
-                  <label htmlFor="resend-since">Every event since</label>
+                  <label htmlFor="resend-since">{t("panel.webhooks.since")}</label>
                   <input
                     id="resend-since"
                     type="datetime-local"
@@ -362,21 +379,21 @@ export function WebhookEndpointPage() {
                     required
                   />
                   <ActionButton
-                    label="Send again"
-                    title="Send these events again?"
-                    confirmLabel="Send again"
+                    label={t("panel.webhooks.send_again")}
+                    title={t("panel.webhooks.send_again_title")}
+                    confirmLabel={t("panel.webhooks.send_again")}
                     testId="resend"
                     run={() =>
                       since
                         ? gql(RESEND, { endpoint_id: endpoint.id, since: new Date(since).toISOString() })
-                        : Promise.reject(new Error("Choose a date and time first."))
+                        : Promise.reject(new Error(t("panel.webhooks.choose_date")))
                     }
-                    onDone={() => done("Queued again: they are sent in order within a few seconds.")}
+                    onDone={() => done(t("panel.webhooks.queued_again"))}
                   >
                     <p>
-                      Every event of this endpoint's types since{" "}
-                      {since ? format.dateTime(new Date(since).toISOString()) : "then"} is sent again, in order. Use it
-                      after the application lost events (its receiver was down longer than the retries last).
+                      {since
+                        ? t("panel.webhooks.resend_body", { since: format.dateTime(new Date(since).toISOString()) })
+                        : t("panel.webhooks.resend_body_then")}
                     </p>
                   </ActionButton>
                 </form>
