@@ -158,6 +158,7 @@ describe("the donor portal in the donor's language", () => {
       "Donazioni",
       "Pagamenti e ricevute",
       "Riepiloghi annuali",
+      "I tuoi documenti",
       "Recapiti",
       "I tuoi dati",
     ]);

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { and, eq } from "drizzle-orm";
+import { unzipSync } from "fflate";
 import * as mupdf from "mupdf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { events, receipts } from "../src/db/schema.js";
@@ -330,6 +331,62 @@ describe("legal profile and receipts", () => {
     expect(gbPage).toContain("confirms it received this gift, given freely");
     expect(gbPage).toContain("Charity no. 1234567");
     expect(gbPage).not.toContain("art. 83");
+  });
+
+  it("in yearly-statement mode, issues one numbered statement per donor and year, as PDF, linked by its email, all in one ZIP", async () => {
+    await saveProfile({ receipt_mode: "yearly_statement" });
+    const email = `annuale-${unique(8)}@example.test`;
+    const first = await give({ amount: 20, email, language: "it" });
+    await give({ amount: 30, email });
+    expect(await receiptsOf(first.payment.id)).toEqual([]);
+    const year = new Date().getUTCFullYear();
+    const send = () => graphql("mutation($year: Int!) { sendStatements(year: $year) { queued } }", { year });
+    expect((await send()).body.errors).toBeUndefined();
+    const { body } = await graphql(
+      '{ receipts(kind: "statement", first: 500) { id supporter_id number code amount url } }',
+      {},
+      "application",
+    );
+    const statements = body.data.receipts as {
+      id: number;
+      supporter_id: number;
+      number: number;
+      code: string;
+      amount: number;
+      url: string;
+    }[];
+    const numbers = statements.map((statement) => statement.number).sort((a, b) => a - b);
+    expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, index) => index + 1));
+    const supporterId = (
+      await fetch(`${server.url}/api/v1/donations/${first.donation.id}`, {
+        headers: { authorization: `Bearer ${tenant.token}` },
+      }).then((response) => response.json())
+    ).supporter_id;
+    const mine = statements.find((statement) => statement.supporter_id === supporterId);
+    expect(mine).toMatchObject({ amount: 50, code: expect.stringMatching(new RegExp(`^${year}-S\\d{6}$`)) });
+    const pdf = readPdf(Buffer.from(await (await fetch(`${mine?.url}/pdf`)).arrayBuffer()));
+    expect(pdf.text).toContain(`Riepilogo delle donazioni ${year}`);
+    expect(pdf.text).toContain("50,00 €");
+    if (process.env.RECEIPT_PNG_DIR) {
+      const { writeFile } = await import("node:fs/promises");
+      await writeFile(path.join(process.env.RECEIPT_PNG_DIR, "statement-it.png"), pdf.png);
+    }
+    // A second run issues nothing twice.
+    expect((await send()).body.errors).toBeUndefined();
+    const again = await graphql('{ receipts(kind: "statement", first: 500) { id } }', {}, "application");
+    expect(again.body.data.receipts).toHaveLength(statements.length);
+
+    const zip = await fetch(`${server.url}/admin/export/statements.zip?organization=${tenant.slug}&year=${year}`, {
+      headers: { cookie: ownerCookie },
+    });
+    expect(zip.status).toBe(200);
+    expect(zip.headers.get("content-type")).toBe("application/zip");
+    const files = unzipSync(new Uint8Array(await zip.arrayBuffer()));
+    expect(Object.keys(files).sort()).toEqual(statements.map((statement) => `statement-${statement.code}.pdf`).sort());
+    expect(readPdf(Buffer.from(files[`statement-${mine?.code}.pdf`] as Uint8Array)).text).toContain("50,00 €");
+    const outsider = await fetch(`${server.url}/admin/export/statements.zip?organization=${tenant.slug}&year=${year}`);
+    expect(outsider.status).toBe(401);
+    await saveProfile({ receipt_mode: "each_payment" });
   });
 
   it("publishes no campaign before the organization links its privacy notice; the form's consent box links to it", async () => {

@@ -1,9 +1,11 @@
-import { Readable } from "node:stream";
+import { PassThrough, Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
+import { Zip, ZipPassThrough } from "fflate";
 import { type TObject, type TSchema, Type } from "typebox";
 import type { Scope } from "../auth/scope.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
+import type { Locale } from "../i18n/locales.js";
 import { type AuditQuery, auditFiltersOf, auditLogPages } from "../modules/audit/audit.service.js";
 import { Campaign, CampaignListQuery } from "../modules/campaigns/campaigns.schemas.js";
 import { listCampaigns } from "../modules/campaigns/campaigns.service.js";
@@ -14,6 +16,10 @@ import { listDonations } from "../modules/donations/donations.service.js";
 import { findMembershipOfUser } from "../modules/members/members.service.js";
 import { Payment, PaymentListQuery } from "../modules/payments/payments.schemas.js";
 import { listPayments } from "../modules/payments/payments.service.js";
+import { receiptContent } from "../modules/receipts/receipt-document.js";
+import { receiptPdf } from "../modules/receipts/receipt-pdf.js";
+import { listReceiptsOfYear } from "../modules/receipts/receipts.repo.js";
+import { receiptCode } from "../modules/receipts/receipts.service.js";
 import { Supporter, SupporterListQuery } from "../modules/supporters/supporters.schemas.js";
 import { listSupporters } from "../modules/supporters/supporters.service.js";
 import { sessionUser } from "./admin-session.routes.js";
@@ -108,6 +114,55 @@ export function adminExportRoutes(app: FastifyInstance, db: Db) {
       },
     );
   }
+
+  // A year's issued statements, one PDF each, in one ZIP (docs/receipts.md): streamed as each is drawn.
+  app.get(
+    "/admin/export/statements.zip",
+    {
+      schema: {
+        hide: true,
+        querystring: Type.Object(
+          {
+            organization: Type.String({ minLength: 1, maxLength: 100 }),
+            year: Type.Integer({ minimum: 2000, maximum: 9999 }),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request, reply) => {
+      const session = await sessionUser(db, request);
+      if (!session) throw new AppError("not_signed_in", "Sign in to the admin panel first");
+      const { organization: slug, year } = request.query as { organization: string; year: number };
+      const membership = await findMembershipOfUser(db, session.userId, slug);
+      if (!membership) throw new AppError("not_a_member", "You are not a member of that organization");
+      const statements = (await listReceiptsOfYear(db, membership.id, "statement", year)).filter(
+        (row) => row.voidDate === null,
+      );
+      const out = new PassThrough();
+      const zip = new Zip((error, chunk, final) => {
+        if (error) out.destroy(error);
+        else {
+          out.write(chunk);
+          if (final) out.end();
+        }
+      });
+      (async () => {
+        for (const row of statements) {
+          const pdf = await receiptPdf(receiptContent(row, row.locale as Locale));
+          const file = new ZipPassThrough(`statement-${receiptCode(row)}.pdf`);
+          zip.add(file);
+          file.push(pdf, true);
+        }
+        zip.end();
+      })().catch((error: unknown) => out.destroy(error as Error));
+      return reply
+        .header("content-type", "application/zip")
+        .header("content-disposition", `attachment; filename="${slug}-statements-${year}.zip"`)
+        .header("cache-control", "private, no-store")
+        .send(out);
+    },
+  );
 
   // The audit log, filtered as the panel shows it: owners and admins only, newest first.
   const AUDIT_COLUMNS = [

@@ -1,6 +1,7 @@
 import { sendStatements } from "../email/statements.service.js";
 import { systemOrigin } from "../events/origin.js";
 import { requireOrganization } from "../modules/organizations/organizations.service.js";
+import { issueYearStatements } from "../modules/receipts/receipts.service.js";
 import { type Command, optionalInteger, requiredString, UsageError } from "./cli-kit.js";
 import { withDatabase } from "./database.js";
 
@@ -18,6 +19,8 @@ export const statementsSendCommand: Command = {
     if (batchSize < 1 || batchSize > 10_000) throw new UsageError("--batch-size must be from 1 to 10000");
     const counts = await withDatabase(io.env, async ({ database }) => {
       const organization = await requireOrganization(database.db, slug);
+      // Each donor's statement is issued (numbered, kept) first; the emails link it.
+      await issueYearStatements(database.db, organization.id, Number(rawYear), systemOrigin("cli"));
       return sendStatements(database.db, {
         organizationId: organization.id,
         year: Number(rawYear),

@@ -1064,15 +1064,19 @@ export const organizationProfiles = pgTable(
   ],
 );
 
-/** The last receipt number of each organization and year: numbers follow one another with no gap. */
+/**
+ * The last number of each organization, kind (receipts, yearly statements) and year: numbers follow
+ * one another with no gap.
+ */
 export const receiptCounters = pgTable(
   "receipt_counters",
   {
     organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull(),
     year: integer("year").notNull(),
     lastNumber: integer("last_number").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.organizationId, t.year] })],
+  (t) => [primaryKey({ columns: [t.organizationId, t.kind, t.year] })],
 );
 
 /**
@@ -1115,7 +1119,7 @@ export const receipts = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
-    uniqueIndex("receipts_number_key").on(t.organizationId, t.year, t.number),
+    uniqueIndex("receipts_number_key").on(t.organizationId, t.kind, t.year, t.number),
     uniqueIndex("receipts_live_payment_key")
       .on(t.organizationId, t.paymentId)
       .where(sql`${t.kind} = 'payment' and ${t.voidDate} is null`),

@@ -1,6 +1,7 @@
 import { can } from "../auth/actor.js";
 import { builder } from "../graphql/builder.js";
 import { authorize, type GraphQLContext } from "../graphql/context.js";
+import { issueYearStatements } from "../modules/receipts/receipts.service.js";
 import { SupporterType } from "../modules/supporters/supporters.graphql.js";
 import { EMAIL_KINDS } from "./outbox.repo.js";
 import {
@@ -14,7 +15,7 @@ import {
   retryOutboxMessage,
 } from "./outbox-admin.service.js";
 import { renderDepsOf } from "./render.js";
-import { type StatementCounts, sendStatements } from "./statements.service.js";
+import { checkStatementYear, type StatementCounts, sendStatements } from "./statements.service.js";
 
 /** A captured message's sign-in link is for those who may manage the organization (owners, admins). */
 const readerOf = (context: GraphQLContext) => ({ showsLinks: can(context.actor, "organization:manage") });
@@ -197,8 +198,11 @@ builder.mutationField("sendStatements", (t) =>
       "resumable and never twice per supporter and year (same as `donata statements send`; use that command past " +
       "about 20,000 supporters, which one request cannot walk). Owners and admins only.",
     args: { year: t.arg.int({ required: true, description: "2000 to the current year" }) },
-    resolve: (_root, args, context) => {
+    resolve: async (_root, args, context) => {
       authorize(context, "organization:manage");
+      checkStatementYear(args.year, context.scope.timeZone);
+      // Each donor's statement is issued (numbered, kept) first; the emails link it.
+      await issueYearStatements(context.db, context.scope.organizationId, args.year, context.scope.origin);
       return sendStatements(context.db, {
         organizationId: context.scope.organizationId,
         year: args.year,

@@ -32,9 +32,10 @@ CREATE TABLE "organization_profiles" (
 SELECT donata_place('organization_profiles', 'distributed');--> statement-breakpoint
 CREATE TABLE "receipt_counters" (
 	"organization_id" bigint NOT NULL,
+	"kind" text NOT NULL,
 	"year" integer NOT NULL,
 	"last_number" integer NOT NULL,
-	CONSTRAINT "receipt_counters_organization_id_year_pk" PRIMARY KEY("organization_id","year")
+	CONSTRAINT "receipt_counters_organization_id_kind_year_pk" PRIMARY KEY("organization_id","kind","year")
 );
 --> statement-breakpoint
 SELECT donata_place('receipt_counters', 'distributed');--> statement-breakpoint
@@ -73,7 +74,7 @@ ALTER TABLE "receipt_counters" ADD CONSTRAINT "receipt_counters_organization_id_
 ALTER TABLE "receipts" ADD CONSTRAINT "receipts_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "public"."organizations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "receipts" ADD CONSTRAINT "receipts_supporter_fk" FOREIGN KEY ("organization_id","supporter_id") REFERENCES "public"."supporters"("organization_id","id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "receipts" ADD CONSTRAINT "receipts_payment_fk" FOREIGN KEY ("organization_id","payment_id") REFERENCES "public"."payments"("organization_id","id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
-CREATE UNIQUE INDEX "receipts_number_key" ON "receipts" USING btree ("organization_id","year","number");--> statement-breakpoint
+CREATE UNIQUE INDEX "receipts_number_key" ON "receipts" USING btree ("organization_id","kind","year","number");--> statement-breakpoint
 CREATE UNIQUE INDEX "receipts_live_payment_key" ON "receipts" USING btree ("organization_id","payment_id") WHERE "receipts"."kind" = 'payment' and "receipts"."void_date" is null;--> statement-breakpoint
 CREATE UNIQUE INDEX "receipts_live_statement_key" ON "receipts" USING btree ("organization_id","supporter_id","year") WHERE "receipts"."kind" = 'statement' and "receipts"."void_date" is null;--> statement-breakpoint
 CREATE INDEX "receipts_supporter_idx" ON "receipts" USING btree ("organization_id","supporter_id","year");--> statement-breakpoint

@@ -1,5 +1,7 @@
+import { loadDocumentLinks } from "../../modules/documents/document-links.js";
 import { listStatementPayments } from "../../modules/documents/documents.repo.js";
 import { totalsByCurrency } from "../../modules/documents/receipt.page.js";
+import { findLiveStatement } from "../../modules/receipts/receipts.repo.js";
 import { findSupporter } from "../../modules/supporters/supporters.repo.js";
 import { donorFirstName } from "../message-models.js";
 import { type BaseModel, type EmailMessage, loadBaseModel } from "../render.js";
@@ -10,14 +12,16 @@ export interface StatementModel extends BaseModel {
   /** What the donor gave in the year (less refunds), one total per currency. */
   totals: { amount: number; currency: string }[];
   payment_count: number;
-  /** The supporter's signed statement link (certification_url) for that year. */
+  /** The donor's issued statement of that year (docs/receipts.md), else the supporter's signed statement link. */
   statement_url: string;
+  /** The issued statement's PDF; null when none was issued. */
+  statement_pdf_url: string | null;
 }
 
 /** The yearly statement of a supporter's donations, for their tax return: the total and the statement's link. */
 export const message: EmailMessage<StatementModel> = {
   kind: "statement",
-  async load(tx, row) {
+  async load(tx, row, deps) {
     const year = (row.data as { year?: unknown }).year;
     if (row.supporterId === null || typeof year !== "number") return null;
     const base = await loadBaseModel(tx, row.organizationId, row.supporterId);
@@ -31,6 +35,10 @@ export const message: EmailMessage<StatementModel> = {
       base.organization.time_zone,
     );
     const url = new URL(supporter.certificationUrl);
+    const issued = await findLiveStatement(tx, row.organizationId, supporter.id, year);
+    const issuedUrl = issued
+      ? (await loadDocumentLinks(tx, deps.baseUrl)).taxReceiptUrl(issued.organizationId, issued.id)
+      : null;
     url.searchParams.set("year", String(year));
     return {
       ...base,
@@ -38,7 +46,8 @@ export const message: EmailMessage<StatementModel> = {
       year,
       totals: totalsByCurrency(payments),
       payment_count: payments.length,
-      statement_url: url.toString(),
+      statement_url: issuedUrl ?? url.toString(),
+      statement_pdf_url: issuedUrl ? `${issuedUrl}/pdf` : null,
     };
   },
   sample(base, deps) {
@@ -49,7 +58,8 @@ export const message: EmailMessage<StatementModel> = {
       year,
       totals: [{ amount: 240, currency: "EUR" }],
       payment_count: 12,
-      statement_url: `${deps.baseUrl}/documents/statements/1234/sample?year=${year}`,
+      statement_url: `${deps.baseUrl}/documents/tax-receipts/1/1234/sample`,
+      statement_pdf_url: `${deps.baseUrl}/documents/tax-receipts/1/1234/sample/pdf`,
     };
   },
 };

@@ -132,12 +132,18 @@ export function listStatementPayments(
       currency: payments.currency,
       donationCode: donations.code,
       campaignTitle: campaigns.title,
+      methodLabel: paymentMethods.label,
+      processor: paymentMethods.processor,
     })
     .from(payments)
     .innerJoin(donations, donationOfPayment)
     .innerJoin(
       campaigns,
       and(eq(campaigns.organizationId, donations.organizationId), eq(campaigns.id, donations.campaignId)),
+    )
+    .leftJoin(
+      paymentMethods,
+      and(eq(paymentMethods.organizationId, payments.organizationId), eq(paymentMethods.id, payments.paymentMethodId)),
     )
     .where(
       and(

@@ -1,7 +1,7 @@
 import type { ValidationIssue } from "../../errors/app-error.js";
 import type { Locale } from "../../i18n/locales.js";
 import { t } from "../../i18n/messages.js";
-import type { DonorHome } from "./donor-portal.service.js";
+import type { DonorDocument, DonorHome } from "./donor-portal.service.js";
 import { CONSENT_FIELDS, CONTACT_FIELDS } from "./donor-portal.service.js";
 import { type DonorSession, type PortalOrganization, portalPath } from "./donor-session.js";
 import { csrfField, errorSummary, errorsByField, html, say, sayWith, textField } from "./portal.page.js";
@@ -95,7 +95,10 @@ export interface ContactFormState {
 
 type Formats = ReturnType<typeof portalFormat>;
 
-/** The signed-in home: gifts, payments with receipts, yearly statements, contact details, the data export. */
+/**
+ * The signed-in home: gifts, payments with receipts, yearly statements, the documents issued (receipts
+ * and statements as numbered records), contact details, the data export.
+ */
 export function homeBody(
   session: DonorSession,
   home: DonorHome,
@@ -112,6 +115,7 @@ export function homeBody(
   ${giftsSection(session, home, format)}
   ${paymentsSection(locale, home, format)}
   ${statementsSection(locale, home)}
+  ${documentsSection(locale, home, format)}
   ${contactSection(session, home, options.contact ?? {})}
   <section aria-labelledby="data-title">
     <h2 id="data-title">${say(locale, "portal.data.title")}</h2>
@@ -212,6 +216,55 @@ function statementsSection(locale: Locale, home: DonorHome) {
     </ul>`;
   return `<section aria-labelledby="statements-title">
     <h2 id="statements-title">${say(locale, "portal.statements.title")}</h2>
+    ${body}
+  </section>`;
+}
+
+/** What a void document's badge says, after "Void": why it was voided, if the reason is known. */
+const VOID_REASON: Record<string, string> = {
+  refunded: "portal.documents.void_reason.refunded",
+  partially_refunded: "portal.documents.void_reason.partially_refunded",
+};
+
+function documentCard(locale: Locale, document: DonorDocument, format: Formats) {
+  const { code } = document;
+  const statement = document.kind === "statement";
+  const year = String(document.year);
+  const viewOf = statement ? "portal.documents.view_of.statement" : "portal.documents.view_of.payment";
+  const pdfOf = statement ? "portal.documents.pdf_of.statement" : "portal.documents.pdf_of.payment";
+  const title = statement
+    ? say(locale, "portal.documents.kind.statement", { year })
+    : say(locale, "portal.documents.kind.payment");
+  const when = statement
+    ? say(locale, "portal.documents.of_year", { year })
+    : say(locale, "portal.documents.gift_date", { date: format.date(document.giftDate) });
+  let state = "";
+  if (document.voidDate) {
+    const reasonKey = document.voidReason ? VOID_REASON[document.voidReason] : undefined;
+    const badge = say(locale, statement ? "portal.documents.void.statement" : "portal.documents.void.payment");
+    state = ` · <span class="badge bad">${badge}</span>${reasonKey ? ` <span>${say(locale, reasonKey)}</span>` : ""}`;
+  }
+  const reference = document.reference ? ` · ${html(document.reference)}` : "";
+  return `<li class="card">
+      <h3>${title}</h3>
+      <p><span class="amount">${html(format.money(document.amount, document.currency))}</span> · ${when}${state}</p>
+      <p class="muted">${say(locale, "portal.documents.number", { code })}${reference}</p>
+      <p class="actions"><a href="${html(document.url)}">${say(locale, "portal.documents.view")}<span class="visually-hidden"> ${say(locale, viewOf, { code })}</span></a>
+        <a href="${html(document.pdfUrl)}">${say(locale, "portal.documents.pdf")}<span class="visually-hidden"> ${say(locale, pdfOf, { code })}</span></a></p>
+    </li>`;
+}
+
+/** The receipts and yearly statements issued to the donor, void ones marked, each with its page and PDF. */
+function documentsSection(locale: Locale, home: DonorHome, format: Formats) {
+  const body =
+    home.documents.length === 0
+      ? `<p>${say(locale, "portal.documents.none")}</p>`
+      : `<p>${say(locale, "portal.documents.intro")}</p>
+    <ul class="cards">
+    ${home.documents.map((document) => documentCard(locale, document, format)).join("\n    ")}
+    </ul>`;
+  return `<section aria-labelledby="documents-title">
+    <h2 id="documents-title">${say(locale, "portal.documents.title")}</h2>
     ${body}
   </section>`;
 }

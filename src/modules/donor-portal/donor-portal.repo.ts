@@ -1,6 +1,6 @@
-import { and, desc, eq, gt, isNotNull, isNull, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, isNotNull, isNull, lt, or, sql } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
-import { donorLinks, donorSessions, supporters } from "../../db/schema.js";
+import { donorLinks, donorSessions, receipts, supporters } from "../../db/schema.js";
 
 export type DonorLinkPurpose = "sign_in" | "receipt";
 
@@ -97,4 +97,31 @@ export async function listDonorSupporterIds(tx: Executor, organizationId: number
     .where(donorRecords(organizationId, email))
     .orderBy(supporters.id);
   return rows.map((row) => row.id);
+}
+
+/**
+ * The receipts and yearly statements issued to these supporter records of the organization, void
+ * ones included, newest first: what the portal's documents list shows (never the copies they print).
+ */
+export async function listDonorDocuments(tx: Executor, organizationId: number, supporterIds: readonly number[]) {
+  if (supporterIds.length === 0) return [];
+  return tx
+    .select({
+      id: receipts.id,
+      organizationId: receipts.organizationId,
+      supporterId: receipts.supporterId,
+      kind: receipts.kind,
+      year: receipts.year,
+      number: receipts.number,
+      amount: receipts.amount,
+      currency: receipts.currency,
+      giftDate: receipts.giftDate,
+      reference: receipts.reference,
+      createDate: receipts.createDate,
+      voidDate: receipts.voidDate,
+      voidReason: receipts.voidReason,
+    })
+    .from(receipts)
+    .where(and(eq(receipts.organizationId, organizationId), inArray(receipts.supporterId, [...supporterIds])))
+    .orderBy(desc(receipts.createDate), desc(receipts.id));
 }

@@ -9,9 +9,11 @@ import { findCampaignRowsByIds } from "../campaigns/campaigns.repo.js";
 import type { DocumentLinks } from "../documents/document-links.js";
 import { type DonationRow, listSupporterDonationRows } from "../donations/donations.repo.js";
 import { listDonationPaymentRows, type PaymentRow } from "../payments/payments.repo.js";
+import { receiptCode } from "../receipts/receipts.service.js";
 import { listSupporterRows, type SupporterRow } from "../supporters/supporters.repo.js";
 import type { SupporterPatch } from "../supporters/supporters.schemas.js";
 import { exportSupporter, updateSupporter } from "../supporters/supporters.service.js";
+import { listDonorDocuments } from "./donor-portal.repo.js";
 import type { DonorSession } from "./donor-session.js";
 
 const scopeOf = (session: DonorSession): Scope => ({
@@ -49,11 +51,31 @@ export interface DonorStatement {
   url: string;
 }
 
+/** An issued receipt or yearly statement (docs/receipts.md), with its signed page and PDF. */
+export interface DonorDocument {
+  id: number;
+  kind: "payment" | "statement";
+  year: number;
+  /** "2026-000042" */
+  code: string;
+  amount: number;
+  currency: string;
+  giftDate: Date;
+  /** The donation's code (DON-…), for a payment's receipt. */
+  reference: string | null;
+  voidDate: Date | null;
+  voidReason: string | null;
+  url: string;
+  pdfUrl: string;
+}
+
 export interface DonorHome {
   /** The record whose details the contact form shows: the one updated last. */
   contact: SupporterRow | undefined;
   gifts: DonorGift[];
   statements: DonorStatement[];
+  /** Receipts and yearly statements issued to the donor's records, void ones included, newest first. */
+  documents: DonorDocument[];
 }
 
 /** Payments that count on a yearly statement (money received, refunded later or not). */
@@ -71,9 +93,10 @@ export async function loadDonorHome(db: Db, session: DonorSession, links: Docume
     .filter((donation) => donation.state !== "draft")
     .sort((a, b) => b.createDate.getTime() - a.createDate.getTime() || b.id - a.id);
   const ids = donations.map((donation) => donation.id);
-  const [campaigns, payments] = await Promise.all([
+  const [campaigns, payments, documents] = await Promise.all([
     findCampaignRowsByIds(db, session.organizationId, [...new Set(donations.map((donation) => donation.campaignId))]),
     ids.length === 0 ? [] : listDonationPaymentRows(db, scope, ids),
+    documentsOf(db, session, supporters, links),
   ]);
   const titles = new Map(campaigns.map((campaign) => [campaign.id, campaign.title]));
   const gifts = donations.map((donation) => ({
@@ -84,7 +107,38 @@ export async function loadDonorHome(db: Db, session: DonorSession, links: Docume
       .sort((a, b) => b.createDate.getTime() - a.createDate.getTime() || b.id - a.id),
   }));
   const contact = [...supporters].sort((a, b) => b.updateDate.getTime() - a.updateDate.getTime() || b.id - a.id)[0];
-  return { contact, gifts, statements: statementsOf(session, supporters, gifts, links) };
+  return { contact, gifts, statements: statementsOf(session, supporters, gifts, links), documents };
+}
+
+/** The documents issued to the donor's records, of the session's organization only. */
+async function documentsOf(
+  db: Db,
+  session: DonorSession,
+  supporters: SupporterRow[],
+  links: DocumentLinks,
+): Promise<DonorDocument[]> {
+  const rows = await listDonorDocuments(
+    db,
+    session.organizationId,
+    supporters.map((supporter) => supporter.id),
+  );
+  return rows.map((row) => {
+    const url = links.taxReceiptUrl(row.organizationId, row.id);
+    return {
+      id: row.id,
+      kind: row.kind === "statement" ? "statement" : "payment",
+      year: row.year,
+      code: receiptCode(row),
+      amount: row.amount,
+      currency: row.currency,
+      giftDate: row.giftDate,
+      reference: row.reference,
+      voidDate: row.voidDate,
+      voidReason: row.voidReason,
+      url,
+      pdfUrl: `${url}/pdf`,
+    };
+  });
 }
 
 function statementsOf(

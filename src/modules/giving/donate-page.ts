@@ -280,7 +280,7 @@ function consentSection(campaign: PublicCampaignWire, locale: Locale): string {
   <legend>${w(locale, "donate.privacy_legend")}</legend>
   ${note}
   <div class="field" data-field="consents.privacy">
-    <label class="check"><input type="checkbox" id="consent-privacy" name="privacy" data-consent="privacy" required aria-describedby="${describedBy}"> ${privacyConsent(campaign, locale)} <span class="required" aria-hidden="true">*</span></label>
+    <label class="check"><input type="checkbox" id="consent-privacy" name="privacy" data-consent="privacy" required aria-describedby="${describedBy}"> <span>${privacyConsent(campaign, locale)} <span class="required" aria-hidden="true">*</span></span></label>
     <p class="field-error" id="e-consent-privacy" hidden></p>
   </div>
   <fieldset class="nested">

@@ -11,12 +11,17 @@ export type NewReceipt = Omit<typeof receipts.$inferInsert, "id" | "number" | "c
  * transaction ends, so two issuing at once take numbers one after the other, and a transaction that
  * rolls back gives its number back: no gap, no duplicate.
  */
-export async function nextReceiptNumber(tx: Executor, organizationId: number, year: number): Promise<number> {
+export async function nextReceiptNumber(
+  tx: Executor,
+  organizationId: number,
+  kind: "payment" | "statement",
+  year: number,
+): Promise<number> {
   const [row] = await tx
     .insert(receiptCounters)
-    .values({ organizationId, year, lastNumber: 1 })
+    .values({ organizationId, kind, year, lastNumber: 1 })
     .onConflictDoUpdate({
-      target: [receiptCounters.organizationId, receiptCounters.year],
+      target: [receiptCounters.organizationId, receiptCounters.kind, receiptCounters.year],
       set: { lastNumber: sql`${receiptCounters.lastNumber} + 1` },
     })
     .returning({ number: receiptCounters.lastNumber });

@@ -1,11 +1,14 @@
-import type { Executor } from "../../db/client.js";
+import type { Db, Executor } from "../../db/client.js";
+import { listStatementRecipients } from "../../email/statements.repo.js";
 import { invalidParameter } from "../../errors/app-error.js";
+import type { EventOrigin } from "../../events/origin.js";
 import type { EventScope } from "../../events/record-event.js";
-import { recordEvent } from "../../events/record-event.js";
+import { recordEvent, withEvents } from "../../events/record-event.js";
 import { isLocale, type Locale, localeOr } from "../../i18n/locales.js";
 import { t } from "../../i18n/messages.js";
 import { fromCents, toCents } from "../../payments/money.js";
 import type { DocumentLinks } from "../documents/document-links.js";
+import { listStatementPayments } from "../documents/documents.repo.js";
 import { findDonation } from "../donations/donations.repo.js";
 import { findLegalProfile } from "../legal-profile/legal-profile.repo.js";
 import { findOrganizationById, type OrganizationRow } from "../organizations/organizations.repo.js";
@@ -14,6 +17,7 @@ import type { PaymentRow } from "../payments/payments.repo.js";
 import { findSupporter, type SupporterRow } from "../supporters/supporters.repo.js";
 import {
   findLivePaymentReceipt,
+  findLiveStatement,
   findReceipts,
   insertReceipt,
   type NewReceipt,
@@ -190,12 +194,101 @@ export async function listReceipts(
   return rows.map((row) => ({ ...receiptToWire(row), url: links.taxReceiptUrl(row.organizationId, row.id) }));
 }
 
-/** How a receipt is cited: its number in its year, "2026-000042". */
-export const receiptCode = (row: Pick<ReceiptRow, "year" | "number">) =>
-  `${row.year}-${String(row.number).padStart(6, "0")}`;
+/** How a receipt is cited: its number in its year, "2026-000042"; a yearly statement's has an S, "2026-S000007". */
+export const receiptCode = (row: Pick<ReceiptRow, "year" | "number" | "kind">) =>
+  `${row.year}-${row.kind === "statement" ? "S" : ""}${String(row.number).padStart(6, "0")}`;
+
+/**
+ * A donor's yearly statement as an issued record: every payment received in the year (test ones
+ * never), less what was refunded, numbered in the statements' own sequence. Issued once per donor
+ * and year; null when nothing is left to state. In 'yearly_statement' mode it is the donor's receipt.
+ */
+export async function issueStatement(
+  tx: Executor,
+  scope: EventScope,
+  organization: OrganizationRow,
+  supporter: SupporterRow,
+  year: number,
+): Promise<ReceiptRow | null> {
+  const existing = await findLiveStatement(tx, organization.id, supporter.id, year);
+  if (existing) return existing;
+  const payments = (await listStatementPayments(tx, organization.id, supporter.id, year, organization.timeZone)).filter(
+    (payment) => payment.amount > 0 && payment.currency === organization.currency,
+  );
+  if (payments.length === 0) return null;
+  const profile = await findLegalProfile(tx, organization.id);
+  const issuer = await issuerSnapshot(tx, organization);
+  const locale: Locale = isLocale(supporter.locale) ? supporter.locale : localeOr(organization.locale);
+  const total = fromCents(payments.reduce((sum, payment) => sum + toCents(payment.amount), 0));
+  const lines = payments.map((payment) => ({
+    date: (payment.paymentDate ?? new Date()).toISOString(),
+    amount: payment.amount,
+    method: payment.methodLabel ?? null,
+    donation_code: payment.donationCode,
+  }));
+  return issue(tx, scope, {
+    organizationId: organization.id,
+    kind: "statement",
+    year,
+    supporterId: supporter.id,
+    donationId: null,
+    paymentId: null,
+    amount: total,
+    currency: organization.currency,
+    giftDate: (payments.at(-1)?.paymentDate ?? new Date()) as Date,
+    paymentMethod: null,
+    reference: null,
+    traceable: payments.every((payment) => isTraceable(payment.processor, payment.methodLabel)),
+    organization: issuer,
+    donor: donorSnapshot(supporter),
+    lines,
+    legalText: legalTextOf(issuer, profile?.receiptLegalText ?? null, locale),
+    locale,
+    replacesId: null,
+  });
+}
+
+/**
+ * Issues the yearly statement of every donor who gave in the year (the organization's time zone),
+ * a batch of donors per transaction, before the statements are sent: each email links its
+ * statement. A second run issues nothing twice.
+ */
+export async function issueYearStatements(
+  db: Db,
+  organizationId: number,
+  year: number,
+  origin: EventOrigin | undefined,
+): Promise<number> {
+  const organization = await findOrganizationById(db, organizationId);
+  if (!organization) return 0;
+  let issued = 0;
+  let afterId = 0;
+  for (;;) {
+    const batch = await withEvents(db, async (tx) => {
+      const recipients = await listStatementRecipients(
+        tx,
+        organizationId,
+        { year, timeZone: organization.timeZone },
+        afterId,
+        100,
+      );
+      for (const recipient of recipients) {
+        const supporter = await findSupporter(tx, organizationId, recipient.id);
+        if (!supporter) continue;
+        const before = await findLiveStatement(tx, organizationId, supporter.id, year);
+        if (!before && (await issueStatement(tx, { organizationId, origin }, organization, supporter, year)))
+          issued += 1;
+      }
+      return recipients;
+    });
+    if (batch.length < 100) break;
+    afterId = batch.at(-1)?.id ?? afterId;
+  }
+  return issued;
+}
 
 async function issue(tx: Executor, scope: EventScope, values: NewReceipt): Promise<ReceiptRow> {
-  const number = await nextReceiptNumber(tx, scope.organizationId, values.year);
+  const number = await nextReceiptNumber(tx, scope.organizationId, values.kind as "payment" | "statement", values.year);
   const row = await insertReceipt(tx, { ...values, number });
   await recordEvent(tx, scope, "receipt.issued", row.id, receiptToWire(row));
   return row;
