@@ -91,6 +91,7 @@ describe("the admin panel in the user's language", () => {
       "Membri",
       "Impostazioni",
       "Email",
+      "Profilo legale",
       "Registro attività",
     ]);
     await expect(page.locator(".sidebar-heading").first().textContent()).resolves.toBe("Impostazioni");

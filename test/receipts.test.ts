@@ -5,7 +5,7 @@ import { and, eq } from "drizzle-orm";
 import { unzipSync } from "fflate";
 import * as mupdf from "mupdf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { events, receipts } from "../src/db/schema.js";
+import { events, organizations, receipts } from "../src/db/schema.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
 import { runCliInProcess } from "./helpers/cli.js";
@@ -194,6 +194,22 @@ describe("legal profile and receipts", () => {
       { field: "tax_code", message: "its check character does not match" },
     ]);
 
+    // Gift notifications go to the contact address: it cannot be cleared while they are on.
+    await server.database.db
+      .update(organizations)
+      .set({ giftNotifications: "each", email: "office@acqua.example.org" })
+      .where(eq(organizations.id, tenant.organizationId));
+    const cleared = await saveProfile({ contact_email: "" });
+    expect(cleared.body.errors[0].extensions.errors).toEqual([
+      {
+        field: "contact_email",
+        message: "gift notifications go to this address; turn them off first (Settings → Email)",
+      },
+    ]);
+    await server.database.db
+      .update(organizations)
+      .set({ giftNotifications: "off" })
+      .where(eq(organizations.id, tenant.organizationId));
     const saved = await saveProfile({ ...ITALIAN_PROFILE, vat_number: "IT 01234567897" });
     expect(saved.body.errors).toBeUndefined();
     expect(saved.body.data.updateLegalProfile).toMatchObject({

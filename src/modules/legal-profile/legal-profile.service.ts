@@ -136,7 +136,7 @@ const clean = (value: string | null | undefined) =>
  * answered at once. Identifiers are checked by the country they belong to: a codice fiscale and a
  * partita IVA by their check digit, an EIN by its form.
  */
-function checkInput(input: LegalProfileInput, current: LegalProfileWire) {
+function checkInput(input: LegalProfileInput, current: LegalProfileWire, giftNotifications: string) {
   const errors: ValidationIssue[] = [];
   const profile: LegalProfileColumns = {};
   const organization: Parameters<typeof updateOrganizationColumns>[2] = {};
@@ -222,6 +222,8 @@ function checkInput(input: LegalProfileInput, current: LegalProfileWire) {
   if (email !== undefined) {
     if (email !== null && (!EMAIL.test(email) || email.length > 254)) {
       fail("contact_email", "must be an email address, like donations@example.org");
+    } else if (email === null && giftNotifications !== "off") {
+      fail("contact_email", "gift notifications go to this address; turn them off first (Settings → Email)");
     } else organization.email = email;
   }
   if (input.account_holder !== undefined || input.iban !== undefined || input.bic !== undefined) {
@@ -266,8 +268,10 @@ export async function updateLegalProfile(
   origin: EventOrigin | undefined,
 ): Promise<LegalProfileWire> {
   return withEvents(db, async (tx) => {
-    const before = await readLegalProfile(tx, organizationId);
-    const { profile, organization } = checkInput(input, before);
+    const current = await findOrganizationById(tx, organizationId);
+    if (!current) throw new Error("organization of the request vanished");
+    const before = legalProfileToWire(current, await findLegalProfile(tx, organizationId));
+    const { profile, organization } = checkInput(input, before, current.giftNotifications);
     if (Object.keys(organization).length > 0) await updateOrganizationColumns(tx, organizationId, organization);
     if (Object.keys(profile).length > 0) await saveLegalProfile(tx, organizationId, profile);
     const after = await readLegalProfile(tx, organizationId);

@@ -16,6 +16,7 @@ import { DevelopersPage } from "./pages/developers.page";
 import { DonationDetailPage } from "./pages/donation-detail.page";
 import { EmailSettingsPage } from "./pages/email-settings.page";
 import { HomePage } from "./pages/home.page";
+import { LegalProfilePage } from "./pages/legal-profile.page";
 import { MembersPage } from "./pages/members.page";
 import { NotFoundPage } from "./pages/not-found.page";
 import { OfflineDonationPage } from "./pages/offline-donation.page";
@@ -55,6 +56,7 @@ const router = createBrowserRouter(
         { path: "members", element: <MembersPage /> },
         { path: "settings", element: <SettingsPage /> },
         { path: "settings/email", element: <EmailSettingsPage /> },
+        { path: "settings/legal", element: <LegalProfilePage /> },
         { path: "outbox", element: <OutboxPage /> },
         { path: "outbox/:id", element: <OutboxMessagePage /> },
         { path: "audit", element: <AuditLogPage /> },

@@ -26,6 +26,7 @@ const NAV_SETTINGS: { to: string; label: string; end?: boolean }[] = [
   { to: "members", label: "panel.nav.members" },
   { to: "settings", label: "panel.nav.settings", end: true },
   { to: "settings/email", label: "panel.nav.email" },
+  { to: "settings/legal", label: "panel.nav.legal_profile" },
   { to: "audit", label: "panel.nav.audit" },
 ];
 

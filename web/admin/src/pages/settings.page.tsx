@@ -1,4 +1,5 @@
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
+import { Link, useLocation } from "react-router";
 import { useOrg } from "../app/org-context";
 import { useGraphql, useQuery } from "../app/use-query";
 import { useSubmit } from "../app/use-submit";
@@ -95,10 +96,18 @@ function SettingsForm(props: {
 }
 
 export function SettingsPage() {
-  const { org } = useOrg();
-  const { t } = useI18n();
+  const { org, path } = useOrg();
+  const { t, rich } = useI18n();
   usePageTitle(t("panel.nav.settings"), org.name);
   const state = useQuery<{ organization: Settings }>(SETTINGS);
+  // A link to a section (`settings#bank-transfer`, from the legal profile) shows it once it is loaded.
+  const { hash } = useLocation();
+  const shownHash = useRef(false);
+  useEffect(() => {
+    if (!state.data || !hash || shownHash.current) return;
+    shownHash.current = true;
+    document.getElementById(decodeURIComponent(hash.slice(1)))?.scrollIntoView({ block: "start" });
+  }, [state.data, hash]);
   const [flash, setFlash] = useState<string | null>(null);
   const saved = (message: string) => () => {
     setFlash(message);
@@ -108,6 +117,12 @@ export function SettingsPage() {
     <>
       <PageHeader title={t("panel.nav.settings")}>
         <p className="muted">{t("panel.settings.intro", { organization: org.name })}</p>
+        <p className="muted" data-testid="settings-legal-profile-link">
+          {rich("panel.settings.legal_profile_link", {
+            organization: org.name,
+            link: (chunks) => <Link to={path("settings/legal")}>{chunks}</Link>,
+          })}
+        </p>
       </PageHeader>
       <Flash message={flash} />
       <PaymentsSection />
