@@ -113,6 +113,7 @@ describe("admin panel: Settings → Legal profile", () => {
     // What receipts still need (the tenant has its privacy notice only).
     const missing = page.locator('[data-testid="legal-profile-missing"]');
     await expect(missing.locator("p").textContent()).resolves.toBe("Receipts cannot be complete yet. Still missing:");
+    await missing.locator("li").first().waitFor();
     await expect(missing.locator("li").allTextContents()).resolves.toEqual([
       "Legal name",
       "Address",
@@ -120,6 +121,7 @@ describe("admin panel: Settings → Legal profile", () => {
       "City",
       "Country",
     ]);
+    await page.locator("legend").first().waitFor();
     await expect(page.locator("legend").allTextContents()).resolves.toEqual([
       "Identity",
       "Registered seat",
@@ -223,6 +225,7 @@ describe("admin panel: Settings → Legal profile", () => {
     await page.getByLabel("Tax code (codice fiscale)", { exact: true }).fill("");
     await page.click('[data-testid="save-legal-profile"]');
     await page.locator(".flash", { hasText: "Legal profile saved." }).waitFor();
+    await page.locator('[data-testid="legal-profile-missing"] li').first().waitFor();
     await expect(page.locator('[data-testid="legal-profile-missing"] li').allTextContents()).resolves.toEqual([
       "Tax code (codice fiscale)",
     ]);
@@ -244,6 +247,8 @@ describe("admin panel: Settings → Legal profile", () => {
     await page.locator("#sidebar").getByRole("link", { name: "Profilo legale", exact: true }).click();
     await page.waitForURL(new RegExp(`/admin/o/${tenant.slug}/settings/legal$`));
     await expect(page.locator("h1").textContent()).resolves.toBe("Profilo legale");
+    // The form appears once the profile is read; allTextContents does not wait for it.
+    await page.locator("legend").first().waitFor();
     await expect(page.locator("legend").allTextContents()).resolves.toEqual([
       "Identità",
       "Sede legale",

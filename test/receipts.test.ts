@@ -5,6 +5,7 @@ import { and, eq } from "drizzle-orm";
 import { unzipSync } from "fflate";
 import * as mupdf from "mupdf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.js";
 import { events, organizations, receipts } from "../src/db/schema.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
@@ -56,7 +57,11 @@ describe("legal profile and receipts", () => {
   let campaignSlug: string;
 
   beforeAll(async () => {
-    server = await startTestServer();
+    // Gifts complete at once with the same test card: each holds one of the card's decline allowance
+    // until it settles (card-testing defence), so the allowance is made wider than the gifts at once.
+    server = await startTestServer({
+      cardTesting: { ...loadConfig({}).cardTesting, declinesPerCard: 50, declinesPerIp: 50 },
+    });
     tenant = await fakeTenant(server.database.db);
     campaignSlug = `pozzi-${unique(6)}`;
     await fakeCampaign(server.database.db, tenant.organizationId, {

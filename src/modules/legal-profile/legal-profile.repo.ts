@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Executor } from "../../db/client.js";
 import { organizationProfiles } from "../../db/schema.js";
 
@@ -19,7 +19,8 @@ export async function saveLegalProfile(tx: Executor, organizationId: number, val
   const [row] = await tx
     .insert(organizationProfiles)
     .values({ organizationId, ...values })
-    .onConflictDoUpdate({ target: organizationProfiles.organizationId, set: { ...values, updateDate: sql`now()` } })
+    // A value, not now(): Citus refuses a non-immutable function in an upsert's DO UPDATE on a distributed table.
+    .onConflictDoUpdate({ target: organizationProfiles.organizationId, set: { ...values, updateDate: new Date() } })
     .returning();
   if (!row) throw new Error("legal profile upsert returned nothing");
   return row;
