@@ -1,5 +1,6 @@
 import AxeBuilder from "@axe-core/playwright";
 import { and, eq } from "drizzle-orm";
+import { unzipSync } from "fflate";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outboxMessages } from "../src/db/schema.js";
@@ -229,6 +230,14 @@ describe("admin panel: Outbox and Settings → Email", () => {
     await expect(result.textContent()).resolves.toBe(
       `${year}: 2 statements queued, 0 already sent, 0 supporters without an email.`,
     );
+    // Each donor's statement was issued first: the year's statements download as one ZIP of PDFs.
+    const zipLink = page.locator('[data-testid="download-statements-zip"]');
+    await expect(zipLink.textContent()).resolves.toBe(`Download the ${year} statements (ZIP of PDFs)`);
+    const zip = await page.request.get(`${server.url}${await zipLink.getAttribute("href")}`);
+    expect(zip.headers()["content-type"]).toBe("application/zip");
+    const files = Object.keys(unzipSync(new Uint8Array(await zip.body())));
+    expect(files).toHaveLength(2);
+    for (const file of files) expect(file).toMatch(new RegExp(`^statement-${year}-S\\d{6}\\.pdf$`));
     await page.click('[data-testid="send-statements-button"]');
     await page.getByText(`${year}: 0 statements queued, 2 already sent, 0 supporters without an email.`).waitFor();
     await page.getByLabel("Year", { exact: true }).fill("1999");

@@ -255,6 +255,7 @@ function TemplatePreview(props: {
 /** Yearly statements: queued for every supporter who gave in the year; running it again sends nothing twice. */
 function StatementsForm() {
   const { t, rich } = useI18n();
+  const { org } = useOrg();
   const gql = useGraphql();
   const format = useFormat();
   const lastYear = new Date().getFullYear() - 1;
@@ -297,14 +298,26 @@ function StatementsForm() {
         </button>
       </div>
       {result && (
-        <p className="flash" role="status" data-testid="statements-result">
-          {t("panel.email_settings.statements_result", {
-            year: result.year,
-            queued: format.number(result.queued),
-            sent: format.number(result.already_sent),
-            skipped: format.number(result.skipped_no_email),
-          })}
-        </p>
+        <>
+          <p className="flash" role="status" data-testid="statements-result">
+            {t("panel.email_settings.statements_result", {
+              year: result.year,
+              queued: format.number(result.queued),
+              sent: format.number(result.already_sent),
+              skipped: format.number(result.skipped_no_email),
+            })}
+          </p>
+          <p>
+            <a
+              className="button"
+              href={`/admin/export/statements.zip?${new URLSearchParams({ organization: org.slug, year: String(result.year) })}`}
+              download
+              data-testid="download-statements-zip"
+            >
+              {t("panel.email_settings.download_statements", { year: result.year })}
+            </a>
+          </p>
+        </>
       )}
     </form>
   );
