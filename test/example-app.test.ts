@@ -10,7 +10,7 @@ import { createOrganization } from "../src/modules/organizations/organizations.s
 import { createUser } from "../src/modules/users/users.service.js";
 import { deliverWebhooks } from "../src/modules/webhooks/webhook-delivery.service.js";
 import { launchChromium } from "./helpers/chromium.js";
-import { fakeCheckout, fakeCompletedCheckout, unique } from "./helpers/factories.js";
+import { fakeCheckout, fakeCompletedCheckout, givePrivacyNotice, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
 const PASSWORD = "correct horse battery";
@@ -57,6 +57,7 @@ describe("example application, driven in chromium", () => {
     const db = server.database.db;
     for (const slug of [slugs.top, slugs.framed]) {
       const organization = await createOrganization(db, { slug, name: `Org ${slug}` });
+      await givePrivacyNotice(db, organization.id);
       for (let index = 0; index < 4; index++) await fakeCompletedCheckout(db, organization.id);
       for (let index = 0; index < 8; index++) await fakeCheckout(db, organization.id);
     }

@@ -38,6 +38,7 @@ import {
   fakePayment,
   fakePaymentMethod,
   fakeSupporter,
+  givePrivacyNotice,
   unique,
 } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
@@ -68,6 +69,7 @@ async function installed(server: TestServer, options: Partial<DonataClientOption
   const db = server.database.db;
   const slug = `sdk-${unique(8)}`;
   const organization = await createOrganization(db, { slug, name: `SDK ${slug}` });
+  await givePrivacyNotice(db, organization.id);
   const application = await createApplication(db, {
     name: `SDK app ${unique(6)}`,
     applicationUrl: "https://app.example.test/",

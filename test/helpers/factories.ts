@@ -48,10 +48,7 @@ export async function fakeTenant(
     permissions: options.permissions ?? [...PERMISSIONS],
   });
   await db.insert(installations).values({ organizationId: organization.id, applicationId: application.id });
-  // A privacy notice, which publishing a campaign needs (its form's consent box links to it).
-  await db
-    .insert(organizationProfiles)
-    .values({ organizationId: organization.id, privacyPolicyUrl: "https://charity.example.org/privacy" });
+  await givePrivacyNotice(db, organization.id);
   const tokens = await issueTokenPair(
     db,
     { accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 3600, refreshTokenTtlSeconds: 86400 },
@@ -65,6 +62,13 @@ export async function fakeTenant(
     token: tokens.access_token,
     refreshToken: tokens.refresh_token,
   };
+}
+
+/** A privacy notice in the organization's legal profile, which publishing a campaign needs (its form's consent box links to it). */
+export async function givePrivacyNotice(db: Db, organizationId: number) {
+  await db
+    .insert(organizationProfiles)
+    .values({ organizationId, privacyPolicyUrl: "https://charity.example.org/privacy" });
 }
 
 type CampaignInsert = typeof campaigns.$inferInsert;
