@@ -640,10 +640,10 @@ describe("other messages and tenancy", () => {
     expect(mail.text).toContain("Dear Stella,");
     expect(mail.text).toContain(`Total given in ${year}: €42.35`);
     expect(mail.text).toContain("Number of payments: 2");
+    // The donor's statement of the year, issued as the email was delivered (docs/receipts.md), and its PDF.
     const [link, ...others] = linksOf(mail.html);
-    expect(others).toEqual([]);
-    const supporter = await request("GET", `/api/v1/supporters/${supporterId}`, { token: tenant.token });
-    expect(link).toBe(`${supporter.body.certification_url}?year=${year}`);
+    expect(link).toMatch(/\/documents\/tax-receipts\/\d+\/\d+\/[\w-]+$/);
+    expect(others).toEqual([`${link}/pdf`]);
     const page = await fetch(link as string);
     expect(page.status).toBe(200);
     const html = await page.text();

@@ -230,7 +230,8 @@ describe("admin panel: Outbox and Settings → Email", () => {
     await expect(result.textContent()).resolves.toBe(
       `${year}: 2 statements queued, 0 already sent, 0 supporters without an email.`,
     );
-    // Each donor's statement was issued first: the year's statements download as one ZIP of PDFs.
+    // Each donor's statement is issued as its email is delivered: the year's statements then download as one ZIP of PDFs.
+    await flushOutbox(server, tenant.organizationId);
     const zipLink = page.locator('[data-testid="download-statements-zip"]');
     await expect(zipLink.textContent()).resolves.toBe(`Download the ${year} statements (ZIP of PDFs)`);
     const zip = await page.request.get(`${server.url}${await zipLink.getAttribute("href")}`);

@@ -12,6 +12,7 @@ import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.
 import { runCliInProcess } from "./helpers/cli.js";
 import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
+import { flushOutbox } from "./helpers/smtp.js";
 
 /** The organization's legal profile, and receipts as issued records (docs/receipts.md). */
 
@@ -363,6 +364,8 @@ describe("legal profile and receipts", () => {
     const year = new Date().getUTCFullYear();
     const send = () => graphql("mutation($year: Int!) { sendStatements(year: $year) { queued } }", { year });
     expect((await send()).body.errors).toBeUndefined();
+    // Each donor's statement is issued as its email is delivered (the worker).
+    await flushOutbox(server, tenant.organizationId);
     const { body } = await graphql(
       '{ receipts(kind: "statement", first: 500) { id supporter_id number code amount url } }',
       {},
@@ -394,6 +397,7 @@ describe("legal profile and receipts", () => {
     }
     // A second run issues nothing twice.
     expect((await send()).body.errors).toBeUndefined();
+    await flushOutbox(server, tenant.organizationId);
     const again = await graphql('{ receipts(kind: "statement", first: 500) { id } }', {}, "application");
     expect(again.body.data.receipts).toHaveLength(statements.length);
 

@@ -1,7 +1,11 @@
+import type { Db } from "../../db/client.js";
+import { withEvents } from "../../events/record-event.js";
 import { loadDocumentLinks } from "../../modules/documents/document-links.js";
 import { listStatementPayments } from "../../modules/documents/documents.repo.js";
 import { totalsByCurrency } from "../../modules/documents/receipt.page.js";
+import { findOrganizationById } from "../../modules/organizations/organizations.repo.js";
 import { findLiveStatement } from "../../modules/receipts/receipts.repo.js";
+import { issueStatement } from "../../modules/receipts/receipts.service.js";
 import { findSupporter } from "../../modules/supporters/supporters.repo.js";
 import { donorFirstName } from "../message-models.js";
 import { type BaseModel, type EmailMessage, loadBaseModel } from "../render.js";
@@ -35,7 +39,17 @@ export const message: EmailMessage<StatementModel> = {
       base.organization.time_zone,
     );
     const url = new URL(supporter.certificationUrl);
-    const issued = await findLiveStatement(tx, row.organizationId, supporter.id, year);
+    // The donor's statement of the year, issued now if the run that queued this message did not
+    // (the panel's run queues; the CLI issues every donor's first, those without an address too).
+    const organization = await findOrganizationById(tx, row.organizationId);
+    const issued =
+      (await findLiveStatement(tx, row.organizationId, supporter.id, year)) ??
+      (organization
+        ? // One transaction: its number and its row commit together, or neither (no gap).
+          await withEvents(tx as Db, (inner) =>
+            issueStatement(inner, { organizationId: row.organizationId }, organization, supporter, year),
+          )
+        : null);
     const issuedUrl = issued
       ? (await loadDocumentLinks(tx, deps.baseUrl)).taxReceiptUrl(issued.organizationId, issued.id)
       : null;

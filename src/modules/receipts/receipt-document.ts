@@ -103,7 +103,11 @@ export function receiptContent(
     lines: statement
       ? {
           heading: t(locale, "receipts.lines_heading", { year: String(row.year) }),
-          rows: statementLines.map((line) => [date(line.date), line.method ?? "", money(line.amount)]),
+          rows: statementLines.map((line) => [
+            date(line.date),
+            [line.method, line.donation_code].filter(Boolean).join(" · "),
+            money(line.amount),
+          ]),
           total: [t(locale, "receipts.total"), money(row.amount)],
         }
       : null,
