@@ -203,7 +203,7 @@ describe("the donor portal's documents", () => {
         currency: "EUR",
         giftDate: new Date("2025-12-31T22:59:59Z"),
         traceable: true,
-        organization: await issuerSnapshot(tx, organization),
+        organization: issuerSnapshot(organization, undefined),
         donor: donorSnapshot(second),
         lines: [{ date: "2025-06-01T10:00:00.000Z", amount: 120, method: "Visa •••• 4242", donation_code: null }],
         legalText: "",

@@ -10,7 +10,7 @@ import { fromCents, toCents } from "../../payments/money.js";
 import type { DocumentLinks } from "../documents/document-links.js";
 import { listStatementPayments } from "../documents/documents.repo.js";
 import { findDonation } from "../donations/donations.repo.js";
-import { findLegalProfile } from "../legal-profile/legal-profile.repo.js";
+import { findLegalProfile, type LegalProfileRow } from "../legal-profile/legal-profile.repo.js";
 import { findOrganizationById, type OrganizationRow } from "../organizations/organizations.repo.js";
 import { findPaymentMethod } from "../payment-methods/payment-methods.repo.js";
 import type { PaymentRow } from "../payments/payments.repo.js";
@@ -71,8 +71,7 @@ export interface DonorSnapshot {
   email: string | null;
 }
 
-export async function issuerSnapshot(tx: Executor, organization: OrganizationRow): Promise<IssuerSnapshot> {
-  const profile = await findLegalProfile(tx, organization.id);
+export function issuerSnapshot(organization: OrganizationRow, profile: LegalProfileRow | undefined): IssuerSnapshot {
   return {
     name: profile?.legalName ?? organization.name,
     legal_form: profile?.legalForm ?? null,
@@ -217,7 +216,7 @@ export async function issueStatement(
   );
   if (payments.length === 0) return null;
   const profile = await findLegalProfile(tx, organization.id);
-  const issuer = await issuerSnapshot(tx, organization);
+  const issuer = issuerSnapshot(organization, profile);
   const locale: Locale = isLocale(supporter.locale) ? supporter.locale : localeOr(organization.locale);
   const total = fromCents(payments.reduce((sum, payment) => sum + toCents(payment.amount), 0));
   const lines = payments.map((payment) => ({
@@ -317,7 +316,7 @@ export async function issuePaymentReceipt(
   const supporter = await findSupporter(tx, organizationId, donation.supporterId);
   if (!supporter) return null;
   const method = await findPaymentMethod(tx, organizationId, payment.paymentMethodId);
-  const issuer = await issuerSnapshot(tx, organization);
+  const issuer = issuerSnapshot(organization, profile);
   const locale: Locale = isLocale(supporter.locale) ? supporter.locale : localeOr(organization.locale);
   const giftDate = payment.paymentDate ?? new Date();
   return issue(tx, scope, {
