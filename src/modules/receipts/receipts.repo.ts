@@ -80,15 +80,6 @@ export async function voidReceiptRow(tx: Executor, organizationId: number, id: n
   return row;
 }
 
-/** A donor's receipts and statements, newest first (the donor portal's list). */
-export function listSupporterReceipts(tx: Executor, organizationId: number, supporterId: number) {
-  return tx
-    .select()
-    .from(receipts)
-    .where(and(eq(receipts.organizationId, organizationId), eq(receipts.supporterId, supporterId)))
-    .orderBy(desc(receipts.createDate), desc(receipts.id));
-}
-
 /** The organization's receipts of a kind and year, by number (a year's statements for the ZIP). */
 export function listReceiptsOfYear(tx: Executor, organizationId: number, kind: "payment" | "statement", year: number) {
   return tx

@@ -11,6 +11,7 @@ import type { DocumentLinks } from "../documents/document-links.js";
 import { listStatementPayments } from "../documents/documents.repo.js";
 import { findDonation } from "../donations/donations.repo.js";
 import { findLegalProfile, type LegalProfileRow } from "../legal-profile/legal-profile.repo.js";
+import type { LegalProfileWire } from "../legal-profile/legal-profile.service.js";
 import { findOrganizationById, type OrganizationRow } from "../organizations/organizations.repo.js";
 import { findPaymentMethod } from "../payment-methods/payment-methods.repo.js";
 import type { PaymentRow } from "../payments/payments.repo.js";
@@ -34,27 +35,30 @@ import {
  */
 
 /** The organization as a receipt prints it, copied when issued: a later edit of the profile changes no receipt. */
-export interface IssuerSnapshot {
+export type IssuerSnapshot = Pick<
+  LegalProfileWire,
+  | "legal_form"
+  | "address_line1"
+  | "address_line2"
+  | "postal_code"
+  | "city"
+  | "province"
+  | "country"
+  | "tax_code"
+  | "vat_number"
+  | "runts_number"
+  | "ets_status"
+  | "charity_number"
+  | "ein"
+  | "us_501c3"
+  | "website"
+  | "contact_email"
+> & {
+  /** The legal name, else the organization's name. */
   name: string;
-  legal_form: string | null;
-  address_line1: string | null;
-  address_line2: string | null;
-  postal_code: string | null;
-  city: string | null;
-  province: string | null;
-  country: string | null;
-  tax_code: string | null;
-  vat_number: string | null;
-  runts_number: string | null;
-  ets_status: string | null;
-  charity_number: string | null;
-  ein: string | null;
-  us_501c3: boolean;
-  website: string | null;
-  contact_email: string | null;
   logo_url: string | null;
   time_zone: string;
-}
+};
 
 /** The donor as the receipt names them, copied when issued. */
 export interface DonorSnapshot {
@@ -145,7 +149,7 @@ export function yearIn(instant: Date, timeZone: string): number {
 }
 
 /** The receipt as events and the API show it: what was issued, never the donor's identity. */
-export function receiptToWire(row: ReceiptRow, links?: DocumentLinks) {
+export function receiptToWire(row: ReceiptRow) {
   return {
     id: row.id,
     kind: row.kind,
@@ -166,7 +170,6 @@ export function receiptToWire(row: ReceiptRow, links?: DocumentLinks) {
     void_date: row.voidDate?.toISOString() ?? null,
     void_reason: row.voidReason,
     replaces_id: row.replacesId,
-    ...(links ? { url: links.taxReceiptUrl(row.organizationId, row.id) } : {}),
   };
 }
 
