@@ -23,6 +23,7 @@ import { ProblemSchema } from "./http/problem-schema.js";
 import { loggerOptions } from "./http/request-log.js";
 import { sameOriginGuard } from "./http/same-origin.js";
 import { buildWireValidator, markFormBody } from "./http/wire-validator.js";
+import { imageRoutes } from "./images/images.routes.js";
 import { registerRateLimits } from "./limits/rate-limit.hooks.js";
 import { type LimitStore, openLimitStore } from "./limits/rate-limiter.js";
 import { metricsRoutes, registerMetrics } from "./metrics/metrics.routes.js";
@@ -40,6 +41,7 @@ import { loadCardTestingGuard } from "./modules/giving/card-testing.service.js";
 import { donatePageRoutes } from "./modules/giving/donate-page.routes.js";
 import type { GivingContext } from "./modules/giving/giving.context.js";
 import { publicCheckoutRoutes } from "./modules/giving/public-checkout.routes.js";
+import { logoRoutes } from "./modules/legal-profile/logo.routes.js";
 import { paymentActionRoutes } from "./modules/payments/payment-actions.routes.js";
 import { paymentRoutes } from "./modules/payments/payments.routes.js";
 import { stripeWebhookRoutes } from "./modules/payments/stripe-webhooks.routes.js";
@@ -186,6 +188,7 @@ export async function buildApp({
 
   healthRoutes(app, database);
   faviconRoutes(app);
+  imageRoutes(app, database.db);
   metricsRoutes(app, metrics, config);
   const { db } = database;
   campaignRoutes(app, db);
@@ -230,7 +233,8 @@ export async function buildApp({
   graphqlRoutes(app, db, config, giving);
   adminSessionRoutes(app, db, config, signInThrottle);
   welcomeRoutes(app, db, config, signInThrottle);
-  adminExportRoutes(app, db);
+  adminExportRoutes(app, db, giving.links);
+  await logoRoutes(app, db, config.baseUrl);
   await adminPageRoutes(app, db, config.authUrl);
   return app;
 }

@@ -1,7 +1,9 @@
+import AxeBuilder from "@axe-core/playwright";
 import { eq } from "drizzle-orm";
 import type { Browser, Page } from "playwright-core";
+import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { organizationProfiles, organizations, users } from "../src/db/schema.js";
+import { images, organizationProfiles, organizations, users } from "../src/db/schema.js";
 import { updateLegalProfile } from "../src/modules/legal-profile/legal-profile.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { launchChromium } from "./helpers/chromium.js";
@@ -123,6 +125,7 @@ describe("admin panel: Settings → Legal profile", () => {
     ]);
     await page.locator("legend").first().waitFor();
     await expect(page.locator("legend").allTextContents()).resolves.toEqual([
+      "Logo",
       "Identity",
       "Registered seat",
       "Tax identifiers",
@@ -250,6 +253,7 @@ describe("admin panel: Settings → Legal profile", () => {
     // The form appears once the profile is read; allTextContents does not wait for it.
     await page.locator("legend").first().waitFor();
     await expect(page.locator("legend").allTextContents()).resolves.toEqual([
+      "Logo",
       "Identità",
       "Sede legale",
       "Identificativi fiscali",
@@ -282,6 +286,59 @@ describe("admin panel: Settings → Legal profile", () => {
       "Non è stato salvato nulla: 1 campo richiede attenzione.",
     );
     expect((await profileRow(tenant))?.vatNumber).toBeNull();
+    await page.context().close();
+  });
+
+  it("an owner uploads the logo from a file, sees a refusal of a file that is no image, and removes it; both languages pass axe", async () => {
+    const tenant = await fakeTenant(server.database.db, { currency: "EUR", timeZone: "Europe/Rome" });
+    const owner = await newUser(tenant, "owner");
+    const page = await signIn(tenant, owner);
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/settings/legal`);
+    const card = page.locator('[data-testid="legal-profile-logo"]');
+    await expect(card.locator('[data-testid="logo-none"]').textContent()).resolves.toMatch(/^No logo yet/);
+
+    // A text file named like a PNG: the server reads the bytes and refuses; nothing is stored.
+    await page.getByLabel("Upload a logo").setInputFiles({
+      name: "logo.png",
+      mimeType: "image/png",
+      buffer: Buffer.from("not a picture at all"),
+    });
+    await expect(card.locator(".inline-error").textContent()).resolves.toMatch(/cannot be read as an image/);
+    const stored = () =>
+      server.database.db.select().from(images).where(eq(images.organizationId, tenant.organizationId));
+    await expect(stored()).resolves.toEqual([]);
+
+    const logo = await sharp({ create: { width: 800, height: 300, channels: 4, background: "#0a7d52" } })
+      .png()
+      .toBuffer();
+    await page.getByLabel("Upload a logo").setInputFiles({ name: "logo.png", mimeType: "image/png", buffer: logo });
+    await expect(page.locator(".flash").textContent()).resolves.toBe("Logo uploaded.");
+    const preview = card.getByRole("img", { name: "The current logo" });
+    await expect(preview.getAttribute("src")).resolves.toMatch(
+      new RegExp(`^${server.url}/images/${tenant.organizationId}/img_[\\w-]+/512\\.png$`),
+    );
+    // The browser loaded it: its natural width is the 512-pixel copy's.
+    await expect.poll(() => preview.evaluate((image: HTMLImageElement) => image.naturalWidth)).toBe(512);
+    await expect(stored()).resolves.toHaveLength(1);
+    let axe = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze();
+    expect(axe.violations.map((violation) => violation.id)).toEqual([]);
+
+    await card.getByRole("button", { name: "Remove logo" }).click();
+    await expect(page.locator(".flash").textContent()).resolves.toBe("Logo removed.");
+    await card.locator('[data-testid="logo-none"]').waitFor();
+    const [row] = await server.database.db
+      .select({ logoUrl: organizations.logoUrl })
+      .from(organizations)
+      .where(eq(organizations.id, tenant.organizationId));
+    expect(row?.logoUrl).toBeNull();
+
+    // In Italian, through the switcher's saved choice.
+    await server.database.db.update(users).set({ locale: "it" }).where(eq(users.email, owner));
+    await page.reload();
+    await expect(card.locator("legend").textContent()).resolves.toBe("Logo");
+    await expect(card.getByLabel("Carica un logo").count()).resolves.toBe(1);
+    axe = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze();
+    expect(axe.violations.map((violation) => violation.id)).toEqual([]);
     await page.context().close();
   });
 

@@ -11,11 +11,13 @@ import { Campaign, CampaignListQuery } from "../modules/campaigns/campaigns.sche
 import { listCampaigns } from "../modules/campaigns/campaigns.service.js";
 import { Checkout, CheckoutListQuery } from "../modules/checkouts/checkouts.schemas.js";
 import { listCheckouts } from "../modules/checkouts/checkouts.service.js";
+import type { DocumentLinks } from "../modules/documents/document-links.js";
 import { Donation, DonationListQuery } from "../modules/donations/donations.schemas.js";
 import { listDonations } from "../modules/donations/donations.service.js";
 import { findMembershipOfUser } from "../modules/members/members.service.js";
 import { Payment, PaymentListQuery } from "../modules/payments/payments.schemas.js";
 import { listPayments } from "../modules/payments/payments.service.js";
+import { receiptLogo } from "../modules/receipts/receipt-access.js";
 import { receiptContent } from "../modules/receipts/receipt-document.js";
 import { receiptPdf } from "../modules/receipts/receipt-pdf.js";
 import { listReceiptsOfYear } from "../modules/receipts/receipts.repo.js";
@@ -69,7 +71,7 @@ function columnsOf(item: TSchema): { key: string; header: string }[] {
  * The admin panel's CSV download of a filtered list: same filters and order as the API,
  * streamed page by page so 100,000 rows never sit in memory.
  */
-export function adminExportRoutes(app: FastifyInstance, db: Db) {
+export function adminExportRoutes(app: FastifyInstance, db: Db, links: DocumentLinks) {
   for (const [collection, { query, item, list }] of Object.entries(COLLECTIONS)) {
     const columns = columnsOf(item);
     const { limit: _limit, offset: _offset, ...filters } = (query as TObject).properties;
@@ -147,9 +149,16 @@ export function adminExportRoutes(app: FastifyInstance, db: Db) {
           if (final) out.end();
         }
       });
+      // Statements of one year mostly print the same logo: each image is read once.
+      const logos = new Map<string, Promise<Buffer | undefined>>();
+      const logoOf = (row: (typeof statements)[number]) => {
+        const url = (row.organization as { logo_url?: string | null }).logo_url ?? "";
+        if (!logos.has(url)) logos.set(url, receiptLogo(db, links, row));
+        return logos.get(url);
+      };
       (async () => {
         for (const row of statements) {
-          const pdf = await receiptPdf(receiptContent(row, row.locale as Locale));
+          const pdf = await receiptPdf(receiptContent(row, row.locale as Locale), await logoOf(row));
           const file = new ZipPassThrough(`statement-${receiptCode(row)}.pdf`);
           zip.add(file);
           file.push(pdf, true);

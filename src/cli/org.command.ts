@@ -1,8 +1,12 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { systemOrigin } from "../events/origin.js";
 import {
   type LegalProfileInput,
   readLegalProfile,
+  removeLogo,
   updateLegalProfile,
+  uploadLogo,
 } from "../modules/legal-profile/legal-profile.service.js";
 import {
   createOrganization,
@@ -144,6 +148,24 @@ const PROFILE_FIELDS = [
 ] as const;
 const optionOf = (field: string) => field.replace(/_/g, "-");
 
+const LOGO_TYPES: Record<string, string> = {
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".webp": "image/webp",
+};
+
+/** A logo file and its type, by its extension (the upload checks the bytes say the same). */
+async function readLogoFile(file: string) {
+  const contentType = LOGO_TYPES[path.extname(file).toLowerCase()];
+  if (!contentType) throw new UsageError("--logo takes a .png, .jpg, .jpeg or .webp file");
+  try {
+    return { bytes: await readFile(file), contentType };
+  } catch (error) {
+    throw new UsageError(`--logo: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+}
+
 export const orgProfileCommand: Command = {
   name: "org profile",
   usage:
@@ -151,10 +173,12 @@ export const orgProfileCommand: Command = {
     "       (every field of the legal profile is an option: --legal-form, --address-line1, --postal-code, --city,\n" +
     "        --province, --vat-number, --runts-number, --ets-status, --charity-number, --ein, --us-501c3 true|false,\n" +
     "        --website, --receipt-legal-text, --receipt-mode, --default-locale, --contact-email, --account-holder,\n" +
-    "        --iban, --bic; an empty value clears one; none shows the profile)",
+    "        --iban, --bic; an empty value clears one; none shows the profile;\n" +
+    "        --logo FILE uploads a PNG, JPEG or WebP logo, --logo '' takes it off)",
   summary: "Show or change an organization's legal profile (what its receipts print)",
   options: {
     org: { type: "string" },
+    logo: { type: "string" },
     ...Object.fromEntries(PROFILE_FIELDS.map((field) => [optionOf(field), { type: "string" as const }])),
   },
   async run(values, io) {
@@ -168,13 +192,22 @@ export const orgProfileCommand: Command = {
         input.us_501c3 = value === "true";
       } else input[field] = value;
     }
-    const profile = await withDatabase(io.env, async ({ database }) => {
+    const logo = typeof values.logo === "string" ? values.logo : undefined;
+    const image = logo ? await readLogoFile(logo) : undefined;
+    const profile = await withDatabase(io.env, async ({ database, config }) => {
       const organization = await requireOrganization(database.db, slug);
-      return Object.keys(input).length === 0
-        ? readLegalProfile(database.db, organization.id)
-        : updateLegalProfile(database.db, organization.id, input, systemOrigin("cli"));
+      const origin = systemOrigin("cli");
+      let profile =
+        Object.keys(input).length === 0
+          ? await readLegalProfile(database.db, organization.id)
+          : await updateLegalProfile(database.db, organization.id, input, origin);
+      if (image) profile = await uploadLogo(database.db, organization.id, image, config.baseUrl, origin);
+      else if (logo === "") profile = await removeLogo(database.db, organization.id, origin);
+      return profile;
     });
-    const lines = PROFILE_FIELDS.map((field) => `${field.padEnd(20)} ${profile[field] ?? "—"}`);
+    const lines = [...PROFILE_FIELDS, "logo_url" as const].map(
+      (field) => `${field.padEnd(20)} ${profile[field] ?? "—"}`,
+    );
     lines.push(
       profile.missing.length === 0
         ? "Receipts: the profile has what they need."

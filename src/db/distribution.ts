@@ -33,6 +33,8 @@ export const TABLE_LAYOUT = {
     "organization_profiles",
     "receipt_counters",
     "receipts",
+    "images",
+    "image_renditions",
   ],
   /**
    * Copied to every node: the platform's own tables, and the few with an organization that a request

@@ -3,6 +3,7 @@ import {
   bigint,
   boolean,
   check,
+  customType,
   date,
   foreignKey,
   index,
@@ -26,6 +27,11 @@ const instant = (name: string) => timestamp(name, { withTimezone: true, precisio
 const money = (name: string) => numeric(name, { precision: 14, scale: 2, mode: "number" });
 const createDate = () => instant("create_date").notNull().defaultNow();
 const updateDate = () => instant("update_date").notNull().defaultNow();
+// Bytes: node-postgres answers a Buffer, PGlite a Uint8Array; both read back as a Buffer.
+const bytea = customType<{ data: Buffer; driverData: Buffer | Uint8Array }>({
+  dataType: () => "bytea",
+  fromDriver: (value) => (Buffer.isBuffer(value) ? value : Buffer.from(value)),
+});
 const tags = () => text("tags").array().notNull().default(sql`'{}'::text[]`);
 
 export const organizations = pgTable(
@@ -1019,6 +1025,52 @@ export const webhookAttempts = pgTable(
       foreignColumns: [webhookDeliveries.organizationId, webhookDeliveries.id],
     }).onDelete("cascade"),
     index("webhook_attempts_delivery_idx").on(t.organizationId, t.deliveryId, t.attempt),
+  ],
+);
+
+/**
+ * Images an organization uploaded (its logo; a campaign's cover): checked, resized and kept here,
+ * never changed once stored, so a receipt that printed one keeps showing it (docs/images.md).
+ */
+export const images = pgTable(
+  "images",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    // Random and unguessable (img_…): the public address of an image names it.
+    id: text("id").notNull(),
+    purpose: text("purpose").notNull(),
+    // What was uploaded: its type, size in bytes, pixel size and SHA-256.
+    sourceType: text("source_type").notNull(),
+    sourceBytes: integer("source_bytes").notNull(),
+    width: integer("width").notNull(),
+    height: integer("height").notNull(),
+    sha256: text("sha256").notNull(),
+    createDate: createDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    check("images_purpose_check", sql`${t.purpose} in ('logo', 'cover')`),
+  ],
+);
+
+/** An image's resized copies, one per width, each as it is served. */
+export const imageRenditions = pgTable(
+  "image_renditions",
+  {
+    organizationId: orgId(),
+    imageId: text("image_id").notNull(),
+    width: integer("width").notNull(),
+    height: integer("height").notNull(),
+    contentType: text("content_type").notNull(),
+    data: bytea("data").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.imageId, t.width] }),
+    foreignKey({
+      name: "image_renditions_image_fk",
+      columns: [t.organizationId, t.imageId],
+      foreignColumns: [images.organizationId, images.id],
+    }).onDelete("cascade"),
   ],
 );
 

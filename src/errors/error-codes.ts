@@ -80,6 +80,8 @@ export const ERROR_STATUS = {
   idempotency_key_reused: 422,
   // A webhook endpoint's address that is not https, or resolves to a loopback, private or link-local address.
   webhook_url_refused: 422,
+  // An upload that is not a readable image of the declared type, or too small or too large in pixels.
+  invalid_image: 422,
   rate_limited: 429,
   too_many_attempts: 429,
   too_many_checkouts: 429,

@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import { type PageSecurity, sendHtmlPage } from "../../http/html-page.js";
 import { toProblem } from "../../http/problem.js";
 import type { GivingContext } from "../giving/giving.context.js";
-import { loadReceiptContent } from "../receipts/receipt-access.js";
+import { loadReceiptContent, receiptLogo } from "../receipts/receipt-access.js";
 import { receiptHtml } from "../receipts/receipt-document.js";
 import { receiptPdf } from "../receipts/receipt-pdf.js";
 import { receiptCode } from "../receipts/receipts.service.js";
@@ -23,7 +23,8 @@ const DocumentErrors = { 404: html("No such document, or the signature does not 
 
 const PAGE_SECURITY: PageSecurity = {
   frameAncestors: "'self'",
-  allow: ["form-action 'none'"],
+  // The issuer's logo, when it is one of its images served here.
+  allow: ["form-action 'none'", "img-src 'self'"],
   // A receipt names a donor and an amount: never kept by a shared cache or indexed.
   cacheControl: "private, no-store",
   headers: { "x-robots-tag": "noindex" },
@@ -91,10 +92,10 @@ export function documentRoutes(app: FastifyInstance, context: GivingContext) {
       async (request, reply) => {
         const address = request.params as DocumentAddress;
         const { lang } = request.query as { lang?: string };
-        const { content } = await loadReceiptContent(context.db, context.links, address, lang);
+        const { content, logoUrl } = await loadReceiptContent(context.db, context.links, address, lang);
         const pdfUrl = `${request.url.split("?")[0]}/pdf${lang ? `?lang=${encodeURIComponent(lang)}` : ""}`;
         reply.header("content-language", content.locale);
-        return sendHtmlPage(reply, 200, PAGE_SECURITY, (nonce) => receiptHtml(content, { nonce, pdfUrl }));
+        return sendHtmlPage(reply, 200, PAGE_SECURITY, (nonce) => receiptHtml(content, { nonce, pdfUrl, logoUrl }));
       },
     );
     documents.get(
@@ -123,7 +124,7 @@ export function documentRoutes(app: FastifyInstance, context: GivingContext) {
           request.params as DocumentAddress,
           lang,
         );
-        const pdf = await receiptPdf(content);
+        const pdf = await receiptPdf(content, await receiptLogo(context.db, context.links, row));
         return reply
           .headers({
             "content-type": "application/pdf",

@@ -127,6 +127,7 @@ export function publicCampaignToWire(
       name: organization.name,
       locale: organization.locale,
       privacy_policy_url: privacyPolicyUrl,
+      logo_url: organization.logoUrl,
     },
     currency: organization.currency,
     goal: campaign.goal,

@@ -8,6 +8,7 @@ import { localeCookieAttributes } from "../../http/cookies.js";
 import { type PageSecurity, sendHtmlPage } from "../../http/html-page.js";
 import { isLocale } from "../../i18n/locales.js";
 import { LOCALE_COOKIE, negotiateLocale, requestLocaleSources } from "../../i18n/negotiate.js";
+import { parseImageUrl } from "../../images/images.service.js";
 import { getPublicCampaign } from "./checkout-flow.service.js";
 import { CHALLENGE_ASSETS, donateErrorPage, donatePage } from "./donate-page.js";
 import type { GivingContext } from "./giving.context.js";
@@ -98,6 +99,8 @@ export function donatePageRoutes(app: FastifyInstance, context: GivingContext) {
       const { organization, campaign } = request.params as { organization: string; campaign: string };
       const publicCampaign = await getPublicCampaign(context, organization, campaign);
       const security = publicCampaign.stripe ? STRIPE_PAGE_SECURITY : PAGE_SECURITY;
+      const logo = publicCampaign.organization.logo_url;
+      const logoUrl = logo && parseImageUrl(logo, context.links.baseUrl) ? logo : null;
       const sources = requestLocaleSources(request);
       const locale = negotiateLocale({ ...sources, fallback: publicCampaign.organization.locale });
       // A language chosen with the switcher is remembered for the visitor's next pages.
@@ -106,7 +109,9 @@ export function donatePageRoutes(app: FastifyInstance, context: GivingContext) {
       }
       reply.header("content-language", locale).header("vary", "Accept-Language, Cookie");
       const path = `/donate/${encodeURIComponent(organization)}/${encodeURIComponent(campaign)}`;
-      return sendHtmlPage(reply, 200, security, (nonce) => donatePage(publicCampaign, { nonce, locale, path }));
+      return sendHtmlPage(reply, 200, security, (nonce) =>
+        donatePage(publicCampaign, { nonce, locale, path, logoUrl }),
+      );
     },
   );
 }

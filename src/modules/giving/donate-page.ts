@@ -407,12 +407,20 @@ function testModeBanner(campaign: PublicCampaignWire, locale: Locale): string {
 
 export function donatePage(
   campaign: PublicCampaignWire,
-  options: { nonce: string; locale: Locale; path: string },
+  options: {
+    nonce: string;
+    locale: Locale;
+    path: string;
+    /** The logo's address when it is one of the organization's images served here (nothing else is loaded). */
+    logoUrl?: string | null;
+  },
 ): string {
-  const { nonce, locale, path } = options;
+  const { nonce, locale, path, logoUrl } = options;
   const title = `${campaign.title} · ${campaign.organization.name}`;
+  // The name beside the logo says who it is: the image itself needs no words of its own.
+  const logo = logoUrl ? `<img class="org-logo" id="org-logo" src="${escapeHtml(logoUrl)}" alt="" height="48">` : "";
   const header = `${testModeBanner(campaign, locale)}<header>
-  <p class="org">${escapeHtml(campaign.organization.name)}</p>
+  <p class="org">${logo}<span>${escapeHtml(campaign.organization.name)}</span></p>
   <h1>${escapeHtml(campaign.title)}</h1>
   ${goalSection(campaign, locale)}
 </header>`;

@@ -30,6 +30,7 @@ export const PublicCampaign = wireObject(
       privacy_policy_url: nullable(
         Type.String({ description: "The organization's privacy notice, which the form's consent box links to" }),
       ),
+      logo_url: nullable(Type.String({ description: "The organization's logo (an image address), if it has one" })),
     }),
     currency: Type.String(),
     goal: nullable(Money),

@@ -47,6 +47,11 @@ const LegalProfileType = builder.objectRef<LegalProfileWire>("LegalProfile").imp
       ]),
     ),
     us_501c3: t.exposeBoolean("us_501c3", { description: "US: recognized as a 501(c)(3) public charity" }),
+    logo_url: t.exposeString("logo_url", {
+      nullable: true,
+      description:
+        "The logo on pages, emails and receipts: uploaded in the panel (PUT /admin/organization/logo), or an address set in the email settings",
+    }),
     missing: t.exposeStringList("missing", {
       description: "What a valid receipt needs and the profile lacks (field names); empty when complete",
     }),

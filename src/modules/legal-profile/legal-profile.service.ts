@@ -3,6 +3,7 @@ import { AppError, type ValidationIssue } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { changesOf, recordEvent, withEvents } from "../../events/record-event.js";
 import { isLocale, LOCALES } from "../../i18n/locales.js";
+import { largestImageUrl, prepareImage, saveImage } from "../../images/images.service.js";
 import { bicProblem, compactIban, ibanProblem } from "../organizations/bank-account.js";
 import {
   findOrganizationById,
@@ -57,12 +58,14 @@ export type LegalProfileWire = {
   account_holder: string | null;
   iban: string | null;
   bic: string | null;
+  /** The logo pages, emails and receipts show: an uploaded one (served by us), or an address set in Settings → Email. */
+  logo_url: string | null;
   /** What a valid receipt needs and the profile does not have yet (field names). */
   missing: string[];
 };
 
 export type LegalProfileInput = Partial<
-  Record<Exclude<keyof LegalProfileWire, "us_501c3" | "missing">, string | null>
+  Record<Exclude<keyof LegalProfileWire, "us_501c3" | "missing" | "logo_url">, string | null>
 > & {
   us_501c3?: boolean | null;
 };
@@ -102,6 +105,7 @@ export function legalProfileToWire(organization: OrganizationRow, row: LegalProf
     account_holder: organization.iban ? (organization.bankAccountName ?? organization.name) : null,
     iban: organization.iban,
     bic: organization.bic,
+    logo_url: organization.logoUrl,
   };
   return { ...profile, missing: missingForReceipts(profile) };
 }
@@ -278,6 +282,45 @@ export async function updateLegalProfile(
     if (changesOf(before, after)) {
       await recordEvent(tx, { organizationId, origin }, "legal_profile.updated", organizationId, after, { before });
     }
+    return after;
+  });
+}
+
+/**
+ * Makes an uploaded image the organization's logo: checked and resized before the transaction, then
+ * stored and named by the organization's logo address, audited as `legal_profile.updated`. The
+ * previous image stays stored (receipts issued with it keep showing it).
+ */
+export async function uploadLogo(
+  db: Db,
+  organizationId: number,
+  upload: { bytes: Buffer; contentType: string },
+  baseUrl: string,
+  origin: EventOrigin | undefined,
+): Promise<LegalProfileWire> {
+  const prepared = await prepareImage(organizationId, "logo", upload);
+  return withEvents(db, async (tx) => {
+    const before = await readLegalProfile(tx, organizationId);
+    await saveImage(tx, prepared);
+    await updateOrganizationColumns(tx, organizationId, { logoUrl: largestImageUrl(prepared, baseUrl) });
+    const after = await readLegalProfile(tx, organizationId);
+    await recordEvent(tx, { organizationId, origin }, "legal_profile.updated", organizationId, after, { before });
+    return after;
+  });
+}
+
+/** Takes the logo off pages, emails and future receipts (audited); the image itself stays for the receipts that show it. */
+export async function removeLogo(
+  db: Db,
+  organizationId: number,
+  origin: EventOrigin | undefined,
+): Promise<LegalProfileWire> {
+  return withEvents(db, async (tx) => {
+    const before = await readLegalProfile(tx, organizationId);
+    if (before.logo_url === null) return before;
+    await updateOrganizationColumns(tx, organizationId, { logoUrl: null });
+    const after = await readLegalProfile(tx, organizationId);
+    await recordEvent(tx, { organizationId, origin }, "legal_profile.updated", organizationId, after, { before });
     return after;
   });
 }

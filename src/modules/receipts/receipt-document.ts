@@ -23,6 +23,8 @@ export interface ReceiptContent {
   lines: { heading: string; rows: [string, string, string][]; total: [string, string] } | null;
   legal: string[];
   contact: string | null;
+  /** The logo the issuer had when the receipt was issued (its address), and what it stands for. */
+  logo: { url: string; alt: string } | null;
 }
 
 export interface StatementLine {
@@ -113,6 +115,7 @@ export function receiptContent(
       : null,
     legal: row.legalText.split(/\n{2,}/),
     contact: issuer.contact_email ? t(locale, "receipts.contact", { email: issuer.contact_email }) : null,
+    logo: issuer.logo_url ? { url: issuer.logo_url, alt: issuer.name } : null,
   };
 }
 
@@ -120,6 +123,7 @@ const STYLE = `
   body { font-family: system-ui, sans-serif; color: #1f2933; margin: 0; background: #f5f7fa; }
   .sheet { max-width: 46rem; margin: 1.5rem auto; background: #fff; padding: 2.5rem; border: 1px solid #d9e2ec; }
   h1 { font-size: 1.5rem; margin: 0 0 .25rem; }
+  .logo { display: block; max-height: 4rem; max-width: 14rem; margin: 0 0 1.25rem; }
   .meta { color: #52606d; margin: 0 0 1.5rem; }
   .void { border: 3px solid #b91c1c; color: #b91c1c; font-weight: 700; padding: .75rem 1rem; margin: 0 0 1.5rem; text-transform: uppercase; letter-spacing: .02em; }
   .parties { display: grid; grid-template-columns: 1fr 1fr; gap: 1.5rem; margin-bottom: 1.5rem; }
@@ -137,7 +141,14 @@ const STYLE = `
 const lines = (values: string[]) => values.map((value) => escapeHtml(value)).join("<br>");
 
 /** The receipt as a printable page, with a link to its PDF. */
-export function receiptHtml(content: ReceiptContent, options: { nonce: string; pdfUrl: string }): string {
+export function receiptHtml(
+  content: ReceiptContent,
+  options: {
+    nonce: string;
+    pdfUrl: string /** The logo's address, when it is one of ours (the page loads images from its own origin only). */;
+    logoUrl?: string | null;
+  },
+): string {
   const { locale } = content;
   const facts = content.facts
     .map(([label, value]) => `<tr><th scope="row">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`)
@@ -149,7 +160,12 @@ export function receiptHtml(content: ReceiptContent, options: { nonce: string; p
       <tr><th scope="row" colspan="2">${escapeHtml(content.lines.total[0])}</th><td class="amount"><strong>${escapeHtml(content.lines.total[1])}</strong></td></tr>
     </table></section>`
     : "";
+  const logo =
+    options.logoUrl && content.logo
+      ? `<img class="logo" id="issuer-logo" src="${escapeHtml(options.logoUrl)}" alt="${escapeHtml(content.logo.alt)}">`
+      : "";
   const body = `<main class="sheet" id="receipt">
+  ${logo}
   ${content.void ? `<p class="void" id="void" role="alert">${escapeHtml(content.void)}</p>` : ""}
   <h1>${escapeHtml(content.title)}</h1>
   <p class="meta"><span id="receipt-number">${escapeHtml(content.number)}</span> · ${escapeHtml(content.issued)}</p>

@@ -20,7 +20,8 @@ const MUTED = "#52606d";
 const RULE = "#d9e2ec";
 const VOID = "#b91c1c";
 
-export function receiptPdf(content: ReceiptContent): Promise<Buffer> {
+/** The PDF of a receipt; `logo` is the issuer's logo image (PNG or JPEG bytes), drawn at the top. */
+export function receiptPdf(content: ReceiptContent, logo?: Buffer): Promise<Buffer> {
   const doc = new PDFDocument({
     size: "A4",
     margin: 56,
@@ -56,6 +57,11 @@ export function receiptPdf(content: ReceiptContent): Promise<Buffer> {
     });
     doc.restore();
     doc.opacity(1);
+  }
+  if (logo) {
+    const top = doc.y;
+    doc.image(logo, left, top, { fit: [160, 56] });
+    doc.y = top + 56 + 16;
   }
   doc.x = left;
   doc.font("Bold").fontSize(20).fillColor(INK).text(content.title, { width });

@@ -2183,6 +2183,8 @@ export interface Operations {
           locale: string;
           /** The organization's privacy notice, which the form's consent box links to */
           privacy_policy_url: string | null;
+          /** The organization's logo (an image address), if it has one */
+          logo_url: string | null;
         };
         currency: string;
         /** Amount in the organization's currency, at most 2 decimals */

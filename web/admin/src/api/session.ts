@@ -17,7 +17,7 @@ export interface Session {
 
 const SESSION_PATH = "/admin/api/session";
 
-async function problem(response: Response): Promise<ApiError> {
+export async function problem(response: Response): Promise<ApiError> {
   let body: { code?: string; detail?: string; title?: string } = {};
   try {
     body = await response.json();

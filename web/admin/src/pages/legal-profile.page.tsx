@@ -1,6 +1,7 @@
 import { type FormEvent, type ReactNode, useEffect, useRef, useState } from "react";
 import { Link } from "react-router";
 import { ApiError } from "../api/graphql";
+import { removeLogo, uploadLogo } from "../api/logo";
 import { useOrg } from "../app/org-context";
 import { useGraphql, useQuery } from "../app/use-query";
 import { Flash } from "../components/action-button";
@@ -34,6 +35,7 @@ interface LegalProfile {
   account_holder: string | null;
   iban: string | null;
   bic: string | null;
+  logo_url: string | null;
   /** What receipts need and the profile lacks (field names). */
   missing: string[];
 }
@@ -41,12 +43,12 @@ interface LegalProfile {
 const PROFILE_FIELDS =
   "legal_name legal_form address_line1 address_line2 postal_code city province country tax_code vat_number " +
   "runts_number ets_status charity_number ein us_501c3 website privacy_policy_url receipt_legal_text receipt_mode " +
-  "default_locale contact_email account_holder iban bic missing";
+  "default_locale contact_email account_holder iban bic logo_url missing";
 const READ = `query LegalProfile { legalProfile { ${PROFILE_FIELDS} } }`;
 const SAVE = `mutation SaveLegalProfile($input: LegalProfileInput!) { updateLegalProfile(input: $input) { ${PROFILE_FIELDS} } }`;
 
 /** The fields this form edits. The bank account (account_holder, iban, bic) is Settings → Bank transfer's. */
-type EditableField = Exclude<keyof LegalProfile, "missing" | "account_holder" | "iban" | "bic">;
+type EditableField = Exclude<keyof LegalProfile, "missing" | "account_holder" | "iban" | "bic" | "logo_url">;
 
 /** How a field is entered: a line of text (of a type), a long text, or one of a few choices. */
 type Kind = "text" | "email" | "url" | "textarea" | "locale" | "ets" | "receipt_mode" | "checkbox";
@@ -351,6 +353,78 @@ function ProfileInput(props: { field: ProfileField; profile: LegalProfile; probl
   );
 }
 
+/**
+ * The logo on the donation page, emails and receipts: a PNG, JPEG or WebP file, checked and resized
+ * by the server (receipts already issued keep the logo they printed).
+ */
+function LogoCard(props: { profile: LegalProfile; onChanged: (message: string) => void }) {
+  const { profile, onChanged } = props;
+  const { org, canWrite } = useOrg();
+  const { t } = useI18n();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Error | null>(null);
+  const inputRef = useRef<HTMLInputElement>(null);
+  const run = async (work: () => Promise<unknown>, message: string) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await work();
+      onChanged(message);
+    } catch (caught) {
+      setError(caught as Error);
+    } finally {
+      setBusy(false);
+      if (inputRef.current) inputRef.current.value = "";
+    }
+  };
+  return (
+    <fieldset className="card" data-testid="legal-profile-logo">
+      <legend>{t("panel.legal_profile.logo.title")}</legend>
+      <InlineError error={error} />
+      <div className="logo-row">
+        {profile.logo_url ? (
+          <img className="logo-preview" src={profile.logo_url} alt={t("panel.legal_profile.logo.current")} />
+        ) : (
+          <p className="muted" data-testid="logo-none">
+            {t("panel.legal_profile.logo.none")}
+          </p>
+        )}
+        {canWrite && (
+          <div className="form-field">
+            <label htmlFor="legal-logo">{t("panel.legal_profile.logo.choose")}</label>
+            <input
+              ref={inputRef}
+              id="legal-logo"
+              type="file"
+              accept="image/png,image/jpeg,image/webp"
+              aria-describedby="legal-logo-hint"
+              disabled={busy}
+              onChange={(event) => {
+                const file = event.currentTarget.files?.[0];
+                if (file) run(() => uploadLogo(org.slug, file), t("panel.legal_profile.logo.uploaded"));
+              }}
+            />
+            <p className="hint" id="legal-logo-hint">
+              {t("panel.legal_profile.logo.hint")}
+            </p>
+            {profile.logo_url && (
+              <button
+                type="button"
+                className="button"
+                disabled={busy}
+                data-testid="remove-logo"
+                onClick={() => run(() => removeLogo(org.slug), t("panel.legal_profile.logo.removed"))}
+              >
+                {t("panel.legal_profile.logo.remove")}
+              </button>
+            )}
+          </div>
+        )}
+      </div>
+    </fieldset>
+  );
+}
+
 /** The bank account receipts print: set in Settings → Bank transfer, shown here. */
 function BankAccount({ profile }: { profile: LegalProfile }) {
   const { t, rich } = useI18n();
@@ -487,6 +561,13 @@ export function LegalProfilePage() {
           <div className="editor">
             <Flash message={flash} />
             <MissingNotice profile={legalProfile} />
+            <LogoCard
+              profile={legalProfile}
+              onChanged={(message) => {
+                setFlash(message);
+                state.reload();
+              }}
+            />
             <LegalProfileForm
               key={JSON.stringify(legalProfile)}
               profile={legalProfile}
