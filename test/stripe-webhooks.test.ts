@@ -2,9 +2,13 @@ import { randomUUID } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { paymentMethods, payments, processorEvents, refunds } from "../src/db/schema.js";
+import { paymentMethods, payments, processorEvents, receipts, refunds } from "../src/db/schema.js";
+import { systemOrigin } from "../src/events/origin.js";
+import { withEvents } from "../src/events/record-event.js";
 import { reconcilePending } from "../src/jobs/reconciler.job.js";
 import { loadDocumentLinks } from "../src/modules/documents/document-links.js";
+import { findPaymentRowsByIds, type PaymentRow } from "../src/modules/payments/payments.repo.js";
+import { issuePaymentReceipt } from "../src/modules/receipts/receipts.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { loadProcessorRegistry, type ProcessorRegistry } from "../src/payments/processors/index.js";
 import { deleteProcessorAccount } from "../src/payments/processors/processor-accounts.repo.js";
@@ -624,8 +628,21 @@ describe("disputes and card updates", () => {
       amount: 50,
       date: new Date(dispute.created * 1000).toISOString(),
     });
+    // The gift's receipt (the factory's payment was never announced paid: issued here as payment.paid would)
+    // stands while the dispute is open; lost, the bank took the money back: void.
+    await withEvents(server.database.db, async (tx) => {
+      const [row] = await findPaymentRowsByIds(tx, orgA.organizationId, [payment.id]);
+      await issuePaymentReceipt(tx, { organizationId: orgA.organizationId, origin: systemOrigin() }, row as PaymentRow);
+    });
+    const receiptsOfPayment = () =>
+      server.database.db
+        .select({ voidReason: receipts.voidReason, amount: receipts.amount })
+        .from(receipts)
+        .where(and(eq(receipts.organizationId, orgA.organizationId), eq(receipts.paymentId, payment.id)));
+    await expect(receiptsOfPayment()).resolves.toEqual([{ voidReason: null, amount: 50 }]);
     const closed = { ...dispute, status: "lost" as const };
     expect((await deliverTo(orgA, eventOf("charge.dispute.closed", closed))).body.outcome).toBe("settled");
+    await expect(receiptsOfPayment()).resolves.toEqual([{ voidReason: "disputed", amount: 50 }]);
     // A late update and the closing event delivered again (a new event id) change nothing: "ignored".
     const late = { ...dispute, status: "under_review" as const };
     expect((await deliverTo(orgA, eventOf("charge.dispute.updated", late))).body).toEqual({

@@ -128,7 +128,10 @@ export function listStatementPayments(
       id: payments.id,
       paymentDate: payments.paymentDate,
       // What the donor gave and kept given: a partial refund is not a donation.
-      amount: sql<number>`${payments.amount} - ${payments.amountRefunded}`.mapWith(Number),
+      // A lost dispute took its amount back through the donor's bank.
+      amount: sql<number>`greatest(${payments.amount} - ${payments.amountRefunded} - case when ${payments.disputeStatus} = 'lost' then coalesce(${payments.disputeAmount}, ${payments.amount}) else 0 end, 0)`.mapWith(
+        Number,
+      ),
       currency: payments.currency,
       donationCode: donations.code,
       campaignTitle: campaigns.title,

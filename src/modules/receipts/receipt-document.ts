@@ -76,12 +76,17 @@ export function receiptContent(
   const voided =
     row.voidDate === null
       ? null
-      : row.voidReason === "partially_refunded" && related.replacedBy
-        ? t(locale, "receipts.void_partially_refunded", {
+      : row.voidReason?.startsWith("partially_") && related.replacedBy
+        ? t(
+            locale,
+            row.voidReason === "partially_disputed"
+              ? "receipts.void_partially_disputed"
+              : "receipts.void_partially_refunded",
+            { date: date(row.voidDate), code: receiptCode(related.replacedBy) },
+          )
+        : t(locale, row.voidReason === "disputed" ? "receipts.void_disputed" : "receipts.void_refunded", {
             date: date(row.voidDate),
-            code: receiptCode(related.replacedBy),
-          })
-        : t(locale, "receipts.void_refunded", { date: date(row.voidDate) });
+          });
   return {
     locale,
     title: statement

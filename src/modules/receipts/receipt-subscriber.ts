@@ -4,12 +4,13 @@ import { issuePaymentReceipt, voidRefundedReceipt } from "./receipts.service.js"
 
 /**
  * Receipts follow payments' events in the transaction that records them: `payment.paid` issues the
- * payment's receipt, `payment.refunded` voids it (and issues one for what a partial refund leaves).
+ * payment's receipt, `payment.refunded` voids it (and issues one for what a partial refund leaves),
+ * and so does `payment.disputed` once the dispute is lost.
  * Issuing is itself an event (`receipt.issued`, `receipt.voided`), written with the change.
  */
 export const receiptSubscriber: EventSubscriber = {
   name: "receipts",
-  types: ["payment.paid", "payment.refunded"],
+  types: ["payment.paid", "payment.refunded", "payment.disputed"],
   async handle(tx, event) {
     if (event.resourceId === null) return;
     const [payment] = await findPaymentRowsByIds(tx, event.organizationId, [event.resourceId]);

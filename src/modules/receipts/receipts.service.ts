@@ -351,9 +351,12 @@ export async function issuePaymentReceipt(
 export async function voidRefundedReceipt(tx: Executor, scope: EventScope, payment: PaymentRow) {
   const live = await findLivePaymentReceipt(tx, scope.organizationId, payment.id);
   if (!live) return;
-  const left = fromCents(toCents(payment.amount) - toCents(payment.amountRefunded));
+  // A dispute the organization lost took the money back through the donor's bank: no gift either.
+  const disputed = payment.disputeStatus === "lost" ? toCents(payment.disputeAmount ?? payment.amount) : 0;
+  const left = fromCents(Math.max(0, toCents(payment.amount) - toCents(payment.amountRefunded) - disputed));
   if (left === live.amount) return;
-  const voided = await voidReceiptRow(tx, scope.organizationId, live.id, left > 0 ? "partially_refunded" : "refunded");
+  const cause = disputed > 0 ? "disputed" : "refunded";
+  const voided = await voidReceiptRow(tx, scope.organizationId, live.id, left > 0 ? `partially_${cause}` : cause);
   if (!voided) return;
   await recordEvent(tx, scope, "receipt.voided", voided.id, receiptToWire(voided));
   if (left > 0) await issuePaymentReceipt(tx, scope, payment, { amount: left, replaces: voided });
