@@ -430,7 +430,7 @@ describe("GraphQL mutations", () => {
           "bic",
           "Invalid bic: a BIC has 8 or 11 letters and digits: bank (4 letters), country (2), location (2), optional branch (3)",
         ],
-        [{ bic: "COBADEFFXXX" }, "iban", "Invalid iban: enter the IBAN the account name and BIC belong to"],
+        [{ bic: "COBADEFFXXX" }, "iban", "Invalid iban: enter the IBAN the account holder and BIC belong to"],
         [
           { iban: "DE89370400440532013000", account_name: "x".repeat(71) },
           "account_name",
@@ -442,9 +442,20 @@ describe("GraphQL mutations", () => {
         expect(status).toBe(200);
         expect(body.errors[0], JSON.stringify(variables)).toMatchObject({
           message,
-          extensions: { code: "invalid_request", errors: [{ field }] },
+          extensions: { code: "invalid_request", errors: [{ field, code: expect.any(String) }] },
         });
       }
+      // The problem's code and particulars travel with its words, for a client that words it itself.
+      expect(
+        (await graphql(SET, { iban: "IT60X054281110100000012345" }, admin)).body.errors[0].extensions.errors,
+      ).toEqual([
+        {
+          field: "iban",
+          code: "iban_length",
+          values: { country: "IT", length: 27, actual: 26 },
+          message: "an IBAN from IT has 27 characters, this one has 26",
+        },
+      ]);
       expect((await graphql(READ, {}, admin)).body.data.organization.bank_transfer.iban).toBe("DE89370400440532013000");
     });
 

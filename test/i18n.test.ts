@@ -95,6 +95,8 @@ describe("the catalogs of words", () => {
       if (quoted(all, key)) return true;
       if (codePrefixes.some((prefix) => key.startsWith(prefix))) return true;
       if (key.startsWith("errors.")) return key.slice(7) in ERROR_STATUS;
+      // A field problem's words: named by its code where a service finds the problem.
+      if (key.startsWith("fields.")) return all.includes(`fieldProblem("${key.slice(7)}"`);
       if (key.startsWith("email.")) {
         const inner = key.slice(6);
         if (EMAIL_KINDS.some((kind) => inner === `${kind}.subject`)) return true;

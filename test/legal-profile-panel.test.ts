@@ -282,6 +282,10 @@ describe("admin panel: Settings → Legal profile", () => {
     await page.getByLabel("Partita IVA", { exact: true }).fill("12345678901");
     await page.getByRole("button", { name: "Salva il profilo legale" }).click();
     await page.locator('[data-field-error="vat_number"]').waitFor();
+    // The field's problem in the panel's language, by its code.
+    await expect(page.locator('[data-field-error="vat_number"]').textContent()).resolves.toBe(
+      "la cifra di controllo non corrisponde",
+    );
     await expect(page.locator('[data-testid="legal-profile-form"] .inline-error').textContent()).resolves.toBe(
       "Non è stato salvato nulla: 1 campo richiede attenzione.",
     );

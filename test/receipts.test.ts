@@ -183,7 +183,7 @@ describe("legal profile and receipts", () => {
     expect(fields.sort()).toEqual(["ets_status", "privacy_policy_url", "tax_code", "vat_number", "website"]);
     const country = await saveProfile({ country: "XX" });
     expect(country.body.errors[0].extensions.errors).toEqual([
-      { field: "country", message: "not a known country code" },
+      { field: "country", message: "not a known country code", code: "country_unknown" },
     ]);
     const unchanged = await graphql(`{ legalProfile { ${PROFILE_FIELDS} } }`);
     expect(unchanged.body.data.legalProfile).toMatchObject({ legal_name: null, country: null });
@@ -193,11 +193,11 @@ describe("legal profile and receipts", () => {
 
     const wrongCheck = await saveProfile({ country: "IT", tax_code: "97735020585" });
     expect(wrongCheck.body.errors[0].extensions.errors).toEqual([
-      { field: "tax_code", message: "its check digit does not match" },
+      { field: "tax_code", message: "its check digit does not match", code: "check_digit" },
     ]);
     const person = await saveProfile({ country: "IT", tax_code: "RSSMRA80A01F205Y" });
     expect(person.body.errors[0].extensions.errors).toEqual([
-      { field: "tax_code", message: "its check character does not match" },
+      { field: "tax_code", message: "its check character does not match", code: "check_character" },
     ]);
 
     // Gift notifications go to the contact address: it cannot be cleared while they are on.
@@ -210,6 +210,7 @@ describe("legal profile and receipts", () => {
       {
         field: "contact_email",
         message: "gift notifications go to this address; turn them off first (Settings → Email)",
+        code: "contact_email_in_use",
       },
     ]);
     await server.database.db

@@ -32,6 +32,43 @@ describe("REST writes: supporters and campaigns", () => {
   });
   afterAll(() => server?.close());
 
+  it("refuses a supporter with nothing to know them by, field by field, in the language the request prefers", async () => {
+    const before = await countOf("supporters");
+    const refuse = (language?: string) =>
+      fetch(`${server.url}/api/v1/supporters/`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${tenant.token}`,
+          "content-type": "application/json",
+          ...(language ? { "accept-language": language } : {}),
+        },
+        body: JSON.stringify({ tags: ["nobody"] }),
+      }).then(readResponse);
+    const english = await refuse();
+    expect(english.status).toBe(400);
+    expect(english.body).toMatchObject({
+      code: "invalid_request",
+      detail: "A supporter needs a name, a business name or an email",
+      errors: [
+        { field: "email", code: "name_or_email_required", message: "a name, a business name or an email is required" },
+      ],
+    });
+    const italian = await refuse("it-IT,it;q=0.9,en;q=0.5");
+    expect(italian.status).toBe(400);
+    expect(italian.body).toMatchObject({
+      code: "invalid_request",
+      errors: [
+        {
+          field: "email",
+          code: "name_or_email_required",
+          message: "serve un nome, una ragione sociale o un indirizzo email",
+        },
+      ],
+    });
+    expect((italian.body as { detail: string }).detail).not.toBe((english.body as { detail: string }).detail);
+    expect(await countOf("supporters")).toBe(before);
+  });
+
   it("creates a supporter (201, as GET returns it, with its event) and edits only the fields sent", async () => {
     const email = `ada-${unique(6)}@example.test`;
     const created = await send("POST", "/api/v1/supporters/", {

@@ -4,6 +4,10 @@ export interface ValidationIssue {
   parameter?: string;
   field?: string;
   message: string;
+  /** The problem's stable code (src/i18n/catalogs/<locale>/fields.json words it in each language). */
+  code?: string;
+  /** The particulars the words name (a length, a country). */
+  values?: Record<string, string | number>;
 }
 
 export interface AppErrorOptions {

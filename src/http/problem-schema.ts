@@ -12,7 +12,15 @@ export const ProblemSchema = Type.Object(
         Type.Object({
           parameter: Type.Optional(Type.String()),
           field: Type.Optional(Type.String()),
-          message: Type.String(),
+          message: Type.String({ description: "What is wrong, in the request's language (Accept-Language)" }),
+          code: Type.Optional(
+            Type.String({ description: "The problem's stable code (too_long, check_digit, iban_checksum…)" }),
+          ),
+          values: Type.Optional(
+            Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()]), {
+              description: "The particulars the message names (max, country…), for clients that word it themselves",
+            }),
+          ),
         }),
       ),
     ),

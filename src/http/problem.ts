@@ -3,6 +3,7 @@ import { isDatabaseUnavailable } from "../db/database-unavailable.js";
 import { AppError, type ValidationIssue } from "../errors/app-error.js";
 import { ERROR_STATUS, type ErrorCode, isErrorCode } from "../errors/error-codes.js";
 import { type Problem, problemBodyOf, problemOf } from "../errors/problem-body.js";
+import { localizedIssues } from "../i18n/field-problems.js";
 import { DEFAULT_LOCALE } from "../i18n/locales.js";
 import { hasMessage, t } from "../i18n/messages.js";
 import { negotiateLocale } from "../i18n/negotiate.js";
@@ -83,6 +84,7 @@ export function toProblem(error: unknown, request: FastifyRequest): Problem {
   if (locale !== DEFAULT_LOCALE && hasMessage(`errors.${problem.code}`)) {
     problem.detail = t(locale, `errors.${problem.code}`);
   }
+  if (problem.errors) problem.errors = localizedIssues(problem.errors, locale);
   return problem;
 }
 

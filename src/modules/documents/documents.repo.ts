@@ -129,9 +129,10 @@ export function listStatementPayments(
       paymentDate: payments.paymentDate,
       // What the donor gave and kept given: a partial refund is not a donation.
       // A lost dispute took its amount back through the donor's bank.
-      amount: sql<number>`greatest(${payments.amount} - ${payments.amountRefunded} - case when ${payments.disputeStatus} = 'lost' then coalesce(${payments.disputeAmount}, ${payments.amount}) else 0 end, 0)`.mapWith(
-        Number,
-      ),
+      amount:
+        sql<number>`greatest(${payments.amount} - ${payments.amountRefunded} - case when ${payments.disputeStatus} = 'lost' then coalesce(${payments.disputeAmount}, ${payments.amount}) else 0 end, 0)`.mapWith(
+          Number,
+        ),
       currency: payments.currency,
       donationCode: donations.code,
       campaignTitle: campaigns.title,

@@ -1,3 +1,5 @@
+import { type FieldProblem, fieldProblem } from "../../i18n/field-problems.js";
+
 /**
  * Checks of the identifiers a receipt prints (docs/receipts.md): Italian codice fiscale (an
  * entity's 11 digits or a person's 16 characters) and partita IVA, the US EIN, ISO country codes
@@ -40,12 +42,12 @@ function personalCodeValid(code: string): boolean {
 export const normalizeTaxCode = (value: string) => value.replace(/\s+/g, "").toUpperCase();
 
 /** An Italian codice fiscale: 11 digits (an entity's) or 16 characters (a person's), with its check. */
-export function italianTaxCodeProblem(value: string): string | null {
-  if (/^[0-9]{11}$/.test(value)) return italianNumberValid(value) ? null : "its check digit does not match";
+export function italianTaxCodeProblem(value: string): FieldProblem | null {
+  if (/^[0-9]{11}$/.test(value)) return italianNumberValid(value) ? null : fieldProblem("check_digit");
   if (/^[A-Z]{6}[0-9LMNPQRSTUV]{2}[A-Z][0-9LMNPQRSTUV]{2}[A-Z][0-9LMNPQRSTUV]{3}[A-Z]$/.test(value)) {
-    return personalCodeValid(value) ? null : "its check character does not match";
+    return personalCodeValid(value) ? null : fieldProblem("check_character");
   }
-  return "use the 11 digits of an organization's codice fiscale, or the 16 characters of a person's";
+  return fieldProblem("tax_code_it");
 }
 
 /** An Italian partita IVA: 11 digits (an `IT` prefix is dropped), with its check digit. */
@@ -55,9 +57,9 @@ export const normalizeVatNumber = (value: string) =>
     .toUpperCase()
     .replace(/^IT/, "");
 
-export function italianVatNumberProblem(value: string): string | null {
-  if (!/^[0-9]{11}$/.test(value)) return "use the 11 digits of the partita IVA";
-  return italianNumberValid(value) ? null : "its check digit does not match";
+export function italianVatNumberProblem(value: string): FieldProblem | null {
+  if (!/^[0-9]{11}$/.test(value)) return fieldProblem("vat_number_it");
+  return italianNumberValid(value) ? null : fieldProblem("check_digit");
 }
 
 /** A US Employer Identification Number: nine digits, stored as 12-3456789. */
@@ -69,20 +71,20 @@ export function normalizeEin(value: string): string | null {
 const REGIONS = new Intl.DisplayNames(["en"], { type: "region", fallback: "none" });
 
 /** An ISO 3166-1 alpha-2 country code that names a country. */
-export function countryProblem(value: string): string | null {
-  if (!/^[A-Z]{2}$/.test(value)) return "use a two-letter ISO country code, such as IT or US";
-  return REGIONS.of(value) ? null : "not a known country code";
+export function countryProblem(value: string): FieldProblem | null {
+  if (!/^[A-Z]{2}$/.test(value)) return fieldProblem("country_code");
+  return REGIONS.of(value) ? null : fieldProblem("country_unknown");
 }
 
 /** A web address people open (the privacy notice, the website): http or https, no credentials in it. */
-export function webAddressProblem(value: string): string | null {
+export function webAddressProblem(value: string): FieldProblem | null {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    return "use a full web address, such as https://example.org/privacy";
+    return fieldProblem("web_address");
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return "use an https:// address";
-  if (url.username || url.password) return "an address with a user name or password is refused";
+  if (url.protocol !== "https:" && url.protocol !== "http:") return fieldProblem("web_address_scheme");
+  if (url.username || url.password) return fieldProblem("web_address_credentials");
   return null;
 }

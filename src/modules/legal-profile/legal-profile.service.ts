@@ -2,6 +2,7 @@ import type { Db, Executor } from "../../db/client.js";
 import { AppError, type ValidationIssue } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { changesOf, recordEvent, withEvents } from "../../events/record-event.js";
+import { type FieldProblem, fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
 import { isLocale, LOCALES } from "../../i18n/locales.js";
 import { largestImageUrl, prepareImage, saveImage } from "../../images/images.service.js";
 import { bicProblem, compactIban, ibanProblem } from "../organizations/bank-account.js";
@@ -144,12 +145,13 @@ function checkInput(input: LegalProfileInput, current: LegalProfileWire, giftNot
   const errors: ValidationIssue[] = [];
   const profile: LegalProfileColumns = {};
   const organization: Parameters<typeof updateOrganizationColumns>[2] = {};
-  const fail = (field: string, message: string) => errors.push({ field, message });
+  const fail = (field: string, problem: FieldProblem) => errors.push(fieldIssue(field, problem));
+  const tooLong = (max: number) => fieldProblem("too_long", { max });
 
   for (const [field, [column, max]] of Object.entries(TEXT_FIELDS)) {
     const value = clean(input[field as keyof typeof TEXT_FIELDS]);
     if (value === undefined) continue;
-    if (value !== null && value.length > max) fail(field, `at most ${max} characters`);
+    if (value !== null && value.length > max) fail(field, tooLong(max));
     else (profile as Record<string, unknown>)[column] = value;
   }
   const country = clean(input.country)?.toUpperCase();
@@ -168,7 +170,7 @@ function checkInput(input: LegalProfileInput, current: LegalProfileWire, giftNot
         : inCountry === "IT"
           ? italianTaxCodeProblem(value)
           : value.length > 30
-            ? "at most 30 characters"
+            ? tooLong(30)
             : null;
     if (problem) fail("tax_code", problem);
     else profile.taxCode = value;
@@ -183,7 +185,7 @@ function checkInput(input: LegalProfileInput, current: LegalProfileWire, giftNot
         : inCountry === "IT"
           ? italianVatNumberProblem(value)
           : value.length > 30
-            ? "at most 30 characters"
+            ? tooLong(30)
             : null;
     if (problem) fail("vat_number", problem);
     else profile.vatNumber = value;
@@ -191,13 +193,13 @@ function checkInput(input: LegalProfileInput, current: LegalProfileWire, giftNot
   const ets = clean(input.ets_status);
   if (ets !== undefined) {
     if (ets !== null && !(ETS_STATUSES as readonly string[]).includes(ets)) {
-      fail("ets_status", `use one of ${ETS_STATUSES.join(", ")}, or leave it empty`);
+      fail("ets_status", fieldProblem("one_of_or_empty", { choices: ETS_STATUSES.join(", ") }));
     } else profile.etsStatus = ets;
   }
   const ein = clean(input.ein);
   if (ein !== undefined) {
     const value = ein === null ? null : normalizeEin(ein);
-    if (ein !== null && value === null) fail("ein", "use the nine digits of the EIN, such as 12-3456789");
+    if (ein !== null && value === null) fail("ein", fieldProblem("ein"));
     else profile.ein = value;
   }
   if (input.us_501c3 !== undefined) profile.us501c3 = input.us_501c3 ?? false;
@@ -207,27 +209,27 @@ function checkInput(input: LegalProfileInput, current: LegalProfileWire, giftNot
   ] as const) {
     const value = clean(input[field]);
     if (value === undefined) continue;
-    const problem = value === null ? null : value.length > 500 ? "at most 500 characters" : webAddressProblem(value);
+    const problem = value === null ? null : value.length > 500 ? tooLong(500) : webAddressProblem(value);
     if (problem) fail(field, problem);
     else profile[column] = value;
   }
   const mode = clean(input.receipt_mode);
   if (mode !== undefined) {
     if (mode === null || !(RECEIPT_MODES as readonly string[]).includes(mode)) {
-      fail("receipt_mode", `use one of ${RECEIPT_MODES.join(", ")}`);
+      fail("receipt_mode", fieldProblem("one_of", { choices: RECEIPT_MODES.join(", ") }));
     } else profile.receiptMode = mode;
   }
   const locale = clean(input.default_locale);
   if (locale !== undefined) {
-    if (!isLocale(locale)) fail("default_locale", `use one of ${LOCALES.join(", ")}`);
+    if (!isLocale(locale)) fail("default_locale", fieldProblem("one_of", { choices: LOCALES.join(", ") }));
     else organization.locale = locale;
   }
   const email = clean(input.contact_email);
   if (email !== undefined) {
     if (email !== null && (!EMAIL.test(email) || email.length > 254)) {
-      fail("contact_email", "must be an email address, like donations@example.org");
+      fail("contact_email", fieldProblem("email"));
     } else if (email === null && giftNotifications !== "off") {
-      fail("contact_email", "gift notifications go to this address; turn them off first (Settings → Email)");
+      fail("contact_email", fieldProblem("contact_email_in_use"));
     } else organization.email = email;
   }
   if (input.account_holder !== undefined || input.iban !== undefined || input.bic !== undefined) {
@@ -239,10 +241,10 @@ function checkInput(input: LegalProfileInput, current: LegalProfileWire, giftNot
     const ibanError = iban === null ? null : ibanProblem(iban);
     const bicError = bic === null ? null : bicProblem(bic);
     if (iban === null && (holder !== null || bic !== null) && input.iban !== undefined) {
-      fail("iban", "enter the IBAN the account holder and BIC belong to");
+      fail("iban", fieldProblem("iban_needed"));
     } else if (ibanError) fail("iban", ibanError);
     else if (bicError) fail("bic", bicError);
-    else if (holder !== null && holder.length > 70) fail("account_holder", "at most 70 characters (the SEPA limit)");
+    else if (holder !== null && holder.length > 70) fail("account_holder", fieldProblem("sepa_name_too_long"));
     else
       Object.assign(organization, {
         bankAccountName: iban === null ? null : holder,

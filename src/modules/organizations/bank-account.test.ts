@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { problemText } from "../../i18n/field-problems.js";
 import { bicProblem, compactIban, ibanProblem, printableIban } from "./bank-account.js";
 
 // Published examples (ECBS / national banks' documentation).
@@ -39,9 +40,17 @@ describe("bank account checks", () => {
   });
 
   it("says which rule failed", () => {
-    expect(ibanProblem("IT60X054281110100000012345")).toBe("an IBAN from IT has 27 characters, this one has 26");
-    expect(ibanProblem("IT61X0542811101000000123456")).toBe("the check digits do not match (a typo?)");
-    expect(ibanProblem("XX60X0542811101000000123456")).toBe('"XX" is not a country that uses IBANs');
+    const words = (iban: string) => problemText(ibanProblem(iban) ?? { code: "none" });
+    expect(ibanProblem("IT60X054281110100000012345")).toEqual({
+      code: "iban_length",
+      values: { country: "IT", length: 27, actual: 26 },
+    });
+    expect(words("IT60X054281110100000012345")).toBe("an IBAN from IT has 27 characters, this one has 26");
+    expect(problemText(ibanProblem("IT60X054281110100000012345") ?? { code: "none" }, "it")).toBe(
+      "un IBAN di IT ha 27 caratteri, questo ne ha 26",
+    );
+    expect(words("IT61X0542811101000000123456")).toBe("the check digits do not match (a typo?)");
+    expect(words("XX60X0542811101000000123456")).toBe('"XX" is not a country that uses IBANs');
     expect(bicProblem("BPMOIT22XXX")).toBeNull();
     expect(bicProblem("BPMOIT22")).toBeNull();
     expect(bicProblem("BPMOIT2")).not.toBeNull();

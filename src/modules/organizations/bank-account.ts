@@ -1,3 +1,5 @@
+import { type FieldProblem, fieldProblem } from "../../i18n/field-problems.js";
+
 /**
  * IBAN and BIC checks for the bank transfer instructions an organization shows its donors.
  * Lengths per country from the SWIFT IBAN registry (release 2024); the checksum is ISO 13616 mod-97.
@@ -112,21 +114,19 @@ function mod97(iban: string): number {
 }
 
 /** Why a compact IBAN is not valid, or null when it is. */
-export function ibanProblem(iban: string): string | null {
+export function ibanProblem(iban: string): FieldProblem | null {
   if (!/^[A-Z]{2}[0-9]{2}[A-Z0-9]+$/.test(iban)) {
-    return "an IBAN starts with a country code and 2 check digits, followed by letters and digits";
+    return fieldProblem("iban_form");
   }
   const country = iban.slice(0, 2);
   const length = IBAN_LENGTHS[country];
-  if (length === undefined) return `"${country}" is not a country that uses IBANs`;
-  if (iban.length !== length) return `an IBAN from ${country} has ${length} characters, this one has ${iban.length}`;
-  if (mod97(iban) !== 1) return "the check digits do not match (a typo?)";
+  if (length === undefined) return fieldProblem("iban_country", { country });
+  if (iban.length !== length) return fieldProblem("iban_length", { country, length, actual: iban.length });
+  if (mod97(iban) !== 1) return fieldProblem("iban_checksum");
   return null;
 }
 
 /** Why a BIC is not valid (8 or 11 characters: bank, country, location, optional branch), or null. */
-export function bicProblem(bic: string): string | null {
-  return BIC.test(bic)
-    ? null
-    : "a BIC has 8 or 11 letters and digits: bank (4 letters), country (2), location (2), optional branch (3)";
+export function bicProblem(bic: string): FieldProblem | null {
+  return BIC.test(bic) ? null : fieldProblem("bic_form");
 }

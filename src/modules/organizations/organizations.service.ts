@@ -2,6 +2,7 @@ import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { changesOf, recordEvent, withEvents } from "../../events/record-event.js";
+import { type FieldProblem, fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
 import type { FeeFormula } from "../../payments/cover-fee.js";
 import { amountDecimals, fitsCurrency, hasCentPrecision, roundToCurrency } from "../../payments/money.js";
 import { bicProblem, compactIban, ibanProblem } from "./bank-account.js";
@@ -28,8 +29,10 @@ export function isTimeZone(value: string): boolean {
   }
 }
 
-const invalid = (field: string, message: string) =>
-  new AppError("invalid_request", `Invalid ${field}: ${message}`, { errors: [{ field, message }] });
+const invalid = (field: string, problem: FieldProblem | string) => {
+  const issue = typeof problem === "string" ? { field, message: problem } : fieldIssue(field, problem);
+  return new AppError("invalid_request", `Invalid ${field}: ${issue.message}`, { errors: [issue] });
+};
 
 export interface NewOrganization {
   slug: string;
@@ -70,14 +73,14 @@ export async function updateBankAccount(db: Db, organizationId: number, input: B
   const bic = blankToNull(input.bic)?.replace(/\s+/g, "").toUpperCase() ?? null;
   const iban = rawIban === null ? null : compactIban(rawIban);
   if (iban === null && (accountName !== null || bic !== null)) {
-    throw invalid("iban", "enter the IBAN the account name and BIC belong to");
+    throw invalid("iban", fieldProblem("iban_needed"));
   }
   const problem = iban === null ? null : ibanProblem(iban);
   if (problem) throw invalid("iban", problem);
   const bicError = bic === null ? null : bicProblem(bic);
   if (bicError) throw invalid("bic", bicError);
   if (accountName !== null && accountName.length > 70)
-    throw invalid("account_name", "at most 70 characters (the SEPA limit)");
+    throw invalid("account_name", fieldProblem("sepa_name_too_long"));
   return changeOrganization(db, organizationId, origin, { bankAccountName: accountName, iban, bic });
 }
 

@@ -22,7 +22,10 @@ const ReceiptType = builder.objectRef<ReceiptWire>("Receipt").implement({
     locale: t.exposeString("locale"),
     create_date: t.exposeString("create_date", { description: "When it was issued" }),
     void_date: t.exposeString("void_date", { nullable: true, description: "Set when a refund voided it" }),
-    void_reason: t.exposeString("void_reason", { nullable: true, description: "refunded, partially_refunded, disputed or partially_disputed (a dispute the organization lost)" }),
+    void_reason: t.exposeString("void_reason", {
+      nullable: true,
+      description: "refunded, partially_refunded, disputed or partially_disputed (a dispute the organization lost)",
+    }),
     replaces_id: t.exposeInt("replaces_id", { nullable: true }),
     url: t.exposeString("url", { description: "The signed link to its page; add /pdf for the PDF" }),
   }),

@@ -6,6 +6,7 @@ import { scrubSupporterEvents } from "../../events/events.repo.js";
 import { recordEvent, withEvents } from "../../events/record-event.js";
 import { idempotent } from "../../http/idempotency.js";
 import { parseId } from "../../http/ids.js";
+import { fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
 import { listSupporterDonationRows } from "../donations/donations.repo.js";
 import { donationToWire } from "../donations/donations.service.js";
 import { findPaymentMethodsByIds } from "../payment-methods/payment-methods.repo.js";
@@ -99,7 +100,7 @@ const identifies = (row: Pick<SupporterWire, "first_name" | "last_name" | "busin
 export async function createSupporter(db: Db, scope: Scope, input: SupporterInput, idempotencyKey?: string) {
   if (!identifies({ first_name: null, last_name: null, business_name: null, email: null, ...input })) {
     throw new AppError("invalid_request", "A supporter needs a name, a business name or an email", {
-      errors: [{ field: "email", message: "a name, a business name or an email is required" }],
+      errors: [fieldIssue("email", fieldProblem("name_or_email_required"))],
     });
   }
   return withEvents(db, (tx) =>
@@ -129,7 +130,7 @@ export async function updateSupporter(db: Db, scope: Scope, rawId: string, patch
     const merged = { ...supporterToWire(existing), ...patch };
     if (!identifies(merged)) {
       throw new AppError("invalid_request", "A supporter needs a name, a business name or an email", {
-        errors: [{ field: "email", message: "a name, a business name or an email is required" }],
+        errors: [fieldIssue("email", fieldProblem("name_or_email_required"))],
       });
     }
     const row = await updateSupporterRow(tx, scope, existing.id, columnsOf(patch));

@@ -1,14 +1,16 @@
 import { IntlMessageFormat } from "intl-messageformat";
 import { createContext, Fragment, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from "react";
 import enErrors from "../../../src/i18n/catalogs/en/errors.json";
+import enFields from "../../../src/i18n/catalogs/en/fields.json";
 import enPanel from "../../../src/i18n/catalogs/en/panel.json";
 import itErrors from "../../../src/i18n/catalogs/it/errors.json";
+import itFields from "../../../src/i18n/catalogs/it/fields.json";
 import itPanel from "../../../src/i18n/catalogs/it/panel.json";
 import { DEFAULT_LOCALE, isLocale, LOCALE_NAMES, LOCALES, type Locale } from "../../../src/i18n/locales";
-import { ApiError } from "./api/graphql";
+import { ApiError, type FieldIssue, setIssueWording } from "./api/graphql";
 
 /**
- * The panel's words: the server's catalogs (src/i18n/catalogs/<locale>/panel.json and errors.json),
+ * The panel's words: the server's catalogs (src/i18n/catalogs/<locale>/panel.json, errors.json and fields.json),
  * formatted with intl-messageformat like the server's `t`. Keys are written whole in the code
  * (`t("panel.nav.dashboard")`, or a template with a specific prefix like `panel.state.${state}`) so
  * the catalog test can tell which ones are used.
@@ -31,8 +33,8 @@ function flatten(catalog: Catalog, prefix: string, into: Map<string, string>): M
 }
 
 const MESSAGES: Record<Locale, Map<string, string>> = {
-  en: flatten(enErrors, "errors", flatten(enPanel as Catalog, "panel", new Map())),
-  it: flatten(itErrors, "errors", flatten(itPanel as Catalog, "panel", new Map())),
+  en: flatten(enFields, "fields", flatten(enErrors, "errors", flatten(enPanel as Catalog, "panel", new Map()))),
+  it: flatten(itFields, "fields", flatten(itErrors, "errors", flatten(itPanel as Catalog, "panel", new Map()))),
 };
 
 const formats = new Map<string, IntlMessageFormat>();
@@ -161,6 +163,14 @@ export function I18nProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     document.documentElement.lang = locale;
   }, [locale]);
+  // A field's problem in the panel's language, by its code (fields.<code>); else the server's words.
+  useEffect(() => {
+    setIssueWording((issue: FieldIssue) =>
+      locale !== DEFAULT_LOCALE && issue.code && MESSAGES[locale].has(`fields.${issue.code}`)
+        ? value.t(`fields.${issue.code}`, issue.values ?? {})
+        : issue.message,
+    );
+  }, [locale, value]);
   return <I18nContext.Provider value={value}>{children}</I18nContext.Provider>;
 }
 

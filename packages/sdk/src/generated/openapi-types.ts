@@ -12,7 +12,12 @@ export type Problem = {
   errors?: Array<{
     parameter?: string;
     field?: string;
+    /** What is wrong, in the request's language (Accept-Language) */
     message: string;
+    /** The problem's stable code (too_long, check_digit, iban_checksum…) */
+    code?: string;
+    /** The particulars the message names (max, country…), for clients that word it themselves */
+    values?: Record<string, string | number>;
   }>;
 };
 

@@ -3,6 +3,16 @@ export interface FieldIssue {
   field?: string;
   parameter?: string;
   message: string;
+  /** The problem's stable code: the panel words it in its own language (fields.<code>). */
+  code?: string;
+  values?: Record<string, string | number>;
+}
+
+let wordIssue: (issue: FieldIssue) => string = (issue) => issue.message;
+
+/** How a field's issue is worded: set by the panel's language (src/i18n.tsx). */
+export function setIssueWording(word: (issue: FieldIssue) => string): void {
+  wordIssue = word;
 }
 
 /** A failed request: network, HTTP or GraphQL. `code` is the server's stable snake_case code. */
@@ -22,7 +32,7 @@ export class ApiError extends Error {
     const out: Record<string, string> = {};
     for (const issue of this.issues) {
       const key = (issue.field ?? issue.parameter ?? "").split(/[.[/]/)[0] ?? "";
-      if (key && !out[key]) out[key] = issue.message;
+      if (key && !out[key]) out[key] = wordIssue(issue);
     }
     return out;
   }
