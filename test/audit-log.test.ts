@@ -1,4 +1,6 @@
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { users } from "../src/db/schema.js";
 import { createApplication } from "../src/modules/applications/applications.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
@@ -270,5 +272,32 @@ describe("the audit log", () => {
     expect(entries[2].changes).toEqual([{ field: "phone", before: null, after: null }]);
     const everything = JSON.stringify(entries) + (await csv(`resource_type=supporter&resource_id=${id}`)).text;
     for (const personal of [email, "Grace", "7654321"]) expect(everything).not.toContain(personal);
+  });
+
+  it("tells each change in the reader's language: the saved choice, else Accept-Language; CSV too", async () => {
+    const italian = await signIn(tenant.slug, "owner");
+    await server.database.db.update(users).set({ locale: "it" }).where(eq(users.id, italian.userId));
+    const created = await graphql(
+      `mutation ($input: SupporterInput!) { createSupporter(input: $input) { id } }`,
+      { input: { first_name: "Lingua", email: `lingua-${unique(6)}@example.test` } },
+      owner,
+    );
+    const id = created.data.createSupporter.id;
+    const filter = { resource_type: "supporter", resource_id: id };
+    expect((await log(filter)).items.map((entry) => entry.summary)).toEqual([`Created supporter #${id}`]);
+    expect((await log(filter, italian)).items.map((entry) => entry.summary)).toEqual([
+      `Creato il sostenitore n. ${id}`,
+    ]);
+    // No saved choice: the browser's languages decide.
+    const byHeader = await fetch(`${server.url}/admin/graphql/`, {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie: owner.cookie ?? "", "accept-language": "it-IT,it;q=0.9" },
+      body: JSON.stringify({ query: LOG, variables: filter }),
+    }).then((response) => response.json());
+    expect(byHeader.data.auditLog.items[0].summary).toBe(`Creato il sostenitore n. ${id}`);
+    // The type and the codes stay English: they are for programs.
+    expect(byHeader.data.auditLog.items[0].type).toBe("supporter.created");
+    const file = await csv(`resource_type=supporter&resource_id=${id}`, italian);
+    expect(file.text).toContain(`Creato il sostenitore n. ${id}`);
   });
 });

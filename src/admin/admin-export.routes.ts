@@ -6,6 +6,7 @@ import type { Scope } from "../auth/scope.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
 import type { Locale } from "../i18n/locales.js";
+import { negotiateLocale } from "../i18n/negotiate.js";
 import { type AuditQuery, auditFiltersOf, auditLogPages } from "../modules/audit/audit.service.js";
 import { Campaign, CampaignListQuery } from "../modules/campaigns/campaigns.schemas.js";
 import { listCampaigns } from "../modules/campaigns/campaigns.service.js";
@@ -227,7 +228,13 @@ export function adminExportRoutes(app: FastifyInstance, db: Db, links: DocumentL
       const filters = auditFiltersOf({ ...query, type: type ? type.split(",").map((item) => item.trim()) : null });
       async function* rows() {
         yield `${AUDIT_COLUMNS.join(",")}\r\n`;
-        for await (const page of auditLogPages(db, membership?.id ?? 0, filters)) {
+        // The sentences in the member's language, as the panel shows them.
+        const locale = negotiateLocale({
+          saved: session?.locale,
+          acceptLanguage: request.headers["accept-language"],
+          fallback: membership?.locale,
+        });
+        for await (const page of auditLogPages(db, membership?.id ?? 0, filters, locale)) {
           yield page
             .map((entry) => {
               const cells: Record<(typeof AUDIT_COLUMNS)[number], unknown> = {

@@ -4,6 +4,7 @@ import type { Permission } from "../auth/permissions.js";
 import type { Scope } from "../auth/scope.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
+import type { Locale } from "../i18n/locales.js";
 import { findCampaignRowsByIds } from "../modules/campaigns/campaigns.repo.js";
 import { campaignToWire } from "../modules/campaigns/campaigns.service.js";
 import type { DocumentLinks } from "../modules/documents/document-links.js";
@@ -26,6 +27,9 @@ export interface GraphQLContext {
   processors: ProcessorRegistry;
   actor: Actor;
   scope: Scope & { organizationSlug: string };
+  /** The reader's language, for the words the API writes (the audit log's sentences): a member's
+   * saved choice, then Accept-Language, then the organization's; an application's Accept-Language. */
+  locale: Locale;
   loaders: ReturnType<typeof createLoaders>;
 }
 

@@ -12,6 +12,7 @@ import { AppError } from "../errors/app-error.js";
 import { requestOrigin } from "../events/origin.js";
 import { applicationOrigin, readBearer } from "../http/auth.js";
 import { containsNul } from "../http/nul.js";
+import { negotiateLocale } from "../i18n/negotiate.js";
 import { findMembershipOfUser } from "../modules/members/members.service.js";
 import { authenticateAccessToken } from "../oauth/tokens.service.js";
 import { loadSession, SESSION_COOKIE } from "../sessions/sessions.service.js";
@@ -169,6 +170,7 @@ async function authenticate(
     request.auth = { ...context, origin };
     return {
       db,
+      locale: negotiateLocale({ acceptLanguage: request.headers["accept-language"] }),
       actor: applicationActor(context),
       scope: {
         organizationId: context.organizationId,
@@ -203,6 +205,11 @@ async function authenticate(
   return {
     db,
     actor,
+    locale: negotiateLocale({
+      saved: session.locale,
+      acceptLanguage: request.headers["accept-language"],
+      fallback: membership.locale,
+    }),
     scope: {
       organizationId: membership.id,
       timeZone: membership.timeZone,

@@ -13,7 +13,13 @@ export async function deleteExpiredSessions(tx: Executor) {
 /** The live session of a token hash, with its user. */
 export async function findLiveSession(tx: Executor, tokenHash: string) {
   const [row] = await tx
-    .select({ sessionId: sessions.id, userId: users.id, email: users.email, csrfToken: sessions.csrfToken })
+    .select({
+      sessionId: sessions.id,
+      userId: users.id,
+      email: users.email,
+      csrfToken: sessions.csrfToken,
+      locale: users.locale,
+    })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
     .where(and(eq(sessions.tokenHash, tokenHash), gt(sessions.expiresDate, sql`now()`)))

@@ -12,6 +12,8 @@ export interface SessionUser {
   userId: number;
   email: string;
   csrfToken: string;
+  /** The language the user chose (the panel's switcher), if any. */
+  locale: string | null;
 }
 
 /**

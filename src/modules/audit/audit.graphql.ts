@@ -62,7 +62,7 @@ builder.queryFields((t) => ({
     },
     resolve: (_root, args, context) => {
       authorize(context, "organization:audit");
-      return listAuditLog(context.db, context.scope.organizationId, args);
+      return listAuditLog(context.db, context.scope.organizationId, args, context.locale);
     },
   }),
 }));

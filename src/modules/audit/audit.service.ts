@@ -3,6 +3,8 @@ import { AppError, invalidParameter } from "../../errors/app-error.js";
 import { EVENT_CATALOG, isEventType } from "../../events/catalog.js";
 import type { EventActor } from "../../events/origin.js";
 import type { EventChanges } from "../../events/record-event.js";
+import { DEFAULT_LOCALE, type Locale } from "../../i18n/locales.js";
+import { t } from "../../i18n/messages.js";
 import { type AuditFilters, type AuditRow, listAuditRows } from "./audit.repo.js";
 
 /**
@@ -11,146 +13,185 @@ import { type AuditFilters, type AuditRow, listAuditRows } from "./audit.repo.js
  * from the events, so nothing is written twice and nothing that changed is missing from it.
  */
 
-const MODE_WORDS: Record<string, string> = { test: "test mode", live: "live mode" };
+type Data = Record<string, unknown>;
+
+/** The Stripe mode and the last 4 characters of its secrets, as a legacy or settings sentence names them. */
+function stripeDetails(locale: Locale, mode: unknown, keyLast4: unknown, webhookLast4?: unknown): string {
+  const modeWord =
+    mode === "test"
+      ? t(locale, "audit.mode.test")
+      : mode === "live"
+        ? t(locale, "audit.mode.live")
+        : t(locale, "audit.mode.unknown");
+  return [
+    modeWord,
+    keyLast4 ? t(locale, "audit.secret_key_ending", { last4: String(keyLast4) }) : null,
+    webhookLast4 ? t(locale, "audit.webhook_secret_ending", { last4: String(webhookLast4) }) : null,
+  ]
+    .filter(Boolean)
+    .join(", ");
+}
 
 /** The sentence of a change the old audit table recorded (kept as `audit.legacy`). */
-function describeLegacy(action: string, details: Record<string, unknown>): string {
-  const mode = MODE_WORDS[String(details.mode)] ?? "unknown mode";
-  const key = details.secret_key_last4 ? `, secret key ending ${details.secret_key_last4}` : "";
-  const webhook = details.webhook_secret_last4 ? `, webhook secret ending ${details.webhook_secret_last4}` : "";
+function describeLegacy(locale: Locale, action: string, details: Data): string {
+  const stripe = () => stripeDetails(locale, details.mode, details.secret_key_last4, details.webhook_secret_last4);
   switch (action) {
     case "payments.stripe_connected":
-      return `Connected Stripe (${mode}${key}${webhook})`;
+      return t(locale, "audit.stripe_connected", { details: stripe() });
     case "payments.stripe_updated":
-      return `Replaced the Stripe keys (${mode}${key}${webhook})`;
-    case "payments.stripe_disconnected":
+      return t(locale, "audit.stripe_replaced", { details: stripe() });
+    case "payments.stripe_disconnected": {
+      const withoutWebhook = stripeDetails(locale, details.mode, details.secret_key_last4);
       return details.card_processor_after === "none"
-        ? `Disconnected Stripe (${mode}${key}); donors cannot pay by card until a processor is connected`
-        : `Disconnected Stripe (${mode}${key}); donors pay with the sandbox again`;
+        ? t(locale, "audit.legacy_stripe_disconnected_no_card", { details: withoutWebhook })
+        : t(locale, "audit.legacy_stripe_disconnected_sandbox", { details: withoutWebhook });
+    }
     case "payments.test_mode_enabled":
-      return "Switched test mode on: the sandbox takes gifts, no real money moves";
+      return t(locale, "audit.test_mode_on");
     case "payments.test_mode_disabled":
-      return "Switched test mode off";
+      return t(locale, "audit.test_mode_off");
     case "email.settings_updated":
-      return `Changed the email settings (${Object.entries(details)
-        .map(([name, value]) => `${name}: ${value}`)
-        .join(", ")})`;
+      return t(locale, "audit.legacy_email_settings", {
+        details: Object.entries(details)
+          .map(([name, value]) => `${name}: ${value}`)
+          .join(", "),
+      });
     case "email.statements_sent":
-      return `Sent the ${details.year} statements: ${details.queued} queued, ${details.already_sent} already sent, ${details.skipped_no_email} without an email`;
+      return statementsSentence(locale, details);
     default:
       return action;
   }
 }
 
-type Data = Record<string, unknown>;
-
-const money = (data: Data) => `${data.amount} ${data.currency}`;
-const text = (value: unknown) => (value === null || value === undefined || value === "" ? "none" : String(value));
+const statementsSentence = (locale: Locale, data: Data) =>
+  t(locale, "audit.statements_sent", {
+    year: String(data.year),
+    queued: Number(data.queued),
+    already: Number(data.already_sent),
+    skipped: Number(data.skipped_no_email),
+  });
 
 /** What a change of the payment settings did, as the settings page's history says it. */
-function paymentSettingsSentence(data: Data, changes: EventChanges): string {
-  const key = data.secret_key_last4 ? `, secret key ending ${data.secret_key_last4}` : "";
-  const mode = `${data.mode} mode`;
+function paymentSettingsSentence(locale: Locale, data: Data, changes: EventChanges): string {
+  const details = () => stripeDetails(locale, data.mode, data.secret_key_last4);
   const sentences: string[] = [];
   const processor = changes.processor;
-  if (processor?.after === "stripe") sentences.push(`Connected Stripe (${mode}${key})`);
+  if (processor?.after === "stripe") sentences.push(t(locale, "audit.stripe_connected", { details: details() }));
   else if (processor?.before === "stripe") {
     sentences.push(
       data.processor === "none"
-        ? "Disconnected Stripe; donors cannot pay by card until a processor is connected"
-        : "Disconnected Stripe; donors pay with the sandbox",
+        ? t(locale, "audit.stripe_disconnected_no_card")
+        : t(locale, "audit.stripe_disconnected_sandbox"),
     );
   } else if (data.processor === "stripe" && !changes.test_mode) {
-    sentences.push(`Replaced the Stripe keys (${mode}${key})`);
+    sentences.push(t(locale, "audit.stripe_replaced", { details: details() }));
   }
   if (changes.test_mode) {
-    sentences.push(
-      changes.test_mode.after === true
-        ? "Switched test mode on: the sandbox takes gifts, no real money moves"
-        : "Switched test mode off",
-    );
+    sentences.push(t(locale, changes.test_mode.after === true ? "audit.test_mode_on" : "audit.test_mode_off"));
   }
-  return sentences.join("; ") || "Changed the payment settings";
+  return sentences.join("; ") || t(locale, "audit.payment_settings_updated");
 }
 
-/** One sentence a person reads in the audit log. */
-export function summarize(row: Pick<AuditRow, "type" | "resourceId" | "data" | "changes">): string {
+/**
+ * One sentence a person reads in the audit log, in their language (src/i18n/catalogs/<locale>/audit.json).
+ * Field names, states and roles stay as the API names them.
+ */
+export function summarize(
+  row: Pick<AuditRow, "type" | "resourceId" | "data" | "changes">,
+  locale: Locale = DEFAULT_LOCALE,
+): string {
   const data = (row.data ?? {}) as Data;
   const changes = (row.changes ?? {}) as EventChanges;
   const fields = Object.keys(changes);
   const changed = fields.length > 0 ? `: ${fields.join(", ")}` : "";
-  const id = row.resourceId;
+  const id = String(row.resourceId ?? "?");
+  const amount = `${data.amount} ${data.currency}`;
+  const text = (value: unknown) =>
+    value === null || value === undefined || value === "" ? t(locale, "audit.none") : String(value);
+  const w = (key: string, values: Record<string, string | number> = {}) => t(locale, key, { id, changed, ...values });
   switch (row.type) {
     case "supporter.created":
-      return `Created supporter #${id}`;
+      return w("audit.supporter_created");
     case "supporter.updated":
-      return `Changed supporter #${id}${changed}`;
+      return w("audit.supporter_updated");
     case "supporter.erased":
-      return `Erased the personal data of supporter #${id}`;
+      return w("audit.supporter_erased");
     case "supporter.exported":
-      return `Exported everything held about supporter #${id}`;
+      return w("audit.supporter_exported");
     case "campaign.created":
-      return `Created campaign #${id} "${data.title}"`;
+      return w("audit.campaign_created", { title: String(data.title) });
     case "campaign.updated":
-      return changes.archive_date ? `Archived campaign #${id} "${data.title}"` : `Changed campaign #${id}${changed}`;
+      return changes.archive_date
+        ? w("audit.campaign_archived", { title: String(data.title) })
+        : w("audit.campaign_updated");
     case "checkout.completed":
-      return `Checkout #${id} completed: donation #${(data.donation as Data | null)?.id ?? "?"}`;
+      return w("audit.checkout_completed", { donation: String((data.donation as Data | null)?.id ?? "?") });
     case "donation.created":
-      return `Recorded donation #${id} of ${money(data)} (${data.state})`;
+      return w("audit.donation_created", { amount, state: String(data.state) });
     case "donation.updated":
       return changes.state
-        ? `Donation #${id} became ${data.state}${fields.length > 1 ? `${changed}` : ""}`
-        : `Changed donation #${id}${changed}`;
+        ? w("audit.donation_state", { state: String(data.state), changed: fields.length > 1 ? changed : "" })
+        : w("audit.donation_updated");
     case "payment.created":
-      return `Recorded payment #${id} of ${money(data)}`;
+      return w("audit.payment_created", { amount });
     case "payment.paid":
-      return `Payment #${id} of ${money(data)} was paid`;
+      return w("audit.payment_paid", { amount });
     case "payment.failed":
-      return `Payment #${id} of ${money(data)} failed`;
+      return w("audit.payment_failed", { amount });
     case "payment.refunded":
-      return data.state === "REFUNDED" ? `Refunded payment #${id} in full` : `Refunded part of payment #${id}`;
+      return w(data.state === "REFUNDED" ? "audit.payment_refunded_full" : "audit.payment_refunded_part");
     case "payment.disputed":
-      return `The processor reported a dispute on payment #${id}`;
+      return w("audit.payment_disputed");
     case "payment_settings.updated":
-      return paymentSettingsSentence(data, changes);
+      return paymentSettingsSentence(locale, data, changes);
     case "email_settings.updated":
-      return `Changed the email settings${changed}`;
+      return w("audit.email_settings_updated");
     case "organization.updated":
-      return `Changed the organization's settings${changed}`;
+      return w("audit.organization_updated");
     case "legal_profile.updated":
-      return `Changed the legal profile${changed}`;
+      return w("audit.legal_profile_updated");
     case "receipt.issued":
-      return `Issued receipt ${data.number} of ${money(data)}`;
+      return w("audit.receipt_issued", { number: String(data.number), amount });
     case "receipt.voided":
-      return `Voided receipt ${data.number}${data.void_reason ? ` (${data.void_reason})` : ""}`;
+      return w("audit.receipt_voided", {
+        number: String(data.number),
+        reason: data.void_reason ? ` (${data.void_reason})` : "",
+      });
     case "statements.sent":
-      return `Sent the ${data.year} statements: ${data.queued} queued, ${data.already_sent} already sent, ${data.skipped_no_email} without an email`;
+      return statementsSentence(locale, data);
     case "membership.created":
-      return `Added ${data.email} as ${data.role}`;
+      return w("audit.membership_created", { email: String(data.email), role: String(data.role) });
     case "membership.updated":
-      return `Changed the role of ${data.email}: ${text(changes.role?.before)} → ${text(changes.role?.after)}`;
+      return w("audit.membership_updated", {
+        email: String(data.email),
+        before: text(changes.role?.before),
+        after: text(changes.role?.after),
+      });
     case "membership.deleted":
-      return `Removed ${data.email} (${data.role})`;
+      return w("audit.membership_deleted", { email: String(data.email), role: String(data.role) });
     case "application.installed":
-      return `Installed the application ${data.name}`;
+      return w("audit.application_installed", { name: String(data.name) });
     case "application.uninstalled":
-      return `Uninstalled the application ${data.name}`;
+      return w("audit.application_uninstalled", { name: String(data.name) });
     case "application.created":
-      return `Registered the application ${data.name}`;
+      return w("audit.application_created", { name: String(data.name) });
     case "application.updated":
-      return `Changed the application ${data.name}${changed}`;
+      return w("audit.application_updated", { name: String(data.name) });
     case "webhook_endpoint.created":
-      return `Added webhook endpoint #${id} (${data.url})`;
+      return w("audit.webhook_created", { url: String(data.url) });
     case "webhook_endpoint.updated":
       return changes.status
-        ? `Webhook endpoint #${id} became ${data.status}${data.disabled_reason ? `: ${data.disabled_reason}` : ""}`
+        ? w("audit.webhook_status", {
+            status: String(data.status),
+            reason: data.disabled_reason ? `: ${data.disabled_reason}` : "",
+          })
         : changes.secret
-          ? `Rotated the signing secret of webhook endpoint #${id}`
-          : `Changed webhook endpoint #${id}${changed}`;
+          ? w("audit.webhook_rotated")
+          : w("audit.webhook_updated");
     case "webhook_endpoint.deleted":
-      return `Removed webhook endpoint #${id} (${data.url})`;
+      return w("audit.webhook_deleted", { url: String(data.url) });
     case "audit.legacy":
-      return describeLegacy(String(data.action), (data.details ?? {}) as Data);
+      return describeLegacy(locale, String(data.action), (data.details ?? {}) as Data);
     default:
       return row.type;
   }
@@ -171,12 +212,12 @@ function actorOf(actor: EventActor) {
   }
 }
 
-export function auditEntryToWire(row: AuditRow) {
+export function auditEntryToWire(row: AuditRow, locale: Locale = DEFAULT_LOCALE) {
   return {
     id: row.id,
     create_date: row.createDate.toISOString(),
     type: row.type,
-    summary: summarize(row),
+    summary: summarize(row, locale),
     resource_type: row.resourceType,
     resource_id: row.resourceId,
     ...actorOf(row.actor as EventActor),
@@ -272,6 +313,7 @@ export async function listAuditLog(
   db: Db,
   organizationId: number,
   query: AuditQuery & { first?: number | null; after?: string | null },
+  locale: Locale = DEFAULT_LOCALE,
 ) {
   const first = query.first ?? 50;
   if (!Number.isInteger(first) || first < 1 || first > MAX_AUDIT_PAGE) {
@@ -285,18 +327,24 @@ export async function listAuditLog(
   const page = rows.slice(0, first);
   const last = page.at(-1);
   return {
-    items: page.map(auditEntryToWire),
+    items: page.map((row) => auditEntryToWire(row, locale)),
     next_cursor: rows.length > first && last ? encodeCursor(organizationId, last) : null,
     has_more: rows.length > first,
   };
 }
 
 /** Every entry the filters select, newest first, a page at a time (the CSV export). */
-export async function* auditLogPages(db: Db, organizationId: number, filters: AuditFilters, pageSize = 1000) {
+export async function* auditLogPages(
+  db: Db,
+  organizationId: number,
+  filters: AuditFilters,
+  locale: Locale = DEFAULT_LOCALE,
+  pageSize = 1000,
+) {
   let before: AuditFilters["before"];
   for (;;) {
     const rows = await listAuditRows(db, organizationId, { ...filters, before }, pageSize);
-    if (rows.length > 0) yield rows.map(auditEntryToWire);
+    if (rows.length > 0) yield rows.map((row) => auditEntryToWire(row, locale));
     const last = rows.at(-1);
     if (rows.length < pageSize || !last) return;
     before = { date: last.createDate, seq: last.seq };

@@ -22,6 +22,7 @@ function organizationsOfUser(tx: Executor, userId: number, slug?: string) {
       role: memberships.role,
       currency: organizations.currency,
       timeZone: organizations.timeZone,
+      locale: organizations.locale,
     })
     .from(memberships)
     .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
