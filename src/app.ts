@@ -45,6 +45,7 @@ import { logoRoutes } from "./modules/legal-profile/logo.routes.js";
 import { paymentActionRoutes } from "./modules/payments/payment-actions.routes.js";
 import { paymentRoutes } from "./modules/payments/payments.routes.js";
 import { stripeWebhookRoutes } from "./modules/payments/stripe-webhooks.routes.js";
+import { receiptRoutes } from "./modules/receipts/receipts.routes.js";
 import { supporterRoutes } from "./modules/supporters/supporters.routes.js";
 import { webhookRoutes } from "./modules/webhooks/webhooks.routes.js";
 import { authorizeRoutes } from "./oauth/authorize.routes.js";
@@ -210,6 +211,7 @@ export async function buildApp({
     guard: await loadCardTestingGuard(db, limits, config.cardTesting),
     afterStep: testHooks?.afterCompletionStep,
   };
+  receiptRoutes(app, db, giving.links);
   publicCheckoutRoutes(app, giving);
   documentRoutes(app, giving);
   donatePageRoutes(app, giving);

@@ -10,7 +10,7 @@ import { events, organizations, receipts } from "../src/db/schema.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
 import { runCliInProcess } from "./helpers/cli.js";
-import { fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
+import { fakeAppToken, fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 import { flushOutbox } from "./helpers/smtp.js";
 
@@ -325,6 +325,102 @@ describe("legal profile and receipts", () => {
       .from(events)
       .where(and(eq(events.organizationId, tenant.organizationId), eq(events.resourceType, "receipt")));
     expect(issued.filter((event) => event.type === "receipt.voided")).toHaveLength(2);
+  });
+
+  it("lists receipts over REST: filtered, paged and counted like every list; links only for a reader of supporters", async () => {
+    const gift = await give({ amount: 12 });
+    const db = server.database.db;
+    const api = async (pathAndQuery: string, token = tenant.token) => {
+      const response = await fetch(`${server.url}${pathAndQuery}`, { headers: { authorization: `Bearer ${token}` } });
+      return { status: response.status, body: await response.json() };
+    };
+    const rows = await db.select().from(receipts).where(eq(receipts.organizationId, tenant.organizationId));
+    const all = await api("/api/v1/receipts/?limit=100&order=-id");
+    expect(all.status).toBe(200);
+    // The unfiltered total is the counted one: every receipt issued so far.
+    expect(all.body.count).toBe(rows.length);
+    expect(all.body.items.map((item: { id: number }) => item.id)).toEqual(
+      rows
+        .map((row) => row.id)
+        .sort((a, b) => b - a)
+        .slice(0, 100),
+    );
+    const mine = await api(`/api/v1/receipts/?payment_id=${gift.payment.id}`);
+    expect(mine.body).toMatchObject({
+      count: 1,
+      items: [
+        {
+          kind: "payment",
+          amount: 12,
+          currency: "EUR",
+          payment_id: gift.payment.id,
+          donation_id: gift.donation.id,
+          void_date: null,
+          void_reason: null,
+          traceable: true,
+          url: expect.stringMatching(/\/documents\/tax-receipts\/\d+\/\d+\/[\w-]+$/),
+        },
+      ],
+    });
+    const [item] = mine.body.items;
+    expect(item.code).toMatch(/^\d{4}-\d{6}$/);
+    expect((await api(`/api/v1/receipts/${item.id}`)).body).toEqual(item);
+    expect((await fetch(item.url)).status).toBe(200);
+
+    // A partial refund voids it and issues the rest: void and valid ones split the whole.
+    const refunded = await fetch(`${server.url}/api/v1/payments/${gift.payment.id}/refund`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${tenant.token}` },
+      body: JSON.stringify({ amount: 2 }),
+    });
+    expect(refunded.status).toBe(200);
+    const afterRefund = await api(`/api/v1/receipts/?payment_id=${gift.payment.id}&order=id`);
+    expect(
+      afterRefund.body.items.map((receipt: { amount: number; void_reason: string | null }) => [
+        receipt.amount,
+        receipt.void_reason,
+      ]),
+    ).toEqual([
+      [12, "partially_refunded"],
+      [10, null],
+    ]);
+    rows.splice(
+      0,
+      rows.length,
+      ...(await db.select().from(receipts).where(eq(receipts.organizationId, tenant.organizationId))),
+    );
+    expect((await api("/api/v1/receipts/?limit=1")).body.count).toBe(rows.length);
+    const voided = await api("/api/v1/receipts/?void=true&limit=100");
+    const valid = await api("/api/v1/receipts/?void=false&limit=100");
+    expect(voided.body.count).toBe(rows.filter((row) => row.voidDate !== null).length);
+    expect(voided.body.count).toBeGreaterThan(0);
+    expect(voided.body.items.every((receipt: { void_date: string | null }) => receipt.void_date !== null)).toBe(true);
+    expect(voided.body.count + valid.body.count).toBe(rows.length);
+    const payments = await api(`/api/v1/receipts/?kind=payment&year=${item.year}&limit=1`);
+    expect(payments.body.count).toBe(rows.filter((row) => row.kind === "payment" && row.year === item.year).length);
+    expect(payments.body.items).toHaveLength(1);
+
+    // Bad filters are a 400 that names them.
+    for (const query of ["kind=invoice", "order=-secret", "void=maybe", "year=12"]) {
+      const refused = await api(`/api/v1/receipts/?${query}`);
+      expect(refused.status, query).toBe(400);
+      expect(refused.body.code).toBe("invalid_request");
+    }
+    // donations:read alone: the receipt, but not the link to the page that names the donor.
+    const donationsOnly = await fakeAppToken(db, tenant, ["donations:read"]);
+    const withoutLink = (await api(`/api/v1/receipts/${item.id}`, donationsOnly)).body;
+    expect(withoutLink).toMatchObject({ id: item.id, code: item.code, url: null });
+    const graphqlUrl = await fetch(`${server.url}/admin/graphql/`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${donationsOnly}` },
+      body: JSON.stringify({ query: "{ receipts(first: 1) { id url } }" }),
+    }).then((response) => response.json());
+    expect(graphqlUrl.data.receipts[0].url).toBeNull();
+    // Without donations:read: 403; another organization: nothing of it.
+    expect((await api("/api/v1/receipts/", await fakeAppToken(db, tenant, ["supporters:read"]))).status).toBe(403);
+    const stranger = await fakeTenant(db);
+    expect((await api(`/api/v1/receipts/${item.id}`, stranger.token)).status).toBe(404);
+    expect((await api("/api/v1/receipts/", stranger.token)).body).toEqual({ items: [], count: 0 });
   });
 
   it("words a US receipt as the written acknowledgment, and a receipt elsewhere neutrally", async () => {

@@ -3,7 +3,14 @@ import type { Executor } from "./client.js";
 import { collectionCounts } from "./schema.js";
 
 /** The collections whose unfiltered lists read their total from `collection_counts`. */
-export type CountedCollection = "campaigns" | "supporters" | "donations" | "payments" | "checkouts" | "payment_methods";
+export type CountedCollection =
+  | "campaigns"
+  | "supporters"
+  | "donations"
+  | "payments"
+  | "checkouts"
+  | "payment_methods"
+  | "receipts";
 
 /**
  * Adds `n` rows to an organization's total of a collection, in the transaction that inserted them,

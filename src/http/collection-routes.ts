@@ -10,6 +10,8 @@ export interface CollectionRoutes<Q> {
   /** Path segment under /api/v1/, e.g. "checkouts". */
   collection: string;
   singular: string;
+  /** The single read's operationId when `retrieve_<singular>` is taken by another route. */
+  retrieveOperationId?: string;
   permission: Permission;
   item: TSchema;
   listQuery: TSchema;
@@ -52,7 +54,7 @@ export function registerCollectionRoutes<Q>(app: FastifyInstance, db: Db, routes
     {
       preHandler,
       schema: {
-        operationId: `retrieve_${routes.singular}`,
+        operationId: routes.retrieveOperationId ?? `retrieve_${routes.singular}`,
         tags: [routes.collection],
         summary: `Retrieve a ${routes.singular}`,
         security,

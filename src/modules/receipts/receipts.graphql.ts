@@ -1,5 +1,7 @@
+import { can } from "../../auth/actor.js";
 import { builder } from "../../graphql/builder.js";
 import { authorize } from "../../graphql/context.js";
+import { mayOpenLink } from "../documents/document-access.js";
 import { listReceipts, type ReceiptWire } from "./receipts.service.js";
 
 const ReceiptType = builder.objectRef<ReceiptWire>("Receipt").implement({
@@ -27,7 +29,13 @@ const ReceiptType = builder.objectRef<ReceiptWire>("Receipt").implement({
       description: "refunded, partially_refunded, disputed or partially_disputed (a dispute the organization lost)",
     }),
     replaces_id: t.exposeInt("replaces_id", { nullable: true }),
-    url: t.exposeString("url", { description: "The signed link to its page; add /pdf for the PDF" }),
+    url: t.string({
+      nullable: true,
+      description:
+        "The signed link to its page; add /pdf for the PDF. null unless the reader may also read supporters (it shows the donor's name, address and tax code)",
+      resolve: (receipt, _args, context) =>
+        mayOpenLink("receipt_url", (permission) => can(context.actor, permission)) ? receipt.url : null,
+    }),
   }),
 });
 

@@ -1,7 +1,19 @@
-import { and, asc, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, asc, desc, eq, isNotNull, isNull, sql } from "drizzle-orm";
+import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
-import { selectTenantRow } from "../../db/list-query.js";
+import { countInserted } from "../../db/collection-counts.js";
+import {
+  type DateBound,
+  dateRangeConditions,
+  listTenantPage,
+  type Order,
+  orderColumnsOf,
+  orderTerms,
+  type Page,
+  selectTenantRow,
+} from "../../db/list-query.js";
 import { receiptCounters, receipts } from "../../db/schema.js";
+import { RECEIPT_ORDER_FIELDS } from "./receipts.schemas.js";
 
 export type ReceiptRow = typeof receipts.$inferSelect;
 export type NewReceipt = Omit<typeof receipts.$inferInsert, "id" | "number" | "createDate">;
@@ -32,7 +44,39 @@ export async function nextReceiptNumber(
 export async function insertReceipt(tx: Executor, values: NewReceipt & { number: number }): Promise<ReceiptRow> {
   const [row] = await tx.insert(receipts).values(values).returning();
   if (!row) throw new Error("receipt insert returned nothing");
+  await countInserted(tx, row.organizationId, "receipts");
   return row;
+}
+
+export interface ReceiptFilters {
+  kind?: string;
+  year?: number;
+  supporterId?: number;
+  donationId?: number;
+  paymentId?: number;
+  void?: boolean;
+  createDateFrom?: DateBound;
+  createDateTo?: DateBound;
+}
+
+const orderColumns = orderColumnsOf(receipts, RECEIPT_ORDER_FIELDS);
+
+/** A page of the organization's receipts (the REST list) and its exact total under the same filters. */
+export function listReceiptPage(tx: Executor, scope: Scope, filters: ReceiptFilters, order: Order, page: Page) {
+  return listTenantPage(tx, receipts, "receipts", {
+    organizationId: scope.organizationId,
+    conditions: [
+      filters.kind !== undefined ? eq(receipts.kind, filters.kind) : undefined,
+      filters.year !== undefined ? eq(receipts.year, filters.year) : undefined,
+      filters.supporterId !== undefined ? eq(receipts.supporterId, filters.supporterId) : undefined,
+      filters.donationId !== undefined ? eq(receipts.donationId, filters.donationId) : undefined,
+      filters.paymentId !== undefined ? eq(receipts.paymentId, filters.paymentId) : undefined,
+      filters.void === undefined ? undefined : filters.void ? isNotNull(receipts.voidDate) : isNull(receipts.voidDate),
+      ...dateRangeConditions(receipts.createDate, filters.createDateFrom, filters.createDateTo, scope.timeZone),
+    ],
+    order: orderTerms(orderColumns, receipts.id, order),
+    page,
+  });
 }
 
 export const findReceipt = (tx: Executor, organizationId: number, id: number) =>

@@ -1,9 +1,12 @@
+import type { Scope } from "../../auth/scope.js";
 import type { Db, Executor } from "../../db/client.js";
+import { optionalDateBound, pageOf, parseOrder } from "../../db/list-query.js";
 import { listStatementRecipients } from "../../email/statements.repo.js";
-import { invalidParameter } from "../../errors/app-error.js";
+import { invalidParameter, notFound } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import type { EventScope } from "../../events/record-event.js";
 import { recordEvent, withEvents } from "../../events/record-event.js";
+import { parseId } from "../../http/ids.js";
 import { isLocale, type Locale, localeOr } from "../../i18n/locales.js";
 import { t } from "../../i18n/messages.js";
 import { fromCents, toCents } from "../../payments/money.js";
@@ -19,13 +22,16 @@ import { findSupporter, type SupporterRow } from "../supporters/supporters.repo.
 import {
   findLivePaymentReceipt,
   findLiveStatement,
+  findReceipt,
   findReceipts,
   insertReceipt,
+  listReceiptPage,
   type NewReceipt,
   nextReceiptNumber,
   type ReceiptRow,
   voidReceiptRow,
 } from "./receipts.repo.js";
+import type { ReceiptApiWire, ReceiptListQuery } from "./receipts.schemas.js";
 
 /**
  * Receipts as issued records (docs/receipts.md). A paid payment gets its receipt in the transaction
@@ -364,3 +370,49 @@ export async function voidRefundedReceipt(tx: Executor, scope: EventScope, payme
 
 const findDonationOfPayment = (tx: Executor, payment: PaymentRow) =>
   findDonation(tx, payment.organizationId, payment.donationId);
+
+/**
+ * The REST form of a receipt: its link only for a reader who may also read supporters (the page
+ * shows the donor's name, address and tax code), as every document link (document-access.ts).
+ */
+export function receiptToApiWire(row: ReceiptRow, links: DocumentLinks, mayOpen: boolean): ReceiptApiWire {
+  return {
+    ...receiptToWire(row),
+    kind: row.kind,
+    void_reason: row.voidReason,
+    url: mayOpen ? links.taxReceiptUrl(row.organizationId, row.id) : null,
+  };
+}
+
+/** A page of the organization's receipts, filtered and ordered as every REST list. */
+export async function listReceiptsPage(
+  db: Executor,
+  links: DocumentLinks,
+  scope: Scope,
+  query: ReceiptListQuery,
+  mayOpen: boolean,
+) {
+  const { rows, count } = await listReceiptPage(
+    db,
+    scope,
+    {
+      kind: query.kind,
+      year: query.year,
+      supporterId: query.supporter_id,
+      donationId: query.donation_id,
+      paymentId: query.payment_id,
+      void: query.void,
+      createDateFrom: optionalDateBound("create_date_from", query.create_date_from),
+      createDateTo: optionalDateBound("create_date_to", query.create_date_to),
+    },
+    parseOrder(query.order),
+    pageOf(query),
+  );
+  return { items: rows.map((row) => receiptToApiWire(row, links, mayOpen)), count };
+}
+
+export async function getReceipt(db: Executor, links: DocumentLinks, scope: Scope, rawId: string, mayOpen: boolean) {
+  const row = await findReceipt(db, scope.organizationId, parseId(rawId, "Receipt"));
+  if (!row) throw notFound("Receipt");
+  return receiptToApiWire(row, links, mayOpen);
+}

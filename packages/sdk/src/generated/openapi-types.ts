@@ -1239,6 +1239,95 @@ export interface Operations {
       404: Problem;
     };
   };
+  /** GET /api/v1/receipts/: List receipts */
+  list_receipts: {
+    method: "GET";
+    path: "/api/v1/receipts/";
+    pathParams: Record<string, never>;
+    query: {
+      /** Page size */
+      limit?: number;
+      /** Items skipped from the start */
+      offset?: number;
+      /** Field to order by; a leading - means descending. Ties are broken by id in the same direction. */
+      order?:
+        | "id"
+        | "create_date"
+        | "year"
+        | "number"
+        | "amount"
+        | "gift_date"
+        | "-id"
+        | "-create_date"
+        | "-year"
+        | "-number"
+        | "-amount"
+        | "-gift_date";
+      kind?: "payment" | "statement";
+      year?: number;
+      supporter_id?: number;
+      donation_id?: number;
+      payment_id?: number;
+      /** true: void receipts only; false: valid ones only */
+      void?: boolean;
+      /** YYYY-MM-DD (whole day in the organization's time zone, inclusive) or an ISO 8601 date-time (exact bound) */
+      create_date_from?: string;
+      /** YYYY-MM-DD (whole day in the organization's time zone, inclusive) or an ISO 8601 date-time (exact bound) */
+      create_date_to?: string;
+    };
+    headers: Record<string, never>;
+    body: never;
+    responses: {
+      /** A page of receipts */
+      200: {
+        items: Array<{
+          id: number;
+          /** payment: one paid payment's receipt; statement: a donor's yearly statement */
+          kind: "payment" | "statement";
+          /** Progressive per organization, kind and year */
+          number: number;
+          year: number;
+          /** How it is cited: 2026-000042, a statement 2026-S000007 */
+          code: string;
+          supporter_id: number;
+          donation_id: number | null;
+          payment_id: number | null;
+          /** Amount in the organization's currency, at most 2 decimals */
+          amount: number;
+          /** ISO 4217 code */
+          currency: string;
+          /** When the gift was received (a statement: its year's end) */
+          gift_date: string;
+          /** The method's label, as printed */
+          payment_method: string | null;
+          /** The donation's code (DON-…) */
+          reference: string | null;
+          /** Paid through a bank or card (what Italian deductions require) */
+          traceable: boolean;
+          /** The language it was issued in (en, it) */
+          locale: string;
+          /** ISO 8601 UTC with milliseconds */
+          create_date: string;
+          /** ISO 8601 UTC with milliseconds */
+          void_date: string | null;
+          void_reason: "refunded" | "partially_refunded" | "disputed" | "partially_disputed" | null;
+          replaces_id: number | null;
+          /** The signed link to its printable page (add /pdf for the PDF); null unless the reader may also read supporters (it shows the donor's name, address and tax code) */
+          url: string | null;
+        }>;
+        /** Total number of results ignoring limit and offset */
+        count: number;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
+    };
+  };
   /** GET /api/v1/supporters/: List supporters */
   list_supporters: {
     method: "GET";
@@ -2099,6 +2188,64 @@ export interface Operations {
         data: Record<string, unknown>;
         /** This event's position: pass it as `after` to read what follows it */
         cursor: string;
+      };
+      /** Invalid parameters */
+      400: Problem;
+      /** Missing, invalid, expired or revoked access token */
+      401: Problem;
+      /** The application lacks the permission */
+      403: Problem;
+      /** No such record in the token's organization */
+      404: Problem;
+    };
+  };
+  /** GET /api/v1/receipts/{id}: Retrieve a receipt */
+  retrieve_issued_receipt: {
+    method: "GET";
+    path: "/api/v1/receipts/{id}";
+    pathParams: {
+      /** Id of the receipt */
+      id: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: never;
+    responses: {
+      /** An issued receipt or yearly statement, numbered, as printed (docs/receipts.md) */
+      200: {
+        id: number;
+        /** payment: one paid payment's receipt; statement: a donor's yearly statement */
+        kind: "payment" | "statement";
+        /** Progressive per organization, kind and year */
+        number: number;
+        year: number;
+        /** How it is cited: 2026-000042, a statement 2026-S000007 */
+        code: string;
+        supporter_id: number;
+        donation_id: number | null;
+        payment_id: number | null;
+        /** Amount in the organization's currency, at most 2 decimals */
+        amount: number;
+        /** ISO 4217 code */
+        currency: string;
+        /** When the gift was received (a statement: its year's end) */
+        gift_date: string;
+        /** The method's label, as printed */
+        payment_method: string | null;
+        /** The donation's code (DON-…) */
+        reference: string | null;
+        /** Paid through a bank or card (what Italian deductions require) */
+        traceable: boolean;
+        /** The language it was issued in (en, it) */
+        locale: string;
+        /** ISO 8601 UTC with milliseconds */
+        create_date: string;
+        /** ISO 8601 UTC with milliseconds */
+        void_date: string | null;
+        void_reason: "refunded" | "partially_refunded" | "disputed" | "partially_disputed" | null;
+        replaces_id: number | null;
+        /** The signed link to its printable page (add /pdf for the PDF); null unless the reader may also read supporters (it shows the donor's name, address and tax code) */
+        url: string | null;
       };
       /** Invalid parameters */
       400: Problem;
