@@ -283,13 +283,23 @@ describe("amounts a currency cannot hold are refused before anything moves", () 
       status: 422,
       detail: "The amount must be a whole number of JPY (it has no minor unit)",
       code: "invalid_amount",
-      errors: [{ field: "amount", message: "The amount must be a whole number of JPY (it has no minor unit)" }],
+      errors: [
+        {
+          field: "amount",
+          message: "The amount must be a whole number of JPY (it has no minor unit)",
+          code: "gift_whole_units",
+          values: { currency: "JPY" },
+        },
+      ],
     });
     const open = await start(jpy, 1000);
     const intents = stripeIntentCount();
     const completed = await complete(jpy, open.body, await completion(jpy, open.body, 1000.5));
     expect(completed.status).toBe(422);
-    expect(completed.body).toMatchObject({ code: "invalid_amount", errors: [{ field: "amount" }] });
+    expect(completed.body).toMatchObject({
+      code: "invalid_amount",
+      errors: [{ field: "amount", code: "gift_whole_units", values: { currency: "JPY" } }],
+    });
     expect(await attemptsOfCheckout(open.body.id)).toEqual([]);
     expect(stripeIntentCount()).toBe(intents);
   });
@@ -325,7 +335,9 @@ describe("amounts a currency cannot hold are refused before anything moves", () 
     expect(completed.body).toMatchObject({
       code: "currency_not_supported",
       detail: "Card, SEPA Direct Debit and wallets (Stripe) does not take payments in IQD",
-      errors: [{ field: "processor", message: "does not take IQD" }],
+      errors: [
+        { field: "processor", message: "does not take IQD", code: "currency_not_taken", values: { currency: "IQD" } },
+      ],
     });
     expect(stripeIntentCount()).toBe(intents);
   });
@@ -347,8 +359,18 @@ describe("a campaign's amounts are in its organization's currency", () => {
       extensions: {
         code: "invalid_request",
         errors: [
-          { field: "min_amount", message: "must be a whole number of JPY (it has no minor unit)" },
-          { field: "asks", message: "amounts must be a whole number of JPY (it has no minor unit)" },
+          {
+            field: "min_amount",
+            message: "must be a whole number of JPY (it has no minor unit)",
+            code: "whole_units",
+            values: { currency: "JPY" },
+          },
+          {
+            field: "asks",
+            message: "amounts must be a whole number of JPY (it has no minor unit)",
+            code: "amounts_whole_units",
+            values: { currency: "JPY" },
+          },
         ],
       },
     });

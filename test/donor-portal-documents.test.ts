@@ -2,7 +2,7 @@ import { AxeBuilder } from "@axe-core/playwright";
 import { and, eq } from "drizzle-orm";
 import type { Browser as Chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { organizations, outboxMessages } from "../src/db/schema.js";
+import { organizations, outboxMessages, supporters } from "../src/db/schema.js";
 import { insertReceipt, nextReceiptNumber } from "../src/modules/receipts/receipts.repo.js";
 import { donorSnapshot, issuerSnapshot } from "../src/modules/receipts/receipts.service.js";
 import { Browser } from "./helpers/browser.js";
@@ -293,6 +293,45 @@ describe("the donor portal's documents", () => {
     expect(afterFull.cards[0]?.text).toContain("€25.00");
     expect(afterFull.cards[0]?.text).toContain("Void The gift was refunded.");
     expect(afterFull.cards[1]?.html).not.toContain("badge");
+  });
+
+  it("offers a year's live summary of gifts until that year's statement is issued, then only the statement", async () => {
+    const email = `lin-${unique(8)}@example.test`;
+    await give(tenant, email, 30);
+    const year = new Intl.DateTimeFormat("en", { year: "numeric", timeZone: TIME_ZONE }).format(new Date());
+    const browser = await signedIn(tenant, email);
+    const before = await browser.get(`/donor/${tenant.slug}/`);
+    expect(before.html).toContain('<h2 id="statements-title">Gifts by year</h2>');
+    expect(before.html).toContain(`>Gifts in ${year}</a>`);
+
+    const [organization] = await db().select().from(organizations).where(eq(organizations.id, tenant.organizationId));
+    const [supporter] = await db()
+      .select()
+      .from(supporters)
+      .where(and(eq(supporters.organizationId, tenant.organizationId), eq(supporters.email, email)));
+    await db().transaction(async (tx) => {
+      if (!organization || !supporter) throw new Error("no organization or supporter");
+      await insertReceipt(tx, {
+        organizationId: tenant.organizationId,
+        kind: "statement",
+        year: Number(year),
+        number: await nextReceiptNumber(tx, tenant.organizationId, "statement", Number(year)),
+        supporterId: supporter.id,
+        amount: 30,
+        currency: "EUR",
+        giftDate: new Date(),
+        traceable: true,
+        organization: issuerSnapshot(organization, undefined),
+        donor: donorSnapshot(supporter),
+        lines: [],
+        legalText: "",
+        locale: "en",
+      });
+    });
+    const after = await browser.get(`/donor/${tenant.slug}/`);
+    expect(after.html).not.toContain(`>Gifts in ${year}</a>`);
+    expect(after.html).not.toContain('id="statements-title"');
+    expect(documentsOf(after.html).cards.map((card) => card.text.split(" €")[0])).toContain(`Yearly statement ${year}`);
   });
 
   it("says so when there is no document yet", async () => {

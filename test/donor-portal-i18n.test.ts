@@ -157,7 +157,7 @@ describe("the donor portal in the donor's language", () => {
     expect(await page.locator("h2").allInnerTexts()).toEqual([
       "Donazioni",
       "Pagamenti e ricevute",
-      "Riepiloghi annuali",
+      "Donazioni per anno",
       "I tuoi documenti",
       "Recapiti",
       "I tuoi dati",
@@ -180,7 +180,7 @@ describe("the donor portal in the donor's language", () => {
     expect((await payments.innerText()).replace(/[ \t\n]+/g, " ")).toContain(
       `50,00${NBSP}€ · 5 mar 2025 · Pagato · Ricevuta`,
     );
-    expect(await page.getByRole("link", { name: "Riepilogo 2025" }).count()).toBe(1);
+    expect(await page.getByRole("link", { name: "Donazioni del 2025" }).count()).toBe(1);
     expect(await page.getByRole("button", { name: "Scarica i miei dati" }).count()).toBe(1);
 
     // A contact form error, in Italian.

@@ -431,7 +431,10 @@ describe("giving: public checkout, processors, transitions", () => {
     it("bank transfer (manual): payment PENDING, checkout closed, recurring refused", async () => {
       const recurring = await give({ processor: "manual", card: undefined, frequency: 12, amount: 10 });
       expect(recurring.status).toBe(422);
-      expect(recurring.body.code).toBe("processor_unsupported");
+      expect(recurring.body).toMatchObject({
+        code: "processor_unsupported",
+        errors: [{ field: "processor", message: "does not support recurring gifts", code: "no_recurring" }],
+      });
       const response = await give({ processor: "manual", card: undefined, amount: 60 });
       expect(response.status).toBe(200);
       expect(response.body).toMatchObject({
@@ -1017,7 +1020,13 @@ describe("giving: public checkout, processors, transitions", () => {
       expect(refused.status).toBe(422);
       expect(refused.body).toMatchObject({
         code: "cover_fee_not_offered",
-        errors: [{ field: "cover_fee", message: "This campaign does not offer to cover the processing fee" }],
+        errors: [
+          {
+            field: "cover_fee",
+            message: "This campaign does not offer to cover the processing fee",
+            code: "cover_fee_not_offered",
+          },
+        ],
       });
       const forged = await give({ amount: 25, cover_fee: true, covered_fee: 0.01 }, {}, covering.slug);
       expect(forged.status).toBe(400);
@@ -1041,7 +1050,19 @@ describe("giving: public checkout, processors, transitions", () => {
           body: JSON.stringify({ query: SET_FEE, variables }),
         }).then((response) => response.json());
       const invalid = await asAdmin({ percent: 25, fixed: 0.25 });
-      expect(invalid.errors[0].extensions).toMatchObject({ code: "invalid_request", errors: [{ field: "percent" }] });
+      expect(invalid.errors[0]).toMatchObject({
+        message: "Invalid percent: use a percentage from 0 to 20 with at most 2 decimals",
+        extensions: {
+          code: "invalid_request",
+          errors: [
+            {
+              field: "percent",
+              message: "use a percentage from 0 to 20 with at most 2 decimals",
+              code: "fee_percent_range",
+            },
+          ],
+        },
+      });
       const saved = await asAdmin({ percent: 1.5, fixed: 0.25 });
       expect(saved.data.updateOrganizationCoverFee.cover_fee).toEqual({ percent: 1.5, fixed: 0.25 });
       // 1.5 % of 33.33 is 0.49995: half up to 0.50, plus 0.25.

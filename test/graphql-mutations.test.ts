@@ -91,24 +91,30 @@ describe("GraphQL mutations", () => {
 
     it("enforces every campaign rule with a field-level error and creates nothing", async () => {
       const before = (await server.get("/api/v1/campaigns/", tenant.token)).body.count;
-      const cases: [Record<string, unknown>, string][] = [
+      // The campaign rules that span fields also name their problem's code (the schema's own checks do not).
+      const cases: [Record<string, unknown>, string, string?][] = [
         [{ title: "" }, "title"],
-        [{ title: "x", min_amount: 50, max_amount: 10 }, "min_amount"],
-        [{ title: "x", max_amount: 10, asks: [5, 20] }, "asks"],
-        [{ title: "x", default_amount: 3, min_amount: 5 }, "default_amount"],
-        [{ title: "x", has_one_off: false, has_subscription: false }, "has_subscription"],
-        [{ title: "x", shown_fields: ["email"], required_fields: ["email", "phone"] }, "required_fields"],
+        [{ title: "x", min_amount: 50, max_amount: 10 }, "min_amount", "not_above_field"],
+        [{ title: "x", max_amount: 10, asks: [5, 20] }, "asks", "amounts_between_fields"],
+        [{ title: "x", default_amount: 3, min_amount: 5 }, "default_amount", "between_fields"],
+        [{ title: "x", has_one_off: false, has_subscription: false }, "has_subscription", "one_off_or_recurring"],
+        [
+          { title: "x", shown_fields: ["email"], required_fields: ["email", "phone"] },
+          "required_fields",
+          "required_not_shown",
+        ],
         [{ title: "x", shown_fields: ["credit_card"] }, "shown_fields.0"],
         [{ title: "x", slug: "Not A Slug" }, "slug"],
         [{ title: "x", goal: 10.555 }, "goal"],
         [{ title: "x", goal: -1 }, "goal"],
-        [{ title: "x", is_goal_enabled: true }, "goal"],
-        [{ title: "x", cost_example_amount: 10 }, "cost_example_label"],
+        [{ title: "x", is_goal_enabled: true }, "goal", "goal_required"],
+        [{ title: "x", cost_example_amount: 10 }, "cost_example_label", "cost_example_pair"],
       ];
-      for (const [input, field] of cases) {
+      for (const [input, field, code] of cases) {
         const { body } = await graphql(CREATE, { input }, admin);
         expect(body.errors?.[0]?.extensions?.code, JSON.stringify(input)).toBe("invalid_request");
         expect(body.errors[0].extensions.errors[0].field, JSON.stringify(input)).toBe(field);
+        if (code) expect(body.errors[0].extensions.errors[0].code, JSON.stringify(input)).toBe(code);
       }
       expect((await server.get("/api/v1/campaigns/", tenant.token)).body.count).toBe(before);
     });
@@ -117,7 +123,10 @@ describe("GraphQL mutations", () => {
       const slug = `dup-${unique(6)}`;
       expect((await graphql(CREATE, { input: { title: "One", slug } }, admin)).body.errors).toBeUndefined();
       const second = await graphql(CREATE, { input: { title: "Two", slug } }, admin);
-      expect(second.body.errors[0].extensions).toMatchObject({ code: "slug_taken" });
+      expect(second.body.errors[0].extensions).toMatchObject({
+        code: "slug_taken",
+        errors: [{ field: "slug", message: "is already used by another campaign", code: "campaign_slug_taken" }],
+      });
       const elsewhere = await graphql(CREATE, { input: { title: "Other org", slug } }, otherAdmin);
       expect(elsewhere.body.errors).toBeUndefined();
     });

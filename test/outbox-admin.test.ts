@@ -402,10 +402,19 @@ describe("Outbox and email settings (admin GraphQL)", () => {
         "logo_url use a web address starting with https:// (or http://); locale use one of en, it; " +
         "gift_notifications use one of off, each, daily",
       errors: [
-        { field: "email", message: "must be an email address, like donations@example.org" },
-        { field: "logo_url", message: "use a web address starting with https:// (or http://)" },
-        { field: "locale", message: "use one of en, it" },
-        { field: "gift_notifications", message: "use one of off, each, daily" },
+        { field: "email", message: "must be an email address, like donations@example.org", code: "email" },
+        {
+          field: "logo_url",
+          message: "use a web address starting with https:// (or http://)",
+          code: "web_address_http",
+        },
+        { field: "locale", message: "use one of en, it", code: "one_of", values: { choices: "en, it" } },
+        {
+          field: "gift_notifications",
+          message: "use one of off, each, daily",
+          code: "one_of",
+          values: { choices: "off, each, daily" },
+        },
       ],
     });
     const noAddress = await graphql(
@@ -421,10 +430,11 @@ describe("Outbox and email settings (admin GraphQL)", () => {
       owner,
     );
     expect(refusal(noAddress).errors).toEqual([
-      { field: "logo_url", message: "at most 2000 characters" },
+      { field: "logo_url", message: "at most 2000 characters", code: "too_long", values: { max: 2000 } },
       {
         field: "gift_notifications",
         message: "gift notifications go to the organization's email address; enter it first",
+        code: "gift_notifications_need_email",
       },
     ]);
     expect(await auditRows()).toEqual([]);
@@ -483,7 +493,8 @@ describe("Outbox and email settings (admin GraphQL)", () => {
     expect((await graphql(LOG, {}, member)).body.errors[0].extensions.code).toBe("insufficient_scope");
     expect((await graphql(LOG, {}, owner)).body.data.auditLog.items[0]).toEqual({
       type: "email_settings.updated",
-      summary: "Changed the email settings: logo_url, gift_notifications",
+      // The organization now speaks Italian and the owner chose no language (nor sent one): Italian.
+      summary: "Modificate le impostazioni email: logo_url, gift_notifications",
       actor_label: owner.email,
     });
   });

@@ -104,7 +104,10 @@ describe("payment settings (Stripe keys per organization)", () => {
   const balanceChecks = () => standIn.requests.filter((request) => request.path === "/v1/balance").length;
 
   /** The refusal of a bad key: 422's code, the message and the field problems; nothing saved, nothing audited. */
-  const expectRefused = (answer: { body: Json }, expected: { field: string; message: string | RegExp }[]) => {
+  const expectRefused = (
+    answer: { body: Json },
+    expected: { field: string; message: string | RegExp; code?: string; values?: Json }[],
+  ) => {
     expect(answer.body.data).toBeNull();
     const [error] = answer.body.errors;
     expect(error.extensions.code).toBe("invalid_processor_keys");
@@ -113,6 +116,8 @@ describe("payment settings (Stripe keys per organization)", () => {
     for (const [index, problem] of expected.entries()) {
       expect(error.extensions.errors[index].field).toBe(problem.field);
       expect(error.extensions.errors[index].message).toMatch(problem.message);
+      if (problem.code) expect(error.extensions.errors[index].code).toBe(problem.code);
+      if (problem.values) expect(error.extensions.errors[index].values).toEqual(problem.values);
     }
     expect(error.message).toMatch(/^The Stripe (keys were not saved|secret key was refused): /);
   };
@@ -228,7 +233,14 @@ describe("payment settings (Stripe keys per organization)", () => {
       message: "Stripe does not take payments in IQD, this organization's currency",
       extensions: {
         code: "currency_not_supported",
-        errors: [{ field: "currency", message: "IQD is not one of Stripe's currencies" }],
+        errors: [
+          {
+            field: "currency",
+            message: "IQD is not one of Stripe's currencies",
+            code: "not_stripe_currency",
+            values: { currency: "IQD" },
+          },
+        ],
       },
     });
     expect(ERROR_STATUS.currency_not_supported).toBe(422);
@@ -249,20 +261,44 @@ describe("payment settings (Stripe keys per organization)", () => {
         field: "publishable_key",
         message:
           "the secret key is a test key but this publishable key is a live key; use both keys from the same mode",
+        code: "key_modes_differ",
+        values: { secret: "test", publishable: "live" },
       },
     ]);
     const badWebhook = await connect({ ...testKeys(), webhook_secret: "we_1234567890abcdef" });
-    await expectRefused(badWebhook, [{ field: "webhook_secret", message: /starts with whsec_/ }]);
+    await expectRefused(badWebhook, [
+      {
+        field: "webhook_secret",
+        message: "a webhook signing secret starts with whsec_ (shown on the webhook endpoint's page in Stripe)",
+        code: "webhook_secret_form",
+      },
+    ]);
     const swapped = await connect({ ...testKeys(), secret_key: "pk_test_abc123", publishable_key: "sk_test_abc123" });
     await expectRefused(swapped, [
-      { field: "secret_key", message: "this is the publishable key; paste the secret key (sk_test_… or sk_live_…)" },
-      { field: "publishable_key", message: "this is a secret key; paste the publishable key (pk_test_… or pk_live_…)" },
+      {
+        field: "secret_key",
+        message: "this is the publishable key; paste the secret key (sk_test_… or sk_live_…)",
+        code: "secret_key_is_publishable",
+      },
+      {
+        field: "publishable_key",
+        message: "this is a secret key; paste the publishable key (pk_test_… or pk_live_…)",
+        code: "publishable_key_is_secret",
+      },
     ]);
     const empty = await connect({ secret_key: " ", publishable_key: "", webhook_secret: "" });
     await expectRefused(empty, [
-      { field: "secret_key", message: /starts with sk_test_ or sk_live_/ },
-      { field: "publishable_key", message: "a publishable key starts with pk_test_ or pk_live_" },
-      { field: "webhook_secret", message: /starts with whsec_/ },
+      {
+        field: "secret_key",
+        message: "a secret key starts with sk_test_ or sk_live_ (a restricted key with rk_test_ or rk_live_)",
+        code: "secret_key_form",
+      },
+      {
+        field: "publishable_key",
+        message: "a publishable key starts with pk_test_ or pk_live_",
+        code: "publishable_key_form",
+      },
+      { field: "webhook_secret", message: /starts with whsec_/, code: "webhook_secret_form" },
     ]);
     expect(balanceChecks()).toBe(checksBefore);
     expect((await accountRow(tenant.organizationId))?.mode).toBe("test");

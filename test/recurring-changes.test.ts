@@ -241,7 +241,14 @@ describe("changing the amount", () => {
           message: "The smallest recurring gift is 5",
           extensions: {
             code: "amount_out_of_range",
-            errors: [{ field: "amount", message: "The smallest recurring gift is 5" }],
+            errors: [
+              {
+                field: "amount",
+                message: "The smallest recurring gift is 5",
+                code: "recurring_gift_min",
+                values: { min: 5 },
+              },
+            ],
           },
         },
       ],
@@ -251,7 +258,14 @@ describe("changing the amount", () => {
           message: "The largest recurring gift is 500",
           extensions: {
             code: "amount_out_of_range",
-            errors: [{ field: "amount", message: "The largest recurring gift is 500" }],
+            errors: [
+              {
+                field: "amount",
+                message: "The largest recurring gift is 500",
+                code: "recurring_gift_max",
+                values: { max: 500 },
+              },
+            ],
           },
         },
       ],
@@ -284,7 +298,17 @@ describe("changing the amount", () => {
       const { body } = await graphql(AMOUNT, { id: donation.id, amount: 12 });
       expect(refusal(body, "changeDonationAmount")).toMatchObject({
         message: "This campaign accepts only its suggested amounts: 10, 20",
-        extensions: { code: "custom_amount_not_allowed" },
+        extensions: {
+          code: "custom_amount_not_allowed",
+          errors: [
+            {
+              field: "amount",
+              message: "This campaign accepts only its suggested amounts: 10, 20",
+              code: "suggested_amounts_only_listed",
+              values: { amounts: "10, 20" },
+            },
+          ],
+        },
       });
       expect((await graphql(AMOUNT, { id: donation.id, amount: 20 })).body.data.changeDonationAmount.amount).toBe(20);
     } finally {
@@ -368,7 +392,7 @@ describe("monthly and yearly", () => {
         message: "This campaign accepts one-off gifts only",
         extensions: {
           code: "frequency_not_offered",
-          errors: [{ field: "frequency", message: "This campaign accepts one-off gifts only" }],
+          errors: [{ field: "frequency", message: "This campaign accepts one-off gifts only", code: "one_off_only" }],
         },
       });
     } finally {

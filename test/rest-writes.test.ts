@@ -146,7 +146,10 @@ describe("REST writes: supporters and campaigns", () => {
     const before = await countOf("campaigns");
     const taken = await send("POST", "/api/v1/campaigns/", { title: "Again", slug });
     expect(taken.status).toBe(409);
-    expect(taken.body).toMatchObject({ code: "slug_taken", errors: [{ field: "slug" }] });
+    expect(taken.body).toMatchObject({
+      code: "slug_taken",
+      errors: [{ field: "slug", message: "is already used by another campaign", code: "campaign_slug_taken" }],
+    });
     expect(await countOf("campaigns")).toBe(before);
     const edited = await send("PATCH", `/api/v1/campaigns/${campaign.id}`, { title: "Spring appeal" });
     expect(edited.status).toBe(200);

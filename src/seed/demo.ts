@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import sharp from "sharp";
 import type { Config } from "../config.js";
 import type { Database } from "../db/client.js";
 import {
@@ -7,7 +9,7 @@ import {
 } from "../modules/applications/applications.service.js";
 import { createCampaign } from "../modules/campaigns/campaigns.service.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
-import { updateLegalProfile } from "../modules/legal-profile/legal-profile.service.js";
+import { updateLegalProfile, uploadLogo } from "../modules/legal-profile/legal-profile.service.js";
 import { updateOrganizationColumns } from "../modules/organizations/organizations.repo.js";
 import {
   countOrganizations,
@@ -71,6 +73,11 @@ export async function bootstrapDemo(config: Config, database: Database): Promise
     },
     undefined,
   );
+  // Its logo (web/demo/logo.svg drawn to PNG), uploaded as the panel does: pages, emails and receipts show it.
+  const logo = await sharp(readFileSync(new URL("../../web/demo/logo.svg", import.meta.url)))
+    .png()
+    .toBuffer();
+  await uploadLogo(db, organization.id, { bytes: logo, contentType: "image/png" }, config.baseUrl, undefined);
   await createCampaign(
     db,
     { organizationId: organization.id, timeZone: organization.timeZone },

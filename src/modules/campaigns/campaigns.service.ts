@@ -5,7 +5,8 @@ import { AppError, notFound, type ValidationIssue } from "../../errors/app-error
 import { recordEvent, withEvents } from "../../events/record-event.js";
 import { idempotent } from "../../http/idempotency.js";
 import { parseId } from "../../http/ids.js";
-import { fitsCurrency, precisionRule } from "../../payments/money.js";
+import { type FieldProblem, fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
+import { amountDecimals, fitsCurrency } from "../../payments/money.js";
 import { findLegalProfile } from "../legal-profile/legal-profile.repo.js";
 import { findOrganizationById } from "../organizations/organizations.repo.js";
 import {
@@ -88,17 +89,26 @@ const MONEY_FIELDS = [
 /** Rules that span fields; the schema has already checked each field alone. */
 function campaignRuleViolations(campaign: CampaignFields, currency: string): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  const issue = (field: string, message: string) => issues.push({ field, message });
+  const issue = (field: string, problem: FieldProblem) => issues.push(fieldIssue(field, problem));
+  // What fitsCurrency asks: whole units of a currency without minor unit, else at most its decimals.
+  const decimals = amountDecimals(currency);
+  const units = { currency: currency.toUpperCase() };
   for (const field of MONEY_FIELDS) {
     const value = campaign[field];
-    if (value !== null && !fitsCurrency(value, currency)) issue(field, `must ${precisionRule(currency)}`);
+    if (value !== null && !fitsCurrency(value, currency))
+      issue(field, decimals === 0 ? fieldProblem("whole_units", units) : fieldProblem("max_decimals", { decimals }));
   }
   for (const field of ["asks", "asks_subscription"] as const) {
     if (campaign[field]?.some((value) => !fitsCurrency(value, currency)))
-      issue(field, `amounts must ${precisionRule(currency)}`);
+      issue(
+        field,
+        decimals === 0
+          ? fieldProblem("amounts_whole_units", units)
+          : fieldProblem("amounts_max_decimals", { decimals }),
+      );
   }
   if (!campaign.has_one_off && !campaign.has_subscription) {
-    issue("has_subscription", "a campaign must offer one-off or recurring gifts, or both");
+    issue("has_subscription", fieldProblem("one_off_or_recurring"));
   }
   const ranges = [
     ["min_amount", "max_amount", "default_amount", "asks"],
@@ -107,20 +117,20 @@ function campaignRuleViolations(campaign: CampaignFields, currency: string): Val
   for (const [minField, maxField, defaultField, asksField] of ranges) {
     const min = campaign[minField] ?? 0;
     const max = campaign[maxField] ?? Number.POSITIVE_INFINITY;
-    if (min > max) issue(minField, `must not exceed ${maxField}`);
+    if (min > max) issue(minField, fieldProblem("not_above_field", { other: maxField }));
     const fallback = campaign[defaultField];
     if (fallback !== null && (fallback < min || fallback > max))
-      issue(defaultField, `must be between ${minField} and ${maxField}`);
+      issue(defaultField, fieldProblem("between_fields", { min: minField, max: maxField }));
     if (campaign[asksField]?.some((ask) => ask < min || ask > max)) {
-      issue(asksField, `every amount must be between ${minField} and ${maxField}`);
+      issue(asksField, fieldProblem("amounts_between_fields", { min: minField, max: maxField }));
     }
   }
-  if (campaign.is_goal_enabled && campaign.goal === null) issue("goal", "is required when is_goal_enabled is true");
+  if (campaign.is_goal_enabled && campaign.goal === null) issue("goal", fieldProblem("goal_required"));
   const shown = campaign.shown_fields ?? [];
   const hidden = (campaign.required_fields ?? []).filter((field) => !shown.includes(field));
-  if (hidden.length > 0) issue("required_fields", `must also be shown: ${hidden.join(", ")}`);
+  if (hidden.length > 0) issue("required_fields", fieldProblem("required_not_shown", { fields: hidden.join(", ") }));
   if ((campaign.cost_example_amount === null) !== (campaign.cost_example_label === null)) {
-    issue("cost_example_label", "cost_example_amount and cost_example_label go together");
+    issue("cost_example_label", fieldProblem("cost_example_pair"));
   }
   return issues;
 }
@@ -150,7 +160,7 @@ async function saving<T>(work: Promise<T>, slug: string | null): Promise<T> {
   } catch (error) {
     if (isSlugConflict(error)) {
       throw new AppError("slug_taken", `Another campaign of this organization has the slug "${slug}"`, {
-        errors: [{ field: "slug", message: "is already used by another campaign" }],
+        errors: [fieldIssue("slug", fieldProblem("campaign_slug_taken"))],
       });
     }
     throw error;

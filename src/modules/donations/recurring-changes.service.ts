@@ -3,6 +3,7 @@ import type { Executor } from "../../db/client.js";
 import { AppError, notFound } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { type EventChanges, recordEvent, withEvents } from "../../events/record-event.js";
+import { type FieldProblem, fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
 import { cancelRenewals, queueRenewal } from "../../jobs/jobs.repo.js";
 import { fromCents, hasCentPrecision, toCents, toMinorUnits } from "../../payments/money.js";
 import { findProcessor } from "../../payments/processors/index.js";
@@ -388,8 +389,8 @@ export async function prepareStripeSetup(
   return { publishableKey: account.row.publishableKey, clientSecret: intent.clientSecret };
 }
 
-const setupRefused = (message: string) =>
-  new AppError("invalid_card", message, { errors: [{ field: "setup_intent", message }] });
+const setupRefused = (message: string, problem: FieldProblem) =>
+  new AppError("invalid_card", message, { errors: [fieldIssue("setup_intent", problem)] });
 
 /**
  * The SetupIntent Stripe.js confirmed in the page: asked of Stripe (outside any transaction), it must
@@ -416,9 +417,10 @@ export async function completeStripeSetup(
     setup.metadata.donata_donation_id === String(donation.id) &&
     setup.customer !== null &&
     (customer === undefined || setup.customer === customer);
-  if (!ours) throw setupRefused("This payment method was not set up for this gift");
+  if (!ours)
+    throw setupRefused("This payment method was not set up for this gift", fieldProblem("setup_not_this_gift"));
   if (setup.status !== "succeeded" || !setup.method) {
-    throw setupRefused("The new payment method was not confirmed; try again");
+    throw setupRefused("The new payment method was not confirmed; try again", fieldProblem("setup_not_confirmed"));
   }
   return replacePaymentMethod(
     context,

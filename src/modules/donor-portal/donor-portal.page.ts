@@ -206,13 +206,24 @@ function paymentsSection(locale: Locale, home: DonorHome, format: Formats) {
   </section>`;
 }
 
+/**
+ * Each year's gifts, as a page drawn live from the payments: the years whose statement was issued
+ * (a numbered document, under Your documents) are not listed again here.
+ */
 function statementsSection(locale: Locale, home: DonorHome) {
+  const issued = new Set(
+    home.documents
+      .filter((document) => document.kind === "statement" && !document.voidDate)
+      .map((document) => document.year),
+  );
+  const statements = home.statements.filter((statement) => !issued.has(statement.year));
+  if (statements.length === 0 && issued.size > 0) return "";
   const body =
-    home.statements.length === 0
+    statements.length === 0
       ? `<p>${say(locale, "portal.statements.none")}</p>`
       : `<p>${say(locale, "portal.statements.intro")}</p>
     <ul class="plain">
-      ${home.statements.map((statement) => `<li><a href="${html(statement.url)}">${say(locale, "portal.statements.link", { year: String(statement.year) })}</a></li>`).join("\n      ")}
+      ${statements.map((statement) => `<li><a href="${html(statement.url)}">${say(locale, "portal.statements.link", { year: String(statement.year) })}</a></li>`).join("\n      ")}
     </ul>`;
   return `<section aria-labelledby="statements-title">
     <h2 id="statements-title">${say(locale, "portal.statements.title")}</h2>
@@ -224,6 +235,8 @@ function statementsSection(locale: Locale, home: DonorHome) {
 const VOID_REASON: Record<string, string> = {
   refunded: "portal.documents.void_reason.refunded",
   partially_refunded: "portal.documents.void_reason.partially_refunded",
+  disputed: "portal.documents.void_reason.disputed",
+  partially_disputed: "portal.documents.void_reason.partially_disputed",
 };
 
 function documentCard(locale: Locale, document: DonorDocument, format: Formats) {

@@ -78,14 +78,11 @@ interface Asked {
   expiry?: { month: number; year: number };
 }
 
-/**
- * The Stripe SetupIntent refusals of completeStripeSetup, told apart by their detail (the service
- * words them in English only); any other is the generic one.
- */
-const SETUP_REFUSALS: [RegExp, string][] = [
-  [/not set up for this gift/, "portal.method.errors.not_this_gift"],
-  [/not confirmed/, "portal.method.errors.not_confirmed"],
-];
+/** The Stripe SetupIntent refusals of completeStripeSetup, told apart by their problem's code; any other is the generic one. */
+const SETUP_REFUSALS: Record<string, string> = {
+  setup_not_this_gift: "portal.method.errors.not_this_gift",
+  setup_not_confirmed: "portal.method.errors.not_confirmed",
+};
 
 /**
  * A refusal of a change, in the page's language: the portal's own words for each refusal of the
@@ -144,7 +141,8 @@ function refusalMessage(locale: Locale, refusal: AppError, field: string | undef
       }
       if (on("cvc")) return t(locale, "portal.method.errors.cvc");
       if (on("setup_intent")) {
-        const known = SETUP_REFUSALS.find(([pattern]) => pattern.test(refusal.message))?.[1];
+        const code = refusal.errors?.find((issue) => issue.field === "setup_intent")?.code;
+        const known = code ? SETUP_REFUSALS[code] : undefined;
         return t(locale, known ?? "portal.method.errors.unknown_setup");
       }
       break;

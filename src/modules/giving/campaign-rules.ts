@@ -1,7 +1,8 @@
 import { AppError, type ValidationIssue } from "../../errors/app-error.js";
 import type { ErrorCode } from "../../errors/error-codes.js";
+import { type FieldProblem, fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
 import { coverFee } from "../../payments/cover-fee.js";
-import { fitsCurrency, precisionRule, toCents } from "../../payments/money.js";
+import { amountDecimals, fitsCurrency, toCents } from "../../payments/money.js";
 import type { CampaignRow } from "../campaigns/campaigns.repo.js";
 import { SUPPORTER_FORM_FIELDS } from "../campaigns/campaigns.schemas.js";
 import type { OrganizationRow } from "../organizations/organizations.repo.js";
@@ -28,8 +29,11 @@ export function asksOf(campaign: CampaignRow, recurring: boolean): number[] {
   return recurring ? numbers(campaign.asksSubscription) : numbers(campaign.asks);
 }
 
-const rule = (code: ErrorCode, field: string, message: string) =>
-  new AppError(code, message, { errors: [{ field, message }] satisfies ValidationIssue[] });
+/** A refused gift: its English words are both the error's message and its one field issue's. */
+const rule = (code: ErrorCode, field: string, problem: FieldProblem) => {
+  const issue = fieldIssue(field, problem);
+  return new AppError(code, issue.message, { errors: [issue] satisfies ValidationIssue[] });
+};
 
 /** Every rule of the campaign about what may be given, enforced on the server. */
 export function checkGift(
@@ -41,23 +45,38 @@ export function checkGift(
   const recurring = frequency !== undefined && frequency !== 0;
   if (frequency !== undefined) {
     if (!recurring && !campaign.hasOneOff) {
-      throw rule("frequency_not_offered", "frequency", "This campaign accepts recurring gifts only");
+      throw rule("frequency_not_offered", "frequency", fieldProblem("recurring_only"));
     }
     if (recurring && !campaign.hasSubscription) {
-      throw rule("frequency_not_offered", "frequency", "This campaign accepts one-off gifts only");
+      throw rule("frequency_not_offered", "frequency", fieldProblem("one_off_only"));
     }
   }
   if (amount === null || amount === undefined) return;
   if (!fitsCurrency(amount, currency)) {
-    throw rule("invalid_amount", "amount", `The amount must ${precisionRule(currency)}`);
+    const decimals = amountDecimals(currency);
+    throw rule(
+      "invalid_amount",
+      "amount",
+      decimals === 0
+        ? fieldProblem("gift_whole_units", { currency: currency.toUpperCase() })
+        : fieldProblem("gift_max_decimals", { decimals }),
+    );
   }
   const min = recurring ? campaign.minSubscriptionAmount : campaign.minAmount;
   const max = recurring ? campaign.maxSubscriptionAmount : campaign.maxAmount;
   if (min !== null && toCents(amount) < toCents(min)) {
-    throw rule("amount_out_of_range", "amount", `The smallest ${recurring ? "recurring " : ""}gift is ${min}`);
+    throw rule(
+      "amount_out_of_range",
+      "amount",
+      recurring ? fieldProblem("recurring_gift_min", { min }) : fieldProblem("gift_min", { min }),
+    );
   }
   if (max !== null && toCents(amount) > toCents(max)) {
-    throw rule("amount_out_of_range", "amount", `The largest ${recurring ? "recurring " : ""}gift is ${max}`);
+    throw rule(
+      "amount_out_of_range",
+      "amount",
+      recurring ? fieldProblem("recurring_gift_max", { max }) : fieldProblem("gift_max", { max }),
+    );
   }
   const custom = recurring ? campaign.allowCustomSubscriptionAmount : campaign.allowCustomAmount;
   if (!custom) {
@@ -67,7 +86,9 @@ export function checkGift(
       throw rule(
         "custom_amount_not_allowed",
         "amount",
-        `This campaign accepts only its suggested amounts${offered.length ? `: ${offered.map((c) => c / 100).join(", ")}` : ""}`,
+        offered.length
+          ? fieldProblem("suggested_amounts_only_listed", { amounts: offered.map((c) => c / 100).join(", ") })
+          : fieldProblem("suggested_amounts_only"),
       );
     }
   }
@@ -77,7 +98,7 @@ export function checkGift(
 export function coveredFeeOf(campaign: CampaignRow, organization: OrganizationRow, amount: number, cover?: boolean) {
   if (!cover) return 0;
   if (!campaign.allowCoverFee) {
-    throw rule("cover_fee_not_offered", "cover_fee", "This campaign does not offer to cover the processing fee");
+    throw rule("cover_fee_not_offered", "cover_fee", fieldProblem("cover_fee_not_offered"));
   }
   return coverFee(amount, feeFormulaOf(organization), organization.currency);
 }
@@ -87,13 +108,13 @@ export function checkSupporterFields(campaign: CampaignRow, supporter: Record<st
   const shown = shownFieldsOf(campaign);
   for (const [field, value] of Object.entries(supporter)) {
     if (value !== undefined && !shown.includes(field) && (SUPPORTER_FORM_FIELDS as readonly string[]).includes(field)) {
-      throw rule("field_not_on_form", `supporter.${field}`, `"${field}" is not asked by this campaign's form`);
+      throw rule("field_not_on_form", `supporter.${field}`, fieldProblem("not_on_form", { field }));
     }
   }
   for (const field of requiredFieldsOf(campaign)) {
     const value = supporter[field];
     if (value === undefined || value.trim() === "") {
-      throw rule("missing_required_field", `supporter.${field}`, `"${field}" is required by this campaign`);
+      throw rule("missing_required_field", `supporter.${field}`, fieldProblem("required_by_campaign", { field }));
     }
   }
 }

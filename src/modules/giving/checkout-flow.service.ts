@@ -12,6 +12,7 @@ import {
   storeOutcome,
 } from "../../http/idempotency.js";
 import { parseId } from "../../http/ids.js";
+import { fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
 import { isLocale, type Locale } from "../../i18n/locales.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
 import { chargeContextOf } from "../../payments/charge-context.js";
@@ -237,7 +238,7 @@ export async function startCheckout(
 function checkChargeable(processor: ProcessorDescription, currency: string, charged: number) {
   if (!processor.supportsCurrency(currency)) {
     throw new AppError("currency_not_supported", `${processor.title} does not take payments in ${currency}`, {
-      errors: [{ field: "processor", message: `does not take ${currency}` }],
+      errors: [fieldIssue("processor", fieldProblem("currency_not_taken", { currency }))],
     });
   }
   processor.checkAmount(toMinorUnits(charged, currency), currency);
@@ -330,12 +331,12 @@ async function completeOnce(
   const recurring = input.frequency !== 0;
   if (recurring && !processor.capabilities.recurring) {
     throw new AppError("processor_unsupported", `${processor.title} cannot be used for recurring gifts`, {
-      errors: [{ field: "processor", message: "does not support recurring gifts" }],
+      errors: [fieldIssue("processor", fieldProblem("no_recurring"))],
     });
   }
   if (input.consents?.privacy !== true) {
     throw new AppError("privacy_consent_required", "The donor must accept the privacy notice", {
-      errors: [{ field: "consents.privacy", message: "must be true" }],
+      errors: [fieldIssue("consents.privacy", fieldProblem("must_be_true"))],
     });
   }
   const fields = cleanSupporterInput(input.supporter);

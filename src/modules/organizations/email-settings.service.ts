@@ -2,6 +2,7 @@ import type { Db } from "../../db/client.js";
 import { AppError, type ValidationIssue } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { changesOf, recordEvent, withEvents } from "../../events/record-event.js";
+import { type FieldProblem, fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
 import { findOrganizationById, type OrganizationRow, updateOrganizationColumns } from "./organizations.repo.js";
 
 export const EMAIL_SETTINGS_LOCALES = ["en", "it"] as const;
@@ -36,13 +37,13 @@ export async function getEmailSettings(db: Db, organizationId: number): Promise<
 
 const blankToNull = (value: string | null | undefined) => (value?.trim() ? value.trim() : null);
 
-function logoProblem(value: string): string | null {
-  if (value.length > MAX_LOGO_URL) return `at most ${MAX_LOGO_URL} characters`;
+function logoProblem(value: string): FieldProblem | null {
+  if (value.length > MAX_LOGO_URL) return fieldProblem("too_long", { max: MAX_LOGO_URL });
   try {
     const url = new URL(value);
     if (url.protocol === "https:" || url.protocol === "http:") return null;
   } catch {}
-  return "use a web address starting with https:// (or http://)";
+  return fieldProblem("web_address_http");
 }
 
 /** The settings' form, every problem at once by field (the panel shows each next to its input). */
@@ -55,20 +56,17 @@ export function checkEmailSettings(input: EmailSettingsInput) {
   };
   const errors: ValidationIssue[] = [];
   if (settings.email !== null && (!EMAIL.test(settings.email) || settings.email.length > 254)) {
-    errors.push({ field: "email", message: "must be an email address, like donations@example.org" });
+    errors.push(fieldIssue("email", fieldProblem("email")));
   }
   const logo = settings.logoUrl === null ? null : logoProblem(settings.logoUrl);
-  if (logo) errors.push({ field: "logo_url", message: logo });
+  if (logo) errors.push(fieldIssue("logo_url", logo));
   if (!(EMAIL_SETTINGS_LOCALES as readonly string[]).includes(settings.locale)) {
-    errors.push({ field: "locale", message: `use one of ${EMAIL_SETTINGS_LOCALES.join(", ")}` });
+    errors.push(fieldIssue("locale", fieldProblem("one_of", { choices: EMAIL_SETTINGS_LOCALES.join(", ") })));
   }
   if (!(GIFT_NOTIFICATIONS as readonly string[]).includes(settings.giftNotifications)) {
-    errors.push({ field: "gift_notifications", message: `use one of ${GIFT_NOTIFICATIONS.join(", ")}` });
+    errors.push(fieldIssue("gift_notifications", fieldProblem("one_of", { choices: GIFT_NOTIFICATIONS.join(", ") })));
   } else if (settings.giftNotifications !== "off" && settings.email === null) {
-    errors.push({
-      field: "gift_notifications",
-      message: "gift notifications go to the organization's email address; enter it first",
-    });
+    errors.push(fieldIssue("gift_notifications", fieldProblem("gift_notifications_need_email")));
   }
   if (errors.length > 0) {
     throw new AppError(

@@ -29,8 +29,8 @@ export function isTimeZone(value: string): boolean {
   }
 }
 
-const invalid = (field: string, problem: FieldProblem | string) => {
-  const issue = typeof problem === "string" ? { field, message: problem } : fieldIssue(field, problem);
+const invalid = (field: string, problem: FieldProblem) => {
+  const issue = fieldIssue(field, problem);
   return new AppError("invalid_request", `Invalid ${field}: ${issue.message}`, { errors: [issue] });
 };
 
@@ -120,13 +120,16 @@ const organizationWithBankTransfer = (row: OrganizationRow) => ({
 /** The fee formula donors see when a campaign lets them cover the fee: percent (2 decimals, at most 20) + fixed. */
 export async function updateFeeFormula(db: Db, organizationId: number, formula: FeeFormula, origin?: EventOrigin) {
   if (!hasCentPrecision(formula.percent) || formula.percent < 0 || formula.percent > 20) {
-    throw invalid("percent", "use a percentage from 0 to 20 with at most 2 decimals");
+    throw invalid("percent", fieldProblem("fee_percent_range"));
   }
   const currency = (await findOrganizationById(db, organizationId))?.currency ?? "EUR";
   if (!fitsCurrency(formula.fixed, currency) || formula.fixed < 0 || formula.fixed > 100) {
-    const rule =
-      amountDecimals(currency) === 2 ? "with at most 2 decimals" : `that is whole (${currency} has no minor unit)`;
-    throw invalid("fixed", `use an amount from 0 to 100 ${rule}`);
+    throw invalid(
+      "fixed",
+      amountDecimals(currency) === 2
+        ? fieldProblem("fee_fixed_range")
+        : fieldProblem("fee_fixed_range_whole", { currency }),
+    );
   }
   return changeOrganization(db, organizationId, origin, {
     coverFeePercent: formula.percent,
@@ -136,13 +139,14 @@ export async function updateFeeFormula(db: Db, organizationId: number, formula: 
 
 export async function createOrganization(db: Executor, input: NewOrganization) {
   if (!SLUG.test(input.slug)) {
-    throw invalid("slug", "use 1 to 63 lowercase letters, digits and inner hyphens");
+    throw invalid("slug", fieldProblem("slug_form"));
   }
-  if (!input.name.trim()) throw invalid("name", "must not be empty");
+  if (!input.name.trim()) throw invalid("name", fieldProblem("required"));
   const currency = (input.currency ?? "EUR").toUpperCase();
-  if (!CURRENCIES.has(currency)) throw invalid("currency", `"${input.currency}" is not an ISO 4217 currency code`);
+  if (!CURRENCIES.has(currency))
+    throw invalid("currency", fieldProblem("currency_unknown", { currency: input.currency ?? currency }));
   const timeZone = input.timeZone ?? "UTC";
-  if (!isTimeZone(timeZone)) throw invalid("time_zone", `"${timeZone}" is not an IANA time zone`);
+  if (!isTimeZone(timeZone)) throw invalid("time_zone", fieldProblem("time_zone_unknown", { zone: timeZone }));
   const row = await insertOrganization(db, { slug: input.slug, name: input.name.trim(), currency, timeZone });
   if (!row) throw new AppError("slug_taken", `An organization with slug "${input.slug}" already exists`);
   return row;

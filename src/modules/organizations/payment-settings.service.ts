@@ -2,6 +2,7 @@ import type { Db, Executor } from "../../db/client.js";
 import { AppError, type ValidationIssue } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { changesOf, recordEvent, withEvents } from "../../events/record-event.js";
+import { fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
 import { type ProcessorRegistry, paymentModeOf } from "../../payments/processors/index.js";
 import {
   deleteProcessorAccount,
@@ -151,32 +152,33 @@ export function checkStripeKeyForms(input: StripeKeysInput): { mode: "test" | "l
   const errors: ValidationIssue[] = [];
   const secretMode = SECRET_KEY.exec(keys.secret_key)?.[1] as "test" | "live" | undefined;
   if (!secretMode) {
-    errors.push({
-      field: "secret_key",
-      message: keys.secret_key.startsWith("pk_")
-        ? "this is the publishable key; paste the secret key (sk_test_… or sk_live_…)"
-        : "a secret key starts with sk_test_ or sk_live_ (a restricted key with rk_test_ or rk_live_)",
-    });
+    errors.push(
+      fieldIssue(
+        "secret_key",
+        keys.secret_key.startsWith("pk_") ? fieldProblem("secret_key_is_publishable") : fieldProblem("secret_key_form"),
+      ),
+    );
   }
   const publishableMode = PUBLISHABLE_KEY.exec(keys.publishable_key)?.[1];
   if (!publishableMode) {
-    errors.push({
-      field: "publishable_key",
-      message: keys.publishable_key.startsWith("sk_")
-        ? "this is a secret key; paste the publishable key (pk_test_… or pk_live_…)"
-        : "a publishable key starts with pk_test_ or pk_live_",
-    });
+    errors.push(
+      fieldIssue(
+        "publishable_key",
+        keys.publishable_key.startsWith("sk_")
+          ? fieldProblem("publishable_key_is_secret")
+          : fieldProblem("publishable_key_form"),
+      ),
+    );
   } else if (secretMode && publishableMode !== secretMode) {
-    errors.push({
-      field: "publishable_key",
-      message: `the secret key is a ${secretMode} key but this publishable key is a ${publishableMode} key; use both keys from the same mode`,
-    });
+    errors.push(
+      fieldIssue(
+        "publishable_key",
+        fieldProblem("key_modes_differ", { secret: secretMode, publishable: publishableMode }),
+      ),
+    );
   }
   if (!WEBHOOK_SECRET.test(keys.webhook_secret)) {
-    errors.push({
-      field: "webhook_secret",
-      message: "a webhook signing secret starts with whsec_ (shown on the webhook endpoint's page in Stripe)",
-    });
+    errors.push(fieldIssue("webhook_secret", fieldProblem("webhook_secret_form")));
   }
   if (errors.length > 0 || !secretMode) {
     throw new AppError(
@@ -209,7 +211,7 @@ export async function connectStripe(
       "currency_not_supported",
       `Stripe does not take payments in ${currency}, this organization's currency`,
       {
-        errors: [{ field: "currency", message: `${currency} is not one of Stripe's currencies` }],
+        errors: [fieldIssue("currency", fieldProblem("not_stripe_currency", { currency }))],
       },
     );
   }

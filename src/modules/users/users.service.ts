@@ -4,6 +4,7 @@ import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { recordEvent, withEvents } from "../../events/record-event.js";
+import { type FieldProblem, fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
 import { isLocale, LOCALES } from "../../i18n/locales.js";
 import { listMemberRows, listMembershipsOfUser, upsertMembership } from "../members/members.repo.js";
 import { requireOrganization } from "../organizations/organizations.service.js";
@@ -12,8 +13,10 @@ import { findUserLocales, findUserProfile, findUserRowByLowerEmail, insertUser, 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MIN_PASSWORD_LENGTH = 10;
 
-const invalid = (field: string, message: string) =>
-  new AppError("invalid_request", `Invalid ${field}: ${message}`, { errors: [{ field, message }] });
+const invalid = (field: string, problem: FieldProblem) => {
+  const issue = fieldIssue(field, problem);
+  return new AppError("invalid_request", `Invalid ${field}: ${issue.message}`, { errors: [issue] });
+};
 
 export function hashPassword(password: string): Promise<string> {
   return argon2.hash(password, { type: argon2.argon2id });
@@ -57,20 +60,20 @@ export interface NewUser {
 /** The normalised form of an address a new account is created with; 400 when it is not an email address. */
 export function requireEmailAddress(raw: string): string {
   const email = normalizeEmail(raw);
-  if (!EMAIL.test(email) || email.length > 320) throw invalid("email", "must be an email address");
+  if (!EMAIL.test(email) || email.length > 320) throw invalid("email", fieldProblem("email_address"));
   return email;
 }
 
 export async function createUser(db: Db, input: NewUser, origin?: EventOrigin) {
   const email = requireEmailAddress(input.email);
-  if (input.role && !input.organization) throw invalid("role", "needs an organization");
+  if (input.role && !input.organization) throw invalid("role", fieldProblem("role_needs_organization"));
   return withEvents(db, async (tx) => {
     const organization = input.organization ? await requireOrganization(tx, input.organization) : undefined;
     let user = await findUserByEmail(tx, email);
     const created = !user;
     if (!user) {
       if (!input.password || input.password.length < MIN_PASSWORD_LENGTH) {
-        throw invalid("password", `must be at least ${MIN_PASSWORD_LENGTH} characters`);
+        throw invalid("password", fieldProblem("too_short", { min: MIN_PASSWORD_LENGTH }));
       }
       user = await insertUser(tx, { email, passwordHash: await hashPassword(input.password) });
     }
@@ -142,7 +145,7 @@ export async function updateUserPreferences(
 ): Promise<UserPreferencesWire> {
   if (input.locale !== undefined) {
     if (input.locale !== null && !isLocale(input.locale)) {
-      throw invalid("locale", `must be one of ${LOCALES.join(", ")}, or null to forget the choice`);
+      throw invalid("locale", fieldProblem("one_of_or_null", { choices: LOCALES.join(", ") }));
     }
     await setUserLocale(db, userId, input.locale);
   }
