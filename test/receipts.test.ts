@@ -56,6 +56,7 @@ describe("legal profile and receipts", () => {
   let server: TestServer;
   let tenant: Tenant;
   let campaignSlug: string;
+  let campaignId: number;
 
   beforeAll(async () => {
     // Gifts complete at once with the same test card: each holds one of the card's decline allowance
@@ -65,19 +66,21 @@ describe("legal profile and receipts", () => {
     });
     tenant = await fakeTenant(server.database.db);
     campaignSlug = `pozzi-${unique(6)}`;
-    await fakeCampaign(server.database.db, tenant.organizationId, {
-      slug: campaignSlug,
-      hasOneOff: true,
-      hasSubscription: true,
-      allowCustomAmount: true,
-      allowCustomSubscriptionAmount: true,
-      minAmount: 1,
-      maxAmount: 10_000,
-      minSubscriptionAmount: 1,
-      maxSubscriptionAmount: 10_000,
-      shownFields: ["first_name", "last_name", "email", "ssn", "address", "city", "postal_code"],
-      archiveDate: null,
-    });
+    campaignId = (
+      await fakeCampaign(server.database.db, tenant.organizationId, {
+        slug: campaignSlug,
+        hasOneOff: true,
+        hasSubscription: true,
+        allowCustomAmount: true,
+        allowCustomSubscriptionAmount: true,
+        minAmount: 1,
+        maxAmount: 10_000,
+        minSubscriptionAmount: 1,
+        maxSubscriptionAmount: 10_000,
+        shownFields: ["first_name", "last_name", "email", "ssn", "address", "city", "postal_code"],
+        archiveDate: null,
+      })
+    ).id;
     const owner = await createUser(server.database.db, {
       email: `owner-${unique(6)}@example.test`,
       password: "long enough password",
@@ -459,8 +462,42 @@ describe("legal profile and receipts", () => {
     await give({ amount: 30, email });
     expect(await receiptsOf(first.payment.id)).toEqual([]);
     const year = new Date().getUTCFullYear();
-    const send = () => graphql("mutation($year: Int!) { sendStatements(year: $year) { queued } }", { year });
-    expect((await send()).body.errors).toBeUndefined();
+    // A donor without an email address, who gave in cash (recorded offline).
+    const api = (route: string, body: unknown) =>
+      fetch(`${server.url}${route}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${tenant.token}` },
+        body: JSON.stringify(body),
+      }).then(async (response) => ({ status: response.status, body: await response.json() }));
+    const offline = await api("/api/v1/supporters/", { first_name: "Senza", last_name: `Email${unique(4)}` });
+    expect(offline.status).toBe(201);
+    const cash = await api("/api/v1/donations/", {
+      supporter_id: offline.body.id,
+      campaign_id: campaignId,
+      amount: 15,
+      label: "Contanti",
+    });
+    expect(cash.status, JSON.stringify(cash.body)).toBe(201);
+    const send = () =>
+      graphql("mutation($year: Int!) { sendStatements(year: $year) { queued skipped_no_email } }", { year });
+    const sent = await send();
+    expect(sent.body.errors).toBeUndefined();
+    expect(sent.body.data.sendStatements.skipped_no_email).toBeGreaterThanOrEqual(1);
+    // No email to deliver for that donor: the statement is issued once the answer is sent.
+    const offlineStatement = async () =>
+      (
+        await server.database.db
+          .select({ amount: receipts.amount, traceable: receipts.traceable })
+          .from(receipts)
+          .where(
+            and(
+              eq(receipts.organizationId, tenant.organizationId),
+              eq(receipts.supporterId, offline.body.id),
+              eq(receipts.kind, "statement"),
+            ),
+          )
+      )[0];
+    await expect.poll(offlineStatement, { timeout: 20_000 }).toEqual({ amount: 15, traceable: false });
     // Each donor's statement is issued as its email is delivered (the worker).
     await flushOutbox(server, tenant.organizationId);
     const { body } = await graphql(

@@ -1,6 +1,7 @@
 import { can } from "../auth/actor.js";
 import { builder } from "../graphql/builder.js";
 import { authorize, type GraphQLContext } from "../graphql/context.js";
+import { issueStatementsWithoutEmail } from "../modules/receipts/receipts.service.js";
 import { SupporterType } from "../modules/supporters/supporters.graphql.js";
 import { EMAIL_KINDS } from "./outbox.repo.js";
 import {
@@ -194,21 +195,28 @@ builder.mutationField("sendStatements", (t) =>
     type: StatementRunType,
     description:
       "Queues the yearly statement of every supporter who gave in the year (organization's time zone), in batches; " +
-      "resumable and never twice per supporter and year (same as `donata statements send`; use that command past " +
+      "resumable and never twice per supporter and year; once answered, it issues the statements of the donors without " +
+      "an email (same as `donata statements send`; use that command past " +
       "about 20,000 supporters, which one request cannot walk). Owners and admins only.",
     args: { year: t.arg.int({ required: true, description: "2000 to the current year" }) },
     resolve: async (_root, args, context) => {
       authorize(context, "organization:manage");
       checkStatementYear(args.year, context.scope.timeZone);
-      // Each donor's statement is issued when its email is delivered (the worker; see statement.ts):
-      // issuing them all here would not fit a request's statement budget. The CLI issues them first.
-      return sendStatements(context.db, {
+      // Each donor's statement is issued when its email is delivered (the worker; see statement.ts); the
+      // statements of donors without an email once this answer is sent: issuing them within the request
+      // would not fit its statement budget. The CLI issues them all first.
+      const counts = await sendStatements(context.db, {
         organizationId: context.scope.organizationId,
         year: args.year,
         // Few, large batches: a request may run GRAPHQL_MAX_STATEMENTS (100) statements, ~4 per batch.
         batchSize: 1000,
         origin: context.scope.origin,
       });
+      const { db, scope } = context;
+      context.afterResponse(async () => {
+        await issueStatementsWithoutEmail(db, scope.organizationId, args.year, scope.origin);
+      });
+      return counts;
     },
   }),
 );

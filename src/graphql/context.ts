@@ -30,6 +30,8 @@ export interface GraphQLContext {
   /** The reader's language, for the words the API writes (the audit log's sentences): a member's
    * saved choice, then Accept-Language, then the organization's; an application's Accept-Language. */
   locale: Locale;
+  /** Work to run once the answer is sent, outside the request's statement budget (logged if it fails). */
+  afterResponse: (task: () => Promise<void>) => void;
   loaders: ReturnType<typeof createLoaders>;
 }
 

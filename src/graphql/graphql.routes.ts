@@ -10,6 +10,7 @@ import { isDatabaseUnavailable } from "../db/database-unavailable.js";
 import { withStatementBudget } from "../db/statement-budget.js";
 import { AppError } from "../errors/app-error.js";
 import { requestOrigin } from "../events/origin.js";
+import { createAfterResponse } from "../http/after-response.js";
 import { applicationOrigin, readBearer } from "../http/auth.js";
 import { containsNul } from "../http/nul.js";
 import { negotiateLocale } from "../i18n/negotiate.js";
@@ -27,7 +28,7 @@ const INVALID_TOKEN_HEADERS = { "www-authenticate": 'Bearer realm="api", error="
 interface ServerContext {
   request: FastifyRequest;
   reply: FastifyReply;
-  context: Omit<GraphQLContext, "loaders" | "links" | "guard" | "processors"> | null;
+  context: Omit<GraphQLContext, "loaders" | "links" | "guard" | "processors" | "afterResponse"> | null;
 }
 
 /** How GraphQL renders an AppError: its code (and validation issues) in extensions. */
@@ -155,7 +156,7 @@ function graphiqlPage() {
 async function authenticate(
   db: Db,
   request: FastifyRequest,
-): Promise<Omit<GraphQLContext, "loaders" | "config" | "links" | "guard" | "processors">> {
+): Promise<Omit<GraphQLContext, "loaders" | "config" | "links" | "guard" | "processors" | "afterResponse">> {
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
     const token = readBearer(request);
@@ -226,6 +227,7 @@ export function graphqlRoutes(
   services: Pick<GraphQLContext, "links" | "guard" | "processors">,
 ) {
   const graphiql = graphiqlPage();
+  const afterResponse = createAfterResponse(app);
   const yoga = createYoga<ServerContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -236,9 +238,15 @@ export function graphqlRoutes(
     renderGraphiQL: graphiql.render,
     graphiql: { title: "Donata GraphQL" },
     plugins: [limitsPlugin(config)],
-    context: ({ context }) => {
+    context: ({ context, reply }) => {
       if (!context) throw new AppError("invalid_token", "Not authenticated");
-      return { ...context, config, ...services, loaders: createLoaders(db, context.scope.organizationId) };
+      return {
+        ...context,
+        config,
+        ...services,
+        loaders: createLoaders(db, context.scope.organizationId),
+        afterResponse: (task: () => Promise<void>) => afterResponse(reply.request, reply, task),
+      };
     },
     maskedErrors: {
       maskError(error, message) {

@@ -266,6 +266,8 @@ export async function issueYearStatements(
   organizationId: number,
   year: number,
   origin: EventOrigin | undefined,
+  /** Only the donors no statement email reaches (no address, not erased): the email worker issues the others'. */
+  options: { withoutEmailOnly?: boolean } = {},
 ): Promise<number> {
   const organization = await findOrganizationById(db, organizationId);
   if (!organization) return 0;
@@ -281,6 +283,7 @@ export async function issueYearStatements(
         100,
       );
       for (const recipient of recipients) {
+        if (options.withoutEmailOnly && (recipient.email || recipient.eraseDate)) continue;
         const supporter = await findSupporter(tx, organizationId, recipient.id);
         if (!supporter) continue;
         const before = await findLiveStatement(tx, organizationId, supporter.id, year);
@@ -415,4 +418,25 @@ export async function getReceipt(db: Executor, links: DocumentLinks, scope: Scop
   const row = await findReceipt(db, scope.organizationId, parseId(rawId, "Receipt"));
   if (!row) throw notFound("Receipt");
   return receiptToApiWire(row, links, mayOpen);
+}
+
+/**
+ * The statements of the year's donors without an email address, run after the panel's Send
+ * statements has answered (the email worker issues the others' as it delivers them). The batches
+ * are idempotent: one that fails (a statement issued at the same moment elsewhere hits the unique
+ * index) is simply walked again, at most three times.
+ */
+export async function issueStatementsWithoutEmail(
+  db: Db,
+  organizationId: number,
+  year: number,
+  origin: EventOrigin | undefined,
+): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await issueYearStatements(db, organizationId, year, origin, { withoutEmailOnly: true });
+    } catch (error) {
+      if (attempt >= 3) throw error;
+    }
+  }
 }
