@@ -235,7 +235,7 @@ export async function buildApp({
   graphqlRoutes(app, db, config, giving);
   adminSessionRoutes(app, db, config, signInThrottle);
   welcomeRoutes(app, db, config, signInThrottle);
-  adminExportRoutes(app, db, giving.links);
+  adminExportRoutes(app, db);
   await logoRoutes(app, db, config.baseUrl);
   await adminPageRoutes(app, db, config.authUrl);
   return app;

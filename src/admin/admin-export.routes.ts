@@ -12,7 +12,6 @@ import { Campaign, CampaignListQuery } from "../modules/campaigns/campaigns.sche
 import { listCampaigns } from "../modules/campaigns/campaigns.service.js";
 import { Checkout, CheckoutListQuery } from "../modules/checkouts/checkouts.schemas.js";
 import { listCheckouts } from "../modules/checkouts/checkouts.service.js";
-import type { DocumentLinks } from "../modules/documents/document-links.js";
 import { Donation, DonationListQuery } from "../modules/donations/donations.schemas.js";
 import { listDonations } from "../modules/donations/donations.service.js";
 import { findMembershipOfUser } from "../modules/members/members.service.js";
@@ -72,7 +71,7 @@ function columnsOf(item: TSchema): { key: string; header: string }[] {
  * The admin panel's CSV download of a filtered list: same filters and order as the API,
  * streamed page by page so 100,000 rows never sit in memory.
  */
-export function adminExportRoutes(app: FastifyInstance, db: Db, links: DocumentLinks) {
+export function adminExportRoutes(app: FastifyInstance, db: Db) {
   for (const [collection, { query, item, list }] of Object.entries(COLLECTIONS)) {
     const columns = columnsOf(item);
     const { limit: _limit, offset: _offset, ...filters } = (query as TObject).properties;
@@ -154,7 +153,7 @@ export function adminExportRoutes(app: FastifyInstance, db: Db, links: DocumentL
       const logos = new Map<string, Promise<Buffer | undefined>>();
       const logoOf = (row: (typeof statements)[number]) => {
         const url = (row.organization as { logo_url?: string | null }).logo_url ?? "";
-        if (!logos.has(url)) logos.set(url, receiptLogo(db, links, row));
+        if (!logos.has(url)) logos.set(url, receiptLogo(db, row));
         return logos.get(url);
       };
       (async () => {

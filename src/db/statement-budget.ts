@@ -13,6 +13,11 @@ export function withStatementBudget<T>(max: number, work: () => Promise<T>): Pro
   return current.run({ max, spent: 0 }, work);
 }
 
+/** Runs work outside any request's budget (what a request leaves to run after its answer). */
+export function outsideStatementBudget<T>(work: () => T): T {
+  return current.exit(work);
+}
+
 /**
  * Called by the database client before every statement: past the budget the statement is not
  * sent, and the resolver that asked for it fails with a client error instead of holding the pool.

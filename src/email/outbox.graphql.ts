@@ -190,6 +190,9 @@ const StatementRunType = builder.objectRef<StatementCounts>("StatementRun").impl
   }),
 });
 
+/** The walks issuing statements after an answer, by organization and year (this process's). */
+const issuingStatements = new Set<string>();
+
 builder.mutationField("sendStatements", (t) =>
   t.field({
     type: StatementRunType,
@@ -213,9 +216,18 @@ builder.mutationField("sendStatements", (t) =>
         origin: context.scope.origin,
       });
       const { db, scope } = context;
-      context.afterResponse(async () => {
-        await issueStatementsWithoutEmail(db, scope.organizationId, args.year, scope.origin);
-      });
+      const run = `${scope.organizationId}:${args.year}`;
+      // One walk per organization and year at a time: a second click while it runs adds nothing.
+      if (!issuingStatements.has(run)) {
+        issuingStatements.add(run);
+        context.afterResponse(async () => {
+          try {
+            await issueStatementsWithoutEmail(db, scope.organizationId, args.year, scope.origin);
+          } finally {
+            issuingStatements.delete(run);
+          }
+        });
+      }
       return counts;
     },
   }),

@@ -7,7 +7,7 @@ import { type Actor, applicationActor, type Role } from "../auth/actor.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { isDatabaseUnavailable } from "../db/database-unavailable.js";
-import { withStatementBudget } from "../db/statement-budget.js";
+import { outsideStatementBudget, withStatementBudget } from "../db/statement-budget.js";
 import { AppError } from "../errors/app-error.js";
 import { requestOrigin } from "../events/origin.js";
 import { createAfterResponse } from "../http/after-response.js";
@@ -245,7 +245,8 @@ export function graphqlRoutes(
         config,
         ...services,
         loaders: createLoaders(db, context.scope.organizationId),
-        afterResponse: (task: () => Promise<void>) => afterResponse(reply.request, reply, task),
+        afterResponse: (task: () => Promise<void>) =>
+          afterResponse(reply.request, reply, () => outsideStatementBudget(task)),
       };
     },
     maskedErrors: {

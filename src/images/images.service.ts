@@ -22,6 +22,16 @@ export type ImagePurpose = keyof typeof PURPOSES;
 
 const CONTENT_TYPE = { png: "image/png", jpeg: "image/jpeg" } as const;
 
+/** The first bytes of each accepted format: only these reach an image decoder. */
+function formatOfBytes(bytes: Buffer): "png" | "jpeg" | "webp" | undefined {
+  if (bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return "png";
+  if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return "jpeg";
+  if (bytes.subarray(0, 4).toString("latin1") === "RIFF" && bytes.subarray(8, 12).toString("latin1") === "WEBP") {
+    return "webp";
+  }
+  return undefined;
+}
+
 export function isImageType(value: string): value is ImageType {
   return Object.hasOwn(IMAGE_TYPES, value);
 }
@@ -62,6 +72,15 @@ export async function prepareImage(
     throw new AppError("request_too_large", `An image may be at most ${MAX_IMAGE_BYTES / 1024 / 1024} MB`);
   }
   const spec = PURPOSES[purpose];
+  // The bytes' own signature first: an SVG, TIFF or anything else never reaches libvips' other decoders.
+  const signed = formatOfBytes(upload.bytes);
+  if (signed !== IMAGE_TYPES[declared]) {
+    throw refused(
+      signed
+        ? `The file is a ${signed.toUpperCase()} image, not ${declared}`
+        : `This file cannot be read as an image (${declared} was declared)`,
+    );
+  }
   const source = () => sharp(upload.bytes, { limitInputPixels: MAX_INPUT_PIXELS, failOn: "error" });
   let meta: Metadata;
   try {
@@ -140,16 +159,33 @@ export function imagePath(organizationId: number, imageId: string, width: number
   return `/images/${organizationId}/${imageId}/${width}.${format === "jpeg" ? "jpg" : "png"}`;
 }
 
-/** Finds the image a public address of ours names: `{base}/images/{org}/{id}/{width}.{ext}`, else undefined. */
+/**
+ * The image an address of ours names (`…/images/{org}/{id}/{width}.{ext}`), else undefined. Read by
+ * its path, whatever the origin it was written with: a moved BASE_URL keeps finding its images.
+ */
 export function parseImageUrl(
   url: string,
-  baseUrl: string,
-): { organizationId: number; imageId: string; width: number } | undefined {
-  const prefix = `${baseUrl.replace(/\/$/, "")}/images/`;
-  if (!url.startsWith(prefix)) return undefined;
-  const match = /^(\d{1,18})\/(img_[A-Za-z0-9_-]{10,40})\/(\d{1,5})\.(png|jpg)$/.exec(url.slice(prefix.length));
+): { organizationId: number; imageId: string; width: number; path: string } | undefined {
+  let path: string;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    return undefined;
+  }
+  const match = /\/images\/(\d{1,18})\/(img_[A-Za-z0-9_-]{10,40})\/(\d{1,5})\.(png|jpg)$/.exec(path);
   if (!match) return undefined;
-  return { organizationId: Number(match[1]), imageId: match[2] as string, width: Number(match[3]) };
+  return {
+    organizationId: Number(match[1]),
+    imageId: match[2] as string,
+    width: Number(match[3]),
+    path: match[0],
+  };
+}
+
+/** One of the organization's own images, as a path on this server (pages load images from their own origin only). */
+export function ownImagePath(url: string | null | undefined, organizationId: number): string | null {
+  const named = url ? parseImageUrl(url) : undefined;
+  return named && named.organizationId === organizationId ? named.path : null;
 }
 
 /** The bytes of one of our images, when a URL names one of the organization's (a receipt's logo in a PDF). */
@@ -157,9 +193,8 @@ export async function loadImageOfUrl(
   tx: Executor,
   organizationId: number,
   url: string | null,
-  baseUrl: string,
 ): Promise<RenditionRow | undefined> {
-  const named = url === null ? undefined : parseImageUrl(url, baseUrl);
+  const named = url === null ? undefined : parseImageUrl(url);
   if (!named || named.organizationId !== organizationId) return undefined;
   return findRendition(tx, organizationId, named.imageId, named.width);
 }

@@ -124,7 +124,7 @@ export function documentRoutes(app: FastifyInstance, context: GivingContext) {
           request.params as DocumentAddress,
           lang,
         );
-        const pdf = await receiptPdf(content, await receiptLogo(context.db, context.links, row));
+        const pdf = await receiptPdf(content, await receiptLogo(context.db, row));
         return reply
           .headers({
             "content-type": "application/pdf",

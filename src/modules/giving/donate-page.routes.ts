@@ -100,7 +100,8 @@ export function donatePageRoutes(app: FastifyInstance, context: GivingContext) {
       const publicCampaign = await getPublicCampaign(context, organization, campaign);
       const security = publicCampaign.stripe ? STRIPE_PAGE_SECURITY : PAGE_SECURITY;
       const logo = publicCampaign.organization.logo_url;
-      const logoUrl = logo && parseImageUrl(logo, context.links.baseUrl) ? logo : null;
+      // One of our images, by its path on this server: the page loads images from its own origin only.
+      const logoUrl = (logo && parseImageUrl(logo)?.path) || null;
       const sources = requestLocaleSources(request);
       const locale = negotiateLocale({ ...sources, fallback: publicCampaign.organization.locale });
       // A language chosen with the switcher is remembered for the visitor's next pages.

@@ -18,7 +18,12 @@ const Query = Type.Object(
 async function manager(db: Db, request: FastifyRequest) {
   const session = await sessionUser(db, request);
   if (!session) throw new AppError("not_signed_in", "Sign in to the admin panel first");
-  const { organization } = request.query as { organization: string };
+  const { organization } = request.query as { organization?: unknown };
+  if (typeof organization !== "string" || organization === "" || organization.length > 100) {
+    throw new AppError("invalid_request", "Name the organization: ?organization=<its slug>", {
+      errors: [{ parameter: "organization", message: "must be the organization's slug" }],
+    });
+  }
   const membership = await findMembershipOfUser(db, session.userId, organization);
   if (!membership) throw new AppError("not_a_member", "You are not a member of that organization");
   const actor: Actor = { kind: "member", userId: session.userId, email: session.email, role: membership.role as Role };
@@ -35,7 +40,17 @@ async function manager(db: Db, request: FastifyRequest) {
  * Both answer the legal profile, as `updateLegalProfile` does.
  */
 export async function logoRoutes(app: FastifyInstance, db: Db, baseUrl: string) {
+  // Who asks is settled before the body is read: a stranger's 5 MB never reaches memory.
+  const managers = new WeakMap<FastifyRequest, Awaited<ReturnType<typeof manager>>>();
+  const managerOf = (request: FastifyRequest) => {
+    const found = managers.get(request);
+    if (!found) throw new Error("logo route without its onRequest check");
+    return found;
+  };
   await app.register(async (uploads) => {
+    uploads.addHook("onRequest", async (request) => {
+      managers.set(request, await manager(db, request));
+    });
     // Every body arrives as bytes: the service names the accepted types when another is sent.
     uploads.removeAllContentTypeParsers();
     uploads.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: MAX_IMAGE_BYTES }, (_request, body, done) =>
@@ -45,7 +60,7 @@ export async function logoRoutes(app: FastifyInstance, db: Db, baseUrl: string) 
       "/admin/organization/logo",
       { schema: { hide: true, querystring: Query }, bodyLimit: MAX_IMAGE_BYTES },
       async (request) => {
-        const { organizationId, origin } = await manager(db, request);
+        const { organizationId, origin } = managerOf(request);
         const bytes = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         return uploadLogo(
           db,
@@ -57,7 +72,7 @@ export async function logoRoutes(app: FastifyInstance, db: Db, baseUrl: string) 
       },
     );
     uploads.delete("/admin/organization/logo", { schema: { hide: true, querystring: Query } }, async (request) => {
-      const { organizationId, origin } = await manager(db, request);
+      const { organizationId, origin } = managerOf(request);
       return removeLogo(db, organizationId, origin);
     });
   });

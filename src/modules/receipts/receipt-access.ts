@@ -1,6 +1,6 @@
 import type { Executor } from "../../db/client.js";
 import { isLocale, type Locale } from "../../i18n/locales.js";
-import { loadImageOfUrl, parseImageUrl } from "../../images/images.service.js";
+import { loadImageOfUrl, ownImagePath } from "../../images/images.service.js";
 import type { DocumentLinks } from "../documents/document-links.js";
 import { type DocumentAddress, documentNotFound, verifiedOrganizationId } from "../documents/receipt.page.js";
 import { receiptContent } from "./receipt-document.js";
@@ -19,18 +19,13 @@ export async function loadReceiptContent(db: Executor, links: DocumentLinks, add
   const replacedBy = row.voidDate === null ? null : await findReplacement(db, organizationId, row.id);
   const locale: Locale = isLocale(lang) ? lang : (row.locale as Locale);
   const content = receiptContent(row, locale, { replaces, replacedBy });
-  const named = content.logo ? parseImageUrl(content.logo.url, links.baseUrl) : undefined;
   // The page shows the logo only when it is one of the organization's own images (served by us).
-  const logoUrl = named?.organizationId === organizationId ? (content.logo?.url ?? null) : null;
+  const logoUrl = ownImagePath(content.logo?.url, organizationId);
   return { row, content, logoUrl };
 }
 
 /** The bytes of the receipt's logo for its PDF: one of the organization's own images, never fetched from elsewhere. */
-export async function receiptLogo(
-  db: Executor,
-  links: DocumentLinks,
-  row: { organizationId: number; organization: unknown },
-) {
+export async function receiptLogo(db: Executor, row: { organizationId: number; organization: unknown }) {
   const url = (row.organization as { logo_url?: string | null }).logo_url ?? null;
-  return (await loadImageOfUrl(db, row.organizationId, url, links.baseUrl))?.data;
+  return (await loadImageOfUrl(db, row.organizationId, url))?.data;
 }

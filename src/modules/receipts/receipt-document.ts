@@ -95,7 +95,15 @@ export function receiptContent(
     number: t(locale, "receipts.number", { code: receiptCode(row) }),
     issued: t(locale, "receipts.issued", { date: date(row.createDate) }),
     void: voided,
-    replaces: related.replaces ? t(locale, "receipts.replaces", { code: receiptCode(related.replaces) }) : null,
+    replaces: related.replaces
+      ? t(
+          locale,
+          related.replaces.voidReason === "partially_disputed" ? "receipts.replaces_disputed" : "receipts.replaces",
+          {
+            code: receiptCode(related.replaces),
+          },
+        )
+      : null,
     issuer: { heading: t(locale, "receipts.issuer_heading"), lines: issuerLines },
     donor: { heading: t(locale, "receipts.donor_heading"), lines: donorLines },
     facts: statement

@@ -17,6 +17,6 @@ export const receiptSubscriber: EventSubscriber = {
     if (!payment) return;
     const scope = { organizationId: event.organizationId, origin: event.origin };
     if (event.type === "payment.paid") await issuePaymentReceipt(tx, scope, payment);
-    else await voidRefundedReceipt(tx, scope, payment);
+    else await voidRefundedReceipt(tx, scope, payment, event.type === "payment.disputed" ? "disputed" : "refunded");
   },
 };

@@ -23,7 +23,10 @@ const ReceiptType = builder.objectRef<ReceiptWire>("Receipt").implement({
     traceable: t.exposeBoolean("traceable", { description: "Paid through a bank, a card or a processor (not cash)" }),
     locale: t.exposeString("locale"),
     create_date: t.exposeString("create_date", { description: "When it was issued" }),
-    void_date: t.exposeString("void_date", { nullable: true, description: "Set when a refund voided it" }),
+    void_date: t.exposeString("void_date", {
+      nullable: true,
+      description: "Set when a refund or a lost dispute voided it",
+    }),
     void_reason: t.exposeString("void_reason", {
       nullable: true,
       description: "refunded, partially_refunded, disputed or partially_disputed (a dispute the organization lost)",

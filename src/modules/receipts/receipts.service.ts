@@ -283,7 +283,7 @@ export async function issueYearStatements(
         100,
       );
       for (const recipient of recipients) {
-        if (options.withoutEmailOnly && (recipient.email || recipient.eraseDate)) continue;
+        if (options.withoutEmailOnly && (recipient.email?.trim() || recipient.eraseDate)) continue;
         const supporter = await findSupporter(tx, organizationId, recipient.id);
         if (!supporter) continue;
         const before = await findLiveStatement(tx, organizationId, supporter.id, year);
@@ -357,14 +357,19 @@ export async function issuePaymentReceipt(
  * A refund of a payment voids its receipt (marked void on every rendering); what a partial refund
  * leaves of the payment gets a new receipt, which names the one it replaces.
  */
-export async function voidRefundedReceipt(tx: Executor, scope: EventScope, payment: PaymentRow) {
+export async function voidRefundedReceipt(
+  tx: Executor,
+  scope: EventScope,
+  payment: PaymentRow,
+  /** What took the money back: the event that asks (a refund, or a dispute the organization lost). */
+  cause: "refunded" | "disputed" = "refunded",
+) {
   const live = await findLivePaymentReceipt(tx, scope.organizationId, payment.id);
   if (!live) return;
   // A dispute the organization lost took the money back through the donor's bank: no gift either.
   const disputed = payment.disputeStatus === "lost" ? toCents(payment.disputeAmount ?? payment.amount) : 0;
   const left = fromCents(Math.max(0, toCents(payment.amount) - toCents(payment.amountRefunded) - disputed));
   if (left === live.amount) return;
-  const cause = disputed > 0 ? "disputed" : "refunded";
   const voided = await voidReceiptRow(tx, scope.organizationId, live.id, left > 0 ? `partially_${cause}` : cause);
   if (!voided) return;
   await recordEvent(tx, scope, "receipt.voided", voided.id, receiptToWire(voided));

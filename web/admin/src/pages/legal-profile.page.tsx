@@ -382,8 +382,13 @@ function LogoCard(props: { profile: LegalProfile; onChanged: (message: string) =
       <legend>{t("panel.legal_profile.logo.title")}</legend>
       <InlineError error={error} />
       <div className="logo-row">
-        {profile.logo_url ? (
+        {profile.logo_url && new URL(profile.logo_url, window.location.href).origin === window.location.origin ? (
           <img className="logo-preview" src={profile.logo_url} alt={t("panel.legal_profile.logo.current")} />
+        ) : profile.logo_url ? (
+          // An address elsewhere (Settings → Email): the panel loads images from its own origin only.
+          <p className="muted" data-testid="logo-external">
+            {t("panel.legal_profile.logo.external")} <code>{profile.logo_url}</code>
+          </p>
         ) : (
           <p className="muted" data-testid="logo-none">
             {t("panel.legal_profile.logo.none")}
@@ -569,7 +574,8 @@ export function LegalProfilePage() {
               }}
             />
             <LegalProfileForm
-              key={JSON.stringify(legalProfile)}
+              // A logo upload reloads the profile: it must not reset what is being typed in the form.
+              key={JSON.stringify({ ...legalProfile, logo_url: null })}
               profile={legalProfile}
               onSubmitting={() => setFlash(null)}
               onSaved={(saved) => {
