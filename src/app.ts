@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { adminExportRoutes } from "./admin/admin-export.routes.js";
 import { adminPageRoutes } from "./admin/admin-pages.routes.js";
 import { adminSessionRoutes } from "./admin/admin-session.routes.js";
+import { retentionExportRoutes } from "./admin/retention-export.routes.js";
 import { welcomeRoutes } from "./admin/welcome.routes.js";
 import type { Config } from "./config.js";
 import type { Database } from "./db/client.js";
@@ -29,6 +30,7 @@ import { type LimitStore, openLimitStore } from "./limits/rate-limiter.js";
 import { metricsRoutes, registerMetrics } from "./metrics/metrics.routes.js";
 import { isDeclaredOrigin } from "./modules/applications/application-origins.js";
 import { campaignRoutes } from "./modules/campaigns/campaigns.routes.js";
+import { coverRoutes } from "./modules/campaigns/cover.routes.js";
 import { checkoutRoutes } from "./modules/checkouts/checkouts.routes.js";
 import { hideDocumentLinks } from "./modules/documents/document-access.js";
 import { loadDocumentLinks } from "./modules/documents/document-links.js";
@@ -39,6 +41,7 @@ import { donorPortalRoutes } from "./modules/donor-portal/donor-portal.routes.js
 import { giftRoutes } from "./modules/donor-portal/gift.routes.js";
 import { loadCardTestingGuard } from "./modules/giving/card-testing.service.js";
 import { donatePageRoutes } from "./modules/giving/donate-page.routes.js";
+import { embedRoutes } from "./modules/giving/embed.routes.js";
 import type { GivingContext } from "./modules/giving/giving.context.js";
 import { publicCheckoutRoutes } from "./modules/giving/public-checkout.routes.js";
 import { logoRoutes } from "./modules/legal-profile/logo.routes.js";
@@ -215,6 +218,7 @@ export async function buildApp({
   publicCheckoutRoutes(app, giving);
   documentRoutes(app, giving);
   donatePageRoutes(app, giving);
+  embedRoutes(app);
   giftRoutes(
     app,
     giving,
@@ -236,7 +240,9 @@ export async function buildApp({
   adminSessionRoutes(app, db, config, signInThrottle);
   welcomeRoutes(app, db, config, signInThrottle);
   adminExportRoutes(app, db);
+  retentionExportRoutes(app, db);
   await logoRoutes(app, db, config.baseUrl);
+  await coverRoutes(app, db, config.baseUrl);
   await adminPageRoutes(app, db, config.authUrl);
   return app;
 }

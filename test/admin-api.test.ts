@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { csvCell } from "../src/admin/admin-export.routes.js";
 import { checkouts } from "../src/db/schema.js";
+import { csvCell } from "../src/http/csv.js";
 import { createApplication, installApplication } from "../src/modules/applications/applications.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { fakeCampaign, fakeSupporter, fakeTenant, type Tenant, unique } from "./helpers/factories.js";

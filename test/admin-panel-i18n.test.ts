@@ -84,6 +84,7 @@ describe("the admin panel in the user's language", () => {
       "Donazioni",
       "Pagamenti",
       "Checkout",
+      "Fidelizzazione",
       "Posta in uscita",
       "App",
       "Sviluppatori",
@@ -103,7 +104,7 @@ describe("the admin panel in the user's language", () => {
     await page.getByRole("link", { name: "Donazioni" }).click();
     const table = page.locator('[data-testid="table-donations"]');
     await table.waitFor();
-    await expect(page.locator("h1").textContent()).resolves.toBe("Donazioni");
+    await expect.poll(() => page.locator("h1").textContent(), { timeout: 15_000 }).toBe("Donazioni");
     const headers = (await table.locator("thead th").allTextContents()).map((text) => text.replace(/[▲▼↕]/g, ""));
     expect(headers).toEqual([
       "ID",
@@ -124,13 +125,17 @@ describe("the admin panel in the user's language", () => {
 
     // A donation's page: its title, its fields, its date in Italian (in the organization's time zone).
     await page.goto(`${server.url}/admin/o/${tenant.slug}/donations/${donationId}`);
-    await expect(page.locator("h1").textContent()).resolves.toBe("Donazione una tantum di 1.234,50\u00a0€");
+    await expect
+      .poll(() => page.locator("h1").textContent(), { timeout: 15_000 })
+      .toBe("Donazione una tantum di 1.234,50\u00a0€");
     await expect(field(page, "Completamento").textContent()).resolves.toBe("4 mar 2026, 11:00");
     await expect(page.getByRole("link", { name: "Donazioni" }).first().count()).resolves.toBe(1);
 
     // A payment's page, and an empty state.
     await page.goto(`${server.url}/admin/o/${tenant.slug}/payments/${paymentId}`);
-    await expect(page.locator("h1").textContent()).resolves.toBe(`Pagamento n. ${paymentId}: 1.234,50\u00a0€`);
+    await expect
+      .poll(() => page.locator("h1").textContent(), { timeout: 15_000 })
+      .toBe(`Pagamento n. ${paymentId}: 1.234,50\u00a0€`);
     await page.goto(`${server.url}/admin/o/${tenant.slug}/webhooks`);
     await page.getByText("Nessuna applicazione ha ancora aggiunto un endpoint webhook.").waitFor();
     await page.context().close();

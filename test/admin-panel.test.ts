@@ -1,9 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import AxeBuilder from "@axe-core/playwright";
 import { and, eq } from "drizzle-orm";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applications, checkoutAttempts, checkoutProtection, organizations, payments } from "../src/db/schema.js";
+import { enqueueEmail, updateMessage } from "../src/email/outbox.repo.js";
 import { createInstallationToken } from "../src/modules/applications/applications.service.js";
 import { updatePaymentDispute } from "../src/modules/payments/payments.repo.js";
 import { createUser } from "../src/modules/users/users.service.js";
@@ -39,6 +41,40 @@ describe("admin panel in a browser", () => {
     return (
       await table.locator("tr[data-id]").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-id")))
     ).map(Number);
+  };
+
+  /** axe's WCAG A/AA rules over the page. */
+  const axeViolations = async (page: Page) => {
+    const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze();
+    return result.violations.map(
+      (violation) => `${violation.id}: ${violation.nodes.map((node) => node.target).join(", ")}`,
+    );
+  };
+
+  /** Where a table's last column header is, against its scrolling region and the window. */
+  const lastColumn = (page: Page, testId: string) =>
+    page.locator(`[data-testid="${testId}"]`).evaluate((table) => {
+      const region = table.closest(".table-scroll") as HTMLElement;
+      const headers = table.querySelectorAll("thead th");
+      const last = (headers[headers.length - 1] as HTMLElement).getBoundingClientRect();
+      const box = region.getBoundingClientRect();
+      return {
+        lastRight: last.right,
+        regionLeft: box.left,
+        regionRight: box.right,
+        windowWidth: window.innerWidth,
+        scrollWidth: region.scrollWidth,
+        clientWidth: region.clientWidth,
+        tabIndex: region.tabIndex,
+        name: region.getAttribute("aria-label"),
+      };
+    });
+
+  /** The labels of a chart's money axis, as drawn. */
+  const moneyTicks = async (page: Page, testId: string) => {
+    const canvas = page.locator(`[data-testid="${testId}"] canvas[data-money-ticks]`);
+    await canvas.waitFor();
+    return JSON.parse((await canvas.getAttribute("data-money-ticks")) as string) as string[];
   };
 
   const apiIds = async (path: string) => {
@@ -99,6 +135,92 @@ describe("admin panel in a browser", () => {
     const page = await signIn(owner);
     await page.locator('[data-testid="dashboard-chart"] canvas').waitFor();
     await expect(page.locator('[data-testid="top-campaigns"]').count()).resolves.toBe(1);
+    await page.context().close();
+  });
+
+  it("reads an empty dashboard's money axes as distinct amounts (no €1 €1 … €0 €0)", async () => {
+    const db = server.database.db;
+    const empty = await fakeTenant(db);
+    const email = `owner-${unique(6)}@example.test`;
+    await createUser(db, { email, password: PASSWORD, organization: empty.slug, role: "owner" });
+    const page = await signInToPanel(browser, { url: server.url, email, password: PASSWORD, organization: empty.slug });
+    for (const chart of ["dashboard-chart", "recurring-chart"]) {
+      const labels = await moneyTicks(page, chart);
+      expect(labels[0]).toBe("€0");
+      expect(labels.length).toBeGreaterThan(1);
+      expect(new Set(labels).size).toBe(labels.length);
+    }
+    await page.context().close();
+
+    // With gifts, every label still says a different amount.
+    const full = await signIn(owner);
+    const labels = await moneyTicks(full, "dashboard-chart");
+    expect(labels.length).toBeGreaterThan(2);
+    expect(new Set(labels).size).toBe(labels.length);
+    await full.context().close();
+  });
+
+  it("at 1280×800 shows every column of the Outbox, donations and dashboard tables; narrower, scrolls to them by keyboard", async () => {
+    const db = server.database.db;
+    const seeded: [string, string][] = [
+      [
+        "giovanna.maria.bianchi-ferrari@posta-certificata.example.org",
+        "Ricevuta della tua donazione ad Amici della Biblioteca Civica di Sant'Agata",
+      ],
+      [
+        "alessandro.de.santis+donazioni@studio-associato.example.it",
+        "Your yearly statement of gifts to the Friends of the Civic Library",
+      ],
+    ];
+    for (const [to, subject] of seeded) {
+      const id = (await enqueueEmail(db, { organizationId: tenant.organizationId, kind: "receipt", to })) as number;
+      await updateMessage(db, tenant.organizationId, id, {
+        state: "captured",
+        attempts: 1,
+        subject,
+        sentDate: new Date(),
+      });
+    }
+    const page = await signIn(owner);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const pages: [string, string[]][] = [
+      ["", ["recent-checkouts", "open-checkouts"]],
+      ["donations", ["table-donations"]],
+      ["outbox", ["table-outbox"]],
+    ];
+    for (const [where, tables] of pages) {
+      await page.goto(`${server.url}/admin/o/${tenant.slug}/${where}`);
+      for (const table of tables) {
+        await page.locator(`[data-testid="${table}"] tbody tr`).first().waitFor();
+        const place = await lastColumn(page, table);
+        expect(place.lastRight, `${table}: last column's right edge`).toBeLessThanOrEqual(place.regionRight + 1);
+        expect(place.regionRight, `${table}: its region's right edge`).toBeLessThanOrEqual(place.windowWidth);
+        expect(place.scrollWidth, `${table}: nothing to scroll`).toBeLessThanOrEqual(place.clientWidth + 1);
+      }
+      expect(await axeViolations(page)).toEqual([]);
+    }
+
+    // Where the columns cannot fit, the table scrolls inside its region, which the keyboard reaches.
+    await page.setViewportSize({ width: 900, height: 800 });
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/donations`);
+    await page.locator('[data-testid="table-donations"] tbody tr').first().waitFor();
+    const before = await lastColumn(page, "table-donations");
+    expect(before.scrollWidth).toBeGreaterThan(before.clientWidth);
+    expect(before.lastRight).toBeGreaterThan(before.regionRight);
+    expect(before.tabIndex).toBe(0);
+    expect(before.name).toMatch(/^Donations/);
+    await page.locator('.table-scroll:has([data-testid="table-donations"])').focus();
+    for (let press = 0; press < 40; press++) await page.keyboard.press("ArrowRight");
+    // Chromium animates keyboard scrolling: on a busy machine the last presses are still gliding.
+    await expect
+      .poll(async () => {
+        const place = await lastColumn(page, "table-donations");
+        return place.lastRight - place.regionRight;
+      })
+      .toBeLessThanOrEqual(1);
+    const after = await lastColumn(page, "table-donations");
+    expect(after.regionRight).toBeLessThanOrEqual(after.windowWidth);
+    expect(await axeViolations(page)).toEqual([]);
     await page.context().close();
   });
 
@@ -200,7 +322,11 @@ describe("admin panel in a browser", () => {
 
     await page.goto(`${server.url}/admin/o/${tenant.slug}/apps`);
     await page.fill("#install-client-id", clientId);
-    await page.click('[data-testid="install-app"]');
+    // The application's permissions are shown before anything is installed.
+    await page.click('[data-testid="look-up-app"]');
+    await page.locator('[data-testid="install-permissions"] li').first().waitFor();
+    await expect(page.locator('[data-testid="install-permissions"] li').count()).resolves.toBe(1);
+    await page.click('[data-testid="confirm-install"]');
     await page.locator(`[data-testid="open-app-${clientId}"]`).click();
     await page.waitForURL(new RegExp(`/admin/o/${tenant.slug}/apps/${clientId}$`));
     const iframe = page.locator('[data-testid="app-iframe"]');

@@ -1,4 +1,6 @@
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applications } from "../src/db/schema.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
 import { fakeCampaign, fakeCompletedCheckout, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
@@ -14,10 +16,16 @@ describe("GraphQL mutations", () => {
   let member: Auth;
   let otherAdmin: Auth;
 
-  const graphql = async (query: string, variables: Record<string, unknown>, auth: Auth) => {
+  const graphql = async (
+    query: string,
+    variables: Record<string, unknown>,
+    auth: Auth,
+    headers: Record<string, string> = {},
+  ) => {
     const response = await fetch(`${server.url}/admin/graphql/`, {
       method: "POST",
       headers: {
+        ...headers,
         "content-type": "application/json",
         ...(auth.token ? { authorization: `Bearer ${auth.token}` } : {}),
         ...(auth.cookie ? { cookie: auth.cookie } : {}),
@@ -306,6 +314,128 @@ describe("GraphQL mutations", () => {
         admin,
       );
       expect(uninstalled.body.data.uninstallApplication).toEqual({ client_id: clientId, revoked_tokens: 0 });
+    });
+
+    describe("looking an application up before installing it", () => {
+      const LOOK_UP = `query ($c: String!) { applicationToInstall(client_id: $c) {
+        client_id name application_url permissions { name description } } }`;
+      const INSTALL = `mutation ($c: String!, $p: [String!]) {
+        installApplication(client_id: $c, permissions: $p) { application { client_id } } }`;
+      const installedIds = async () =>
+        (await graphql(`{ installations { application { client_id } } }`, {}, admin)).body.data.installations.map(
+          (row: { application: { client_id: string } }) => row.application.client_id,
+        );
+      /** An application of another organization, as a third party's would be. */
+      const registerElsewhere = async (permissions: string[]) => {
+        const { body } = await graphql(
+          `mutation ($p: [String!]) { registerApplication(name: "Mailer Bridge", application_url: "https://bridge.example.test/app",
+            callback_urls: ["https://bridge.example.test/secret-callback"], permissions: $p) { application { client_id } } }`,
+          { p: permissions },
+          otherAdmin,
+        );
+        return body.data.registerApplication.application.client_id as string;
+      };
+
+      it("shows another organization's application by its public facts only, each permission in words, installing nothing", async () => {
+        const clientId = await registerElsewhere(["campaigns:read", "donations:write"]);
+        const english = await graphql(LOOK_UP, { c: clientId }, admin, { "accept-language": "en" });
+        expect(english.body).toEqual({
+          data: {
+            applicationToInstall: {
+              client_id: clientId,
+              name: "Mailer Bridge",
+              application_url: "https://bridge.example.test/app",
+              permissions: [
+                { name: "campaigns:read", description: "Read campaigns" },
+                { name: "donations:write", description: "Record offline donations and cancel recurring donations" },
+              ],
+            },
+          },
+        });
+        // The OAuth consent page's words, in the reader's language.
+        const italian = await graphql(LOOK_UP, { c: clientId }, admin, { "accept-language": "it-IT,it;q=0.9" });
+        expect(italian.body.data.applicationToInstall.permissions).toEqual([
+          { name: "campaigns:read", description: "Leggere le campagne" },
+          { name: "donations:write", description: "Registrare donazioni offline e annullare donazioni periodiche" },
+        ]);
+        // Its callbacks, owner, type and dates are not the installer's to read.
+        for (const field of ["callback_urls", "owner_organization_id", "client_type", "id", "create_date"]) {
+          const probe = await graphql(
+            `query ($c: String!) { applicationToInstall(client_id: $c) { ${field} } }`,
+            { c: clientId },
+            admin,
+          );
+          expect(probe.body.errors[0].message).toContain(
+            `Cannot query field "${field}" on type "ApplicationToInstall".`,
+          );
+          expect(probe.body.data).toBeUndefined();
+        }
+        expect(await installedIds()).not.toContain(clientId);
+      });
+
+      it("refuses an unknown client ID on its field, and those who may not install as installApplication does", async () => {
+        const unknown = await graphql(LOOK_UP, { c: "dnt_app_000000000000000000000000" }, admin);
+        expect(unknown.body.data).toBeNull();
+        expect(unknown.body.errors).toEqual([
+          expect.objectContaining({
+            message: 'No application with client_id "dnt_app_000000000000000000000000"',
+            extensions: expect.objectContaining({
+              code: "application_not_found",
+              errors: [{ field: "client_id", message: "no application has this client ID", code: "unknown_client_id" }],
+            }),
+          }),
+        ]);
+        const clientId = await registerElsewhere(["checkouts:read"]);
+        for (const who of [member, { token: tenant.token }]) {
+          const lookedUp = await graphql(LOOK_UP, { c: clientId }, who);
+          const installed = await graphql(INSTALL, { c: clientId }, who);
+          expect(lookedUp.body.data).toBeNull();
+          expect(lookedUp.body.errors[0].extensions.code).toBe("insufficient_scope");
+          expect({ ...lookedUp.body.errors[0], path: null, locations: null }).toEqual({
+            ...installed.body.errors[0],
+            path: null,
+            locations: null,
+          });
+        }
+        expect(await installedIds()).not.toContain(clientId);
+      });
+
+      it("installs only what was shown: an application now asking for more is refused and nothing is installed", async () => {
+        const clientId = await registerElsewhere(["supporters:read"]);
+        const seen = (await graphql(LOOK_UP, { c: clientId }, admin)).body.data.applicationToInstall.permissions.map(
+          (permission: { name: string }) => permission.name,
+        );
+        expect(seen).toEqual(["supporters:read"]);
+        // The application asks for more between the look-up and the install.
+        await server.database.db
+          .update(applications)
+          .set({ permissions: ["supporters:read", "supporters:write"] })
+          .where(eq(applications.clientId, clientId));
+        const refused = await graphql(INSTALL, { c: clientId, p: seen }, admin);
+        expect(refused.body.data).toBeNull();
+        expect(refused.body.errors[0].message).toBe(
+          "Invalid permissions: the application now also asks for supporters:write; look it up again and confirm what it asks",
+        );
+        expect(refused.body.errors[0].extensions).toMatchObject({
+          code: "invalid_request",
+          errors: [
+            { field: "permissions", code: "permissions_not_shown", values: { permissions: "supporters:write" } },
+          ],
+        });
+        const badName = await graphql(INSTALL, { c: clientId, p: ["supporters:everything"] }, admin);
+        expect(badName.body.errors[0].extensions).toMatchObject({
+          code: "invalid_request",
+          errors: [{ field: "permissions", code: "one_of" }],
+        });
+        expect(await installedIds()).not.toContain(clientId);
+
+        const again = (await graphql(LOOK_UP, { c: clientId }, admin)).body.data.applicationToInstall.permissions;
+        const names = again.map((permission: { name: string }) => permission.name);
+        expect(names).toEqual(["supporters:read", "supporters:write"]);
+        const installed = await graphql(INSTALL, { c: clientId, p: names }, admin);
+        expect(installed.body.data.installApplication.application.client_id).toBe(clientId);
+        expect(await installedIds()).toContain(clientId);
+      });
     });
 
     it("registers a public client without a secret, and refuses to rotate the secret it does not have", async () => {

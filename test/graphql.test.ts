@@ -118,6 +118,7 @@ describe("GraphQL admin interface", () => {
   });
 
   it("lists the same ids in the same order as REST for the same parameters, with the same fields", async () => {
+    const OBJECT_LISTS = new Set(["answers", "ask_impacts", "questions"]);
     const cases: [string, string, Record<string, unknown>][] = [
       ["checkouts", "", {}],
       ["checkouts", "order=amount&limit=3&offset=2", { order: "amount", limit: 3, offset: 2 }],
@@ -135,8 +136,12 @@ describe("GraphQL admin interface", () => {
       const declarations = names.length
         ? `(${names.map((name) => `$${name}: ${typeof args[name] === "number" ? "Int" : "String"}`).join(", ")})`
         : "";
+      // Lists of objects (a donation's answers, a campaign's impact lines and questions) have subfields to select:
+      // test/tribute-answers.test.ts and test/campaign-content.test.ts compare them.
       const fields = Object.keys(rest.body.items[0] ?? { id: 1 }).filter(
-        (field) => typeof rest.body.items[0]?.[field] !== "object" || Array.isArray(rest.body.items[0]?.[field]),
+        (field) =>
+          !OBJECT_LISTS.has(field) &&
+          (typeof rest.body.items[0]?.[field] !== "object" || Array.isArray(rest.body.items[0]?.[field])),
       );
       const { body } = await graphql(
         `query ${declarations} { ${collection}${signature} { count items { ${fields.join(" ")} } } }`,

@@ -16,12 +16,14 @@ const english = catalogs.get(DEFAULT_LOCALE) as Map<string, string>;
 
 // The ICU message's parsed elements (intl-messageformat's AST): literal 0, argument 1, number 2,
 // date 3, time 4, select 5, plural 6, pound 7, tag 8.
-type Element = { type: number; value?: string; options?: Record<string, { value: Element[] }> };
+type Element = { type: number; value?: string; options?: Record<string, { value: Element[] }>; children?: Element[] };
 
 function argumentsOf(elements: Element[], into = new Set<string>()): Set<string> {
   for (const element of elements) {
     if (element.type >= 1 && element.type <= 6 && element.value) into.add(element.value);
     for (const option of Object.values(element.options ?? {})) argumentsOf(option.value, into);
+    // A tag's words (<link>…{name}…</link>) read their arguments too.
+    if (element.children) argumentsOf(element.children, into);
   }
   return into;
 }

@@ -104,7 +104,7 @@ describe("admin panel: Settings → Legal profile", () => {
     await page.locator("#sidebar").getByRole("link", { name: "Settings", exact: true }).click();
     await page.getByRole("link", { name: "legal profile", exact: true }).click();
     await page.waitForURL(new RegExp(`/admin/o/${tenant.slug}/settings/legal$`));
-    await expect(page.locator("h1").textContent()).resolves.toBe("Legal profile");
+    await expect.poll(() => page.locator("h1").textContent(), { timeout: 15_000 }).toBe("Legal profile");
     await expect(
       page.locator("#sidebar").getByRole("link", { name: "Legal profile", exact: true }).getAttribute("aria-current"),
     ).resolves.toBe("page");
@@ -249,7 +249,7 @@ describe("admin panel: Settings → Legal profile", () => {
     const page = await signIn(tenant, admin);
     await page.locator("#sidebar").getByRole("link", { name: "Profilo legale", exact: true }).click();
     await page.waitForURL(new RegExp(`/admin/o/${tenant.slug}/settings/legal$`));
-    await expect(page.locator("h1").textContent()).resolves.toBe("Profilo legale");
+    await expect.poll(() => page.locator("h1").textContent(), { timeout: 15_000 }).toBe("Profilo legale");
     // The form appears once the profile is read; allTextContents does not wait for it.
     await page.locator("legend").first().waitFor();
     await expect(page.locator("legend").allTextContents()).resolves.toEqual([

@@ -134,7 +134,9 @@ describe("admin panel: Outbox and Settings → Email", () => {
     await expect(inside.locator("body").textContent()).resolves.toContain(name);
     await expect(page.locator('[data-testid="email-text"]').textContent()).resolves.toContain("/enter?token=panel");
     await expect(page.locator('[data-testid="table-headers"]').textContent()).resolves.toContain("Auto-Submitted");
-    await expect(page.locator("h1").textContent()).resolves.toBe(`Your sign-in link for ${name}`);
+    await expect
+      .poll(() => page.locator("h1").textContent(), { timeout: 15_000 })
+      .toBe(`Your sign-in link for ${name}`);
     expect(await axeViolations(page)).toEqual([]);
     // Captured: nothing to retry or cancel.
     await expect(page.locator('[data-testid="retry-message"], [data-testid="cancel-message"]').count()).resolves.toBe(
@@ -159,6 +161,51 @@ describe("admin panel: Outbox and Settings → Email", () => {
     await page.click('[data-testid="confirm-dialog-confirm"]');
     await page.getByText("Cancelled: this email will not be sent.").waitFor();
     expect(await stateOf(failedId)).toBe("cancelled");
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it("finds an email by its recipient, from a search box kept in the URL", async () => {
+    const page = await signIn(owner);
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/outbox`);
+    const table = page.locator('[data-testid="table-outbox"]');
+    await table.waitFor();
+    const rows = () =>
+      table.locator("tr[data-id]").evaluateAll((found) => found.map((row) => Number(row.getAttribute("data-id"))));
+    await expect.poll(rows).toEqual([scriptedId, failedId, capturedId]);
+
+    // Part of the address, in any case: applied as one types, kept in the URL.
+    const search = page.getByLabel("Recipient");
+    await expect(search.getAttribute("type")).resolves.toBe("search");
+    await search.fill("GONE@");
+    await page.waitForURL(/\?recipient=GONE%40$/);
+    await expect.poll(rows).toEqual([failedId]);
+    await expect(page.locator('[data-testid="pagination-range"]').textContent()).resolves.toBe("1 message");
+    expect(await axeViolations(page)).toEqual([]);
+
+    // With the other filters, and from the URL alone (a bookmark, a shared link).
+    await page.getByLabel("State").selectOption("captured");
+    await page.waitForURL(/recipient=GONE%40&state=captured$/);
+    await page.getByText("No message matches these filters.").waitFor();
+    const shared = await page.context().newPage();
+    await shared.goto(`${server.url}/admin/o/${tenant.slug}/outbox?recipient=donor%40example`);
+    await expect(shared.getByLabel("Recipient").inputValue()).resolves.toBe("donor@example");
+    await expect
+      .poll(() =>
+        shared
+          .locator('[data-testid="table-outbox"] tr[data-id]')
+          .evaluateAll((found) => found.map((row) => Number(row.getAttribute("data-id")))),
+      )
+      .toEqual([capturedId]);
+    await shared.close();
+
+    // Cleared: every email again, and nothing left in the URL.
+    await page.getByLabel("State").selectOption("");
+    await search.fill("");
+    await page.waitForURL(/\/outbox$/);
+    await expect.poll(rows).toEqual([scriptedId, failedId, capturedId]);
     expect(errors).toEqual([]);
     await page.context().close();
   });

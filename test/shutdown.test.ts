@@ -139,6 +139,31 @@ async function countCheckouts(server: Server, token: string): Promise<number> {
 }
 
 /**
+ * The README's showcase campaign has raised something (README: "€0 raised" no more), the same figure on
+ * its public page's API and on GraphQL (one definition of raised), and short of its goal.
+ */
+async function expectShowcaseRaised(server: Server, token: string) {
+  const page = await fetch(`${server.url}/donate/demo/school-kits`);
+  expect(page.status).toBe(200);
+  const showcase = (await (
+    await fetch(`${server.url}/api/v1/public/organizations/demo/campaigns/school-kits`)
+  ).json()) as {
+    id: number;
+    raised: number;
+    goal: number;
+  };
+  expect(showcase.raised).toBeGreaterThan(0);
+  expect(showcase.raised).toBeLessThan(showcase.goal);
+  const graphql = await fetch(`${server.url}/admin/graphql/`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ query: `{ campaign(id: "${showcase.id}") { raised { all_time this_year } } }` }),
+  });
+  const body = (await graphql.json()) as { data?: { campaign: { raised: { all_time: number } } } };
+  expect(body.data?.campaign.raised.all_time, JSON.stringify(body)).toBe(showcase.raised);
+}
+
+/**
  * Sends `signal` while large list requests are in flight, and checks that every one of them
  * completes with 200 and that the process then exits 0 on its own.
  *
@@ -233,6 +258,7 @@ describe("donata serve: graceful shutdown", () => {
     const token = /access_token:\s+(\S+)/.exec(first.stdout())?.[1];
     expect(token).toMatch(/^dnt_at_/);
     expect(await countCheckouts(first, token as string)).toBe(DEMO_CHECKOUTS);
+    await expectShowcaseRaised(first, token as string);
     await stopDuringRequests(first, "SIGTERM", token as string, postgres);
 
     const second = await startServe(env);

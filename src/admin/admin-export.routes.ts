@@ -5,6 +5,7 @@ import { type TObject, type TSchema, Type } from "typebox";
 import type { Scope } from "../auth/scope.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
+import { csvCell } from "../http/csv.js";
 import type { Locale } from "../i18n/locales.js";
 import { negotiateLocale } from "../i18n/negotiate.js";
 import { type AuditQuery, auditFiltersOf, auditLogPages } from "../modules/audit/audit.service.js";
@@ -14,7 +15,11 @@ import { Checkout, CheckoutListQuery } from "../modules/checkouts/checkouts.sche
 import { listCheckouts } from "../modules/checkouts/checkouts.service.js";
 import { Donation, DonationListQuery } from "../modules/donations/donations.schemas.js";
 import { listDonations } from "../modules/donations/donations.service.js";
-import { findMembershipOfUser } from "../modules/members/members.service.js";
+import {
+  DONATION_CSV_EXTRA_COLUMNS,
+  DONATION_CSV_REPLACED,
+  donationCsvCells,
+} from "../modules/donations/donations-csv.js";
 import { Payment, PaymentListQuery } from "../modules/payments/payments.schemas.js";
 import { listPayments } from "../modules/payments/payments.service.js";
 import { receiptLogo } from "../modules/receipts/receipt-access.js";
@@ -24,47 +29,45 @@ import { listReceiptsOfYear } from "../modules/receipts/receipts.repo.js";
 import { receiptCode } from "../modules/receipts/receipts.service.js";
 import { Supporter, SupporterListQuery } from "../modules/supporters/supporters.schemas.js";
 import { listSupporters } from "../modules/supporters/supporters.service.js";
-import { sessionUser } from "./admin-session.routes.js";
+import { panelMember } from "./panel-member.js";
 
 type Lister = (db: Db, scope: Scope, query: never) => Promise<{ items: unknown[]; count: number }>;
 
+/** A collection's own columns in place of wire fields a cell cannot hold (objects, lists of objects). */
+interface ExtraColumns {
+  replaced: readonly string[];
+  columns: readonly string[];
+  cells: (item: never) => Record<string, unknown>;
+}
+
 /** Columns in the order of the item's wire schema, whatever order a service builds objects in. */
-const COLLECTIONS: Record<string, { query: TSchema; item: TSchema; list: Lister }> = {
+const COLLECTIONS: Record<string, { query: TSchema; item: TSchema; list: Lister; extra?: ExtraColumns }> = {
   campaigns: { query: CampaignListQuery, item: Campaign, list: listCampaigns as Lister },
   supporters: { query: SupporterListQuery, item: Supporter, list: listSupporters as Lister },
-  donations: { query: DonationListQuery, item: Donation, list: listDonations as Lister },
+  donations: {
+    query: DonationListQuery,
+    item: Donation,
+    list: listDonations as Lister,
+    extra: { replaced: DONATION_CSV_REPLACED, columns: DONATION_CSV_EXTRA_COLUMNS, cells: donationCsvCells },
+  },
   payments: { query: PaymentListQuery, item: Payment, list: listPayments as Lister },
   checkouts: { query: CheckoutListQuery, item: Checkout, list: listCheckouts as Lister },
 };
 
 const PAGE = 1000;
 
-/** Text a spreadsheet would run as a formula starts with = + - @ (or a tab/CR before one); numbers are safe. */
-function defused(value: unknown): string {
-  const text = String(value);
-  return typeof value === "string" && /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
-}
-
-/**
- * RFC 4180 quoting, and no spreadsheet formula injection: text starting with = + - @ is prefixed
- * with '. Every piece of text is guarded, list items included, and so is the joined cell.
- */
-export function csvCell(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  let text: string;
-  if (Array.isArray(value)) text = defused(value.map((item) => defused(item ?? "")).join("; "));
-  else if (typeof value === "object") text = String((value as { id?: unknown }).id ?? "");
-  else text = defused(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-/** Nested objects become their id column (`campaign` → `campaign_id`), arrays one cell. */
-function columnsOf(item: TSchema): { key: string; header: string }[] {
-  return Object.entries((item as TObject).properties).map(([key, schema]) => {
-    const types = ([] as unknown[]).concat((schema as { type?: unknown }).type ?? []);
-    const nested = types.includes("object") || "$ref" in (schema as object);
-    return { key, header: nested ? `${key}_id` : key };
-  });
+/** Nested objects become their id column (`campaign` → `campaign_id`), arrays one cell; then the extra columns. */
+function columnsOf(item: TSchema, extra?: ExtraColumns): { key: string; header: string }[] {
+  return [
+    ...Object.entries((item as TObject).properties)
+      .filter(([key]) => !extra?.replaced.includes(key))
+      .map(([key, schema]) => {
+        const types = ([] as unknown[]).concat((schema as { type?: unknown }).type ?? []);
+        const nested = types.includes("object") || "$ref" in (schema as object);
+        return { key, header: nested ? `${key}_id` : key };
+      }),
+    ...(extra?.columns ?? []).map((key) => ({ key, header: key })),
+  ];
 }
 
 /**
@@ -72,8 +75,10 @@ function columnsOf(item: TSchema): { key: string; header: string }[] {
  * streamed page by page so 100,000 rows never sit in memory.
  */
 export function adminExportRoutes(app: FastifyInstance, db: Db) {
-  for (const [collection, { query, item, list }] of Object.entries(COLLECTIONS)) {
-    const columns = columnsOf(item);
+  for (const [collection, { query, item, list, extra }] of Object.entries(COLLECTIONS)) {
+    const columns = columnsOf(item, extra);
+    const cellsOf = (row: unknown) =>
+      extra ? { ...(row as Record<string, unknown>), ...extra.cells(row as never) } : (row as Record<string, unknown>);
     const { limit: _limit, offset: _offset, ...filters } = (query as TObject).properties;
     app.get(
       `/admin/export/${collection}.csv`,
@@ -87,11 +92,8 @@ export function adminExportRoutes(app: FastifyInstance, db: Db) {
         },
       },
       async (request, reply) => {
-        const session = await sessionUser(db, request);
-        if (!session) throw new AppError("not_signed_in", "Sign in to the admin panel first");
         const { organization: slug, ...params } = request.query as Record<string, unknown>;
-        const membership = await findMembershipOfUser(db, session.userId, String(slug));
-        if (!membership) throw new AppError("not_a_member", "You are not a member of that organization");
+        const { membership } = await panelMember(db, request);
         const scope: Scope = { organizationId: membership.id, timeZone: membership.timeZone };
         // The first page runs before the answer starts, so bad parameters are still a clean 400.
         const first = await list(db, scope, { ...params, limit: PAGE, offset: 0 } as never);
@@ -100,7 +102,10 @@ export function adminExportRoutes(app: FastifyInstance, db: Db) {
           yield `${columns.map((column) => column.header).join(",")}\r\n`;
           for (let offset = 0; offset < first.count && page.items.length > 0; ) {
             yield page.items
-              .map((item) => `${columns.map((c) => csvCell((item as Record<string, unknown>)[c.key])).join(",")}\r\n`)
+              .map((item) => {
+                const cells = cellsOf(item);
+                return `${columns.map((c) => csvCell(cells[c.key])).join(",")}\r\n`;
+              })
               .join("");
             offset += page.items.length;
             if (offset >= first.count) break;
@@ -133,11 +138,8 @@ export function adminExportRoutes(app: FastifyInstance, db: Db) {
       },
     },
     async (request, reply) => {
-      const session = await sessionUser(db, request);
-      if (!session) throw new AppError("not_signed_in", "Sign in to the admin panel first");
       const { organization: slug, year } = request.query as { organization: string; year: number };
-      const membership = await findMembershipOfUser(db, session.userId, slug);
-      if (!membership) throw new AppError("not_a_member", "You are not a member of that organization");
+      const { membership } = await panelMember(db, request);
       const statements = (await listReceiptsOfYear(db, membership.id, "statement", year)).filter(
         (row) => row.voidDate === null,
       );
@@ -211,15 +213,12 @@ export function adminExportRoutes(app: FastifyInstance, db: Db) {
       },
     },
     async (request, reply) => {
-      const session = await sessionUser(db, request);
-      if (!session) throw new AppError("not_signed_in", "Sign in to the admin panel first");
       const {
         organization: slug,
         type,
         ...query
       } = request.query as AuditQuery & { organization: string; type?: string };
-      const membership = await findMembershipOfUser(db, session.userId, slug);
-      if (!membership) throw new AppError("not_a_member", "You are not a member of that organization");
+      const { membership, session } = await panelMember(db, request);
       if (membership.role !== "owner" && membership.role !== "admin") {
         throw new AppError("insufficient_role", "Only owners and admins read the audit log");
       }

@@ -28,7 +28,7 @@ interface ChannelRequest {
 type ChannelFrame = { stdout: string } | { stderr: string } | { exit: number };
 
 /** Options whose values are paths: made absolute in the user's directory, since the server's is another. */
-const PATH_OPTIONS = ["out", "file"];
+const PATH_OPTIONS = ["out", "file", "results"];
 const MAX_REQUEST_BYTES = 1_000_000;
 const REQUEST_TIMEOUT_MS = 10_000;
 /** How long a CLI command waits for a server that is still starting (migrating, seeding the demo). */
@@ -181,7 +181,7 @@ async function serveConnection(
   socket: net.Socket,
   options: LocalChannelOptions,
   executeCommand: Execute,
-  findCommandByName: (name: string) => Command | undefined,
+  findCommandByName: (name: string) => Promise<Command | undefined>,
 ): Promise<void> {
   // A client gone mid-command must not take the server with it: its writes are dropped.
   socket.on("error", () => {});
@@ -202,7 +202,7 @@ async function serveConnection(
     send({ stderr: `donata: bad request on the local channel: ${(error as Error).message}\n` });
     return finish(2);
   }
-  const command = findCommandByName(request.command);
+  const command = await findCommandByName(request.command);
   if (!command || command.local) {
     send({ stderr: `donata: "${request.command}" cannot run inside the server\n` });
     return finish(2);

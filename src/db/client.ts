@@ -76,6 +76,12 @@ export interface DatabaseOptions {
   production?: boolean;
   /** PGlite: where that warning goes (stderr by default). */
   warn?: (message: string) => void;
+  /**
+   * PGlite in memory ("memory://") only: start from this dump of a data directory (PGlite's
+   * `dumpDataDir`) rather than from an empty database, skipping its creation (the test suite
+   * opens hundreds of migrated databases from one dump).
+   */
+  snapshot?: Blob;
 }
 
 const warnOnStderr = (message: string) => process.stderr.write(`donata: warning: ${message}\n`);
@@ -157,9 +163,9 @@ function defaultHolder(): string {
 async function openPglite(
   dataDir: string,
   logger: QueryLogger,
-  options: Pick<DatabaseOptions, "createDataDir" | "holder" | "production" | "warn">,
+  options: Pick<DatabaseOptions, "createDataDir" | "holder" | "production" | "warn" | "snapshot">,
 ): Promise<Database> {
-  if (dataDir === "memory://") return wrapPglite(await createPglite(undefined, dataDir), logger);
+  if (dataDir === "memory://") return wrapPglite(await createPglite(undefined, dataDir, options.snapshot), logger);
   if (options.createDataDir === false && !existsSync(path.join(dataDir, "PG_VERSION"))) {
     throw new MissingDataDirError(
       `no database in ${path.resolve(dataDir)} (${existsSync(dataDir) ? "an empty directory" : "no such directory"}): ` +
@@ -187,12 +193,12 @@ async function openPglite(
   }
 }
 
-async function createPglite(directory: string | undefined, name: string): Promise<PGlite> {
+async function createPglite(directory: string | undefined, name: string, snapshot?: Blob): Promise<PGlite> {
   try {
     // On disk, through a NODEFS whose files and directories are private from their creation.
     return directory
       ? await PGlite.create({ dataDir: directory, fs: new PrivateNodeFS(directory) })
-      : await PGlite.create();
+      : await PGlite.create(snapshot ? { loadDataDir: snapshot } : {});
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new DatabaseUnavailableError(`cannot open the embedded database in ${name}: ${message}`);

@@ -17,7 +17,8 @@ export type CountedCollection =
  * so the total is exact and an unfiltered list never scans to count. Written by the code that
  * inserts (every insert of a counted table goes through its repository), not by a trigger: a
  * statement trigger with transition tables cannot run on a Citus shard (docs/scaling.md). Rows of
- * these tables are never deleted one by one; they go with their organization, counters included.
+ * these tables are never deleted one by one (but a supporter merged into another, which counts -1);
+they go with their organization, counters included.
  */
 export async function countInserted(
   tx: Executor,

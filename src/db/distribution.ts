@@ -18,6 +18,8 @@ export const TABLE_LAYOUT = {
     "checkout_protection",
     "refunds",
     "consent_records",
+    "supporter_notes",
+    "supporter_merges",
     "collection_counts",
     "idempotency_keys",
     "outbox_messages",

@@ -53,6 +53,8 @@ export const organizations = pgTable(
     // shown at the top of every message, the language of messages, and notice of new gifts.
     email: text("email"),
     logoUrl: text("logo_url"),
+    // Origins (scheme://host[:port]) whose pages may embed the donation page (docs/embed.md).
+    embedOrigins: text("embed_origins").array().notNull().default(sql`'{}'::text[]`),
     locale: text("locale").notNull().default("en"),
     giftNotifications: text("gift_notifications").notNull().default("off"),
     // Test mode: the sandbox takes gifts (also in production), pages say so, its gifts are test data.
@@ -254,12 +256,25 @@ export const campaigns = pgTable(
     costExampleLabel: text("cost_example_label"),
     allowCoverFee: boolean("allow_cover_fee").notNull().default(false),
     archiveDate: instant("archive_date"),
+    // The page's content (docs/campaigns.md): a Markdown story, a cover image (one of src/images,
+    // by its absolute address), draft or published, and the dates it takes gifts between.
+    story: text("story"),
+    coverImageUrl: text("cover_image_url"),
+    status: text("status").notNull().default("published"),
+    startDate: instant("start_date"),
+    endDate: instant("end_date"),
+    // A line of impact for suggested amounts: [{ amount: "30.00", recurring: false, text }].
+    askImpacts: jsonb("ask_impacts").notNull().default(sql`'[]'::jsonb`),
+    // The campaign's own questions: [{ key, type, label, required, options? }] (campaign-questions.ts).
+    questions: jsonb("questions").notNull().default(sql`'[]'::jsonb`),
+    allowTribute: boolean("allow_tribute").notNull().default(false),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
     uniqueIndex("campaigns_slug_key").on(t.organizationId, t.slug),
     index("campaigns_create_date_idx").on(t.organizationId, t.createDate, t.id),
     index("campaigns_update_date_idx").on(t.organizationId, t.updateDate, t.id),
+    check("campaigns_status_check", sql`${t.status} in ('draft', 'published')`),
   ],
 );
 
@@ -303,9 +318,15 @@ export const supporters = pgTable(
     certificationUrl: text("certification_url"),
     // The language of the donor's last checkout (src/i18n/locales.ts): their emails and documents speak it.
     locale: text("locale"),
+    // The supporter's id on the platform it was imported from (docs/import.md): importing again matches it.
+    externalId: text("external_id"),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
+    uniqueIndex("supporters_external_id_key")
+      .on(t.organizationId, t.externalId)
+      // Bare: on a Citus cluster the predicate is run on each shard, whose table has another name.
+      .where(sql`external_id is not null`),
     index("supporters_create_date_idx").on(t.organizationId, t.createDate, t.id),
     index("supporters_email_idx").on(t.organizationId, sql`lower(${t.email})`),
     // Statement links issued before the organization was in their path carry the id alone.
@@ -378,9 +399,20 @@ export const donations = pgTable(
     receiptUrl: text("receipt_url"),
     // Made with the sandbox in test mode: no real money; kept out of totals and statements.
     test: boolean("test").notNull().default(false),
+    // A gift in honour or in memory of someone ("honor" | "memory"), and who is told of it by email.
+    tributeType: text("tribute_type"),
+    tributeName: text("tribute_name"),
+    tributeMessage: text("tribute_message"),
+    tributeRecipientName: text("tribute_recipient_name"),
+    tributeRecipientEmail: text("tribute_recipient_email"),
+    // The donor's name as typed with this gift: the only name the recipient's notice shows.
+    tributeDonorName: text("tribute_donor_name"),
+    // Answers to the campaign's questions, with each question as it was asked: [{ key, label, type, value }].
+    answers: jsonb("answers"),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
+    check("donations_tribute_type_check", sql`${t.tributeType} in ('honor', 'memory')`),
     foreignKey({
       name: "donations_payment_method_fk",
       columns: [t.organizationId, t.paymentMethodId],
@@ -922,7 +954,54 @@ export const consentRecords = pgTable(
       foreignColumns: [donations.organizationId, donations.id],
     }),
     index("consent_records_supporter_idx").on(t.organizationId, t.supporterId, t.id),
-    check("consent_records_source_check", sql`${t.source} in ('checkout')`),
+    check("consent_records_source_check", sql`${t.source} in ('checkout', 'import')`),
+  ],
+);
+
+// Dated notes about a supporter, each with its author: the member who wrote it (null when an
+// application wrote it), and their name as it was, which stays when the member leaves.
+export const supporterNotes = pgTable(
+  "supporter_notes",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    supporterId: ref("supporter_id").notNull(),
+    authorUserId: ref("author_user_id").references(() => users.id, { onDelete: "set null" }),
+    authorName: text("author_name").notNull(),
+    body: text("body").notNull(),
+    createDate: createDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({
+      name: "supporter_notes_supporter_fk",
+      columns: [t.organizationId, t.supporterId],
+      foreignColumns: [supporters.organizationId, supporters.id],
+    }).onDelete("cascade"),
+    index("supporter_notes_supporter_idx").on(t.organizationId, t.supporterId, t.id),
+    // Bare: on a Citus cluster the predicate is run on each shard, whose table has another name.
+    check("supporter_notes_body_check", sql`char_length(body) between 1 and 5000`),
+  ],
+);
+
+// Supporters merged into another (docs/admin.md): the merged row is gone, its id answers 404, and
+// this says where its gifts, consents and notes went (a later merge of the kept one moves the pointer on).
+export const supporterMerges = pgTable(
+  "supporter_merges",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    mergedId: ref("merged_id").notNull(),
+    keptId: ref("kept_id").notNull(),
+    mergeDate: instant("merge_date").notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.mergedId] }),
+    foreignKey({
+      name: "supporter_merges_kept_fk",
+      columns: [t.organizationId, t.keptId],
+      foreignColumns: [supporters.organizationId, supporters.id],
+    }),
+    index("supporter_merges_kept_idx").on(t.organizationId, t.keptId),
   ],
 );
 

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Executor } from "../db/client.js";
 import type { EventSubscriber, SubscribedEvent } from "../events/subscribers.js";
 import type { DonationRow } from "../modules/donations/donations.repo.js";
@@ -79,7 +80,7 @@ async function enqueueGiftNotification(tx: Executor, donation: DonationRow) {
 /**
  * `payment.paid`: a receipt for every payment received (not a test-mode one: test data never passes
  * for a real receipt); for a first payment also the thank-you of a new recurring gift and the
- * organization's notice. Only for a payment settled by the platform: an offline gift a member
+ * organization's notice, and the notice of a tribute gift to whom the donor named. Only for a payment settled by the platform: an offline gift a member
  * records as received (cash, a cheque, an old gift) is theirs to acknowledge.
  */
 async function onPaymentPaid(tx: Executor, payment: PaymentRow, donation: DonationRow) {
@@ -97,6 +98,27 @@ async function onPaymentPaid(tx: Executor, payment: PaymentRow, donation: Donati
       : []),
   );
   if (first) await enqueueGiftNotification(tx, donation);
+  if (first && !payment.test) await enqueueTributeNotice(tx, donation);
+}
+
+/**
+ * The notice of a gift in honour or in memory of someone, to whom the donor asked to be told (never
+ * for test data: it goes to a third party), at most once a day per recipient. The donor's language is
+ * read from the supporter.
+ */
+async function enqueueTributeNotice(tx: Executor, donation: DonationRow) {
+  const to = donation.tributeRecipientEmail?.trim();
+  if (!to || !donation.tributeName) return;
+  await enqueueEmail(tx, {
+    organizationId: donation.organizationId,
+    kind: "tribute_notice",
+    to,
+    supporterId: donation.supporterId,
+    donationId: donation.id,
+    // One notice per recipient, organization and day: a stranger's €1 gifts cannot turn the
+    // organization's sender into a way to write to someone over and over (the address hashed).
+    dedupeKey: `tribute_notice:${createHash("sha256").update(to.toLowerCase()).digest("hex").slice(0, 24)}:${new Date().toISOString().slice(0, 10)}`,
+  });
 }
 
 /** `payment.failed`: a renewal that failed and will be retried (the last failure stops the gift instead). */

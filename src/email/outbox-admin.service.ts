@@ -17,6 +17,8 @@ import { EMAIL_LOCALES, type EmailLocale, type RenderDeps, renderSample } from "
 
 export const OUTBOX_STATES = ["queued", "sending", "sent", "captured", "failed", "cancelled"] as const;
 export const MAX_OUTBOX_PAGE = 100;
+/** The longest recipient search: an email address is at most 320 characters. */
+export const MAX_RECIPIENT_SEARCH = 320;
 
 /** Who reads the Outbox: owners and admins see a captured message's sign-in link, other members do not. */
 export interface OutboxReader {
@@ -61,6 +63,7 @@ export interface OutboxPageQuery {
   state?: string | null;
   kind?: string | null;
   supporter_id?: number | null;
+  recipient?: string | null;
 }
 
 const invalidParameter = (parameter: string, message: string) =>
@@ -93,6 +96,14 @@ function parseFilters(query: OutboxPageQuery): MessageFilters {
       throw invalidParameter("supporter_id", "use a supporter id (a positive integer)");
     }
     filters.supporterId = query.supporter_id;
+  }
+  if (query.recipient != null) {
+    const recipient = query.recipient.trim();
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses.
+    if (recipient.length === 0 || recipient.length > MAX_RECIPIENT_SEARCH || /[\u0000-\u001f\u007f]/.test(recipient)) {
+      throw invalidParameter("recipient", `use 1 to ${MAX_RECIPIENT_SEARCH} characters of an email address`);
+    }
+    filters.recipient = recipient;
   }
   return filters;
 }

@@ -8,6 +8,7 @@ import {
   cancelOutboxMessage,
   listOutbox,
   MAX_OUTBOX_PAGE,
+  MAX_RECIPIENT_SEARCH,
   OUTBOX_STATES,
   type OutboxMessageWire,
   previewEmail,
@@ -92,6 +93,9 @@ builder.queryFields((t) => ({
       state: t.arg.string({ description: OUTBOX_STATES.join(", ") }),
       kind: t.arg.string({ description: EMAIL_KINDS.join(", ") }),
       supporter_id: t.arg.int(),
+      recipient: t.arg.string({
+        description: `Part of the recipient's address, any case (1 to ${MAX_RECIPIENT_SEARCH} characters): ada@, @example.org`,
+      }),
     },
     resolve: (_root, args, context) => {
       authorize(context, "organization:read");

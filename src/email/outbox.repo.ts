@@ -1,5 +1,6 @@
-import { and, asc, desc, eq, inArray, lte, sql } from "drizzle-orm";
+import { and, asc, desc, eq, ilike, inArray, lte, sql } from "drizzle-orm";
 import type { Executor } from "../db/client.js";
+import { escapeLike } from "../db/list-query.js";
 import { outboxMessages } from "../db/schema.js";
 
 export type OutboxRow = typeof outboxMessages.$inferSelect;
@@ -21,6 +22,7 @@ export const EMAIL_KINDS = [
   "gift_notification",
   "gift_digest",
   "webhook_disabled",
+  "tribute_notice",
 ] as const;
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 
@@ -137,33 +139,12 @@ export async function findMessage(tx: Executor, organizationId: number, id: numb
   return row;
 }
 
-/** An organization's messages, newest first (the admin panel's Outbox). */
-export async function listMessages(
-  tx: Executor,
-  organizationId: number,
-  filters: { state?: string; supporterId?: number; kind?: string; beforeId?: number },
-  limit: number,
-) {
-  return tx
-    .select()
-    .from(outboxMessages)
-    .where(
-      and(
-        eq(outboxMessages.organizationId, organizationId),
-        filters.state ? eq(outboxMessages.state, filters.state) : undefined,
-        filters.kind ? eq(outboxMessages.kind, filters.kind) : undefined,
-        filters.supporterId !== undefined ? eq(outboxMessages.supporterId, filters.supporterId) : undefined,
-        filters.beforeId !== undefined ? sql`${outboxMessages.id} < ${filters.beforeId}` : undefined,
-      ),
-    )
-    .orderBy(desc(outboxMessages.id))
-    .limit(limit);
-}
-
 export interface MessageFilters {
   state?: string;
   kind?: string;
   supporterId?: number;
+  /** Part of the recipient's address, matched case-insensitively. */
+  recipient?: string;
 }
 
 const filtersOf = (organizationId: number, filters: MessageFilters) =>
@@ -172,7 +153,28 @@ const filtersOf = (organizationId: number, filters: MessageFilters) =>
     filters.state ? eq(outboxMessages.state, filters.state) : undefined,
     filters.kind ? eq(outboxMessages.kind, filters.kind) : undefined,
     filters.supporterId !== undefined ? eq(outboxMessages.supporterId, filters.supporterId) : undefined,
+    filters.recipient ? ilike(outboxMessages.toAddress, `%${escapeLike(filters.recipient)}%`) : undefined,
   );
+
+/** An organization's messages, newest first (the admin panel's Outbox). */
+export async function listMessages(
+  tx: Executor,
+  organizationId: number,
+  filters: MessageFilters & { beforeId?: number },
+  limit: number,
+) {
+  return tx
+    .select()
+    .from(outboxMessages)
+    .where(
+      and(
+        filtersOf(organizationId, filters),
+        filters.beforeId !== undefined ? sql`${outboxMessages.id} < ${filters.beforeId}` : undefined,
+      ),
+    )
+    .orderBy(desc(outboxMessages.id))
+    .limit(limit);
+}
 
 /** How many of the organization's messages match the filters (the Outbox's total). */
 export async function countMessages(tx: Executor, organizationId: number, filters: MessageFilters) {

@@ -18,8 +18,8 @@ export type EmailLocale = Locale;
 /** What every message's model carries: who sends it and in which language. */
 export interface BaseModel {
   locale: EmailLocale;
-  /** Who reads it: donors (the default) or the organization itself (notifications), for the footer. */
-  audience?: "organization";
+  /** Who reads it: donors (the default), the organization itself (notifications) or whom a tribute gift was told to, for the footer. */
+  audience?: "organization" | "tribute_recipient";
   organization: {
     id: number;
     name: string;

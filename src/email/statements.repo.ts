@@ -17,16 +17,19 @@ export function listStatementRecipients(
   afterId: number,
   limit: number,
 ) {
-  const paidInYear = sql`exists (
-    select 1 from ${payments}
+  // The year's payers read once (an uncorrelated initplan), whatever the planner's statistics: an
+  // EXISTS run row by row walked the year's payments once per supporter (PGlite, never analysed:
+  // 1,000 payers took two minutes).
+  const paidInYear = sql`${supporters.id} = any(array(
+    select ${donations.supporterId} from ${payments}
     join ${donations} on ${donations.organizationId} = ${payments.organizationId} and ${donations.id} = ${payments.donationId}
     where ${payments.organizationId} = ${organizationId}
-      and ${donations.supporterId} = ${supporters.id}
+      and ${donations.organizationId} = ${organizationId}
       and ${payments.state} = 'PAID'
       and not ${payments.test}
       and ${payments.paymentDate} >= ${startOfYear(range.year, range.timeZone)}
       and ${payments.paymentDate} < ${startOfYear(range.year + 1, range.timeZone)}
-  )`;
+  ))`;
   return tx
     .select({ id: supporters.id, email: supporters.email, eraseDate: supporters.eraseDate })
     .from(supporters)

@@ -40,6 +40,8 @@ export const ERROR_STATUS = {
   already_member: 409,
   last_owner: 409,
   supporter_erased: 409,
+  // Two supporters that cannot be merged as they are (both have a statement for the same year).
+  merge_refused: 409,
   checkout_closed: 409,
   checkout_expired: 409,
   checkout_attempt_abandoned: 409,
@@ -53,6 +55,8 @@ export const ERROR_STATUS = {
   privacy_policy_required: 409,
   already_set_up: 409,
   public_client: 409,
+  // A campaign whose start_date is still to come: it takes gifts from then on.
+  campaign_not_open: 409,
   campaign_closed: 410,
   sign_in_link_expired: 410,
   // An events cursor older than the event retention: the events after it are gone.

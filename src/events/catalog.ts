@@ -37,6 +37,12 @@ export const EVENT_CATALOG = {
     permission: "supporters:read",
     description: "A supporter's details changed",
   },
+  "supporter.merged": {
+    resource: "supporter",
+    permission: "supporters:read",
+    description:
+      "Another supporter was merged into this one (changes.merged_id: its id, which now answers 404): their gifts, consents and notes are this one's",
+  },
   "supporter.erased": {
     resource: "supporter",
     permission: "supporters:read",
@@ -96,6 +102,22 @@ export const EVENT_CATALOG = {
     resource: "organization",
     permission: null,
     description: "A member sent the yearly statements (how many were queued, already sent, without an email)",
+  },
+  "supporters.imported": {
+    resource: "organization",
+    permission: null,
+    description:
+      "A member imported supporters from a file (its name, the preset, how many rows were created, updated, unchanged and refused)",
+  },
+  "supporter_note.created": {
+    resource: "supporter",
+    permission: null,
+    description: "A note about a supporter was written (who wrote it; never its words)",
+  },
+  "supporter_note.deleted": {
+    resource: "supporter",
+    permission: null,
+    description: "A note about a supporter was deleted (who had written it; never its words)",
   },
   "supporter.exported": {
     resource: "supporter",

@@ -58,22 +58,57 @@ function nulLiteralRule(context: ValidationContext): ASTVisitor {
   };
 }
 
+/** Deeper than any document a person or a generator writes; far shallower than the parser's stack. */
+const MAX_DOCUMENT_NESTING = 256;
+
+/** How deep a GraphQL document's brackets ({ [ () nest, outside strings, block strings and comments. */
+export function nestingOf(source: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let index = 0; index < source.length; index++) {
+    const char = source[index];
+    if (char === "#") {
+      while (index < source.length && source[index] !== "\n" && source[index] !== "\r") index++;
+    } else if (char === '"') {
+      if (source.startsWith('"""', index)) {
+        index += 3;
+        while (index < source.length && !source.startsWith('"""', index))
+          index += source.startsWith('\\"""', index) ? 4 : 1;
+        index += 2;
+      } else {
+        index++;
+        while (index < source.length && source[index] !== '"' && source[index] !== "\n")
+          index += source[index] === "\\" ? 2 : 1;
+      }
+    } else if (char === "{" || char === "[" || char === "(") {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (char === "}" || char === "]" || char === ")") {
+      depth = Math.max(0, depth - 1);
+    }
+  }
+  return deepest;
+}
+
 function limitsPlugin(config: Config): Plugin {
   const rules = [...limitRules(config.graphqlLimits), nulLiteralRule];
   return {
     onValidate({ addValidationRule }) {
       for (const rule of rules) addValidationRule(rule);
     },
-    // graphql-js parses recursively: a literal nested a few thousand levels deep overflows the stack.
+    // graphql-js parses recursively: a literal nested a few thousand levels deep overflows the stack,
+    // or not, depending on how warm the parser is. A document nested deeper than any real one is
+    // refused before it is parsed; a stack overflow all the same is refused the same way.
     onParse({ parseFn, setParseFn }) {
       setParseFn((source, options) => {
+        const tooDeep = () =>
+          new GraphQLError("The document is nested too deeply", { extensions: { code: "invalid_request" } });
+        if (nestingOf(typeof source === "string" ? source : source.body) > MAX_DOCUMENT_NESTING) throw tooDeep();
         try {
           return parseFn(source, options);
         } catch (error) {
           if (!(error instanceof RangeError)) throw error;
-          throw new GraphQLError("The document is nested too deeply", {
-            extensions: { code: "invalid_request" },
-          });
+          throw tooDeep();
         }
       });
     },

@@ -54,13 +54,20 @@ export function describeIssue(issue: AjvIssue): string {
   }
 }
 
+/** Where an issue is, as a dotted path; a missing or unknown property by its whole path (tribute.type, supporter.email). */
+export function issuePath(issue: AjvIssue): string {
+  const at = issue.instancePath.replace(/^\//, "").replace(/\//g, ".");
+  const within = (property: unknown) => (at ? `${at}.${String(property)}` : String(property));
+  if (issue.keyword === "additionalProperties") return within(issue.params.additionalProperty);
+  if (issue.keyword === "required") return within(issue.params.missingProperty);
+  return at;
+}
+
 function validationIssues(error: FastifyError): ValidationIssue[] {
   const context = error.validationContext ?? "body";
   const key = context === "body" ? "field" : "parameter";
   return (error.validation as AjvIssue[]).map((issue) => {
-    let name = issue.instancePath.replace(/^\//, "").replace(/\//g, ".");
-    if (issue.keyword === "additionalProperties") name = String(issue.params.additionalProperty);
-    if (issue.keyword === "required") name = String(issue.params.missingProperty);
+    const name = issuePath(issue);
     const message = issue.keyword === "required" ? "is required" : describeIssue(issue);
     return { [key]: name || context, message } as ValidationIssue;
   });

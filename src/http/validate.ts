@@ -2,7 +2,7 @@ import { Ajv, type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import type { TSchema } from "typebox";
 import { AppError, type ValidationIssue } from "../errors/app-error.js";
-import { describeIssue } from "./problem.js";
+import { describeIssue, issuePath } from "./problem.js";
 
 // The same validator settings as the REST routes, so every entry point accepts and refuses the same input.
 const ajv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false });
@@ -24,9 +24,7 @@ export function validateAgainst<T>(schema: TSchema, value: Record<string, unknow
   if (kind === "parameter") for (const name of Object.keys(input)) if (input[name] === null) delete input[name];
   if (!validate(input)) {
     const errors: ValidationIssue[] = (validate.errors ?? []).map((issue) => {
-      let name = issue.instancePath.replace(/^\//, "").replace(/\//g, ".");
-      if (issue.keyword === "additionalProperties") name = String(issue.params.additionalProperty);
-      if (issue.keyword === "required") name = String(issue.params.missingProperty);
+      const name = issuePath(issue);
       const message = issue.keyword === "required" ? "is required" : describeIssue(issue);
       return { [kind]: name, message } as ValidationIssue;
     });

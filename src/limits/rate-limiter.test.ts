@@ -1,8 +1,11 @@
 import { randomBytes } from "node:crypto";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
+import { like } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, testDatabaseUrl } from "../../test/helpers/database.js";
 import { type Database, openDatabase } from "../db/client.js";
-import { type LimitRule, type LimitStore, openLimitStore, rateLimitHeaders } from "./rate-limiter.js";
+import { rateLimits } from "../db/schema.js";
+import { type LimitRule, type LimitStore, openLimitStore, rateLimitHeaders, withinDeadline } from "./rate-limiter.js";
 
 const rule: LimitRule = { name: "test_burst", points: 5, durationSeconds: 60 };
 const namespace = () => `t${randomBytes(4).toString("hex")}:`;
@@ -42,6 +45,30 @@ describe("rate limit store", () => {
   });
   afterAll(async () => {
     await database.close();
+  });
+
+  it("sweeps counters expired over an hour ago, and stops sweeping when closed", async () => {
+    const prefix = namespace();
+    const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3_600_000);
+    const keysLeft = async () =>
+      (
+        await database.db
+          .select({ key: rateLimits.key })
+          .from(rateLimits)
+          .where(like(rateLimits.key, `${prefix}%`))
+          .orderBy(rateLimits.key)
+      ).map((row) => row.key);
+    await database.db.insert(rateLimits).values([
+      { key: `${prefix}old`, points: 1, expire: hoursAgo(2) },
+      { key: `${prefix}recent`, points: 1, expire: hoursAgo(0.5) },
+      { key: `${prefix}live`, points: 1, expire: hoursAgo(-1) },
+    ]);
+    const store = openLimitStore({ db: database.db, namespace: prefix, sweepIntervalMs: 20 });
+    await expect.poll(keysLeft).toEqual([`${prefix}live`, `${prefix}recent`]);
+    await store.close();
+    await database.db.insert(rateLimits).values({ key: `${prefix}older`, points: 1, expire: hoursAgo(3) });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await keysLeft()).toEqual([`${prefix}live`, `${prefix}older`, `${prefix}recent`]);
   });
 
   it("admits exactly the limit out of 41 concurrent hits on the database", async () => {
@@ -191,6 +218,51 @@ describe("rate limit store", () => {
       expect(hammered + (await drain(stores, leased, "leased"))).toBe(leased.points);
     } finally {
       await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
+  it.runIf(process.env.TEST_REDIS_URL)(
+    "does not blame Redis for a reply its own busy event loop read late",
+    async () => {
+      const store = openLimitStore({ db: database.db, redisUrl: process.env.TEST_REDIS_URL, namespace: namespace() });
+      try {
+        // Connected, and the counting script loaded.
+        expect((await store.consume(rule, "busy")).allowed).toBe(true);
+        const counted = store.consume(rule, "busy");
+        // The loop is held past the 1 s deadline while Redis answers at once: the timer fires
+        // first when the loop comes back, the answer waits in the socket.
+        const until = Date.now() + 1500;
+        while (Date.now() < until) {}
+        expect(await counted).toMatchObject({ allowed: true, remaining: 3 });
+      } finally {
+        await store.close();
+      }
+    },
+  );
+
+  it("fails a store call that has not answered within its deadline, and not one answered late by a busy loop", async () => {
+    await expect(withinDeadline(new Promise(() => {}), 50)).rejects.toThrow(
+      "the rate limit store did not answer within 50 ms",
+    );
+    // Settled by I/O: a socket's data, there before the deadline, read after it by a held loop.
+    const server = createServer();
+    const accepted = new Promise<Socket>((resolve) => server.once("connection", resolve));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const client = connect((server.address() as AddressInfo).port, "127.0.0.1");
+    const serverSide = await accepted;
+    try {
+      const answer = withinDeadline(
+        new Promise<string>((resolve) => client.once("data", (data) => resolve(String(data)))),
+        50,
+      );
+      serverSide.write("pong");
+      const until = Date.now() + 200;
+      while (Date.now() < until) {}
+      expect(await answer).toBe("pong");
+    } finally {
+      client.destroy();
+      serverSide.destroy();
+      server.close();
     }
   });
 

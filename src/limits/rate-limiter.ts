@@ -1,3 +1,4 @@
+import { lt } from "drizzle-orm";
 import { Redis } from "ioredis";
 import { RateLimiterDrizzle, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import type { Db } from "../db/client.js";
@@ -79,17 +80,73 @@ export interface LimitStoreOptions {
   namespace?: string;
   /** Keys whose lease this process keeps at most (default 10,000); past it the oldest lease is dropped. */
   maxLeases?: number;
+  /** How often the database store sweeps its expired counters (default 5 minutes). */
+  sweepIntervalMs?: number;
 }
 
+const REDIS_DEADLINE_MS = 1000;
+
+/**
+ * `call`, failed when it has not settled `ms` after it was sent. A timer can fire late, when this
+ * process's event loop was busy (hundreds of requests at once on a loaded machine), and then fires
+ * before the loop reads the sockets: the store's answer may be waiting there already. So the
+ * deadline is checked again after the loop's next poll phase (setImmediate) before the store is
+ * blamed; a call failed by its own process's lag would serve a request uncounted.
+ */
+export function withinDeadline<T>(call: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      setImmediate(() => {
+        if (settled) return;
+        settled = true;
+        reject(new Error(`the rate limit store did not answer within ${ms} ms`));
+      });
+    }, ms);
+    call.then(
+      (value) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** How often the database store deletes its counters that expired over an hour ago. */
+const SWEEP_INTERVAL_MS = 5 * 60_000;
+const SWEEP_AGE_MS = 60 * 60_000;
+
 export function openLimitStore(options: LimitStoreOptions): LimitStore {
+  // A Redis that is down must cost a request at most a second, not ioredis's retries (~10 s): one
+  // retry, and every call's own deadline (storeCall), not ioredis's commandTimeout.
   const redis = options.redisUrl
-    ? // A Redis that is down must cost a request at most a second, not ioredis's retries (~10 s).
-      new Redis(options.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: 1000, connectTimeout: 2000 })
+    ? new Redis(options.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
     : undefined;
+  const storeCall = <T>(call: Promise<T>): Promise<T> => (redis ? withinDeadline(call, REDIS_DEADLINE_MS) : call);
   redis?.on("error", () => {
     // Reported by the failing command; ioredis reconnects by itself.
   });
   const limiters = new Map<string, Limiter>();
+  // The database store's expired counters are swept by one timer of the store's own, stopped by
+  // close(): each limiter's timer (the library's) would outlive the store and its database.
+  const sweep = redis
+    ? undefined
+    : setInterval(() => {
+        options.db
+          .delete(rateLimits)
+          .where(lt(rateLimits.expire, new Date(Date.now() - SWEEP_AGE_MS)))
+          .catch(() => {
+            // The next sweep tries again; a counter past its window counts for nothing meanwhile.
+          });
+      }, options.sweepIntervalMs ?? SWEEP_INTERVAL_MS).unref();
   const maxLeases = options.maxLeases ?? 10_000;
   // In insertion order, oldest lease first; an entry past its window is dropped when next read.
   const leases = new Map<string, Lease>();
@@ -112,7 +169,12 @@ export function openLimitStore(options: LimitStoreOptions): LimitStore {
       };
       limiter = redis
         ? new RateLimiterRedis({ ...common, storeClient: redis })
-        : new RateLimiterDrizzle({ ...common, storeClient: options.db, schema: rateLimits });
+        : new RateLimiterDrizzle({
+            ...common,
+            storeClient: options.db,
+            schema: rateLimits,
+            clearExpiredByTimeout: false,
+          });
       limiters.set(id, limiter);
     }
     return limiter;
@@ -121,7 +183,7 @@ export function openLimitStore(options: LimitStoreOptions): LimitStore {
   /** One atomic consume in the store; a refusal is an answer too (the store counted it all the same). */
   async function consumeInStore(rule: LimitRule, key: string, points: number) {
     try {
-      return { res: await limiterFor(rule).consume(key, points), allowed: true };
+      return { res: await storeCall(limiterFor(rule).consume(key, points)), allowed: true };
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes) return { res: rejection, allowed: false };
       throw rejection;
@@ -213,7 +275,7 @@ export function openLimitStore(options: LimitStoreOptions): LimitStore {
       return outcomeOf(rule, res, allowed);
     },
     async peek(rule, key) {
-      const res = await limiterFor(rule).get(key);
+      const res = await storeCall(limiterFor(rule).get(key));
       const outcome = outcomeOf(rule, res, (res?.consumedPoints ?? 0) < rule.points);
       const unused = currentLease(leaseId(rule, key), Date.now())?.left ?? 0;
       return unused > 0 ? { ...outcome, allowed: true, remaining: outcome.remaining + unused } : outcome;
@@ -221,13 +283,14 @@ export function openLimitStore(options: LimitStoreOptions): LimitStore {
     // Both drop this process's lease: the next hit asks the store what it now holds.
     async reward(rule, key, points = 1) {
       leases.delete(leaseId(rule, key));
-      await limiterFor(rule).reward(key, points);
+      await storeCall(limiterFor(rule).reward(key, points));
     },
     async reset(rule, key) {
       leases.delete(leaseId(rule, key));
-      await limiterFor(rule).delete(key);
+      await storeCall(limiterFor(rule).delete(key));
     },
     async close() {
+      clearInterval(sweep);
       leases.clear();
       await redis?.quit().catch(() => redis.disconnect());
     },

@@ -65,3 +65,18 @@ export async function setCertificationUrls(tx: Executor, organizationId: number,
 export async function vacuumAnalyze(db: Executor, tables: string[]) {
   for (const table of tables) await db.execute(sql.raw(`vacuum analyze ${table}`));
 }
+
+/** The organization's live campaign with the most PAID gifts (the demo's showcase). */
+export async function busiestCampaign(db: Executor, organizationId: number): Promise<number> {
+  const result = (await db.execute(sql`
+    select c.id from campaigns c
+    left join donations d on d.organization_id = c.organization_id and d.campaign_id = c.id
+    left join payments p on p.organization_id = d.organization_id and p.donation_id = d.id and p.state = 'PAID'
+    where c.organization_id = ${organizationId} and c.archive_date is null
+    group by c.id
+    order by count(p.id) desc, c.id
+    limit 1`)) as { rows: { id: string | number }[] };
+  const id = result.rows[0]?.id;
+  if (id === undefined) throw new Error("the demo organization has no live campaign");
+  return Number(id);
+}

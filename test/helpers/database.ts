@@ -1,12 +1,24 @@
 import { randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import pg from "pg";
 import { inject } from "vitest";
 import { type Database, openDatabase } from "../../src/db/client.js";
 
 export const testDatabaseUrl = (): string | undefined => inject("databaseUrl");
 
+let snapshot: Promise<Blob | undefined> | undefined;
+/** The run's migrated PGlite dump (test/helpers/global-setup.ts), read once per test file's process. */
+function pgliteSnapshot(): Promise<Blob | undefined> {
+  snapshot ??= (async () => {
+    const file = inject("pgliteSnapshot");
+    return file ? new Blob([await readFile(file)]) : undefined;
+  })();
+  return snapshot;
+}
+
 /**
- * PostgreSQL when the run has one, otherwise a fresh in-memory PGlite, migrated. `applicationName`
+ * PostgreSQL when the run has one, otherwise a fresh in-memory PGlite, migrated (loaded from the
+ * run's migrated dump). `applicationName`
  * tags the PostgreSQL connections, so a test can find (and terminate) its own server's only.
  */
 export async function openTestDatabase(onQuery?: (query: string) => void, applicationName?: string): Promise<Database> {
@@ -17,7 +29,14 @@ export async function openTestDatabase(onQuery?: (query: string) => void, applic
     url.searchParams.set("application_name", applicationName);
     databaseUrl = url.toString();
   }
-  const database = await openDatabase({ databaseUrl, dataDir: "memory://", poolSize: 4, onQuery });
+  const database = await openDatabase({
+    databaseUrl,
+    dataDir: "memory://",
+    poolSize: 4,
+    onQuery,
+    snapshot: databaseUrl ? undefined : await pgliteSnapshot(),
+  });
+  // On PGlite, loaded already migrated: this finds nothing to do (and would apply a migration the dump lacks).
   if (!databaseUrl) await database.migrate();
   return database;
 }

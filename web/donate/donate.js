@@ -41,6 +41,18 @@
     }
     return formatters[key].format(amount);
   };
+  // Framed by embed.js on a site the organization allows (docs/embed.md): messages go to that site only.
+  // The frame's ancestor is known where browsers tell it; elsewhere each allowed origin is tried, and
+  // the browser delivers to the one that is the parent (frame-ancestors admits no other).
+  const framed = window.parent !== window;
+  const tellHost = (message) => {
+    if (!framed) return;
+    const origins = /** @type {string[]} */ (config.embed_origins || []);
+    const ancestor = location.ancestorOrigins?.[0];
+    for (const origin of ancestor && origins.includes(ancestor) ? [ancestor] : origins) {
+      window.parent.postMessage(message, origin);
+    }
+  };
   const cents = (amount) => Math.round(amount * 100);
   // The currency's smallest amount in cents: 1 for EUR, 100 for JPY (no minor unit).
   const unitCents = 10 ** (2 - config.amount_decimals);
@@ -372,7 +384,58 @@
       first = first || control;
     }
     if (!processor()) first = first || fieldError("processor", say("choose_processor"));
+    // A required choice among options: radios are not checked above, and a list of boxes has no `required`.
+    for (const group of all(form, "fieldset[data-answer][data-required]")) {
+      if (one(group, "input:checked")) continue;
+      const control = fieldError(group.getAttribute("data-field"), say("fill_field"));
+      first = first || control;
+    }
     return first;
+  }
+
+  /** The tribute's fields open with their box, and are only checked and sent while open. */
+  function applyTribute() {
+    const on = byId("tribute-on")?.checked ?? false;
+    const notify = on && (byId("tribute-notify")?.checked ?? false);
+    byId("tribute-fields").hidden = !on;
+    byId("tribute-notify-fields").hidden = !notify;
+    for (const control of all(byId("tribute-fields"), "input, textarea")) {
+      const inNotice = Boolean(control.closest("#tribute-notify-fields"));
+      control.disabled = inNotice ? !notify : !on;
+    }
+  }
+
+  /** The tribute as the completion takes it, or undefined when the gift is not dedicated. */
+  function tribute() {
+    if (!byId("tribute-on")?.checked) return undefined;
+    const value = (/** @type {string} */ name) => one(form, `[data-tribute="${name}"]`)?.value.trim() ?? "";
+    const result = { type: one(form, "[data-tribute-type]:checked")?.value ?? "honor", name: value("name") };
+    const message = value("message");
+    if (message) result.message = message;
+    if (byId("tribute-notify")?.checked) {
+      if (value("recipient_name")) result.recipient_name = value("recipient_name");
+      if (value("recipient_email")) result.recipient_email = value("recipient_email");
+    }
+    return result;
+  }
+
+  /** The answers to the campaign's questions by key; unanswered ones are left out. */
+  function answers() {
+    const result = {};
+    for (const holder of all(form, "[data-answer]")) {
+      const key = holder.getAttribute("data-answer");
+      const type = holder.getAttribute("data-answer-type");
+      if (type === "multiple_choice") {
+        const chosen = Array.from(all(holder, "input:checked"), (box) => box.value);
+        if (chosen.length > 0) result[key] = chosen;
+      } else if (type === "single_choice") {
+        const chosen = one(holder, "input:checked");
+        if (chosen) result[key] = chosen.value;
+      } else if (type === "checkbox") {
+        if (holder.checked) result[key] = true;
+      } else if (holder.value.trim() !== "") result[key] = holder.value.trim();
+    }
+    return result;
   }
 
   function submission() {
@@ -392,6 +455,10 @@
       consents,
     };
     if (covered()) body.cover_fee = true;
+    const dedication = tribute();
+    if (dedication) body.tribute = dedication;
+    const given = answers();
+    if (Object.keys(given).length > 0) body.answers = given;
     if (processor() === "sandbox") {
       const year = byId("f-card-exp-year").value.trim();
       body.card = {
@@ -466,6 +533,40 @@
     const success = byId("success");
     success.hidden = false;
     success.focus();
+    if (!pending) refreshGoal();
+    // The host page of embed.js hears that a gift was made: what and how often, nothing about who.
+    tellHost({
+      type: "donata:donation_completed",
+      amount: donation.amount,
+      currency: config.currency,
+      frequency: donation.frequency || 0,
+      campaign: config.campaign,
+      organization: config.organization.slug,
+      pending,
+    });
+  }
+
+  /** The goal bar with this gift counted: the campaign as the public API now tells it. */
+  async function refreshGoal() {
+    const label = document.getElementById("goal-label");
+    const bar = /** @type {HTMLProgressElement | null} */ (document.querySelector(".goal progress"));
+    if (!label || !bar) return;
+    try {
+      const response = await fetch(`${api}/campaigns/${encodeURIComponent(config.campaign)}`, {
+        headers: { accept: "application/json", "accept-language": config.locale },
+        credentials: "omit",
+      });
+      if (!response.ok) return;
+      const campaign = await response.json();
+      const { raised, goal } = campaign;
+      if (typeof raised !== "number" || typeof goal !== "number" || goal <= 0) return;
+      const strong = label.querySelector("strong");
+      const percent = label.querySelector(".muted");
+      if (strong) strong.textContent = say("goal_progress", { raised: money(raised), goal: money(goal) });
+      if (percent) percent.textContent = `(${Math.floor((raised / goal) * 100)}%)`;
+      bar.max = goal;
+      bar.value = Math.min(raised, goal);
+    } catch (_) {}
   }
 
   async function submit(event) {
@@ -650,7 +751,21 @@
     else amountChosen();
   });
   coverFeeBox?.addEventListener("change", refresh);
+  byId("tribute-on")?.addEventListener("change", applyTribute);
+  byId("tribute-notify")?.addEventListener("change", applyTribute);
+  if (byId("tribute-on")) applyTribute();
   form.addEventListener("submit", submit);
   applyFrequency();
   if (config.stripe) loadStripe().catch(() => {});
+  if (framed) {
+    // In a frame the receipt opens in a tab of its own: its page may not be framed.
+    document.getElementById("receipt-link")?.setAttribute("target", "_blank");
+    // embed.js sizes an inline frame to the page, and closes its overlay on Escape pressed in here.
+    const tellHeight = () =>
+      tellHost({ type: "donata:resize", height: Math.ceil(document.documentElement.getBoundingClientRect().height) });
+    new ResizeObserver(tellHeight).observe(document.documentElement);
+    document.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && !event.defaultPrevented) tellHost({ type: "donata:close" });
+    });
+  }
 })();

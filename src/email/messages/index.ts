@@ -11,6 +11,7 @@ import { message as recurringCancelled } from "./recurring_cancelled.js";
 import { message as recurringWelcome } from "./recurring_welcome.js";
 import { message as renewalFailed } from "./renewal_failed.js";
 import { message as statement } from "./statement.js";
+import { message as tributeNotice } from "./tribute_notice.js";
 import { message as webhookDisabled } from "./webhook_disabled.js";
 
 /** Every message kind's loader and sample: one file per kind beside this one, one line each here. */
@@ -27,4 +28,5 @@ export const MESSAGES: Record<EmailKind, EmailMessage> = {
   gift_notification: giftNotification as EmailMessage,
   gift_digest: giftDigest as EmailMessage,
   webhook_disabled: webhookDisabled as EmailMessage,
+  tribute_notice: tributeNotice as EmailMessage,
 };

@@ -1,8 +1,11 @@
 import { builder } from "../../graphql/builder.js";
 import { authorize } from "../../graphql/context.js";
+import { permissionDescription } from "../../oauth/pages.js";
 import {
+  type ApplicationToInstall,
   type ApplicationWire,
   createApplication,
+  findApplicationToInstall,
   installApplication,
   listInstallations,
   listOwnedApplications,
@@ -55,6 +58,34 @@ const InstallationType = builder
     }),
   });
 
+const RequestedPermissionType = builder
+  .objectRef<{ name: string; description: string }>("RequestedPermission")
+  .implement({
+    description: "A permission an application asks for, and what it lets the application do",
+    fields: (t) => ({
+      name: t.exposeString("name", { description: "Such as campaigns:read" }),
+      description: t.exposeString("description", {
+        description: "In the reader's language, in the words of the OAuth consent page",
+      }),
+    }),
+  });
+
+const ApplicationToInstallType = builder.objectRef<ApplicationToInstall>("ApplicationToInstall").implement({
+  description:
+    "What an installer is shown before installing an application, as on the OAuth consent page: its public facts only",
+  fields: (t) => ({
+    client_id: t.exposeString("client_id"),
+    name: t.exposeString("name"),
+    application_url: t.exposeString("application_url"),
+    permissions: t.field({
+      type: [RequestedPermissionType],
+      description: "Every permission the application asks for; installing grants them all",
+      resolve: (application, _args, context) =>
+        application.permissions.map((name) => ({ name, description: permissionDescription(context.locale, name) })),
+    }),
+  }),
+});
+
 const UninstallResultType = builder
   .objectRef<{ client_id: string; revoked_tokens: number }>("UninstallResult")
   .implement({
@@ -71,6 +102,16 @@ builder.queryFields((t) => ({
     resolve: (_root, _args, context) => {
       authorize(context, "applications:read");
       return listInstallations(context.db, context.scope.organizationId);
+    },
+  }),
+  applicationToInstall: t.field({
+    type: ApplicationToInstallType,
+    description:
+      "Looks an application up by client_id before installing it: its name, address and the permissions it asks (admins only)",
+    args: { client_id: t.arg.string({ required: true }) },
+    resolve: (_root, { client_id }, context) => {
+      authorize(context, "applications:manage");
+      return findApplicationToInstall(context.db, client_id);
     },
   }),
   applications: t.field({
@@ -150,10 +191,25 @@ builder.mutationFields((t) => ({
   }),
   installApplication: t.field({
     type: InstallationType,
-    args: { client_id: t.arg.string({ required: true }) },
-    resolve: async (_root, { client_id }, context) => {
+    description:
+      "Installs an application in the organization, granting every permission it asks (see applicationToInstall)",
+    args: {
+      client_id: t.arg.string({ required: true }),
+      permissions: t.arg.stringList({
+        required: false,
+        description:
+          "The permissions the installer was shown; if the application now asks for any other, it is refused (invalid_request on permissions) and nothing is installed",
+      }),
+    },
+    resolve: async (_root, { client_id, permissions }, context) => {
       authorize(context, "applications:manage");
-      await installApplication(context.db, client_id, context.scope.organizationSlug, context.scope.origin);
+      await installApplication(
+        context.db,
+        client_id,
+        context.scope.organizationSlug,
+        context.scope.origin,
+        permissions ?? undefined,
+      );
       const installed = (await listInstallations(context.db, context.scope.organizationId)).find(
         (installation) => installation.application.client_id === client_id,
       );

@@ -4,6 +4,7 @@ import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { changesOf, recordEvent, withEvents } from "../../events/record-event.js";
+import { fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
 import { generateSecret, hashSecret } from "../../oauth/secrets.js";
 import { revokeInstallationTokens } from "../../oauth/tokens.repo.js";
 import { issueTokenPair, type TokenLifetimes } from "../../oauth/tokens.service.js";
@@ -137,13 +138,70 @@ export async function createApplication(
 
 export async function requireApplication(tx: Executor, clientId: string) {
   const row = await findApplicationByClientId(tx, clientId);
-  if (!row) throw new AppError("application_not_found", `No application with client_id "${clientId}"`);
+  if (!row) {
+    throw new AppError("application_not_found", `No application with client_id "${clientId}"`, {
+      errors: [fieldIssue("client_id", fieldProblem("unknown_client_id"))],
+    });
+  }
   return row;
 }
 
-export async function installApplication(db: Db, clientId: string, organizationSlug: string, origin?: EventOrigin) {
+/** What anyone about to install an application is shown, as on the OAuth consent page: never its callbacks or owner. */
+export interface ApplicationToInstall {
+  client_id: string;
+  name: string;
+  application_url: string;
+  permissions: string[];
+}
+
+export async function findApplicationToInstall(db: Db, clientId: string): Promise<ApplicationToInstall> {
+  const application = await requireApplication(db, clientId);
+  return {
+    client_id: application.clientId,
+    name: application.name,
+    application_url: application.applicationUrl,
+    permissions: application.permissions,
+  };
+}
+
+function checkPermissionNames(permissions: readonly string[]) {
+  const unknown = permissions.filter((permission) => !(PERMISSIONS as readonly string[]).includes(permission));
+  if (unknown.length > 0) {
+    throw new AppError(
+      "invalid_request",
+      `Invalid permissions: "${unknown[0]}" is not one of ${PERMISSIONS.join(", ")}`,
+      {
+        errors: [fieldIssue("permissions", fieldProblem("one_of", { choices: PERMISSIONS.join(", ") }))],
+      },
+    );
+  }
+}
+
+/**
+ * Installs an application in the organization. `seenPermissions`, when given, are the permissions
+ * the installer was shown: an application that now asks for any other is refused, never granted more.
+ */
+export async function installApplication(
+  db: Db,
+  clientId: string,
+  organizationSlug: string,
+  origin?: EventOrigin,
+  seenPermissions?: readonly string[],
+) {
+  if (seenPermissions !== undefined) checkPermissionNames(seenPermissions);
   return withEvents(db, async (tx) => {
     const application = await requireApplication(tx, clientId);
+    if (seenPermissions !== undefined) {
+      const unseen = application.permissions.filter((permission) => !seenPermissions.includes(permission));
+      if (unseen.length > 0) {
+        const list = unseen.join(", ");
+        throw new AppError(
+          "invalid_request",
+          `Invalid permissions: the application now also asks for ${list}; look it up again and confirm what it asks`,
+          { errors: [fieldIssue("permissions", fieldProblem("permissions_not_shown", { permissions: list }))] },
+        );
+      }
+    }
     const organization = await requireOrganization(tx, organizationSlug);
     const installed = await insertInstallation(tx, organization.id, application.id);
     if (installed) {

@@ -116,8 +116,15 @@ export function summarize(
       return w("audit.supporter_updated");
     case "supporter.erased":
       return w("audit.supporter_erased");
+    case "supporter.merged":
+      return w("audit.supporter_merged", { merged: String(changes.merged_id?.after ?? "?") });
     case "supporter.exported":
       return w("audit.supporter_exported");
+    case "supporter_note.created":
+      // An erased supporter's events keep the erased record as their data: the note's number is gone with it.
+      return w("audit.supporter_note_created", { note: String(data.note_id ?? "?") });
+    case "supporter_note.deleted":
+      return w("audit.supporter_note_deleted", { note: String(data.note_id ?? "?") });
     case "campaign.created":
       return w("audit.campaign_created", { title: String(data.title) });
     case "campaign.updated":
@@ -159,6 +166,14 @@ export function summarize(
       });
     case "statements.sent":
       return statementsSentence(locale, data);
+    case "supporters.imported":
+      return w("audit.supporters_imported", {
+        file: String(data.file),
+        created: Number(data.created),
+        updated: Number(data.updated),
+        unchanged: Number(data.unchanged),
+        refused: Number(data.refused),
+      });
     case "membership.created":
       return w("audit.membership_created", { email: String(data.email), role: String(data.role) });
     case "membership.updated":

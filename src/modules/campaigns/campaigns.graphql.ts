@@ -1,14 +1,43 @@
+import type { TSchema } from "typebox";
 import { builder } from "../../graphql/builder.js";
 import { defineCollection } from "../../graphql/collection.js";
 import { authorize } from "../../graphql/context.js";
 import { describe, exposeWireFields, inputFieldsFrom } from "../../graphql/wire-fields.js";
 import { validateAgainst } from "../../http/validate.js";
+import { AskImpact, type AskImpactWire, CampaignQuestion, type CampaignQuestionWire } from "./campaign-questions.js";
 import { Campaign, CampaignInput, CampaignListQuery, CampaignPatch, type CampaignWire } from "./campaigns.schemas.js";
 import { archiveCampaign, createCampaign, getCampaign, listCampaigns, updateCampaign } from "./campaigns.service.js";
 
+const AskImpactType = builder.objectRef<AskImpactWire>("AskImpact").implement({
+  description: describe(AskImpact),
+  fields: (t) => exposeWireFields(t, AskImpact),
+});
+
+const CampaignQuestionType = builder.objectRef<CampaignQuestionWire>("CampaignQuestion").implement({
+  description: describe(CampaignQuestion),
+  fields: (t) => ({
+    ...exposeWireFields(t, CampaignQuestion, ["options"]),
+    // Absent on questions without choices: null here, not a non-null field's error.
+    options: t.exposeStringList("options", {
+      nullable: true,
+      description: "The choices of single_choice and multiple_choice questions (at least two); null otherwise",
+    }),
+  }),
+});
+
+/** Fields whose values are lists of objects: typed here, the scalar rest derived from the REST schema. */
+const OBJECT_LISTS = ["ask_impacts", "questions"] as const;
+
 export const CampaignType = builder.objectRef<CampaignWire>("Campaign").implement({
   description: describe(Campaign),
-  fields: (t) => exposeWireFields(t, Campaign),
+  fields: (t) => ({
+    ...exposeWireFields(t, Campaign, OBJECT_LISTS),
+    ask_impacts: t.expose("ask_impacts", {
+      type: [AskImpactType],
+      description: "A line of impact for some suggested amounts",
+    }),
+    questions: t.expose("questions", { type: [CampaignQuestionType], description: "The campaign's own questions" }),
+  }),
 });
 
 defineCollection({
@@ -21,14 +50,40 @@ defineCollection({
   retrieve: getCampaign,
 });
 
+const AskImpactInputType = builder.inputType("AskImpactInput", {
+  description: "What a suggested amount makes possible",
+  fields: (t) => inputFieldsFrom(t, CampaignInput.properties.ask_impacts.items),
+});
+
+const CampaignQuestionInputType = builder.inputType("CampaignQuestionInput", {
+  description: "A question the donation form asks; without a key, one is made from the label",
+  fields: (t) => inputFieldsFrom(t, CampaignInput.properties.questions.items),
+});
+
+/** The REST request schema's fields, the lists of objects typed with their input types. */
+function campaignInputFields(t: Parameters<Parameters<typeof builder.inputType>[1]["fields"]>[0], schema: TSchema) {
+  const { properties, required = [] } = schema as unknown as {
+    properties: Record<string, TSchema>;
+    required?: string[];
+  };
+  const scalar = Object.fromEntries(
+    Object.entries(properties).filter(([name]) => !(OBJECT_LISTS as readonly string[]).includes(name)),
+  );
+  return {
+    ...inputFieldsFrom(t, { ...schema, properties: scalar, required } as TSchema),
+    ask_impacts: t.field({ type: [AskImpactInputType], description: "Replaces the impact lines" }),
+    questions: t.field({ type: [CampaignQuestionInputType], description: "Replaces the questions" }),
+  };
+}
+
 const CampaignInputType = builder.inputType("CampaignInput", {
   description: describe(CampaignInput),
-  fields: (t) => inputFieldsFrom(t, CampaignInput),
+  fields: (t) => campaignInputFields(t, CampaignInput),
 });
 
 const CampaignPatchType = builder.inputType("CampaignPatch", {
   description: describe(CampaignPatch),
-  fields: (t) => inputFieldsFrom(t, CampaignPatch),
+  fields: (t) => campaignInputFields(t, CampaignPatch),
 });
 
 builder.mutationFields((t) => ({

@@ -13,16 +13,17 @@ import {
   orderTerms,
   type Page,
   selectTenantRow,
+  type WireRow,
   wireRowOf,
 } from "../../db/list-query.js";
 import { campaigns } from "../../db/schema.js";
 import { selectTenantRowsByIds } from "../../db/tenant-rows.js";
+import { askImpactsOf } from "./campaign-questions.js";
 import { CAMPAIGN_ORDER_FIELDS, type CampaignWire } from "./campaigns.schemas.js";
 
 export type CampaignRow = typeof campaigns.$inferSelect;
 
-/** The one wire mapping of campaigns: the SQL that builds it (checkouts embed it) and *ToWire alike. */
-export const campaignWireRow = wireRowOf<CampaignWire>({
+const campaignColumns = {
   id: campaigns.id,
   create_date: instant(campaigns.createDate),
   update_date: instant(campaigns.updateDate),
@@ -52,7 +53,27 @@ export const campaignWireRow = wireRowOf<CampaignWire>({
   cost_example_label: campaigns.costExampleLabel,
   allow_cover_fee: campaigns.allowCoverFee,
   archive_date: instant(campaigns.archiveDate),
-});
+  story: campaigns.story,
+  cover_image_url: campaigns.coverImageUrl,
+  status: campaigns.status,
+  start_date: instant(campaigns.startDate),
+  end_date: instant(campaigns.endDate),
+  questions: campaigns.questions,
+  allow_tribute: campaigns.allowTribute,
+};
+
+// Impact amounts are kept as decimal strings ("30.00"), as money columns are; the wire shows numbers.
+const askImpactsSql = sql`coalesce((select json_agg(json_build_object('amount', (impact.value->>'amount')::numeric, 'recurring', (impact.value->>'recurring')::boolean, 'text', impact.value->>'text') order by impact.position) from jsonb_array_elements(${campaigns.askImpacts}) with ordinality as impact(value, position)), '[]'::json)`;
+
+const campaignInSql = wireRowOf<CampaignWire>({ ...campaignColumns, ask_impacts: askImpactsSql });
+const campaignOfRow = wireRowOf<Omit<CampaignWire, "ask_impacts">>(campaignColumns);
+
+/** The one wire mapping of campaigns: the SQL that builds it (checkouts embed it) and *ToWire alike. */
+export const campaignWireRow: WireRow<CampaignWire> = {
+  sql: campaignInSql.sql,
+  decode: campaignInSql.decode,
+  fromRow: (row) => ({ ...campaignOfRow.fromRow(row), ask_impacts: askImpactsOf(row as CampaignRow) }),
+};
 
 export interface CampaignFilters {
   q?: string;
@@ -103,7 +124,7 @@ export function findCampaignRowsByIds(tx: Executor, organizationId: number, ids:
   return selectTenantRowsByIds(tx, campaigns, organizationId, ids);
 }
 
-type CampaignValues = Omit<CampaignWire, "id" | "create_date" | "update_date" | "archive_date">;
+type CampaignValues = Omit<CampaignWire, "id" | "create_date" | "update_date" | "archive_date" | "cover_image_url">;
 
 const decimals = (values: number[] | null) => (values === null ? null : values.map((value) => value.toFixed(2)));
 
@@ -134,6 +155,17 @@ function columnsOf(values: CampaignValues) {
     costExampleAmount: values.cost_example_amount,
     costExampleLabel: values.cost_example_label,
     allowCoverFee: values.allow_cover_fee,
+    story: values.story,
+    status: values.status,
+    startDate: values.start_date === null ? null : new Date(values.start_date),
+    endDate: values.end_date === null ? null : new Date(values.end_date),
+    askImpacts: values.ask_impacts.map((impact) => ({
+      amount: impact.amount.toFixed(2),
+      recurring: impact.recurring,
+      text: impact.text,
+    })),
+    questions: values.questions,
+    allowTribute: values.allow_tribute,
   };
 }
 
@@ -157,6 +189,26 @@ export async function updateCampaignRow(
   const [row] = await tx
     .update(campaigns)
     .set({ ...columnsOf(values), updateDate: sql`now()`, ...(archiveDate ? { archiveDate } : {}) })
+    .where(and(eq(campaigns.organizationId, scope.organizationId), eq(campaigns.id, id)))
+    .returning();
+  if (!row) throw new Error("campaign update matched nothing");
+  return row;
+}
+
+/** The slugs of the organization's campaigns that start with `base` (a new campaign's slug is made unique among them). */
+export async function findSlugsLike(tx: Executor, scope: Scope, base: string): Promise<string[]> {
+  const rows = await tx
+    .select({ slug: campaigns.slug })
+    .from(campaigns)
+    .where(and(eq(campaigns.organizationId, scope.organizationId), ilike(campaigns.slug, `${escapeLike(base)}%`)));
+  return rows.map((row) => row.slug).filter((slug): slug is string => slug !== null);
+}
+
+/** Sets (or clears) the cover image's address of a campaign. */
+export async function updateCampaignCover(tx: Executor, scope: Scope, id: number, coverImageUrl: string | null) {
+  const [row] = await tx
+    .update(campaigns)
+    .set({ coverImageUrl, updateDate: sql`now()` })
     .where(and(eq(campaigns.organizationId, scope.organizationId), eq(campaigns.id, id)))
     .returning();
   if (!row) throw new Error("campaign update matched nothing");

@@ -1,6 +1,10 @@
 import { type Static, Type } from "typebox";
 import { DateFilter, listQuerySchema, listResponseSchema } from "../../http/pagination.js";
 import { DateTime, Id, Money, nullable, Tags, wireObject } from "../../http/schema-types.js";
+import { AskImpact, CampaignQuestion, QUESTION_LIMITS, QUESTION_TYPES } from "./campaign-questions.js";
+
+export const CAMPAIGN_STATUSES = ["draft", "published"] as const;
+export const STORY_MAX_LENGTH = 20_000;
 
 export const Campaign = wireObject(
   {
@@ -35,6 +39,27 @@ export const Campaign = wireObject(
       description: "The donation page offers to add the organization's estimated processing fee to the gift",
     }),
     archive_date: nullable({ ...DateTime, description: "When the campaign was archived; null while active" }),
+    story: nullable(Type.String({ description: "The campaign's story in Markdown, shown on its donation page" })),
+    cover_image_url: nullable(
+      Type.String({
+        description: "The cover image's address (its largest width); set by PUT /admin/campaigns/{id}/cover",
+      }),
+    ),
+    status: Type.String({
+      enum: [...CAMPAIGN_STATUSES],
+      description: "draft: its page and public API answer 404; published: live",
+    }),
+    start_date: nullable({
+      ...DateTime,
+      description: "Before it, the page says when the campaign opens, and takes no gifts",
+    }),
+    end_date: nullable({
+      ...DateTime,
+      description: "From it on, the page says the campaign has ended, and takes no gifts",
+    }),
+    ask_impacts: Type.Array(AskImpact, { description: "A line of impact for some suggested amounts" }),
+    questions: Type.Array(CampaignQuestion, { description: "The campaign's own questions on the donation form" }),
+    allow_tribute: Type.Boolean({ description: "The form offers to make the gift in honour or in memory of someone" }),
   },
   "A fundraising campaign",
 );
@@ -107,6 +132,34 @@ const InputMoney = Type.Number({ minimum: 0.01, maximum: 1_000_000_000, descript
 const optionalNullable = <T extends Parameters<typeof nullable>[0]>(schema: T) => Type.Optional(nullable(schema));
 const FormField = Type.String({ enum: [...SUPPORTER_FORM_FIELDS] });
 
+const AskImpactInput = Type.Object(
+  {
+    amount: InputMoney,
+    recurring: Type.Boolean(),
+    text: Type.String({ minLength: 1, maxLength: 200 }),
+  },
+  { additionalProperties: false, description: "What a suggested amount makes possible" },
+);
+export type AskImpactInput = Static<typeof AskImpactInput>;
+
+/** A question as a client sends it: without a key, one is made from the label. */
+const CampaignQuestionInput = Type.Object(
+  {
+    key: Type.Optional(CampaignQuestion.properties.key),
+    type: Type.String({ enum: [...QUESTION_TYPES] }),
+    label: Type.String({ minLength: 1, maxLength: QUESTION_LIMITS.label }),
+    required: Type.Optional(Type.Boolean({ description: "Default false" })),
+    options: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: QUESTION_LIMITS.option }), {
+        maxItems: QUESTION_LIMITS.options,
+        description: "single_choice and multiple_choice: 2 to 30 different choices; other types: none",
+      }),
+    ),
+  },
+  { additionalProperties: false, description: "A question the donation form asks" },
+);
+export type CampaignQuestionInput = Static<typeof CampaignQuestionInput>;
+
 const editableCampaignFields = {
   slug: optionalNullable(
     Type.String({
@@ -137,6 +190,25 @@ const editableCampaignFields = {
   cost_example_amount: optionalNullable(InputMoney),
   cost_example_label: optionalNullable(Type.String({ minLength: 1, maxLength: 200 })),
   allow_cover_fee: Type.Optional(Type.Boolean()),
+  story: optionalNullable(
+    Type.String({ maxLength: STORY_MAX_LENGTH, description: "Markdown; raw HTML is not rendered" }),
+  ),
+  status: Type.Optional(Type.String({ enum: [...CAMPAIGN_STATUSES], description: "Default published" })),
+  start_date: optionalNullable(DateTime),
+  end_date: optionalNullable({ ...DateTime, description: "After start_date" }),
+  ask_impacts: Type.Optional(
+    Type.Array(AskImpactInput, {
+      maxItems: 24,
+      description: "Replaces the lines; each amount one of asks (recurring: asks_subscription), once",
+    }),
+  ),
+  questions: Type.Optional(
+    Type.Array(CampaignQuestionInput, {
+      maxItems: QUESTION_LIMITS.questions,
+      description: "Replaces the questions; keep a question's key to keep its answers together",
+    }),
+  ),
+  allow_tribute: Type.Optional(Type.Boolean()),
 };
 
 export const CampaignInput = Type.Object(

@@ -6,18 +6,28 @@ import { recordEvent, withEvents } from "../../events/record-event.js";
 import { idempotent } from "../../http/idempotency.js";
 import { parseId } from "../../http/ids.js";
 import { type FieldProblem, fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
-import { amountDecimals, fitsCurrency } from "../../payments/money.js";
+import { largestImageUrl, prepareImage, saveImage } from "../../images/images.service.js";
+import { amountDecimals, fitsCurrency, toCents } from "../../payments/money.js";
 import { findLegalProfile } from "../legal-profile/legal-profile.repo.js";
 import { findOrganizationById } from "../organizations/organizations.repo.js";
+import { type CampaignQuestionWire, QUESTION_LIMITS } from "./campaign-questions.js";
 import {
   type CampaignRow,
   campaignWireRow,
   findCampaignRow,
+  findSlugsLike,
   insertCampaignRow,
   listCampaignRows,
+  updateCampaignCover,
   updateCampaignRow,
 } from "./campaigns.repo.js";
-import type { CampaignInput, CampaignListQuery, CampaignPatch, CampaignWire } from "./campaigns.schemas.js";
+import type {
+  CampaignInput,
+  CampaignListQuery,
+  CampaignPatch,
+  CampaignQuestionInput,
+  CampaignWire,
+} from "./campaigns.schemas.js";
 
 export function campaignToWire(row: CampaignRow): CampaignWire {
   return campaignWireRow.fromRow(row);
@@ -46,7 +56,7 @@ export async function getCampaign(db: Db, scope: Scope, rawId: string) {
   return campaignToWire(row);
 }
 
-type CampaignFields = Omit<CampaignWire, "id" | "create_date" | "update_date" | "archive_date">;
+type CampaignFields = Omit<CampaignWire, "id" | "create_date" | "update_date" | "archive_date" | "cover_image_url">;
 
 const CAMPAIGN_DEFAULTS: Omit<CampaignFields, "title"> = {
   slug: null,
@@ -73,6 +83,14 @@ const CAMPAIGN_DEFAULTS: Omit<CampaignFields, "title"> = {
   cost_example_amount: null,
   cost_example_label: null,
   allow_cover_fee: false,
+  story: null,
+  // Published unless asked otherwise: API clients written before drafts keep creating live campaigns.
+  status: "published",
+  start_date: null,
+  end_date: null,
+  ask_impacts: [],
+  questions: [],
+  allow_tribute: false,
 };
 
 const MONEY_FIELDS = [
@@ -132,6 +150,62 @@ function campaignRuleViolations(campaign: CampaignFields, currency: string): Val
   if ((campaign.cost_example_amount === null) !== (campaign.cost_example_label === null)) {
     issue("cost_example_label", fieldProblem("cost_example_pair"));
   }
+  if (campaign.start_date && campaign.end_date && Date.parse(campaign.end_date) <= Date.parse(campaign.start_date)) {
+    issue("end_date", fieldProblem("end_after_start"));
+  }
+  issues.push(...impactViolations(campaign, currency));
+  issues.push(...questionViolations(campaign.questions));
+  return issues;
+}
+
+/** Each impact line belongs to one suggested amount, of its kind, and an amount has one line at most. */
+function impactViolations(campaign: CampaignFields, currency: string): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const seen = new Set<string>();
+  campaign.ask_impacts.forEach((impact, index) => {
+    const asks = (impact.recurring ? campaign.asks_subscription : campaign.asks) ?? [];
+    const cents = toCents(impact.amount);
+    const field = `ask_impacts.${index}.amount`;
+    const amount = impact.amount.toFixed(amountDecimals(currency));
+    if (!asks.some((ask) => toCents(ask) === cents)) {
+      issues.push(
+        fieldIssue(
+          field,
+          impact.recurring
+            ? fieldProblem("impact_not_a_recurring_ask", { amount })
+            : fieldProblem("impact_not_an_ask", { amount }),
+        ),
+      );
+    }
+    const line = `${impact.recurring}:${cents}`;
+    if (seen.has(line)) issues.push(fieldIssue(field, fieldProblem("impact_repeated", { amount })));
+    seen.add(line);
+  });
+  return issues;
+}
+
+const CHOICE_TYPES = new Set(["single_choice", "multiple_choice"]);
+
+function questionViolations(questions: CampaignQuestionWire[]): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const keys = new Set<string>();
+  questions.forEach((question, index) => {
+    if (keys.has(question.key)) {
+      issues.push(fieldIssue(`questions.${index}.key`, fieldProblem("question_key_repeated", { key: question.key })));
+    }
+    keys.add(question.key);
+    const options = question.options ?? [];
+    const field = `questions.${index}.options`;
+    if (CHOICE_TYPES.has(question.type)) {
+      if (options.length < 2) {
+        issues.push(fieldIssue(field, fieldProblem("question_options_needed", { max: QUESTION_LIMITS.options })));
+      } else if (new Set(options.map((option) => option.trim().toLowerCase())).size !== options.length) {
+        issues.push(fieldIssue(field, fieldProblem("question_options_repeated")));
+      }
+    } else if (question.options !== undefined) {
+      issues.push(fieldIssue(field, fieldProblem("question_options_not_allowed")));
+    }
+  });
   return issues;
 }
 
@@ -145,8 +219,69 @@ async function assertCampaignRules(db: Executor, scope: Scope, campaign: Campaig
 }
 
 function fieldsOf(row: CampaignRow): CampaignFields {
-  const { id: _id, create_date: _c, update_date: _u, archive_date: _a, ...fields } = campaignToWire(row);
+  const {
+    id: _id,
+    create_date: _c,
+    update_date: _u,
+    archive_date: _a,
+    cover_image_url: _cover,
+    ...fields
+  } = campaignToWire(row);
   return fields;
+}
+
+const FOLDED: Record<string, string> = { ß: "ss", æ: "ae", œ: "oe", ø: "o", đ: "d", ł: "l", þ: "th", ð: "d" };
+
+/** Lowercase ASCII words of a title joined by `separator`: accents folded ("Caffè sospeso" → "caffe-sospeso"). */
+export function slugWords(text: string, separator: "-" | "_", maxLength: number): string {
+  const folded = text
+    .toLowerCase()
+    .normalize("NFKD")
+    .replace(/\p{M}+/gu, "")
+    .replace(/[ßæœøđłþð]/g, (letter) => FOLDED[letter] ?? "");
+  const words = folded.split(/[^a-z0-9]+/).filter(Boolean);
+  let slug = "";
+  for (const word of words) {
+    const next = slug ? `${slug}${separator}${word}` : word;
+    if (next.length > maxLength) break;
+    slug = next;
+  }
+  return slug || words[0]?.slice(0, maxLength) || "";
+}
+
+/** A campaign created without a slug gets one from its title, unique in the organization (-2, -3… when taken). */
+async function freeSlug(tx: Executor, scope: Scope, title: string): Promise<string> {
+  const base = slugWords(title, "-", 90) || "campaign";
+  const taken = new Set(await findSlugsLike(tx, scope, base));
+  if (!taken.has(base)) return base;
+  for (let suffix = 2; ; suffix++) if (!taken.has(`${base}-${suffix}`)) return `${base}-${suffix}`;
+}
+
+/** Questions as stored: each with its key (made from the label when the client gave none) and its required flag. */
+function questionsOfInput(questions: CampaignQuestionInput[]): CampaignQuestionWire[] {
+  const given = new Set(questions.flatMap((question) => (question.key ? [question.key] : [])));
+  return questions.map((question) => {
+    let key = question.key;
+    if (!key) {
+      const base = slugWords(question.label, "_", 40) || "question";
+      key = base;
+      for (let suffix = 2; given.has(key); suffix++) key = `${base}_${suffix}`;
+      given.add(key);
+    }
+    return {
+      key,
+      type: question.type,
+      label: question.label.trim() || question.label,
+      required: question.required ?? false,
+      ...(question.options !== undefined ? { options: question.options.map((option) => option.trim() || option) } : {}),
+    };
+  });
+}
+
+/** A request's fields as the campaign keeps them (questions with their keys). */
+function storedFields<T extends CampaignInput | CampaignPatch>(input: T) {
+  const { questions, ...rest } = input;
+  return questions === undefined ? rest : { ...rest, questions: questionsOfInput(questions) };
 }
 
 function isSlugConflict(error: unknown): boolean {
@@ -169,7 +304,7 @@ async function saving<T>(work: Promise<T>, slug: string | null): Promise<T> {
 
 /** A new campaign; with an idempotency key, a retry with the same body answers the first outcome. */
 export async function createCampaign(db: Db, scope: Scope, input: CampaignInput, idempotencyKey?: string) {
-  const campaign: CampaignFields = { ...CAMPAIGN_DEFAULTS, ...input } as CampaignFields;
+  const campaign: CampaignFields = { ...CAMPAIGN_DEFAULTS, ...storedFields(input) } as CampaignFields;
   await assertCampaignRules(db, scope, campaign);
   // A live campaign takes gifts at once: its form's consent box must link to the organization's privacy notice.
   if (!(await findLegalProfile(db, scope.organizationId))?.privacyPolicyUrl) {
@@ -178,20 +313,37 @@ export async function createCampaign(db: Db, scope: Scope, input: CampaignInput,
       "The organization has no privacy notice yet: set privacy_policy_url in its legal profile before publishing a campaign",
     );
   }
-  return withEvents(db, (tx) =>
+  const outcome = await withEvents(db, (tx) =>
     idempotent(tx, scope.organizationId, "campaigns:create", idempotencyKey, input, async () => {
+      if (campaign.slug === null) campaign.slug = await freeSlug(tx, scope, campaign.title);
       const created = campaignToWire(await saving(insertCampaignRow(tx, scope, campaign), campaign.slug));
       await recordEvent(tx, scope, "campaign.created", created.id, created);
       return { status: 201, body: created };
     }),
   );
+  return outcome.replayed ? { ...outcome, body: storedCampaignToWire(outcome.body) } : outcome;
+}
+
+/** A campaign answered before its page content existed (an idempotent replay), with that content's defaults. */
+export function storedCampaignToWire(stored: CampaignWire): CampaignWire {
+  return {
+    ...stored,
+    story: stored.story ?? null,
+    cover_image_url: stored.cover_image_url ?? null,
+    status: stored.status ?? "published",
+    start_date: stored.start_date ?? null,
+    end_date: stored.end_date ?? null,
+    ask_impacts: stored.ask_impacts ?? [],
+    questions: stored.questions ?? [],
+    allow_tribute: stored.allow_tribute ?? false,
+  };
 }
 
 export async function updateCampaign(db: Db, scope: Scope, rawId: string, patch: CampaignPatch) {
   return withEvents(db, async (tx) => {
     const existing = await findCampaignRow(tx, scope, parseId(rawId, "Campaign"));
     if (!existing) throw notFound("Campaign");
-    const campaign = { ...fieldsOf(existing), ...patch } as CampaignFields;
+    const campaign = { ...fieldsOf(existing), ...storedFields(patch) } as CampaignFields;
     await assertCampaignRules(tx, scope, campaign);
     const updated = campaignToWire(await saving(updateCampaignRow(tx, scope, existing.id, campaign), campaign.slug));
     await recordEvent(tx, scope, "campaign.updated", updated.id, updated, { before: campaignToWire(existing) });
@@ -208,5 +360,41 @@ export async function archiveCampaign(db: Db, scope: Scope, rawId: string) {
     const archived = campaignToWire(await updateCampaignRow(tx, scope, existing.id, fieldsOf(existing), new Date()));
     await recordEvent(tx, scope, "campaign.updated", archived.id, archived, { before: campaignToWire(existing) });
     return archived;
+  });
+}
+
+/**
+ * Makes an uploaded image the campaign's cover: checked and resized before the transaction (widths
+ * PURPOSES.cover), stored, named by its largest width's address, audited as `campaign.updated`.
+ */
+export async function uploadCampaignCover(
+  db: Db,
+  scope: Scope,
+  rawId: string,
+  upload: { bytes: Buffer; contentType: string },
+  baseUrl: string,
+) {
+  const id = parseId(rawId, "Campaign");
+  if (!(await findCampaignRow(db, scope, id))) throw notFound("Campaign");
+  const prepared = await prepareImage(scope.organizationId, "cover", upload);
+  return withEvents(db, async (tx) => {
+    const existing = await findCampaignRow(tx, scope, id);
+    if (!existing) throw notFound("Campaign");
+    await saveImage(tx, prepared);
+    const updated = campaignToWire(await updateCampaignCover(tx, scope, id, largestImageUrl(prepared, baseUrl)));
+    await recordEvent(tx, scope, "campaign.updated", updated.id, updated, { before: campaignToWire(existing) });
+    return updated;
+  });
+}
+
+/** Takes the cover off the campaign's page (audited); the image itself stays stored, as a logo's does. */
+export async function removeCampaignCover(db: Db, scope: Scope, rawId: string) {
+  return withEvents(db, async (tx) => {
+    const existing = await findCampaignRow(tx, scope, parseId(rawId, "Campaign"));
+    if (!existing) throw notFound("Campaign");
+    if (existing.coverImageUrl === null) return campaignToWire(existing);
+    const updated = campaignToWire(await updateCampaignCover(tx, scope, existing.id, null));
+    await recordEvent(tx, scope, "campaign.updated", updated.id, updated, { before: campaignToWire(existing) });
+    return updated;
   });
 }

@@ -32,10 +32,29 @@ const SPEC_FIELDS = [
   "tags",
 ];
 
+// docs/campaigns.md: the page's content, its dates, impact lines, questions and tribute gifts.
+const CONTENT_FIELDS = [
+  "story",
+  "cover_image_url",
+  "status",
+  "start_date",
+  "end_date",
+  "ask_impacts",
+  "questions",
+  "allow_tribute",
+];
+
 describeCollectionContract({
   collection: "campaigns",
   orderFields: CAMPAIGN_ORDER_FIELDS,
-  wireFields: [...SPEC_FIELDS, "cost_example_amount", "cost_example_label", "allow_cover_fee", "archive_date"],
+  wireFields: [
+    ...SPEC_FIELDS,
+    "cost_example_amount",
+    "cost_example_label",
+    "allow_cover_fee",
+    "archive_date",
+    ...CONTENT_FIELDS,
+  ],
   async populate(db, organizationId, count, sharedDate) {
     for (let index = 0; index < count; index++) {
       await fakeCampaign(db, organizationId, index % 3 === 0 ? { createDate: sharedDate } : {});

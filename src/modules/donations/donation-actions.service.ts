@@ -13,7 +13,7 @@ import { findSupporter, setCertificationUrl } from "../supporters/supporters.rep
 import { supporterToWire } from "../supporters/supporters.service.js";
 import type { OfflineDonationBody } from "./donation-actions.schemas.js";
 import { insertDonation, nextDonationId } from "./donations.repo.js";
-import { donationToWire } from "./donations.service.js";
+import { donationToWire, storedDonationToWire } from "./donations.service.js";
 import { cancelRecurring, type RecurringActor } from "./recurring-changes.service.js";
 
 /** Stops a recurring donation: active or past_due → revoked; no renewal is charged afterwards. */
@@ -116,5 +116,6 @@ export async function recordOfflineDonation(
       return { status: 201, body: { donation: donationToWire(donation), payment: paymentBody } };
     }),
   );
-  return outcome;
+  if (!outcome.replayed) return outcome;
+  return { ...outcome, body: { ...outcome.body, donation: storedDonationToWire(outcome.body.donation) } };
 }

@@ -13,18 +13,19 @@ import {
   orderTerms,
   type Page,
   selectTenantRow,
+  type WireRow,
   wireRowOf,
 } from "../../db/list-query.js";
 import { nextId } from "../../db/next-id.js";
 import { donations } from "../../db/schema.js";
 import { selectTenantRowsByIds, tenantRowLocker, tenantRowUpdater } from "../../db/tenant-rows.js";
+import { answersOf, tributeOf } from "../campaigns/campaign-questions.js";
 import type { DonationWire } from "./donations.schemas.js";
 import { DONATION_ORDER_FIELDS } from "./donations.schemas.js";
 
 export type DonationRow = typeof donations.$inferSelect;
 
-/** The one wire mapping of donations: the SQL that builds it (checkouts embed it) and *ToWire alike. */
-export const donationWireRow = wireRowOf<DonationWire>({
+const donationColumns = {
   id: donations.id,
   supporter_id: donations.supporterId,
   campaign_id: donations.campaignId,
@@ -43,7 +44,29 @@ export const donationWireRow = wireRowOf<DonationWire>({
   tags: donations.tags,
   skipped_cycles: donations.skippedCycles,
   test: donations.test,
+};
+
+const tributeSql = sql`case when ${donations.tributeType} is null then null else json_build_object(
+  'type', ${donations.tributeType}, 'name', ${donations.tributeName}, 'message', ${donations.tributeMessage},
+  'recipient_name', ${donations.tributeRecipientName}, 'recipient_email', ${donations.tributeRecipientEmail}) end`;
+
+/** The columns' part, read from a row; the tribute and answers are built from several columns or a default. */
+const columnsWireRow = wireRowOf<Omit<DonationWire, "tribute" | "answers">>(donationColumns);
+const embeddedWireRow = wireRowOf<DonationWire>({
+  ...donationColumns,
+  tribute: tributeSql,
+  answers: sql`coalesce(${donations.answers}, '[]'::jsonb)`,
 });
+
+/** The one wire mapping of donations: the SQL that builds it (checkouts embed it) and *ToWire alike. */
+export const donationWireRow: WireRow<DonationWire> = {
+  sql: embeddedWireRow.sql,
+  decode: embeddedWireRow.decode,
+  fromRow: (row) => {
+    const donation = row as DonationRow;
+    return { ...columnsWireRow.fromRow(donation), tribute: tributeOf(donation), answers: answersOf(donation) };
+  },
+};
 
 export interface DonationFilters {
   q?: string;
@@ -138,4 +161,23 @@ export async function revokeDonation(tx: Executor, organizationId: number, id: n
     .where(and(eq(donations.organizationId, organizationId), eq(donations.id, id)))
     .returning();
   return row;
+}
+
+/**
+ * What a supporter's gifts hold about other people or in their own words (a tribute's names, message
+ * and recipient, the answers to a campaign's questions), cleared when the supporter is erased.
+ */
+export async function clearGiftWordsOfSupporter(tx: Executor, organizationId: number, supporterId: number) {
+  await tx
+    .update(donations)
+    .set({
+      tributeType: null,
+      tributeName: null,
+      tributeMessage: null,
+      tributeRecipientName: null,
+      tributeRecipientEmail: null,
+      tributeDonorName: null,
+      answers: null,
+    })
+    .where(and(eq(donations.organizationId, organizationId), eq(donations.supporterId, supporterId)));
 }

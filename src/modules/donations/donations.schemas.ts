@@ -1,6 +1,7 @@
 import { type Static, Type } from "typebox";
 import { DateFilter, listQuerySchema, listResponseSchema } from "../../http/pagination.js";
 import { DateTime, Frequency, Id, Money, nullable, Tags, wireObject } from "../../http/schema-types.js";
+import { DonationAnswer, Tribute } from "../campaigns/campaign-questions.js";
 import { DOCUMENT_LINK_NOTE } from "../documents/document-access.js";
 
 export const DONATION_STATES = ["draft", "pending", "active", "past_due", "done", "revoked"] as const;
@@ -39,6 +40,11 @@ export const Donation = wireObject(
     test: Type.Boolean({
       description:
         "Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments",
+    }),
+    tribute: nullable(Tribute),
+    answers: Type.Array(DonationAnswer, {
+      description:
+        "The donor's answers to the campaign's questions, each with the question as it was asked (empty: none)",
     }),
   },
   "A gift, one-off or recurring",

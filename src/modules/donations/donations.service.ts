@@ -10,6 +10,14 @@ export function donationToWire(row: DonationRow): DonationWire {
   return donationWireRow.fromRow(row);
 }
 
+/**
+ * A donation kept in a stored answer (an Idempotency-Key's outcome), replayed in today's shape: the
+ * fields added since it was stored take their empty value.
+ */
+export function storedDonationToWire(stored: DonationWire): DonationWire {
+  return { ...stored, tribute: stored.tribute ?? null, answers: stored.answers ?? [] };
+}
+
 export async function listDonations(db: Db, scope: Scope, query: DonationListQuery) {
   const { rows, count } = await listDonationRows(
     db,

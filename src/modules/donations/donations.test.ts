@@ -21,8 +21,8 @@ const SPEC_FIELDS = [
   "tags",
 ];
 
-/** Beyond the spec: the currency, the processing fee a donor covered (docs/payments.md), cycles skipped after an outage. */
-const ADDED_FIELDS = ["currency", "covered_fee", "skipped_cycles", "test"];
+/** Beyond the spec: the currency, the processing fee a donor covered (docs/payments.md), cycles skipped after an outage, the tribute and answers (docs/campaigns.md). */
+const ADDED_FIELDS = ["currency", "covered_fee", "skipped_cycles", "test", "tribute", "answers"];
 
 describeCollectionContract({
   collection: "donations",

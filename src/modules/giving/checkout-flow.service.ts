@@ -29,6 +29,13 @@ import { type StripeProcessor, stripeMethodReference } from "../../payments/proc
 import { type ReconcileResult, reconcileOne } from "../../payments/reconciliation.service.js";
 import { settlePayment } from "../../payments/settlement.service.js";
 import { assertTransition, donationEventData } from "../../payments/transitions.js";
+import {
+  askImpactsOf,
+  checkAnswers,
+  checkTribute,
+  type DonationAnswerWire,
+  questionsOf,
+} from "../campaigns/campaign-questions.js";
 import type { CampaignRow } from "../campaigns/campaigns.repo.js";
 import {
   type CheckoutRow,
@@ -46,7 +53,7 @@ import {
   nextDonationId,
   updateDonation,
 } from "../donations/donations.repo.js";
-import { donationToWire } from "../donations/donations.service.js";
+import { donationToWire, storedDonationToWire } from "../donations/donations.service.js";
 import { findLegalProfile } from "../legal-profile/legal-profile.repo.js";
 import { findOrganizationById } from "../organizations/organizations.repo.js";
 import { bankTransferToWire, feeFormulaOf } from "../organizations/organizations.service.js";
@@ -102,11 +109,37 @@ import { CONSENTS } from "./giving.schemas.js";
 
 const campaignClosed = () => new AppError("campaign_closed", "This campaign has ended and no longer accepts donations");
 
-/** The organization and live campaign behind a public donation page or API call. */
-export async function findDonationTarget(db: Executor, organizationSlug: string, campaignSlug: string) {
+/** Whether the campaign's dates let it take a gift now (before start_date or from end_date on: not). */
+export function isCampaignOpen(campaign: CampaignRow, now = new Date()): boolean {
+  return !(campaign.startDate && now < campaign.startDate) && !(campaign.endDate && now >= campaign.endDate);
+}
+
+function assertCampaignOpen(campaign: CampaignRow) {
+  if (!isCampaignOpen(campaign)) {
+    if (campaign.startDate && Date.now() < campaign.startDate.getTime()) {
+      throw new AppError(
+        "campaign_not_open",
+        `This campaign opens on ${campaign.startDate.toISOString()} and does not accept donations yet`,
+      );
+    }
+    throw campaignClosed();
+  }
+}
+
+/**
+ * The organization and published campaign behind a public donation page or API call (a draft is
+ * not found; an archived campaign is closed). With `taking`, also one whose dates take gifts now.
+ */
+export async function findDonationTarget(
+  db: Executor,
+  organizationSlug: string,
+  campaignSlug: string,
+  taking: "gift" | "page" = "gift",
+) {
   const row = await findCampaignBySlugs(db, organizationSlug, campaignSlug);
-  if (!row) throw notFound("Campaign");
+  if (!row || row.campaign.status === "draft") throw notFound("Campaign");
   if (row.campaign.archiveDate) throw campaignClosed();
+  if (taking === "gift") assertCampaignOpen(row.campaign);
   return row;
 }
 
@@ -129,7 +162,14 @@ export function publicCampaignToWire(
       locale: organization.locale,
       privacy_policy_url: privacyPolicyUrl,
       logo_url: organization.logoUrl,
+      time_zone: organization.timeZone,
     },
+    story: campaign.story,
+    cover_image_url: campaign.coverImageUrl,
+    start_date: campaign.startDate?.toISOString() ?? null,
+    end_date: campaign.endDate?.toISOString() ?? null,
+    is_open: isCampaignOpen(campaign),
+    ask_impacts: askImpactsOf(campaign),
     currency: organization.currency,
     goal: campaign.goal,
     is_goal_enabled: campaign.isGoalEnabled,
@@ -160,11 +200,14 @@ export function publicCampaignToWire(
     })),
     stripe,
     test_mode: testMode,
+    allow_tribute: campaign.allowTribute,
+    questions: questionsOf(campaign),
   };
 }
 
 export async function getPublicCampaign(context: GivingContext, organizationSlug: string, campaignSlug: string) {
-  const { organization, campaign } = await findDonationTarget(context.db, organizationSlug, campaignSlug);
+  // A campaign not open yet, or ended, is still shown (with its dates); only gifts are refused.
+  const { organization, campaign } = await findDonationTarget(context.db, organizationSlug, campaignSlug, "page");
   const stripe = await context.processors.stripeAccount(organization.id);
   const mode = paymentModeOf(organization, stripe !== undefined, context.processors.production);
   return {
@@ -405,6 +448,9 @@ interface AttemptGift {
   device: ReturnType<typeof deviceOf>;
   /** The language the donor gave in (absent in attempts recorded before languages were kept). */
   locale?: Locale;
+  /** The gift's dedication and the answers to the campaign's questions, checked (absent: none). */
+  tribute?: ReturnType<typeof checkTribute>;
+  answers?: DonationAnswerWire[];
 }
 
 type Recorded =
@@ -521,7 +567,7 @@ async function recordAttempt(
       if (stored) {
         return {
           kind: "replay",
-          outcome: { status: stored.status, body: stored.body as CompletionBody, replayed: true },
+          outcome: { status: stored.status, body: replayedBody(stored.body), replayed: true },
         };
       }
     }
@@ -539,10 +585,14 @@ async function recordAttempt(
     const found = await findCampaignWithOrganization(tx, organizationId, checkout.campaignId ?? 0);
     if (!found) throw notFound("Campaign");
     const { campaign, organization } = found;
+    if (campaign.status === "draft") throw notFound("Campaign");
     if (campaign.archiveDate) throw campaignClosed();
+    assertCampaignOpen(campaign);
     checkGift(campaign, organization.currency, input.amount, input.frequency);
     const coveredFee = coveredFeeOf(campaign, organization, input.amount, input.cover_fee);
     checkSupporterFields(campaign, input.supporter);
+    const tribute = checkTribute(campaign.allowTribute, input.tribute);
+    const answers = checkAnswers(questionsOf(campaign), input.answers);
     checkChargeable(processor, organization.currency, fromCents(toCents(input.amount) + toCents(coveredFee)));
 
     const id = await nextAttemptId(tx);
@@ -553,6 +603,8 @@ async function recordAttempt(
       methodReference: method.reference,
       device: deviceOf(request.userAgent),
       ...(request.locale ? { locale: request.locale } : {}),
+      ...(tribute.tributeType ? { tribute } : {}),
+      ...(answers.length > 0 ? { answers } : {}),
     };
     const attempt = await insertCheckoutAttempt(tx, {
       organizationId,
@@ -709,6 +761,20 @@ export async function settleCheckoutAttempt(
 
     const gift = attempt.gift as AttemptGift | null;
     if (!gift) throw new Error(`checkout attempt ${attempt.id} has no gift to settle`);
+    // Kept as the donor gave them: the questions' wording of that moment, whatever edits follow.
+    // The recipient of a tribute's notice reads the name typed with this gift, never a stored record's.
+    const typedName =
+      [gift.supporter.first_name, gift.supporter.last_name]
+        .filter((part) => part?.trim())
+        .join(" ")
+        .trim() ||
+      gift.supporter.business_name?.trim() ||
+      null;
+    const extras = {
+      ...gift.tribute,
+      tributeDonorName: gift.tribute?.tributeRecipientEmail ? typedName : null,
+      answers: gift.answers ?? [],
+    };
     const found = await findCampaignWithOrganization(tx, organizationId, attempt.campaignId ?? 0);
     if (!found) throw notFound("Campaign");
     const { campaign, organization } = found;
@@ -754,6 +820,7 @@ export async function settleCheckoutAttempt(
         device: gift.device,
         paymentMethodId: methodRow.id,
         test,
+        ...extras,
       });
       if (donation) await recordEvent(tx, donor, "donation.updated", donation.id, donationEventData(donation));
     } else {
@@ -769,6 +836,7 @@ export async function settleCheckoutAttempt(
         device: gift.device,
         paymentMethodId: methodRow.id,
         test,
+        ...extras,
       });
       await recordEvent(tx, donor, "donation.created", donation.id, donationEventData(donation));
     }
@@ -871,7 +939,7 @@ async function settledOutcome(
       completionScope(checkout.id),
       attempt.requestKey,
     );
-    if (stored) return { status: stored.status, body: stored.body as CompletionBody, replayed: true };
+    if (stored) return { status: stored.status, body: replayedBody(stored.body), replayed: true };
   }
   if (attempt.state === "DECLINED") {
     const body = paymentFailedProblem(
@@ -891,6 +959,13 @@ async function settledOutcome(
   const method = await findPaymentMethod(tx, attempt.organizationId, payment.paymentMethodId);
   if (!organization) throw notFound("Checkout");
   return { status: 200, body: completedBody(organization, checkout.id, donation, payment, method), replayed: true };
+}
+
+/** A stored answer replayed: its donation in today's shape (answers stored before a field existed lack it). */
+function replayedBody(body: unknown): CompletionBody {
+  const stored = body as CompletionBody;
+  if (!("donation" in stored) || !stored.donation) return stored;
+  return { ...stored, donation: storedDonationToWire(stored.donation) };
 }
 
 /** A completed checkout as the donor's page gets it; bank transfers come with where to send the money. */

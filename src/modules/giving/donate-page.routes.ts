@@ -9,6 +9,8 @@ import { type PageSecurity, sendHtmlPage } from "../../http/html-page.js";
 import { isLocale } from "../../i18n/locales.js";
 import { LOCALE_COOKIE, negotiateLocale, requestLocaleSources } from "../../i18n/negotiate.js";
 import { parseImageUrl } from "../../images/images.service.js";
+import { frameAncestorsOf } from "../organizations/embed-origins.js";
+import { embedOriginsBySlug } from "../organizations/organizations.service.js";
 import { getPublicCampaign } from "./checkout-flow.service.js";
 import { CHALLENGE_ASSETS, donateErrorPage, donatePage } from "./donate-page.js";
 import type { GivingContext } from "./giving.context.js";
@@ -79,11 +81,15 @@ export function donatePageRoutes(app: FastifyInstance, context: GivingContext) {
         hide: true,
         params: Type.Object({ organization: Slug, campaign: Slug }),
         // ?lang=: the page in that language (an unknown one is ignored, as browsers send anything).
-        querystring: Type.Object({ lang: Type.Optional(Type.String({ maxLength: 35 })) }),
+        // ?embed=overlay|inline: opened by embed.js (the page looks the same; its script tells the host page its height).
+        querystring: Type.Object({
+          lang: Type.Optional(Type.String({ maxLength: 35 })),
+          embed: Type.Optional(Type.String({ maxLength: 20 })),
+        }),
         response: { 200: { content: { "text/html": { schema: Type.String() } } } },
       },
       // A page, not an API: unknown and ended campaigns get a friendly HTML page with the right status.
-      errorHandler: (error, request, reply) => {
+      errorHandler: async (error, request, reply) => {
         const clientStatus = error instanceof AppError ? error.status : (error as { statusCode?: number }).statusCode;
         const invalidSlug = (error as { validation?: unknown }).validation !== undefined;
         // A slug no campaign can have (too long, a NUL character…) is simply not found; 410: ended.
@@ -92,13 +98,25 @@ export function donatePageRoutes(app: FastifyInstance, context: GivingContext) {
         if (status === 500) request.log.error({ err: error }, "donation page failed");
         const locale = negotiateLocale(requestLocaleSources(request));
         reply.header("content-language", locale).header("vary", "Accept-Language, Cookie");
-        return sendHtmlPage(reply, status, PAGE_SECURITY, (nonce) => donateErrorPage(status, { nonce, locale }));
+        // An ended or unknown campaign of an organization that embeds its pages says so inside the host's frame too.
+        const slug = (request.params as { organization?: unknown }).organization;
+        const origins =
+          status !== 500 && typeof slug === "string" && !invalidSlug
+            ? await embedOriginsBySlug(context.db, slug).catch(() => [])
+            : [];
+        const security = { ...PAGE_SECURITY, frameAncestors: frameAncestorsOf(origins) };
+        return sendHtmlPage(reply, status, security, (nonce) => donateErrorPage(status, { nonce, locale }));
       },
     },
     async (request, reply) => {
       const { organization, campaign } = request.params as { organization: string; campaign: string };
       const publicCampaign = await getPublicCampaign(context, organization, campaign);
-      const security = publicCampaign.stripe ? STRIPE_PAGE_SECURITY : PAGE_SECURITY;
+      // Framed only by the sites the organization lists (CSP frame-ancestors; X-Frame-Options only when none).
+      const embedOrigins = await embedOriginsBySlug(context.db, organization);
+      const security = {
+        ...(publicCampaign.stripe ? STRIPE_PAGE_SECURITY : PAGE_SECURITY),
+        frameAncestors: frameAncestorsOf(embedOrigins),
+      };
       const logo = publicCampaign.organization.logo_url;
       // One of our images, by its path on this server: the page loads images from its own origin only.
       const logoUrl = (logo && parseImageUrl(logo)?.path) || null;
@@ -111,7 +129,7 @@ export function donatePageRoutes(app: FastifyInstance, context: GivingContext) {
       reply.header("content-language", locale).header("vary", "Accept-Language, Cookie");
       const path = `/donate/${encodeURIComponent(organization)}/${encodeURIComponent(campaign)}`;
       return sendHtmlPage(reply, 200, security, (nonce) =>
-        donatePage(publicCampaign, { nonce, locale, path, logoUrl }),
+        donatePage(publicCampaign, { nonce, locale, path, logoUrl, embedOrigins }),
       );
     },
   );

@@ -2,9 +2,11 @@ import { readFileSync } from "node:fs";
 import { escapeHtml, htmlDocument, languageSwitcher } from "../../http/html-page.js";
 import type { Locale } from "../../i18n/locales.js";
 import { messagesUnder, t } from "../../i18n/messages.js";
-import { amountDecimals } from "../../payments/money.js";
+import { imagePath, PURPOSES, parseImageUrl } from "../../images/images.service.js";
+import { amountDecimals, toCents } from "../../payments/money.js";
 import { stripeAmountDecimals } from "../../payments/processors/stripe-currencies.js";
 import { SUPPORTER_FORM_FIELDS } from "../campaigns/campaigns.schemas.js";
+import { renderStory } from "../campaigns/story.js";
 import type { PublicCampaignWire } from "./giving.schemas.js";
 
 /** Where Stripe requires Stripe.js to be loaded from (https://docs.stripe.com/js/including). */
@@ -155,19 +157,22 @@ function asksGroup(
   currency: string,
   hidden: boolean,
   locale: Locale,
+  impacts: PublicCampaignWire["ask_impacts"] = [],
 ): string {
+  const lines = impacts.filter((impact) => impact.recurring === (kind === "recurring"));
+  const impactOf = (ask: number) => lines.find((impact) => toCents(impact.amount) === toCents(ask))?.text;
   const asks = rules.asks
-    .map((ask) =>
-      choice(
-        `ask-${kind}`,
-        `ask-${kind}-${idOf(String(ask))}`,
-        String(ask),
-        formatAmount(ask, currency, locale),
-        ask === rules.default,
-      ),
-    )
+    .map((ask) => {
+      const id = `ask-${kind}-${idOf(String(ask))}`;
+      const impact = impactOf(ask);
+      if (!impact)
+        return choice(`ask-${kind}`, id, String(ask), formatAmount(ask, currency, locale), ask === rules.default);
+      // The line of impact is part of the amount's label: "€30 buys a school kit" is read as one choice.
+      return `<span class="choice"><input type="radio" name="ask-${kind}" id="${id}" value="${ask}"${ask === rules.default ? " checked" : ""}><label for="${id}"><strong>${escapeHtml(formatAmount(ask, currency, locale))}</strong> <span class="impact">${escapeHtml(impact)}</span></label></span>`;
+    })
     .join("\n    ");
-  return `<div class="asks" data-asks="${kind}"${hidden ? " hidden" : ""}>
+  const withImpacts = rules.asks.some((ask) => impactOf(ask) !== undefined);
+  return `<div class="asks${withImpacts ? " with-impacts" : ""}" data-asks="${kind}"${hidden ? " hidden" : ""}>
     ${asks}
   </div>`;
 }
@@ -193,8 +198,8 @@ function amountSection(
       : "";
   return `<fieldset class="group" data-field="amount" aria-describedby="e-amount">
   <legend>${w(locale, "donate.amount_legend")} <span class="muted">(${escapeHtml(campaign.currency)})</span></legend>
-  ${asksGroup("one_off", oneOff, campaign.currency, initial !== 0, locale)}
-  ${asksGroup("recurring", recurring, campaign.currency, initial === 0, locale)}
+  ${asksGroup("one_off", oneOff, campaign.currency, initial !== 0, locale, campaign.ask_impacts)}
+  ${asksGroup("recurring", recurring, campaign.currency, initial === 0, locale, campaign.ask_impacts)}
   <div class="custom" id="custom-wrap"${current.custom ? "" : " hidden"}>
     <label for="custom-amount">${w(locale, "donate.other_amount")}</label>
     <div class="money"><span aria-hidden="true">${escapeHtml(symbol)}</span><input type="number" id="custom-amount" name="custom_amount" inputmode="decimal" step="0.01"${attribute("min", current.min ?? 0.01)}${attribute("max", current.max)}${prefill ? attribute("value", current.default) : ""} aria-describedby="custom-hint e-amount"></div>
@@ -290,6 +295,102 @@ function consentSection(campaign: PublicCampaignWire, locale: Locale): string {
     </div>
   </fieldset>
   <label class="check"><input type="checkbox" name="profilation_marketing" data-consent="profilation_marketing"> ${w(locale, "donate.profiling")}</label>
+</fieldset>`;
+}
+
+/** "Dedicate this gift": a box that opens the tribute's fields (disabled while closed, so they are not checked). */
+function tributeSection(campaign: PublicCampaignWire, locale: Locale): string {
+  if (!campaign.allow_tribute) return "";
+  const input = (name: string, type: string, max: number, required: boolean, autocomplete = "off") => {
+    const id = `f-tribute-${idOf(name)}`;
+    const marker = required ? ` <span class="required" aria-hidden="true">*</span>` : "";
+    const control =
+      name === "message"
+        ? `<textarea id="${id}" data-tribute="${name}" rows="3" maxlength="${max}" disabled aria-describedby="e-${id}"></textarea>`
+        : `<input type="${type}" id="${id}" data-tribute="${name}" maxlength="${max}" autocomplete="${autocomplete}"${required ? " required" : ""} disabled aria-describedby="e-${id}"${type === "email" ? ' spellcheck="false"' : ""}>`;
+    return `<div class="field${name === "message" ? " wide" : ""}" data-field="tribute.${name}">
+        <label for="${id}">${w(locale, `donate.tribute.${name}`)}${marker}</label>
+        ${control}
+        <p class="field-error" id="e-${id}" hidden></p>
+      </div>`;
+  };
+  return `<fieldset class="group" id="tribute" data-field="tribute">
+  <legend>${w(locale, "donate.tribute.legend")}</legend>
+  <label class="check"><input type="checkbox" id="tribute-on" aria-controls="tribute-fields"> ${w(locale, "donate.tribute.toggle")}</label>
+  <p class="field-error" id="e-tribute" hidden></p>
+  <div id="tribute-fields" hidden>
+    <fieldset class="nested" data-field="tribute.type" aria-describedby="e-tribute-type">
+      <legend>${w(locale, "donate.tribute.type_legend")}</legend>
+      <div class="segmented">
+        <span class="choice"><input type="radio" name="tribute-type" id="tribute-type-honor" value="honor" data-tribute-type checked disabled><label for="tribute-type-honor">${w(locale, "donate.tribute.honor")}</label></span>
+        <span class="choice"><input type="radio" name="tribute-type" id="tribute-type-memory" value="memory" data-tribute-type disabled><label for="tribute-type-memory">${w(locale, "donate.tribute.memory")}</label></span>
+      </div>
+      <p class="field-error" id="e-tribute-type" hidden></p>
+    </fieldset>
+    <div class="fields">
+      ${input("name", "text", 200, true)}
+      ${input("message", "text", 1000, false)}
+    </div>
+    <label class="check"><input type="checkbox" id="tribute-notify" aria-controls="tribute-notify-fields" disabled> ${w(locale, "donate.tribute.notify")}</label>
+    <div id="tribute-notify-fields" hidden>
+      <p class="hint" id="tribute-notify-hint">${w(locale, "donate.tribute.notify_hint")}</p>
+      <div class="fields">
+        ${input("recipient_name", "text", 200, false)}
+        ${input("recipient_email", "email", 254, true)}
+      </div>
+    </div>
+  </div>
+</fieldset>`;
+}
+
+/** The campaign's own questions, each an accessible control with its error slot (`answers.<key>` on the wire). */
+function questionsSection(campaign: PublicCampaignWire, locale: Locale): string {
+  if (campaign.questions.length === 0) return "";
+  const items = campaign.questions.map((question) => {
+    const id = `f-answer-${idOf(question.key)}`;
+    const field = `answers.${question.key}`;
+    const marker = question.required ? ` <span class="required" aria-hidden="true">*</span>` : "";
+    const required = question.required ? " required" : "";
+    const data = `data-answer="${escapeHtml(question.key)}" data-answer-type="${escapeHtml(question.type)}"`;
+    const error = `<p class="field-error" id="e-${id}" hidden></p>`;
+    const options = question.options ?? [];
+    if (question.type === "single_choice" || question.type === "multiple_choice") {
+      const kind = question.type === "single_choice" ? "radio" : "checkbox";
+      const choices = options
+        .map((option, index) => {
+          const optionId = `${id}-${index}`;
+          return `<label class="check"><input type="${kind}" name="${id}" id="${optionId}" value="${escapeHtml(option)}"${kind === "radio" ? required : ""}> ${escapeHtml(option)}</label>`;
+        })
+        .join("\n        ");
+      return `<fieldset class="nested question wide" data-field="${escapeHtml(field)}" ${data}${question.required ? " data-required" : ""} aria-describedby="e-${id}">
+      <legend>${escapeHtml(question.label)}${marker}</legend>
+      <div class="checks">
+        ${choices}
+      </div>
+      ${error}
+    </fieldset>`;
+    }
+    if (question.type === "checkbox") {
+      return `<div class="field wide question" data-field="${escapeHtml(field)}">
+      <label class="check"><input type="checkbox" id="${id}" ${data}${required} aria-describedby="e-${id}"> <span>${escapeHtml(question.label)}${marker}</span></label>
+      ${error}
+    </div>`;
+    }
+    const control =
+      question.type === "long_text"
+        ? `<textarea id="${id}" ${data} rows="3" maxlength="2000"${required} aria-describedby="e-${id}"></textarea>`
+        : `<input type="text" id="${id}" ${data} maxlength="200"${required} aria-describedby="e-${id}">`;
+    return `<div class="field wide question" data-field="${escapeHtml(field)}">
+      <label for="${id}">${escapeHtml(question.label)}${marker}</label>
+      ${control}
+      ${error}
+    </div>`;
+  });
+  return `<fieldset class="group" id="questions">
+  <legend>${w(locale, "donate.questions_legend")}</legend>
+  <div class="fields">
+    ${items.join("\n    ")}
+  </div>
 </fieldset>`;
 }
 
@@ -394,6 +495,46 @@ export const CHALLENGE_ASSETS = {
   worker: "/donate/assets/altcha-pbkdf2.worker.js",
 } as const;
 
+/**
+ * The cover in each of its widths (PURPOSES.cover: 480, 960, 1600, never wider than the upload),
+ * by their paths on this server: the browser picks the one the screen needs.
+ */
+function coverImage(campaign: PublicCampaignWire): string {
+  const named = campaign.cover_image_url ? parseImageUrl(campaign.cover_image_url) : undefined;
+  if (!named) return "";
+  const widths = [...PURPOSES.cover.widths.filter((width) => width < named.width), named.width];
+  const srcset = widths
+    .map((width) => `${imagePath(named.organizationId, named.imageId, width, "jpeg")} ${width}w`)
+    .join(", ");
+  // Decorative: the title and the story below say what the campaign is.
+  return `<img class="cover" id="cover" src="${escapeHtml(imagePath(named.organizationId, named.imageId, widths[0] ?? named.width, "jpeg"))}" srcset="${escapeHtml(srcset)}" sizes="(min-width: 42rem) 38rem, calc(100vw - 2rem)" alt="" width="${named.width}" height="${Math.round((named.width * 9) / 16)}">
+  `;
+}
+
+/** The campaign's story, from its Markdown (story.ts sanitises it). */
+function storySection(campaign: PublicCampaignWire, locale: Locale): string {
+  if (!campaign.story?.trim()) return "";
+  return `\n<section class="story" id="story" aria-label="${w(locale, "donate.story_label")}">
+${renderStory(campaign.story)}
+</section>`;
+}
+
+/** Before its start date or from its end date on, the page says so, in the organization's time zone, and shows no form. */
+function closedNotice(campaign: PublicCampaignWire, locale: Locale): string {
+  const timeZone = campaign.organization.time_zone;
+  const start = campaign.start_date ? new Date(campaign.start_date) : null;
+  if (start && Date.now() < start.getTime()) {
+    const date = new Intl.DateTimeFormat(locale, { dateStyle: "long", timeStyle: "short", timeZone }).format(start);
+    return `<div class="notice" id="campaign-closed" role="status"><h2>${w(locale, "donate.campaign_not_started", { date })}</h2>
+<p>${w(locale, "donate.campaign_not_started_text")}</p></div>`;
+  }
+  // end_date is the first instant without gifts: the last day that took them is the one before it.
+  const end = new Date(new Date(campaign.end_date ?? Date.now()).getTime() - 1);
+  const date = new Intl.DateTimeFormat(locale, { dateStyle: "long", timeZone }).format(end);
+  return `<div class="notice" id="campaign-closed" role="status"><h2>${w(locale, "donate.campaign_ended", { date })}</h2>
+<p>${w(locale, "donate.campaign_ended_text")}</p></div>`;
+}
+
 /** Test-mode Stripe keys, or the organization's test mode (the sandbox): nothing is charged, and the donor must know it. */
 function testModeBanner(campaign: PublicCampaignWire, locale: Locale): string {
   const detail = campaign.test_mode
@@ -413,6 +554,8 @@ export function donatePage(
     path: string;
     /** The logo's address when it is one of the organization's images served here (nothing else is loaded). */
     logoUrl?: string | null;
+    /** The sites allowed to frame the page (its frame-ancestors): the only ones its script posts messages to. */
+    embedOrigins?: readonly string[];
   },
 ): string {
   const { nonce, locale, path, logoUrl } = options;
@@ -421,9 +564,12 @@ export function donatePage(
   const logo = logoUrl ? `<img class="org-logo" id="org-logo" src="${escapeHtml(logoUrl)}" alt="" height="48">` : "";
   const header = `${testModeBanner(campaign, locale)}<header>
   <p class="org">${logo}<span>${escapeHtml(campaign.organization.name)}</span></p>
-  <h1>${escapeHtml(campaign.title)}</h1>
+  ${coverImage(campaign)}<h1>${escapeHtml(campaign.title)}</h1>
   ${goalSection(campaign, locale)}
-</header>`;
+</header>${storySection(campaign, locale)}`;
+  if (!campaign.is_open) {
+    return pageShell({ title, nonce, locale, path, body: `${header}\n${closedNotice(campaign, locale)}` });
+  }
   if (!campaign.has_one_off && !campaign.has_subscription) {
     return pageShell({
       title,
@@ -466,6 +612,8 @@ export function donatePage(
     cover_fee: campaign.cover_fee,
     stripe: campaign.stripe ? { ...campaign.stripe, amount_decimals: stripeAmountDecimals(campaign.currency) } : null,
     challenge: { required: campaign.challenge_required, url: campaign.challenge_url, ...CHALLENGE_ASSETS },
+    // Framed by embed.js on one of these sites, the page tells it its height and a completed gift (docs/embed.md).
+    embed_origins: options.embedOrigins ?? [],
   };
   const body = `${header}
 <noscript><p class="notice">${w(locale, "donate.noscript")}</p></noscript>
@@ -474,6 +622,8 @@ export function donatePage(
 ${frequencySection(campaign, initial, locale)}
 ${amountSection(campaign, oneOff, recurring, initial, locale)}
 ${supporterSection(campaign, locale)}
+${tributeSection(campaign, locale)}
+${questionsSection(campaign, locale)}
 ${consentSection(campaign, locale)}
 ${paymentSection(campaign, initial, locale)}
 <div id="challenge" class="group challenge" data-field="altcha" hidden>

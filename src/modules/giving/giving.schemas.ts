@@ -1,5 +1,13 @@
 import { type Static, Type } from "typebox";
 import { DateTime, Frequency, Id, Money, nullable, wireObject } from "../../http/schema-types.js";
+import {
+  AnswersInput,
+  type AnswersInput as AnswersInputWire,
+  AskImpact,
+  CampaignQuestion,
+  TributeInput,
+  type TributeInput as TributeInputWire,
+} from "../campaigns/campaign-questions.js";
 import { SUPPORTER_FORM_FIELDS } from "../campaigns/campaigns.schemas.js";
 import { Donation } from "../donations/donations.schemas.js";
 import { Payment } from "../payments/payments.schemas.js";
@@ -31,7 +39,17 @@ export const PublicCampaign = wireObject(
         Type.String({ description: "The organization's privacy notice, which the form's consent box links to" }),
       ),
       logo_url: nullable(Type.String({ description: "The organization's logo (an image address), if it has one" })),
+      time_zone: Type.String({ description: "The organization's time zone (IANA): the page states dates in it" }),
     }),
+    story: nullable(Type.String({ description: "The campaign's story in Markdown (raw HTML is not rendered)" })),
+    cover_image_url: nullable(Type.String({ description: "The cover image's address (its largest width)" })),
+    start_date: nullable({ ...DateTime, description: "Gifts are taken from then on (null: already)" }),
+    end_date: nullable({ ...DateTime, description: "Gifts are taken until then (null: no end)" }),
+    is_open: Type.Boolean({
+      description:
+        "false before start_date or from end_date on: the page shows the campaign, and checkouts answer 410 campaign_closed",
+    }),
+    ask_impacts: Type.Array(AskImpact, { description: "What some suggested amounts make possible" }),
     currency: Type.String(),
     goal: nullable(Money),
     is_goal_enabled: Type.Boolean(),
@@ -75,6 +93,12 @@ export const PublicCampaign = wireObject(
       description:
         "The organization is in test mode: the sandbox takes gifts (test card numbers), no real money moves, " +
         "and the page shows a test banner",
+    }),
+    allow_tribute: Type.Boolean({
+      description: "The form offers to make the gift in honour or in memory of someone (`tribute` on completion)",
+    }),
+    questions: Type.Array(CampaignQuestion, {
+      description: "The campaign's own questions, in the form's order; answers go in `answers` on completion",
     }),
     ...challengeFields,
   },
@@ -157,6 +181,8 @@ export const CheckoutCompleteBody = Type.Object(
         description: "The ALTCHA widget's payload (a solved challenge); required while challenge_required",
       }),
     ),
+    tribute: Type.Optional(TributeInput),
+    answers: Type.Optional(AnswersInput),
   },
   { additionalProperties: false },
 );
@@ -172,6 +198,8 @@ export interface CheckoutCompleteInput {
   supporter: Partial<Record<(typeof SUPPORTER_FORM_FIELDS)[number], string>>;
   consents?: Partial<Record<(typeof CONSENTS)[number], boolean>>;
   altcha?: string;
+  tribute?: TributeInputWire;
+  answers?: AnswersInputWire;
 }
 
 export const CheckoutCompleted = wireObject(

@@ -1,12 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import { sessionUser } from "../../admin/admin-session.routes.js";
-import { type Actor, type Role, requirePermission } from "../../auth/actor.js";
+import { panelMember } from "../../admin/panel-member.js";
 import type { Db } from "../../db/client.js";
-import { AppError } from "../../errors/app-error.js";
-import { requestOrigin } from "../../events/origin.js";
 import { MAX_IMAGE_BYTES } from "../../images/images.service.js";
-import { findMembershipOfUser } from "../members/members.service.js";
 import { removeLogo, uploadLogo } from "./legal-profile.service.js";
 
 const Query = Type.Object(
@@ -16,22 +12,8 @@ const Query = Type.Object(
 
 /** The signed-in owner or admin of the organization the query names (the panel's cookie session). */
 async function manager(db: Db, request: FastifyRequest) {
-  const session = await sessionUser(db, request);
-  if (!session) throw new AppError("not_signed_in", "Sign in to the admin panel first");
-  const { organization } = request.query as { organization?: unknown };
-  if (typeof organization !== "string" || organization === "" || organization.length > 100) {
-    throw new AppError("invalid_request", "Name the organization: ?organization=<its slug>", {
-      errors: [{ parameter: "organization", message: "must be the organization's slug" }],
-    });
-  }
-  const membership = await findMembershipOfUser(db, session.userId, organization);
-  if (!membership) throw new AppError("not_a_member", "You are not a member of that organization");
-  const actor: Actor = { kind: "member", userId: session.userId, email: session.email, role: membership.role as Role };
-  requirePermission(actor, "organization:manage");
-  return {
-    organizationId: membership.id,
-    origin: requestOrigin(request, { type: "user", user_id: session.userId, label: session.email }),
-  };
+  const { scope } = await panelMember(db, request, "organization:manage");
+  return { organizationId: scope.organizationId, origin: scope.origin };
 }
 
 /**

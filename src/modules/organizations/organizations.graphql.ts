@@ -1,11 +1,14 @@
 import { builder } from "../../graphql/builder.js";
 import { authorize } from "../../graphql/context.js";
+import { MAX_EMBED_ORIGINS } from "./embed-origins.js";
 import {
   type bankTransferToWire,
   getOrganization,
   updateBankAccount,
+  updateEmbedOrigins,
   updateFeeFormula,
 } from "./organizations.service.js";
+import { campaignSharing } from "./sharing.service.js";
 
 type OrganizationWire = Awaited<ReturnType<typeof getOrganization>>;
 
@@ -53,6 +56,10 @@ export const OrganizationType = builder.objectRef<OrganizationWire>("Organizatio
       type: CoverFeeType,
       description: "Used when a campaign has allow_cover_fee",
       resolve: (organization) => organization.cover_fee,
+    }),
+    embed_origins: t.exposeStringList("embed_origins", {
+      description:
+        "Sites (https://host[:port]) whose pages may embed the donation pages with embed.js; empty: none (docs/embed.md)",
     }),
   }),
 });
@@ -125,6 +132,47 @@ builder.mutationField("updateOrganizationCoverFee", (t) =>
     resolve: (_root, args, context) => {
       authorize(context, "organization:manage");
       return updateFeeFormula(context.db, context.scope.organizationId, args, context.scope.origin);
+    },
+  }),
+);
+
+builder.mutationField("updateOrganizationEmbedOrigins", (t) =>
+  t.field({
+    type: OrganizationType,
+    description:
+      `Replaces the sites allowed to embed the donation pages: at most ${MAX_EMBED_ORIGINS} origins, each https://host[:port] ` +
+      "(http:// only for localhost and 127.0.0.1), no path, no wildcard, no duplicate; problems by field (origins.N). " +
+      "An empty list allows none. Owners and admins only.",
+    args: { origins: t.arg.stringList({ required: true }) },
+    resolve: (_root, args, context) => {
+      authorize(context, "organization:manage");
+      return updateEmbedOrigins(context.db, context.scope.organizationId, args.origins, context.scope.origin);
+    },
+  }),
+);
+
+const CampaignSharingType = builder
+  .objectRef<NonNullable<Awaited<ReturnType<typeof campaignSharing>>>>("CampaignSharing")
+  .implement({
+    description: "How a campaign's donation page is shared: its address, a QR code of it, the embed snippet",
+    fields: (t) => ({
+      url: t.exposeString("url", { description: "The donation page's address" }),
+      qr_svg: t.exposeString("qr_svg", { description: "A QR code of the address, as an SVG document" }),
+      embed_snippet: t.exposeString("embed_snippet", {
+        description: "The <script> tag that puts a Donate button on another site (docs/embed.md)",
+      }),
+    }),
+  });
+
+builder.queryField("campaignSharing", (t) =>
+  t.field({
+    type: CampaignSharingType,
+    nullable: true,
+    description: "The campaign's donation page address, QR code and embed snippet; null while it has no slug",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, context) => {
+      authorize(context, "campaigns:read");
+      return campaignSharing(context.db, context.scope, String(args.id), context.config.baseUrl);
     },
   }),
 );

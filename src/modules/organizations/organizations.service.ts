@@ -6,6 +6,7 @@ import { type FieldProblem, fieldIssue, fieldProblem } from "../../i18n/field-pr
 import type { FeeFormula } from "../../payments/cover-fee.js";
 import { amountDecimals, fitsCurrency, hasCentPrecision, roundToCurrency } from "../../payments/money.js";
 import { bicProblem, compactIban, ibanProblem } from "./bank-account.js";
+import { checkEmbedOrigins } from "./embed-origins.js";
 import {
   countOrganizations,
   findOrganizationById,
@@ -115,7 +116,18 @@ const organizationWithBankTransfer = (row: OrganizationRow) => ({
   test_mode: row.testMode,
   bank_transfer: bankTransferToWire(row),
   cover_fee: feeFormulaOf(row),
+  embed_origins: row.embedOrigins,
 });
+
+/** The sites allowed to frame the organization's donation pages (docs/embed.md); the list replaces the old one. */
+export function updateEmbedOrigins(db: Db, organizationId: number, origins: readonly string[], origin?: EventOrigin) {
+  return changeOrganization(db, organizationId, origin, { embedOrigins: checkEmbedOrigins(origins) });
+}
+
+/** The allowed origins of an organization by its slug (none for an unknown one): the donation page's frame-ancestors. */
+export async function embedOriginsBySlug(db: Db, slug: string): Promise<string[]> {
+  return (await findOrganizationBySlug(db, slug))?.embedOrigins ?? [];
+}
 
 /** The fee formula donors see when a campaign lets them cover the fee: percent (2 decimals, at most 20) + fixed. */
 export async function updateFeeFormula(db: Db, organizationId: number, formula: FeeFormula, origin?: EventOrigin) {

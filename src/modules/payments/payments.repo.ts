@@ -14,7 +14,7 @@ import {
   selectTenantRow,
   wireRowOf,
 } from "../../db/list-query.js";
-import { donations, paymentMethods, payments } from "../../db/schema.js";
+import { paymentMethods, payments } from "../../db/schema.js";
 import { selectTenantRowsByIds, tenantRowLocker, tenantRowUpdater } from "../../db/tenant-rows.js";
 import { type PaymentMethodRow, paymentMethodToWire } from "../payment-methods/payment-methods.repo.js";
 import type { PaymentWire } from "./payments.schemas.js";
@@ -177,23 +177,24 @@ export async function countPaidPayments(tx: Executor, organizationId: number, do
 }
 
 /** Money paid to a campaign and not refunded (test payments moved no money: left out). */
+/**
+ * The one definition of "raised" (docs/campaigns.md#raised), for a payment `p`: the money a PAID
+ * payment kept, less what was refunded and what a lost dispute took back; test payments never count.
+ * The donation page, the thank-you view, the panel's campaign page and the dashboard all sum it.
+ */
+export const RAISED = sql.raw(
+  "greatest(p.amount - p.amount_refunded - case when p.dispute_status = 'lost' then coalesce(p.dispute_amount, p.amount) else 0 end, 0)",
+);
+export const COUNTS_AS_RAISED = sql.raw("p.state = 'PAID' and not p.test");
+
+/** What a campaign raised, all time (RAISED): its donation page's goal bar and the thank-you view. */
 export async function sumPaidForCampaign(db: Executor, organizationId: number, campaignId: number): Promise<number> {
-  const [row] = await db
-    .select({ cents: sql<string>`coalesce(sum((${payments.amount} - ${payments.amountRefunded}) * 100), 0)` })
-    .from(payments)
-    .innerJoin(
-      donations,
-      and(eq(donations.organizationId, payments.organizationId), eq(donations.id, payments.donationId)),
-    )
-    .where(
-      and(
-        eq(payments.organizationId, organizationId),
-        eq(donations.campaignId, campaignId),
-        eq(payments.state, "PAID"),
-        eq(payments.test, false),
-      ),
-    );
-  return Number(row?.cents ?? 0) / 100;
+  const result = await db.execute(sql`
+    select coalesce(sum(${RAISED}), 0)::text as raised
+    from payments p
+    join donations d on d.organization_id = p.organization_id and d.id = p.donation_id
+    where p.organization_id = ${organizationId} and d.campaign_id = ${campaignId} and ${COUNTS_AS_RAISED}`);
+  return Number((result as unknown as { rows: { raised: string }[] }).rows[0]?.raised ?? 0);
 }
 
 /** A payment by its processor key or the processor's charge id (every organization, or one). */

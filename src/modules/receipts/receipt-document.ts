@@ -114,6 +114,16 @@ export function receiptContent(
           ...(row.reference ? [[t(locale, "receipts.reference"), row.reference] as [string, string]] : []),
           ...(row.paymentMethod ? [[t(locale, "receipts.method"), row.paymentMethod] as [string, string]] : []),
           [t(locale, "receipts.traceable"), t(locale, row.traceable ? "receipts.yes" : "receipts.no")],
+          ...(donor.tribute
+            ? [
+                [
+                  t(locale, "receipts.tribute"),
+                  donor.tribute.type === "memory"
+                    ? t(locale, "receipts.tribute_memory", { name: donor.tribute.name })
+                    : t(locale, "receipts.tribute_honor", { name: donor.tribute.name }),
+                ] as [string, string],
+              ]
+            : []),
         ],
     lines: statement
       ? {

@@ -79,6 +79,8 @@ export interface DonorSnapshot {
   /** Italy: the donor's codice fiscale (supporters.ssn), which a deduction needs. */
   tax_code: string | null;
   email: string | null;
+  /** A payment receipt's gift made in honour or in memory of someone (absent: none, or issued before tributes). */
+  tribute?: { type: "honor" | "memory"; name: string } | null;
 }
 
 export function issuerSnapshot(organization: OrganizationRow, profile: LegalProfileRow | undefined): IssuerSnapshot {
@@ -345,7 +347,12 @@ export async function issuePaymentReceipt(
     reference: donation.code,
     traceable: isTraceable(method?.processor, method?.label),
     organization: issuer,
-    donor: donorSnapshot(supporter),
+    donor: {
+      ...donorSnapshot(supporter),
+      tribute: donation.tributeName
+        ? { type: donation.tributeType === "memory" ? "memory" : "honor", name: donation.tributeName }
+        : null,
+    },
     lines: null,
     legalText: legalTextOf(issuer, profile?.receiptLegalText ?? null, locale),
     locale,

@@ -13,7 +13,8 @@ export async function insertConsentRecord(
     organizationId: number;
     supporterId: number;
     donationId: number | null;
-    source: "checkout";
+    /** checkout: declared with a gift; import: read from another platform's export (docs/import.md). */
+    source: "checkout" | "import";
     consents: DeclaredConsents;
     applied: boolean;
   },
@@ -21,6 +22,23 @@ export async function insertConsentRecord(
   const [row] = await tx.insert(consentRecords).values(values).returning();
   if (!row) throw new Error("consent record insert returned nothing");
   return row;
+}
+
+type ConsentRecordValues = Parameters<typeof insertConsentRecord>[1];
+
+/** Several records in one statement (an import's batch). */
+export async function insertConsentRecords(tx: Executor, values: ConsentRecordValues[]): Promise<void> {
+  if (values.length > 0) await tx.insert(consentRecords).values(values);
+}
+
+/** The consents a set of supporter fields declares (true or false); the others were not said. */
+export function declaredConsents(values: Partial<Record<ConsentName, unknown>>): DeclaredConsents {
+  const declared: DeclaredConsents = {};
+  for (const name of CONSENT_NAMES) {
+    const value = values[name];
+    if (typeof value === "boolean") declared[name] = value;
+  }
+  return declared;
 }
 
 /** A supporter's consent records, oldest first. */

@@ -16,7 +16,25 @@ interface SupporterExport {
   donations: DonationWire[];
   payments: PaymentWire[];
   consent_records: ConsentRecordWire[];
+  notes: ExportedNote[];
 }
+
+interface ExportedNote {
+  id: number;
+  create_date: string;
+  author_name: string;
+  body: string;
+}
+
+const ExportedNoteType = builder.objectRef<ExportedNote>("SupporterExportNote").implement({
+  description: "A note the organization's people (or an application) wrote about the supporter",
+  fields: (t) => ({
+    id: t.exposeInt("id"),
+    create_date: t.exposeString("create_date"),
+    author_name: t.exposeString("author_name", { description: "Who wrote it, as named when they did" }),
+    body: t.exposeString("body"),
+  }),
+});
 
 const ConsentRecordType = builder.objectRef<ConsentRecordWire>("ConsentRecord").implement({
   description:
@@ -25,7 +43,9 @@ const ConsentRecordType = builder.objectRef<ConsentRecordWire>("ConsentRecord").
   fields: (t) => ({
     id: t.exposeInt("id"),
     create_date: t.exposeString("create_date"),
-    source: t.exposeString("source", { description: "checkout: declared with a gift" }),
+    source: t.exposeString("source", {
+      description: "checkout: declared with a gift; import: read from a file imported from another platform",
+    }),
     donation_id: t.exposeInt("donation_id", { nullable: true, description: "The gift it was declared with" }),
     applied: t.exposeBoolean("applied", {
       description: "Whether it became the supporter's consents (only when the gift created the supporter)",
@@ -44,6 +64,7 @@ const SupporterExportType = builder.objectRef<SupporterExport>("SupporterExport"
     donations: t.field({ type: [DonationType], resolve: (data) => data.donations }),
     payments: t.field({ type: [PaymentType], resolve: (data) => data.payments }),
     consent_records: t.field({ type: [ConsentRecordType], resolve: (data) => data.consent_records }),
+    notes: t.field({ type: [ExportedNoteType], description: "Newest first", resolve: (data) => data.notes }),
   }),
 });
 

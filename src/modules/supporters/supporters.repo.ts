@@ -1,4 +1,4 @@
-import { and, arrayContains, eq, ilike, isNull, or, type SQL, sql } from "drizzle-orm";
+import { and, arrayContains, eq, ilike, inArray, isNull, or, type SQL, sql } from "drizzle-orm";
 import type { Scope } from "../../auth/scope.js";
 import type { Executor } from "../../db/client.js";
 import { countInserted } from "../../db/collection-counts.js";
@@ -236,4 +236,43 @@ export async function setCertificationUrl(tx: Executor, organizationId: number, 
     )
     .returning();
   return row;
+}
+
+/**
+ * The organization's live supporters an import's batch may match: by external id, or by email
+ * (case-insensitive), locked until the batch commits so that a concurrent edit waits for it.
+ */
+export function lockSupportersForImport(
+  tx: Executor,
+  organizationId: number,
+  externalIds: readonly string[],
+  emails: readonly string[],
+) {
+  const matches = [
+    externalIds.length > 0 ? inArray(supporters.externalId, [...externalIds]) : undefined,
+    emails.length > 0
+      ? inArray(
+          sql`lower(${supporters.email})`,
+          emails.map((email) => email.toLowerCase()),
+        )
+      : undefined,
+  ].filter((match) => match !== undefined);
+  if (matches.length === 0) return Promise.resolve([] as SupporterRow[]);
+  return tx
+    .select()
+    .from(supporters)
+    .where(and(eq(supporters.organizationId, organizationId), isNull(supporters.eraseDate), or(...matches)))
+    .orderBy(supporters.id)
+    .for("update");
+}
+
+/** New supporters in one insert (an import's batch), counted in the collection's total. */
+export async function insertSupporterRows(tx: Executor, organizationId: number, values: readonly SupporterColumns[]) {
+  if (values.length === 0) return [];
+  const rows = await tx
+    .insert(supporters)
+    .values(values.map((each) => ({ ...each, organizationId })))
+    .returning();
+  await countInserted(tx, organizationId, "supporters", rows.length);
+  return rows;
 }

@@ -7,12 +7,14 @@ import { recordEvent, withEvents } from "../../events/record-event.js";
 import { idempotent } from "../../http/idempotency.js";
 import { parseId } from "../../http/ids.js";
 import { fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
-import { listSupporterDonationRows } from "../donations/donations.repo.js";
+import { clearGiftWordsOfSupporter, listSupporterDonationRows } from "../donations/donations.repo.js";
 import { donationToWire } from "../donations/donations.service.js";
 import { findPaymentMethodsByIds } from "../payment-methods/payment-methods.repo.js";
 import { listDonationPaymentRows } from "../payments/payments.repo.js";
 import { paymentToWire } from "../payments/payments.service.js";
 import { consentRecordToWire, listConsentRecords } from "./consent-records.repo.js";
+import { findSupporterMerge } from "./supporter-merges.repo.js";
+import { deleteSupporterNotesOf, listSupporterNoteRows } from "./supporter-notes.repo.js";
 import {
   eraseSupporterRow,
   findSupporterRow,
@@ -48,9 +50,18 @@ export async function listSupporters(db: Db, scope: Scope, query: SupporterListQ
 }
 
 export async function getSupporter(db: Db, scope: Scope, rawId: string) {
-  const row = await findSupporterRow(db, scope, parseId(rawId, "Supporter"));
-  if (!row) throw notFound("Supporter");
+  const id = parseId(rawId, "Supporter");
+  const row = await findSupporterRow(db, scope, id);
+  if (!row) throw await supporterNotFound(db, scope, id);
   return supporterToWire(row);
+}
+
+/** Not found; a supporter merged into another says into which (the gifts and consents are there now). */
+async function supporterNotFound(db: Executor, scope: Scope, id: number): Promise<AppError> {
+  const merge = await findSupporterMerge(db, scope.organizationId, id);
+  return merge
+    ? new AppError("not_found", `Supporter not found: it was merged into supporter ${merge.keptId}`)
+    : notFound("Supporter");
 }
 
 /** The column of each writable supporter field (also used by the checkout flow). */
@@ -85,7 +96,7 @@ export const SUPPORTER_COLUMNS: Record<keyof SupporterPatch, keyof SupporterColu
   note: "note",
 };
 
-function columnsOf(input: SupporterPatch): SupporterColumns {
+export function supporterColumnsOf(input: SupporterPatch): SupporterColumns {
   const values: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(input)) {
     if (value !== undefined) values[SUPPORTER_COLUMNS[field as keyof SupporterPatch]] = value;
@@ -105,7 +116,7 @@ export async function createSupporter(db: Db, scope: Scope, input: SupporterInpu
   }
   return withEvents(db, (tx) =>
     idempotent(tx, scope.organizationId, "supporters:create", idempotencyKey, input, async () => {
-      const supporter = supporterToWire(await insertSupporterRow(tx, scope, columnsOf(input)));
+      const supporter = supporterToWire(await insertSupporterRow(tx, scope, supporterColumnsOf(input)));
       await recordEvent(tx, scope, "supporter.created", supporter.id, supporter);
       return { status: 201, body: supporter };
     }),
@@ -117,7 +128,7 @@ async function requireLiveSupporter(db: Executor, scope: Scope, rawId: string, o
   // An edit or an erasure holds the row: the other waits, then sees what the first left (its "before").
   if (options.lock) await lockSupporter(db, scope.organizationId, id);
   const row = await findSupporterRow(db, scope, id);
-  if (!row) throw notFound("Supporter");
+  if (!row) throw await supporterNotFound(db, scope, id);
   return row;
 }
 
@@ -133,7 +144,7 @@ export async function updateSupporter(db: Db, scope: Scope, rawId: string, patch
         errors: [fieldIssue("email", fieldProblem("name_or_email_required"))],
       });
     }
-    const row = await updateSupporterRow(tx, scope, existing.id, columnsOf(patch));
+    const row = await updateSupporterRow(tx, scope, existing.id, supporterColumnsOf(patch));
     if (!row) throw new AppError("supporter_erased", "This supporter's personal data was erased; it cannot be edited");
     const supporter = supporterToWire(row);
     await recordEvent(tx, scope, "supporter.updated", supporter.id, supporter, {
@@ -161,6 +172,8 @@ export async function exportSupporter(db: Db, scope: Scope, rawId: string) {
     paymentRows.map((row) => row.paymentMethodId),
   );
   const consents = await listConsentRecords(db, scope.organizationId, supporter.id);
+  // What the organization's people wrote about them is their personal data too (GDPR art. 15).
+  const notes = await listSupporterNoteRows(db, scope.organizationId, supporter.id);
   // An access request is part of the record too: who asked for whose data, and when (none of the data itself).
   await withEvents(db, (tx) =>
     recordEvent(tx, scope, "supporter.exported", supporter.id, {
@@ -168,6 +181,7 @@ export async function exportSupporter(db: Db, scope: Scope, rawId: string) {
       donations: donationRows.length,
       payments: paymentRows.length,
       consent_records: consents.length,
+      notes: notes.length,
     }),
   );
   return {
@@ -176,6 +190,12 @@ export async function exportSupporter(db: Db, scope: Scope, rawId: string) {
     donations: donationRows.map(donationToWire),
     payments: paymentRows.map((row) => paymentToWire(row, methods.get(row.paymentMethodId ?? 0))),
     consent_records: consents.map(consentRecordToWire),
+    notes: notes.map((note) => ({
+      id: note.id,
+      create_date: note.createDate.toISOString(),
+      author_name: note.authorName,
+      body: note.body,
+    })),
   };
 }
 
@@ -196,6 +216,10 @@ export async function eraseSupporter(db: Db, scope: Scope, rawId: string) {
     );
     if (!row) throw notFound("Supporter");
     const supporter = supporterToWire(row);
+    // Their gifts keep amounts and dates (accounting), not the words they wrote or the people they named.
+    await clearGiftWordsOfSupporter(tx, scope.organizationId, existing.id);
+    // Notes written about them are personal data as well.
+    await deleteSupporterNotesOf(tx, scope.organizationId, existing.id);
     // What the record held about them goes too; erasing again records nothing new.
     await scrubSupporterEvents(tx, scope.organizationId, supporter.id, supporter);
     if (!existing.eraseDate) await recordEvent(tx, scope, "supporter.erased", supporter.id, supporter);

@@ -2,15 +2,18 @@ import { IntlMessageFormat } from "intl-messageformat";
 import { createContext, Fragment, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from "react";
 import enErrors from "../../../src/i18n/catalogs/en/errors.json";
 import enFields from "../../../src/i18n/catalogs/en/fields.json";
+import enOauth from "../../../src/i18n/catalogs/en/oauth.json";
 import enPanel from "../../../src/i18n/catalogs/en/panel.json";
 import itErrors from "../../../src/i18n/catalogs/it/errors.json";
 import itFields from "../../../src/i18n/catalogs/it/fields.json";
+import itOauth from "../../../src/i18n/catalogs/it/oauth.json";
 import itPanel from "../../../src/i18n/catalogs/it/panel.json";
 import { DEFAULT_LOCALE, isLocale, LOCALE_NAMES, LOCALES, type Locale } from "../../../src/i18n/locales";
 import { ApiError, type FieldIssue, setIssueWording } from "./api/graphql";
 
 /**
- * The panel's words: the server's catalogs (src/i18n/catalogs/<locale>/panel.json, errors.json and fields.json),
+ * The panel's words: the server's catalogs (src/i18n/catalogs/<locale>/panel.json, errors.json and fields.json,
+ * and the permissions of oauth.json, so the panel and the OAuth consent page describe them alike),
  * formatted with intl-messageformat like the server's `t`. Keys are written whole in the code
  * (`t("panel.nav.dashboard")`, or a template with a specific prefix like `panel.state.${state}`) so
  * the catalog test can tell which ones are used.
@@ -32,9 +35,16 @@ function flatten(catalog: Catalog, prefix: string, into: Map<string, string>): M
   return into;
 }
 
+function messagesOf(panel: Catalog, errors: Catalog, fields: Catalog, oauth: { permissions: Catalog }) {
+  const messages = flatten(panel, "panel", new Map());
+  flatten(errors, "errors", messages);
+  flatten(fields, "fields", messages);
+  return flatten({ permissions: oauth.permissions }, "oauth", messages);
+}
+
 const MESSAGES: Record<Locale, Map<string, string>> = {
-  en: flatten(enFields, "fields", flatten(enErrors, "errors", flatten(enPanel as Catalog, "panel", new Map()))),
-  it: flatten(itFields, "fields", flatten(itErrors, "errors", flatten(itPanel as Catalog, "panel", new Map()))),
+  en: messagesOf(enPanel as Catalog, enErrors, enFields, enOauth),
+  it: messagesOf(itPanel as Catalog, itErrors, itFields, itOauth),
 };
 
 const formats = new Map<string, IntlMessageFormat>();

@@ -22,9 +22,12 @@ import { NotFoundPage } from "./pages/not-found.page";
 import { OfflineDonationPage } from "./pages/offline-donation.page";
 import { OutboxMessagePage, OutboxPage } from "./pages/outbox.page";
 import { PaymentDetailPage } from "./pages/payment-detail.page";
+import { RetentionPage } from "./pages/retention.page";
 import { SettingsPage } from "./pages/settings.page";
 import { SignInPage } from "./pages/sign-in.page";
 import { SupporterDetailPage } from "./pages/supporter-detail.page";
+import { SupporterDuplicatesPage } from "./pages/supporter-duplicates.page";
+import { SupporterEditorPage } from "./pages/supporter-editor.page";
 import { WebhookEndpointPage, WebhooksPage } from "./pages/webhooks.page";
 import "./styles.css";
 
@@ -42,7 +45,10 @@ const router = createBrowserRouter(
         { path: "campaigns/:id", element: <CampaignDetailPage /> },
         { path: "campaigns/:id/edit", element: <CampaignEditorPage /> },
         { path: "supporters", element: <CollectionPage key="supporters" name="supporters" /> },
+        { path: "supporters/new", element: <SupporterEditorPage /> },
+        { path: "supporters/duplicates", element: <SupporterDuplicatesPage /> },
         { path: "supporters/:id", element: <SupporterDetailPage /> },
+        { path: "supporters/:id/edit", element: <SupporterEditorPage /> },
         { path: "donations", element: <CollectionPage key="donations" name="donations" /> },
         { path: "donations/new", element: <OfflineDonationPage /> },
         { path: "donations/:id", element: <DonationDetailPage /> },
@@ -50,6 +56,7 @@ const router = createBrowserRouter(
         { path: "payments/:id", element: <PaymentDetailPage /> },
         { path: "checkouts", element: <CollectionPage key="checkouts" name="checkouts" /> },
         { path: "checkouts/:id", element: <CheckoutDetailPage /> },
+        { path: "retention", element: <RetentionPage /> },
         { path: "apps", element: <AppsPage /> },
         { path: "apps/:clientId", element: <AppFramePage /> },
         { path: "developers", element: <DevelopersPage /> },

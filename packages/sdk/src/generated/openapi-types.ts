@@ -63,6 +63,26 @@ export interface Operations {
         skipped_cycles: number[];
         /** Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments */
         test: boolean;
+        /** A gift in honour or in memory of someone */
+        tribute: {
+          /** honor: in honour of; memory: in memory of */
+          type: "honor" | "memory";
+          /** Who the gift honours or remembers */
+          name: string;
+          message: string | null;
+          /** Who is told of the gift by email */
+          recipient_name: string | null;
+          /** Where that notice goes; null: nobody is told */
+          recipient_email: string | null;
+        } | null;
+        /** The donor's answers to the campaign's questions, each with the question as it was asked (empty: none) */
+        answers: Array<{
+          key: string;
+          /** The question's wording when the gift was made */
+          label: string;
+          type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+          value: string | string[] | boolean;
+        }>;
       };
       /** Invalid parameters */
       400: Problem;
@@ -136,6 +156,20 @@ export interface Operations {
       };
       /** The ALTCHA widget's payload (a solved challenge); required while challenge_required */
       altcha?: string;
+      /** Only when the campaign's allow_tribute is true: the gift is made in honour or in memory of someone */
+      tribute?: {
+        /** honor: in honour of; memory: in memory of */
+        type: "honor" | "memory";
+        /** Who the gift honours or remembers */
+        name: string;
+        message?: string;
+        /** Who is told of the gift (their greeting) */
+        recipient_name?: string;
+        /** Told of the gift by email once it is paid (never of its amount); without it nobody is told */
+        recipient_email?: string;
+      };
+      /** Answers to the campaign's questions by key: text for short_text, long_text and single_choice, a list of options for multiple_choice, true/false for checkbox */
+      answers?: Record<string, string | string[] | boolean>;
     };
     responses: {
       /** The outcome of a completed checkout */
@@ -175,6 +209,26 @@ export interface Operations {
           skipped_cycles: number[];
           /** Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments */
           test: boolean;
+          /** A gift in honour or in memory of someone */
+          tribute: {
+            /** honor: in honour of; memory: in memory of */
+            type: "honor" | "memory";
+            /** Who the gift honours or remembers */
+            name: string;
+            message: string | null;
+            /** Who is told of the gift by email */
+            recipient_name: string | null;
+            /** Where that notice goes; null: nobody is told */
+            recipient_email: string | null;
+          } | null;
+          /** The donor's answers to the campaign's questions, each with the question as it was asked (empty: none) */
+          answers: Array<{
+            key: string;
+            /** The question's wording when the gift was made */
+            label: string;
+            type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+            value: string | string[] | boolean;
+          }>;
         };
         /** One charge of a donation */
         payment: {
@@ -328,6 +382,33 @@ export interface Operations {
       cost_example_amount?: number | null;
       cost_example_label?: string | null;
       allow_cover_fee?: boolean;
+      /** Markdown; raw HTML is not rendered */
+      story?: string | null;
+      /** Default published */
+      status?: "draft" | "published";
+      /** ISO 8601 UTC with milliseconds */
+      start_date?: string | null;
+      /** After start_date */
+      end_date?: string | null;
+      /** Replaces the lines; each amount one of asks (recurring: asks_subscription), once */
+      ask_impacts?: Array<{
+        /** At most 2 decimals */
+        amount: number;
+        recurring: boolean;
+        text: string;
+      }>;
+      /** Replaces the questions; keep a question's key to keep its answers together */
+      questions?: Array<{
+        /** Stable identifier of the question (lowercase letters, digits, underscores); answers carry it */
+        key?: string;
+        type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+        label: string;
+        /** Default false */
+        required?: boolean;
+        /** single_choice and multiple_choice: 2 to 30 different choices; other types: none */
+        options?: string[];
+      }>;
+      allow_tribute?: boolean;
     };
     responses: {
       /** A fundraising campaign */
@@ -373,6 +454,37 @@ export interface Operations {
         allow_cover_fee: boolean;
         /** When the campaign was archived; null while active */
         archive_date: string | null;
+        /** The campaign's story in Markdown, shown on its donation page */
+        story: string | null;
+        /** The cover image's address (its largest width); set by PUT /admin/campaigns/{id}/cover */
+        cover_image_url: string | null;
+        /** draft: its page and public API answer 404; published: live */
+        status: "draft" | "published";
+        /** Before it, the page says when the campaign opens, and takes no gifts */
+        start_date: string | null;
+        /** From it on, the page says the campaign has ended, and takes no gifts */
+        end_date: string | null;
+        /** A line of impact for some suggested amounts */
+        ask_impacts: Array<{
+          /** One of the campaign's asks (recurring: asks_subscription) */
+          amount: number;
+          /** true: the line belongs to a recurring suggested amount */
+          recurring: boolean;
+          text: string;
+        }>;
+        /** The campaign's own questions on the donation form */
+        questions: Array<{
+          /** Stable identifier of the question (lowercase letters, digits, underscores); answers carry it */
+          key: string;
+          type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+          label: string;
+          /** A gift cannot complete without an answer (checkbox: must be ticked) */
+          required: boolean;
+          /** The choices of single_choice and multiple_choice questions (at least two); absent otherwise */
+          options?: string[];
+        }>;
+        /** The form offers to make the gift in honour or in memory of someone */
+        allow_tribute: boolean;
       };
       /** Invalid parameters */
       400: Problem;
@@ -691,6 +803,37 @@ export interface Operations {
           allow_cover_fee: boolean;
           /** When the campaign was archived; null while active */
           archive_date: string | null;
+          /** The campaign's story in Markdown, shown on its donation page */
+          story: string | null;
+          /** The cover image's address (its largest width); set by PUT /admin/campaigns/{id}/cover */
+          cover_image_url: string | null;
+          /** draft: its page and public API answer 404; published: live */
+          status: "draft" | "published";
+          /** Before it, the page says when the campaign opens, and takes no gifts */
+          start_date: string | null;
+          /** From it on, the page says the campaign has ended, and takes no gifts */
+          end_date: string | null;
+          /** A line of impact for some suggested amounts */
+          ask_impacts: Array<{
+            /** One of the campaign's asks (recurring: asks_subscription) */
+            amount: number;
+            /** true: the line belongs to a recurring suggested amount */
+            recurring: boolean;
+            text: string;
+          }>;
+          /** The campaign's own questions on the donation form */
+          questions: Array<{
+            /** Stable identifier of the question (lowercase letters, digits, underscores); answers carry it */
+            key: string;
+            type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+            label: string;
+            /** A gift cannot complete without an answer (checkbox: must be ticked) */
+            required: boolean;
+            /** The choices of single_choice and multiple_choice questions (at least two); absent otherwise */
+            options?: string[];
+          }>;
+          /** The form offers to make the gift in honour or in memory of someone */
+          allow_tribute: boolean;
         }>;
         /** Total number of results ignoring limit and offset */
         count: number;
@@ -809,6 +952,37 @@ export interface Operations {
             allow_cover_fee: boolean;
             /** When the campaign was archived; null while active */
             archive_date: string | null;
+            /** The campaign's story in Markdown, shown on its donation page */
+            story: string | null;
+            /** The cover image's address (its largest width); set by PUT /admin/campaigns/{id}/cover */
+            cover_image_url: string | null;
+            /** draft: its page and public API answer 404; published: live */
+            status: "draft" | "published";
+            /** Before it, the page says when the campaign opens, and takes no gifts */
+            start_date: string | null;
+            /** From it on, the page says the campaign has ended, and takes no gifts */
+            end_date: string | null;
+            /** A line of impact for some suggested amounts */
+            ask_impacts: Array<{
+              /** One of the campaign's asks (recurring: asks_subscription) */
+              amount: number;
+              /** true: the line belongs to a recurring suggested amount */
+              recurring: boolean;
+              text: string;
+            }>;
+            /** The campaign's own questions on the donation form */
+            questions: Array<{
+              /** Stable identifier of the question (lowercase letters, digits, underscores); answers carry it */
+              key: string;
+              type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+              label: string;
+              /** A gift cannot complete without an answer (checkbox: must be ticked) */
+              required: boolean;
+              /** The choices of single_choice and multiple_choice questions (at least two); absent otherwise */
+              options?: string[];
+            }>;
+            /** The form offers to make the gift in honour or in memory of someone */
+            allow_tribute: boolean;
           } | null;
           /** A person or business that gives to the organization */
           supporter: {
@@ -881,6 +1055,26 @@ export interface Operations {
             skipped_cycles: number[];
             /** Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments */
             test: boolean;
+            /** A gift in honour or in memory of someone */
+            tribute: {
+              /** honor: in honour of; memory: in memory of */
+              type: "honor" | "memory";
+              /** Who the gift honours or remembers */
+              name: string;
+              message: string | null;
+              /** Who is told of the gift by email */
+              recipient_name: string | null;
+              /** Where that notice goes; null: nobody is told */
+              recipient_email: string | null;
+            } | null;
+            /** The donor's answers to the campaign's questions, each with the question as it was asked (empty: none) */
+            answers: Array<{
+              key: string;
+              /** The question's wording when the gift was made */
+              label: string;
+              type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+              value: string | string[] | boolean;
+            }>;
           } | null;
           /** One charge of a donation */
           payment: {
@@ -1033,6 +1227,26 @@ export interface Operations {
           skipped_cycles: number[];
           /** Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments */
           test: boolean;
+          /** A gift in honour or in memory of someone */
+          tribute: {
+            /** honor: in honour of; memory: in memory of */
+            type: "honor" | "memory";
+            /** Who the gift honours or remembers */
+            name: string;
+            message: string | null;
+            /** Who is told of the gift by email */
+            recipient_name: string | null;
+            /** Where that notice goes; null: nobody is told */
+            recipient_email: string | null;
+          } | null;
+          /** The donor's answers to the campaign's questions, each with the question as it was asked (empty: none) */
+          answers: Array<{
+            key: string;
+            /** The question's wording when the gift was made */
+            label: string;
+            type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+            value: string | string[] | boolean;
+          }>;
         }>;
         /** Total number of results ignoring limit and offset */
         count: number;
@@ -1080,6 +1294,7 @@ export interface Operations {
             | "payment.disputed"
             | "supporter.created"
             | "supporter.updated"
+            | "supporter.merged"
             | "supporter.erased"
             | "campaign.created"
             | "campaign.updated"
@@ -1095,6 +1310,9 @@ export interface Operations {
             | "receipt.voided"
             | "email_settings.updated"
             | "statements.sent"
+            | "supporters.imported"
+            | "supporter_note.created"
+            | "supporter_note.deleted"
             | "supporter.exported"
             | "application.created"
             | "application.updated"
@@ -1675,6 +1893,26 @@ export interface Operations {
           skipped_cycles: number[];
           /** Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments */
           test: boolean;
+          /** A gift in honour or in memory of someone */
+          tribute: {
+            /** honor: in honour of; memory: in memory of */
+            type: "honor" | "memory";
+            /** Who the gift honours or remembers */
+            name: string;
+            message: string | null;
+            /** Who is told of the gift by email */
+            recipient_name: string | null;
+            /** Where that notice goes; null: nobody is told */
+            recipient_email: string | null;
+          } | null;
+          /** The donor's answers to the campaign's questions, each with the question as it was asked (empty: none) */
+          answers: Array<{
+            key: string;
+            /** The question's wording when the gift was made */
+            label: string;
+            type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+            value: string | string[] | boolean;
+          }>;
         };
         /** One charge of a donation */
         payment: {
@@ -1863,6 +2101,37 @@ export interface Operations {
         allow_cover_fee: boolean;
         /** When the campaign was archived; null while active */
         archive_date: string | null;
+        /** The campaign's story in Markdown, shown on its donation page */
+        story: string | null;
+        /** The cover image's address (its largest width); set by PUT /admin/campaigns/{id}/cover */
+        cover_image_url: string | null;
+        /** draft: its page and public API answer 404; published: live */
+        status: "draft" | "published";
+        /** Before it, the page says when the campaign opens, and takes no gifts */
+        start_date: string | null;
+        /** From it on, the page says the campaign has ended, and takes no gifts */
+        end_date: string | null;
+        /** A line of impact for some suggested amounts */
+        ask_impacts: Array<{
+          /** One of the campaign's asks (recurring: asks_subscription) */
+          amount: number;
+          /** true: the line belongs to a recurring suggested amount */
+          recurring: boolean;
+          text: string;
+        }>;
+        /** The campaign's own questions on the donation form */
+        questions: Array<{
+          /** Stable identifier of the question (lowercase letters, digits, underscores); answers carry it */
+          key: string;
+          type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+          label: string;
+          /** A gift cannot complete without an answer (checkbox: must be ticked) */
+          required: boolean;
+          /** The choices of single_choice and multiple_choice questions (at least two); absent otherwise */
+          options?: string[];
+        }>;
+        /** The form offers to make the gift in honour or in memory of someone */
+        allow_tribute: boolean;
       };
       /** Invalid parameters */
       400: Problem;
@@ -1936,6 +2205,37 @@ export interface Operations {
           allow_cover_fee: boolean;
           /** When the campaign was archived; null while active */
           archive_date: string | null;
+          /** The campaign's story in Markdown, shown on its donation page */
+          story: string | null;
+          /** The cover image's address (its largest width); set by PUT /admin/campaigns/{id}/cover */
+          cover_image_url: string | null;
+          /** draft: its page and public API answer 404; published: live */
+          status: "draft" | "published";
+          /** Before it, the page says when the campaign opens, and takes no gifts */
+          start_date: string | null;
+          /** From it on, the page says the campaign has ended, and takes no gifts */
+          end_date: string | null;
+          /** A line of impact for some suggested amounts */
+          ask_impacts: Array<{
+            /** One of the campaign's asks (recurring: asks_subscription) */
+            amount: number;
+            /** true: the line belongs to a recurring suggested amount */
+            recurring: boolean;
+            text: string;
+          }>;
+          /** The campaign's own questions on the donation form */
+          questions: Array<{
+            /** Stable identifier of the question (lowercase letters, digits, underscores); answers carry it */
+            key: string;
+            type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+            label: string;
+            /** A gift cannot complete without an answer (checkbox: must be ticked) */
+            required: boolean;
+            /** The choices of single_choice and multiple_choice questions (at least two); absent otherwise */
+            options?: string[];
+          }>;
+          /** The form offers to make the gift in honour or in memory of someone */
+          allow_tribute: boolean;
         } | null;
         /** A person or business that gives to the organization */
         supporter: {
@@ -2008,6 +2308,26 @@ export interface Operations {
           skipped_cycles: number[];
           /** Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments */
           test: boolean;
+          /** A gift in honour or in memory of someone */
+          tribute: {
+            /** honor: in honour of; memory: in memory of */
+            type: "honor" | "memory";
+            /** Who the gift honours or remembers */
+            name: string;
+            message: string | null;
+            /** Who is told of the gift by email */
+            recipient_name: string | null;
+            /** Where that notice goes; null: nobody is told */
+            recipient_email: string | null;
+          } | null;
+          /** The donor's answers to the campaign's questions, each with the question as it was asked (empty: none) */
+          answers: Array<{
+            key: string;
+            /** The question's wording when the gift was made */
+            label: string;
+            type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+            value: string | string[] | boolean;
+          }>;
         } | null;
         /** One charge of a donation */
         payment: {
@@ -2106,6 +2426,26 @@ export interface Operations {
         skipped_cycles: number[];
         /** Test data: a gift made with the sandbox while the organization was in test mode (no real money moved); its payments are test payments */
         test: boolean;
+        /** A gift in honour or in memory of someone */
+        tribute: {
+          /** honor: in honour of; memory: in memory of */
+          type: "honor" | "memory";
+          /** Who the gift honours or remembers */
+          name: string;
+          message: string | null;
+          /** Who is told of the gift by email */
+          recipient_name: string | null;
+          /** Where that notice goes; null: nobody is told */
+          recipient_email: string | null;
+        } | null;
+        /** The donor's answers to the campaign's questions, each with the question as it was asked (empty: none) */
+        answers: Array<{
+          key: string;
+          /** The question's wording when the gift was made */
+          label: string;
+          type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+          value: string | string[] | boolean;
+        }>;
       };
       /** Invalid parameters */
       400: Problem;
@@ -2145,6 +2485,7 @@ export interface Operations {
           | "payment.disputed"
           | "supporter.created"
           | "supporter.updated"
+          | "supporter.merged"
           | "supporter.erased"
           | "campaign.created"
           | "campaign.updated"
@@ -2160,6 +2501,9 @@ export interface Operations {
           | "receipt.voided"
           | "email_settings.updated"
           | "statements.sent"
+          | "supporters.imported"
+          | "supporter_note.created"
+          | "supporter_note.deleted"
           | "supporter.exported"
           | "application.created"
           | "application.updated"
@@ -2337,7 +2681,27 @@ export interface Operations {
           privacy_policy_url: string | null;
           /** The organization's logo (an image address), if it has one */
           logo_url: string | null;
+          /** The organization's time zone (IANA): the page states dates in it */
+          time_zone: string;
         };
+        /** The campaign's story in Markdown (raw HTML is not rendered) */
+        story: string | null;
+        /** The cover image's address (its largest width) */
+        cover_image_url: string | null;
+        /** Gifts are taken from then on (null: already) */
+        start_date: string | null;
+        /** Gifts are taken until then (null: no end) */
+        end_date: string | null;
+        /** false before start_date or from end_date on: the page shows the campaign, and checkouts answer 410 campaign_closed */
+        is_open: boolean;
+        /** What some suggested amounts make possible */
+        ask_impacts: Array<{
+          /** One of the campaign's asks (recurring: asks_subscription) */
+          amount: number;
+          /** true: the line belongs to a recurring suggested amount */
+          recurring: boolean;
+          text: string;
+        }>;
         currency: string;
         /** Amount in the organization's currency, at most 2 decimals */
         goal: number | null;
@@ -2389,6 +2753,19 @@ export interface Operations {
         } | null;
         /** The organization is in test mode: the sandbox takes gifts (test card numbers), no real money moves, and the page shows a test banner */
         test_mode: boolean;
+        /** The form offers to make the gift in honour or in memory of someone (`tribute` on completion) */
+        allow_tribute: boolean;
+        /** The campaign's own questions, in the form's order; answers go in `answers` on completion */
+        questions: Array<{
+          /** Stable identifier of the question (lowercase letters, digits, underscores); answers carry it */
+          key: string;
+          type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+          label: string;
+          /** A gift cannot complete without an answer (checkbox: must be ticked) */
+          required: boolean;
+          /** The choices of single_choice and multiple_choice questions (at least two); absent otherwise */
+          options?: string[];
+        }>;
         /** true while the form is protected: completing needs `altcha`, a solved challenge from challenge_url */
         challenge_required: boolean;
         /** GET it for a fresh proof-of-work challenge (ALTCHA) */
@@ -2886,6 +3263,33 @@ export interface Operations {
       cost_example_amount?: number | null;
       cost_example_label?: string | null;
       allow_cover_fee?: boolean;
+      /** Markdown; raw HTML is not rendered */
+      story?: string | null;
+      /** Default published */
+      status?: "draft" | "published";
+      /** ISO 8601 UTC with milliseconds */
+      start_date?: string | null;
+      /** After start_date */
+      end_date?: string | null;
+      /** Replaces the lines; each amount one of asks (recurring: asks_subscription), once */
+      ask_impacts?: Array<{
+        /** At most 2 decimals */
+        amount: number;
+        recurring: boolean;
+        text: string;
+      }>;
+      /** Replaces the questions; keep a question's key to keep its answers together */
+      questions?: Array<{
+        /** Stable identifier of the question (lowercase letters, digits, underscores); answers carry it */
+        key?: string;
+        type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+        label: string;
+        /** Default false */
+        required?: boolean;
+        /** single_choice and multiple_choice: 2 to 30 different choices; other types: none */
+        options?: string[];
+      }>;
+      allow_tribute?: boolean;
     };
     responses: {
       /** A fundraising campaign */
@@ -2931,6 +3335,37 @@ export interface Operations {
         allow_cover_fee: boolean;
         /** When the campaign was archived; null while active */
         archive_date: string | null;
+        /** The campaign's story in Markdown, shown on its donation page */
+        story: string | null;
+        /** The cover image's address (its largest width); set by PUT /admin/campaigns/{id}/cover */
+        cover_image_url: string | null;
+        /** draft: its page and public API answer 404; published: live */
+        status: "draft" | "published";
+        /** Before it, the page says when the campaign opens, and takes no gifts */
+        start_date: string | null;
+        /** From it on, the page says the campaign has ended, and takes no gifts */
+        end_date: string | null;
+        /** A line of impact for some suggested amounts */
+        ask_impacts: Array<{
+          /** One of the campaign's asks (recurring: asks_subscription) */
+          amount: number;
+          /** true: the line belongs to a recurring suggested amount */
+          recurring: boolean;
+          text: string;
+        }>;
+        /** The campaign's own questions on the donation form */
+        questions: Array<{
+          /** Stable identifier of the question (lowercase letters, digits, underscores); answers carry it */
+          key: string;
+          type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
+          label: string;
+          /** A gift cannot complete without an answer (checkbox: must be ticked) */
+          required: boolean;
+          /** The choices of single_choice and multiple_choice questions (at least two); absent otherwise */
+          options?: string[];
+        }>;
+        /** The form offers to make the gift in honour or in memory of someone */
+        allow_tribute: boolean;
       };
       /** Invalid parameters */
       400: Problem;

@@ -7,9 +7,23 @@ export interface Formatters {
   /** Money without cents, for charts and headline figures. */
   moneyShort: (amount: number | null | undefined) => string;
   dateTime: (iso: string | null | undefined) => string;
+  /** `dateTime` cut where a line may break: the date (with its separator) and the time; one line when it cannot be. */
+  dateTimeLines: (iso: string | null | undefined) => string[];
   date: (iso: string | null | undefined) => string;
   number: (value: number) => string;
   month: (period: string) => string;
+}
+
+const TIME_PARTS = new Set<string>(["hour", "minute", "second", "dayPeriod"]);
+
+/** A date and time's text cut at the space before its time (one piece where the time comes first). */
+function splitDateTime(format: Intl.DateTimeFormat, date: Date): string[] {
+  // The whole as `dateTime` writes it (V8's format has plain spaces where its parts may have U+202F).
+  const whole = format.format(date);
+  const parts = format.formatToParts(date);
+  const at = parts.findIndex((part) => TIME_PARTS.has(part.type));
+  const day = at > 0 ? parts.slice(0, at).reduce((text, part) => text + part.value, "") : "";
+  return /\S $/.test(day) && whole.startsWith(day) ? [day.slice(0, -1), whole.slice(day.length)] : [whole];
 }
 
 const cache = new Map<string, Intl.NumberFormat>();
@@ -42,6 +56,7 @@ export function makeFormatters(currency: string, timeZone: string, locale: strin
     money: (amount, other) => (amount == null ? "—" : currencyFormat(locale, other ?? currency).format(amount)),
     moneyShort: (amount) => (amount == null ? "—" : currencyFormat(locale, currency, 0).format(amount)),
     dateTime: (iso) => (iso ? dateTime.format(new Date(iso)) : "—"),
+    dateTimeLines: (iso) => (iso ? splitDateTime(dateTime, new Date(iso)) : ["—"]),
     date: (iso) => (iso ? date.format(new Date(iso)) : "—"),
     number: (value) => number.format(value),
     month: (period) => {

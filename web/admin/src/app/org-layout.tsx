@@ -17,6 +17,7 @@ const NAV: { to: string; label: string; end?: boolean }[] = [
   { to: "donations", label: "panel.nav.donations" },
   { to: "payments", label: "panel.nav.payments" },
   { to: "checkouts", label: "panel.nav.checkouts" },
+  { to: "retention", label: "panel.nav.retention" },
   { to: "outbox", label: "panel.nav.outbox" },
 ];
 const NAV_SETTINGS: { to: string; label: string; end?: boolean }[] = [

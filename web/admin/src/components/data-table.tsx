@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import type { Formatters } from "../app/format";
 import { useT } from "../i18n";
 
 export interface TableColumn<T> {
@@ -6,7 +7,23 @@ export interface TableColumn<T> {
   label: string;
   sort?: string;
   numeric?: boolean;
+  /** Long text (names, titles, addresses) that may wrap, so that the table fits its width. */
+  wrap?: boolean;
   render: (row: T) => ReactNode;
+}
+
+const cellClass = (column: { numeric?: boolean; wrap?: boolean }) =>
+  [column.numeric && "numeric", column.wrap && "cell-wrap"].filter(Boolean).join(" ") || undefined;
+
+/** A date and time in a table: on one line where there is room, else the time under the date. */
+export function DateTimeCell({ iso, fmt }: { iso: string | null | undefined; fmt: Formatters }) {
+  const [date, time] = fmt.dateTimeLines(iso);
+  if (time === undefined) return <>{date}</>;
+  return (
+    <span className="date-time">
+      <span>{date}</span> <span>{time}</span>
+    </span>
+  );
 }
 
 interface DataTableProps<T extends { id: number | string }> {
@@ -73,7 +90,7 @@ export function DataTable<T extends { id: number | string }>({
           {rows.map((row) => (
             <tr key={row.id} data-id={row.id}>
               {columns.map((column) => (
-                <td key={column.key} className={column.numeric ? "numeric" : undefined}>
+                <td key={column.key} className={cellClass(column)}>
                   {column.render(row)}
                 </td>
               ))}

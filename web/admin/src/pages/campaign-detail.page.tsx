@@ -11,10 +11,11 @@ import { Fields, PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, Empty } from "../components/states";
 import { useI18n } from "../i18n";
 import { CAMPAIGN_FIELDS, donatePageUrl, SUPPORTER_FORM_FIELDS } from "./campaign-fields";
+import { CampaignSharingSection } from "./campaign-sharing";
 import { COLLECTIONS, type DonationRow } from "./collections";
 
 const QUERY = `query CampaignDetail($id: ID!, $campaign_id: Int!) {
-  campaign(id: $id) { ${CAMPAIGN_FIELDS} }
+  campaign(id: $id) { ${CAMPAIGN_FIELDS} raised { all_time this_year donors } }
   donations(campaign_id: $campaign_id, limit: 10) { count items { ${COLLECTIONS.donations.selection} } }
   open: checkouts(campaign_id: $campaign_id, state: "OPEN", limit: 1) { count }
   all: checkouts(campaign_id: $campaign_id, limit: 1) { count }
@@ -32,7 +33,7 @@ export function CampaignDetailPage() {
   const location = useLocation();
   const [flash, setFlash] = useState<string | null>((location.state as { flash?: string } | null)?.flash ?? null);
   const state = useQuery<{
-    campaign: Campaign | null;
+    campaign: (Campaign & { raised: { all_time: number; this_year: number; donors: number } }) | null;
     donations: { count: number; items: DonationRow[] };
     open: { count: number };
     all: { count: number };
@@ -114,6 +115,20 @@ export function CampaignDetailPage() {
             <Flash message={flash} />
             <div className="grid-2">
               <Section title={t("panel.campaign.giving")} id="giving">
+                <p className="campaign-raised" data-testid="campaign-raised">
+                  <strong>{money(campaign.raised.all_time)}</strong>{" "}
+                  {t("panel.campaign.raised_summary", {
+                    this_year: money(campaign.raised.this_year),
+                    donors: campaign.raised.donors,
+                    formatted: fmt.number(campaign.raised.donors),
+                  })}
+                  {campaign.is_goal_enabled && campaign.goal
+                    ? ` · ${t("panel.campaign.raised_of_goal", {
+                        percent: fmt.number(Math.floor((campaign.raised.all_time / campaign.goal) * 100)),
+                        goal: money(campaign.goal),
+                      })}`
+                    : ""}
+                </p>
                 <Fields
                   items={[
                     [
@@ -183,6 +198,7 @@ export function CampaignDetailPage() {
                 />
               </Section>
             </div>
+            <CampaignSharingSection campaignId={Number(campaign.id)} slug={campaign.slug} />
             <Section
               title={t("panel.supporter.donations", { count: fmt.number(donations.count) })}
               id="campaign-donations"

@@ -1,13 +1,46 @@
-import { type FormEvent, type ReactNode, useEffect, useRef, useState } from "react";
+import { type FormEvent, useEffect, useRef, useState } from "react";
 import { useNavigate, useParams } from "react-router";
+import { removeCover, uploadCover } from "../api/cover";
 import { ApiError } from "../api/graphql";
 import type { Campaign } from "../api/types";
 import { useOrg } from "../app/org-context";
 import { useGraphql, useQuery } from "../app/use-query";
+import { FormField, type FormFieldProps } from "../components/form-field";
 import { PageHeader, usePageTitle } from "../components/page";
 import { Async, InlineError } from "../components/states";
 import { type Translate, useI18n } from "../i18n";
-import { CAMPAIGN_FIELDS, donatePageUrl, SUPPORTER_FORM_FIELDS } from "./campaign-fields";
+import {
+  CAMPAIGN_FIELDS,
+  type CampaignContent,
+  dayOf,
+  donatePageUrl,
+  QUESTION_TYPES,
+  type QuestionType,
+  SUPPORTER_FORM_FIELDS,
+  startOfDay,
+} from "./campaign-fields";
+
+type EditedCampaign = Campaign & CampaignContent;
+
+interface QuestionState {
+  /** The editor's own handle of the row (React's key), kept while questions are added and removed. */
+  row: number;
+  key?: string;
+  type: QuestionType;
+  label: string;
+  required: boolean;
+  options: string;
+}
+
+let nextRow = 1;
+const CHOICES = new Set<QuestionType>(["single_choice", "multiple_choice"]);
+const impactKey = (recurring: boolean, amount: number) => `${recurring ? "r" : "o"}:${amount.toFixed(2)}`;
+const parsedAmounts = (raw: string) =>
+  raw
+    .split(/[,;\s]+/)
+    .map((part) => part.trim())
+    .filter((part) => /^\d+(\.\d{1,2})?$/.test(part) && Number(part) > 0)
+    .map(Number);
 
 const LOAD = `query CampaignForEdit($id: ID!) { campaign(id: $id) { ${CAMPAIGN_FIELDS} } }`;
 const CREATE = `mutation CreateCampaign($input: CampaignInput!) { createCampaign(input: $input) { id } }`;
@@ -48,12 +81,19 @@ interface FormState {
   flags: Record<FlagField, boolean>;
   shown: Set<string>;
   required: Set<string>;
+  story: string;
+  status: "draft" | "published";
+  start: string;
+  end: string;
+  allow_tribute: boolean;
+  impacts: Record<string, string>;
+  questions: QuestionState[];
 }
 
 const text = (value: number | string | null | undefined) =>
   value === null || value === undefined ? "" : String(value);
 
-function initialState(campaign?: Campaign): FormState {
+function initialState(timeZone: string, campaign?: EditedCampaign): FormState {
   const money = Object.fromEntries(MONEY.map((field) => [field, text(campaign?.[field])])) as Record<
     MoneyField,
     string
@@ -80,11 +120,33 @@ function initialState(campaign?: Campaign): FormState {
     flags,
     shown: new Set(campaign ? (campaign.shown_fields ?? []) : ["first_name", "last_name", "email"]),
     required: new Set(campaign ? (campaign.required_fields ?? []) : ["email"]),
+    story: campaign?.story ?? "",
+    status: campaign?.status ?? "published",
+    start: campaign?.start_date ? dayOf(campaign.start_date, timeZone) : "",
+    // end_date is the first instant without gifts: the editor shows the last day with them.
+    end: campaign?.end_date ? dayOf(campaign.end_date, timeZone, true) : "",
+    allow_tribute: campaign?.allow_tribute ?? false,
+    impacts: Object.fromEntries(
+      (campaign?.ask_impacts ?? []).map((impact) => [impactKey(impact.recurring, impact.amount), impact.text]),
+    ),
+    questions: (campaign?.questions ?? []).map((question) => ({
+      row: nextRow++,
+      key: question.key,
+      type: question.type,
+      label: question.label,
+      required: question.required,
+      options: (question.options ?? []).join("\n"),
+    })),
   };
 }
 
 /** Parses the form into a campaign input; returns the client-side errors instead when there are any. */
-function toInput(state: FormState, t: Translate): { input?: Record<string, unknown>; errors: Record<string, string> } {
+function toInput(
+  state: FormState,
+  t: Translate,
+  timeZone: string,
+  campaign?: EditedCampaign,
+): { input?: Record<string, unknown>; errors: Record<string, string> } {
   const errors: Record<string, string> = {};
   const amount = (field: string, raw: string): number | null => {
     const value = raw.trim().replace(",", ".");
@@ -132,48 +194,82 @@ function toInput(state: FormState, t: Translate): { input?: Record<string, unkno
       state.required.size > 0 ? SUPPORTER_FORM_FIELDS.map(([f]) => f).filter((f) => state.required.has(f)) : null,
   };
   for (const field of MONEY) input[field] = amount(field, state.money[field]);
+  input.story = state.story.trim() ? state.story : null;
+  input.status = state.status;
+  // A day left as it was keeps its instant (one set through the API may be another time than midnight).
+  const unchanged = initialState(timeZone, campaign);
+  input.start_date =
+    state.start === unchanged.start && campaign
+      ? campaign.start_date
+      : state.start
+        ? startOfDay(state.start, timeZone)
+        : null;
+  input.end_date =
+    state.end === unchanged.end && campaign
+      ? campaign.end_date
+      : state.end
+        ? startOfDay(state.end, timeZone, true)
+        : null;
+  input.allow_tribute = state.allow_tribute;
+  input.ask_impacts = [false, true].flatMap((recurring) =>
+    parsedAmounts(recurring ? state.asks_subscription : state.asks).flatMap((value) => {
+      const text = state.impacts[impactKey(recurring, value)]?.trim();
+      return text ? [{ amount: value, recurring, text }] : [];
+    }),
+  );
+  input.questions = state.questions.map((question) => ({
+    ...(question.key ? { key: question.key } : {}),
+    type: question.type,
+    label: question.label.trim(),
+    required: question.required,
+    ...(CHOICES.has(question.type)
+      ? {
+          options: question.options
+            .split("\n")
+            .map((option) => option.trim())
+            .filter(Boolean),
+        }
+      : {}),
+  }));
+  state.questions.forEach((question, index) => {
+    if (!question.label.trim()) errors[`questions.${index}.label`] = t("panel.campaign_content.error_question_label");
+  });
   return Object.keys(errors).length > 0 ? { errors } : { input, errors };
 }
 
-function Field({
-  name,
-  label,
-  hint,
-  error,
-  children,
-}: {
-  name: string;
-  label: string;
-  hint?: string;
-  error?: string;
-  children: (props: { id: string; "aria-invalid"?: true; "aria-describedby"?: string }) => ReactNode;
-}) {
-  const id = `campaign-${name}`;
-  const describedBy = [hint ? `${id}-hint` : "", error ? `${id}-error` : ""].filter(Boolean).join(" ") || undefined;
-  return (
-    <div className={error ? "form-field has-error" : "form-field"}>
-      <label htmlFor={id}>{label}</label>
-      {children({ id, "aria-invalid": error ? true : undefined, "aria-describedby": describedBy })}
-      {hint && (
-        <p className="hint" id={`${id}-hint`}>
-          {hint}
-        </p>
-      )}
-      {error && (
-        <p className="field-error" id={`${id}-error`} data-field-error={name}>
-          {error}
-        </p>
-      )}
-    </div>
-  );
+/**
+ * The server's refusals keyed as the editor's fields are: a question's part by its row
+ * (`questions.1.options`), an impact line by its amount, dates in the editor's words.
+ */
+function serverErrors(error: ApiError, input: Record<string, unknown>, t: Translate): Record<string, string> {
+  const impacts = (input.ask_impacts ?? []) as { amount: number; recurring: boolean }[];
+  const out: Record<string, string> = {};
+  for (const issue of error.issues) {
+    const [head = "", index, part] = (issue.field ?? issue.parameter ?? "").split(/[.[\]/]+/);
+    const impact = head === "ask_impacts" && index !== undefined ? impacts[Number(index)] : undefined;
+    const key =
+      head === "questions" && index !== undefined && part
+        ? `questions.${index}.${part}`
+        : impact
+          ? impactKey(impact.recurring, impact.amount)
+          : head;
+    if (!key || out[key]) continue;
+    out[key] =
+      issue.code === "end_after_start"
+        ? t("panel.campaign_content.error_end_after_start")
+        : (new ApiError(issue.message, error.code, error.status, [issue]).fieldErrors()[head] ?? issue.message);
+  }
+  return out;
 }
 
-function CampaignForm({ campaign }: { campaign?: Campaign }) {
+const Field = (props: Omit<FormFieldProps, "idPrefix">) => <FormField idPrefix="campaign" {...props} />;
+
+function CampaignForm({ campaign }: { campaign?: EditedCampaign }) {
   const { org, path } = useOrg();
-  const { t } = useI18n();
+  const { t, intlLocale } = useI18n();
   const gql = useGraphql();
   const navigate = useNavigate();
-  const [state, setState] = useState<FormState>(() => initialState(campaign));
+  const [state, setState] = useState<FormState>(() => initialState(org.time_zone, campaign));
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [formError, setFormError] = useState<Error | null>(null);
   const [busy, setBusy] = useState(false);
@@ -209,7 +305,7 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
   const onSubmit = async (event: FormEvent) => {
     event.preventDefault();
     setFormError(null);
-    const { input, errors: clientErrors } = toInput(state, t);
+    const { input, errors: clientErrors } = toInput(state, t, org.time_zone, campaign);
     if (!input) {
       setErrors(clientErrors);
       return;
@@ -226,7 +322,7 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
     } catch (caught) {
       setBusy(false);
       if (caught instanceof ApiError && caught.issues.length > 0) {
-        const fieldErrors = caught.fieldErrors();
+        const fieldErrors = serverErrors(caught, input, t);
         setErrors(fieldErrors);
         setFormError(
           new Error(t("panel.campaign_editor.fields_need_attention", { count: Object.keys(fieldErrors).length })),
@@ -265,6 +361,33 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
     </label>
   );
   const donateUrl = campaign?.slug ? donatePageUrl(org.slug, campaign.slug) : null;
+  const setQuestion = (index: number, change: Partial<QuestionState>) =>
+    setState((s) => ({ ...s, questions: s.questions.map((q, i) => (i === index ? { ...q, ...change } : q)) }));
+  const impactFields = (recurring: boolean) => {
+    const values = parsedAmounts(recurring ? state.asks_subscription : state.asks);
+    if (values.length === 0) return null;
+    return (
+      <div className="form-grid" data-testid={recurring ? "impacts-recurring" : "impacts-one-off"}>
+        {values.map((value, index) => {
+          const key = impactKey(recurring, value);
+          const label = t("panel.campaign_content.impact_of", { amount: formatMoney(value, org.currency, intlLocale) });
+          return (
+            <Field key={key} name={`ask_impacts.${recurring ? "r" : "o"}${index}`} label={label} error={errors[key]}>
+              {(props) => (
+                <input
+                  {...props}
+                  maxLength={200}
+                  placeholder={t("panel.campaign_content.impact_placeholder")}
+                  value={state.impacts[key] ?? ""}
+                  onChange={(e) => setState((s) => ({ ...s, impacts: { ...s.impacts, [key]: e.target.value } }))}
+                />
+              )}
+            </Field>
+          );
+        })}
+      </div>
+    );
+  };
 
   return (
     <form ref={formRef} className="editor" onSubmit={onSubmit} noValidate data-testid="campaign-form">
@@ -341,6 +464,84 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
         </div>
       </fieldset>
 
+      {campaign && <CoverCard campaign={campaign} />}
+
+      <fieldset className="card" data-testid="campaign-content">
+        <legend>{t("panel.campaign_content.title")}</legend>
+        <div className="form-grid">
+          <Field
+            name="status"
+            label={t("panel.campaign_content.status")}
+            hint={t("panel.campaign_content.status_hint")}
+          >
+            {(props) => (
+              <select
+                {...props}
+                name="status"
+                value={state.status}
+                onChange={(e) => set("status", e.target.value as FormState["status"])}
+              >
+                <option value="published">{t("panel.campaign_content.published")}</option>
+                <option value="draft">{t("panel.campaign_content.draft")}</option>
+              </select>
+            )}
+          </Field>
+          <Field
+            name="start_date"
+            label={t("panel.campaign_content.start")}
+            hint={t("panel.campaign_content.dates_hint", { zone: org.time_zone })}
+            error={errors.start_date}
+          >
+            {(props) => (
+              <input
+                {...props}
+                type="date"
+                name="start_date"
+                value={state.start}
+                onChange={(e) => set("start", e.target.value)}
+              />
+            )}
+          </Field>
+          <Field name="end_date" label={t("panel.campaign_content.end")} error={errors.end_date}>
+            {(props) => (
+              <input
+                {...props}
+                type="date"
+                name="end_date"
+                value={state.end}
+                onChange={(e) => set("end", e.target.value)}
+              />
+            )}
+          </Field>
+        </div>
+        <Field
+          name="story"
+          label={t("panel.campaign_content.story")}
+          hint={t("panel.campaign_content.story_hint")}
+          error={errors.story}
+        >
+          {(props) => (
+            <textarea
+              {...props}
+              name="story"
+              rows={10}
+              maxLength={20000}
+              value={state.story}
+              onChange={(e) => set("story", e.target.value)}
+            />
+          )}
+        </Field>
+        <label className="checkbox">
+          <input
+            type="checkbox"
+            name="allow_tribute"
+            checked={state.allow_tribute}
+            onChange={(e) => set("allow_tribute", e.target.checked)}
+          />
+          {t("panel.campaign_content.allow_tribute")}
+        </label>
+      </fieldset>
+
       <fieldset className="card">
         <legend>{t("panel.column.goal")}</legend>
         {flag("is_goal_enabled", t("panel.campaign_editor.show_goal"))}
@@ -374,6 +575,8 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
           {money("min_amount", t("panel.campaign_editor.min_amount"))}
           {money("max_amount", t("panel.campaign_editor.max_amount"))}
         </div>
+        {impactFields(false)}
+        {errors["ask_impacts"] && <p className="field-error">{errors["ask_impacts"]}</p>}
       </fieldset>
 
       <fieldset className="card">
@@ -402,6 +605,7 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
           {money("min_subscription_amount", t("panel.campaign_editor.min_recurring"))}
           {money("max_subscription_amount", t("panel.campaign_editor.max_recurring"))}
         </div>
+        {impactFields(true)}
       </fieldset>
 
       <fieldset className="card">
@@ -454,6 +658,99 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
             </tbody>
           </table>
         </div>
+      </fieldset>
+
+      <fieldset className="card" data-testid="campaign-questions">
+        <legend>{t("panel.campaign_content.questions")}</legend>
+        <p className="hint">{t("panel.campaign_content.questions_hint")}</p>
+        {errors.questions && <p className="field-error">{errors.questions}</p>}
+        {state.questions.map((question, index) => (
+          <div className="form-grid question" key={question.row} data-testid="question">
+            <Field
+              name={`questions.${index}.type`}
+              label={t("panel.campaign_content.question_type")}
+              error={errors[`questions.${index}.type`]}
+            >
+              {(props) => (
+                <select
+                  {...props}
+                  value={question.type}
+                  onChange={(e) => setQuestion(index, { type: e.target.value as QuestionType })}
+                >
+                  {QUESTION_TYPES.map((type) => (
+                    <option key={type} value={type}>
+                      {t(`panel.campaign_content.type_${type}`)}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+            <Field
+              name={`questions.${index}.label`}
+              label={t("panel.campaign_content.question_label")}
+              error={errors[`questions.${index}.label`] ?? errors[`questions.${index}.key`]}
+            >
+              {(props) => (
+                <input
+                  {...props}
+                  maxLength={300}
+                  value={question.label}
+                  onChange={(e) => setQuestion(index, { label: e.target.value })}
+                />
+              )}
+            </Field>
+            {CHOICES.has(question.type) && (
+              <Field
+                name={`questions.${index}.options`}
+                label={t("panel.campaign_content.question_options")}
+                hint={t("panel.campaign_content.question_options_hint")}
+                error={errors[`questions.${index}.options`]}
+              >
+                {(props) => (
+                  <textarea
+                    {...props}
+                    rows={4}
+                    value={question.options}
+                    onChange={(e) => setQuestion(index, { options: e.target.value })}
+                  />
+                )}
+              </Field>
+            )}
+            <label className="checkbox">
+              <input
+                type="checkbox"
+                checked={question.required}
+                onChange={(e) => setQuestion(index, { required: e.target.checked })}
+              />
+              {t("panel.campaign_content.question_required")}
+            </label>
+            <button
+              type="button"
+              className="button button-ghost"
+              onClick={() => setState((s) => ({ ...s, questions: s.questions.filter((_, i) => i !== index) }))}
+            >
+              {t("panel.campaign_content.remove_question", { number: index + 1 })}
+            </button>
+          </div>
+        ))}
+        {state.questions.length < 20 && (
+          <button
+            type="button"
+            className="button"
+            data-testid="add-question"
+            onClick={() =>
+              setState((s) => ({
+                ...s,
+                questions: [
+                  ...s.questions,
+                  { row: nextRow++, type: "short_text", label: "", required: false, options: "" },
+                ],
+              }))
+            }
+          >
+            {t("panel.campaign_content.add_question")}
+          </button>
+        )}
       </fieldset>
 
       <fieldset className="card">
@@ -519,13 +816,90 @@ function CampaignForm({ campaign }: { campaign?: Campaign }) {
   );
 }
 
+/** The cover on the campaign's page: a PNG, JPEG or WebP file the server checks and resizes. */
+function CoverCard({ campaign }: { campaign: EditedCampaign }) {
+  const { org } = useOrg();
+  const { t } = useI18n();
+  const [cover, setCover] = useState(campaign.cover_image_url);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Error | null>(null);
+  const [message, setMessage] = useState("");
+  const inputRef = useRef<HTMLInputElement>(null);
+  const run = async (work: () => Promise<{ cover_image_url: string | null }>, done: string) => {
+    setBusy(true);
+    setError(null);
+    setMessage("");
+    try {
+      setCover((await work()).cover_image_url);
+      setMessage(done);
+    } catch (caught) {
+      setError(caught as Error);
+    } finally {
+      setBusy(false);
+      if (inputRef.current) inputRef.current.value = "";
+    }
+  };
+  const ours = cover && new URL(cover, window.location.href).origin === window.location.origin;
+  return (
+    <fieldset className="card" data-testid="campaign-cover">
+      <legend>{t("panel.campaign_content.cover")}</legend>
+      <InlineError error={error} />
+      <p className="visually-hidden" role="status">
+        {message}
+      </p>
+      {/* Laid out as the logo's card is: the preview, and beside it the file to upload. */}
+      <div className="logo-row">
+        {ours ? (
+          <img className="cover-preview" src={cover} alt={t("panel.campaign_content.cover_current")} width={320} />
+        ) : (
+          <p className="muted">{t("panel.campaign_content.cover_none")}</p>
+        )}
+        <div className="form-field">
+          <label htmlFor="campaign-cover">{t("panel.campaign_content.cover_choose")}</label>
+          <input
+            ref={inputRef}
+            id="campaign-cover"
+            type="file"
+            accept="image/png,image/jpeg,image/webp"
+            aria-describedby="campaign-cover-hint"
+            disabled={busy}
+            onChange={(event) => {
+              const file = event.currentTarget.files?.[0];
+              if (file) run(() => uploadCover(org.slug, campaign.id, file), t("panel.campaign_content.cover_uploaded"));
+            }}
+          />
+          <p className="hint" id="campaign-cover-hint">
+            {t("panel.campaign_content.cover_hint")}
+          </p>
+          {cover && (
+            <button
+              type="button"
+              className="button"
+              disabled={busy}
+              data-testid="remove-cover"
+              onClick={() => run(() => removeCover(org.slug, campaign.id), t("panel.campaign_content.cover_removed"))}
+            >
+              {t("panel.campaign_content.cover_remove")}
+            </button>
+          )}
+        </div>
+      </div>
+    </fieldset>
+  );
+}
+
+/** "€30" in the organization's currency, for the impact fields' labels. */
+function formatMoney(value: number, currency: string, locale: string): string {
+  return new Intl.NumberFormat(locale, { style: "currency", currency, minimumFractionDigits: 0 }).format(value);
+}
+
 export function CampaignEditorPage() {
   const { id } = useParams();
   const { org, path, canWrite } = useOrg();
   const { t } = useI18n();
   const pageTitle = id ? t("panel.campaign_editor.edit_title") : t("panel.collections.new_campaign");
   usePageTitle(pageTitle, org.name);
-  const state = useQuery<{ campaign: Campaign | null }>(LOAD, { id }, !id);
+  const state = useQuery<{ campaign: EditedCampaign | null }>(LOAD, { id }, !id);
   const crumbs = [{ label: t("panel.campaigns.title"), to: path("campaigns") }];
   if (!canWrite) {
     return (

@@ -154,6 +154,11 @@ export function CollectionPage({ name }: { name: CollectionName }) {
           {t("panel.collections.new_campaign")}
         </Link>
       )}
+      {canWrite && name === "supporters" && (
+        <Link className="button button-primary" to={path("supporters/new")} data-testid="new-supporter">
+          {t("panel.collections.new_supporter")}
+        </Link>
+      )}
       {canWrite && name === "donations" && (
         <Link className="button button-primary" to={path("donations/new")}>
           {t("panel.collections.record_offline")}
@@ -165,6 +170,13 @@ export function CollectionPage({ name }: { name: CollectionName }) {
   return (
     <>
       <PageHeader title={title} actions={actions} />
+      {name === "supporters" && (
+        <p>
+          <Link to={path("supporters/duplicates")} data-testid="supporter-duplicates-link">
+            {t("panel.supporter_duplicates.link")}
+          </Link>
+        </p>
+      )}
       <button
         type="button"
         className="button filters-toggle"

@@ -3,6 +3,7 @@ import { Link } from "react-router";
 import type { Campaign, Checkout, Donation, Payment, Supporter, SupporterSummary } from "../api/types";
 import { type Formatters, frequencyLabel, supporterName } from "../app/format";
 import { StateBadge, Tags } from "../components/badges";
+import { DateTimeCell } from "../components/data-table";
 import type { Translate } from "../i18n";
 
 export type CollectionName = "campaigns" | "supporters" | "donations" | "payments" | "checkouts";
@@ -29,6 +30,8 @@ export interface ColumnDef<T> {
   /** The API's order field, when the column can be sorted. */
   sort?: string;
   numeric?: boolean;
+  /** Long text that may wrap (see TableColumn). */
+  wrap?: boolean;
   render: (row: T, context: RenderContext) => ReactNode;
 }
 
@@ -148,7 +151,7 @@ const campaigns: CollectionDef<Campaign> = {
       key: "create_date",
       label: "panel.column.created",
       sort: "create_date",
-      render: (row, { fmt }) => fmt.dateTime(row.create_date),
+      render: (row, { fmt }) => <DateTimeCell iso={row.create_date} fmt={fmt} />,
     },
   ],
 };
@@ -193,7 +196,7 @@ const supporters: CollectionDef<Supporter> = {
       key: "create_date",
       label: "panel.column.created",
       sort: "create_date",
-      render: (row, { fmt }) => fmt.dateTime(row.create_date),
+      render: (row, { fmt }) => <DateTimeCell iso={row.create_date} fmt={fmt} />,
     },
   ],
 };
@@ -242,12 +245,14 @@ const donations: CollectionDef<DonationRow> = {
       key: "supporter",
       label: "panel.column.supporter",
       sort: "supporter_id",
+      wrap: true,
       render: (row, context) => supporterCell(row.supporter, context),
     },
     {
       key: "campaign",
       label: "panel.column.campaign",
       sort: "campaign_id",
+      wrap: true,
       render: (row, context) => campaignCell(row.campaign, context),
     },
     {
@@ -268,13 +273,13 @@ const donations: CollectionDef<DonationRow> = {
       key: "create_date",
       label: "panel.column.created",
       sort: "create_date",
-      render: (row, { fmt }) => fmt.dateTime(row.create_date),
+      render: (row, { fmt }) => <DateTimeCell iso={row.create_date} fmt={fmt} />,
     },
     {
       key: "completed_date",
       label: "panel.column.completed",
       sort: "completed_date",
-      render: (row, { fmt }) => fmt.dateTime(row.completed_date),
+      render: (row, { fmt }) => <DateTimeCell iso={row.completed_date} fmt={fmt} />,
     },
   ],
 };
@@ -325,13 +330,13 @@ const payments: CollectionDef<Payment> = {
       key: "payment_date",
       label: "panel.column.paid",
       sort: "payment_date",
-      render: (row, { fmt }) => fmt.dateTime(row.payment_date),
+      render: (row, { fmt }) => <DateTimeCell iso={row.payment_date} fmt={fmt} />,
     },
     {
       key: "create_date",
       label: "panel.column.created",
       sort: "create_date",
-      render: (row, { fmt }) => fmt.dateTime(row.create_date),
+      render: (row, { fmt }) => <DateTimeCell iso={row.create_date} fmt={fmt} />,
     },
   ],
 };
@@ -373,9 +378,15 @@ const checkouts: CollectionDef<CheckoutRow> = {
     {
       key: "supporter",
       label: "panel.column.supporter",
+      wrap: true,
       render: (row, context) => supporterCell(row.supporter, context),
     },
-    { key: "campaign", label: "panel.column.campaign", render: (row, context) => campaignCell(row.campaign, context) },
+    {
+      key: "campaign",
+      label: "panel.column.campaign",
+      wrap: true,
+      render: (row, context) => campaignCell(row.campaign, context),
+    },
     {
       key: "amount",
       label: "panel.column.amount",
@@ -400,13 +411,13 @@ const checkouts: CollectionDef<CheckoutRow> = {
       key: "create_date",
       label: "panel.column.created",
       sort: "create_date",
-      render: (row, { fmt }) => fmt.dateTime(row.create_date),
+      render: (row, { fmt }) => <DateTimeCell iso={row.create_date} fmt={fmt} />,
     },
     {
       key: "completed_date",
       label: "panel.column.completed",
       sort: "completed_date",
-      render: (row, { fmt }) => fmt.dateTime(row.completed_date),
+      render: (row, { fmt }) => <DateTimeCell iso={row.completed_date} fmt={fmt} />,
     },
   ],
 };

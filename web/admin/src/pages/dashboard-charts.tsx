@@ -10,6 +10,7 @@ import {
   LineController,
   LineElement,
   PointElement,
+  type Scale,
   Tooltip,
 } from "chart.js";
 import { useEffect, useRef } from "react";
@@ -32,6 +33,19 @@ Chart.register(
 const FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
 const ACCENT = "#4f46e5";
 const TEAL = "#0d9488";
+
+/**
+ * A money axis from zero in whole currency units, as its labels show them: with no gift (or a few cents)
+ * it reads €0 and €1, never €0 €0 … €1 €1 from fractional steps rounded alike. The labels drawn are
+ * kept on the canvas (data-money-ticks), for those who cannot read its pixels: the browser tests.
+ */
+const moneyAxis = (fmt: Formatters) => ({
+  beginAtZero: true,
+  ticks: { precision: 0, callback: (value: number | string) => fmt.moneyShort(Number(value)) },
+  afterTickToLabelConversion: (scale: Scale) => {
+    scale.chart.canvas.dataset.moneyTicks = JSON.stringify(scale.ticks.map((tick) => tick.label));
+  },
+});
 
 function useChart(config: ChartConfiguration) {
   const canvas = useRef<HTMLCanvasElement>(null);
@@ -94,7 +108,7 @@ export function DonationsChart({ points, fmt, t, locale }: ChartProps<DonationsP
       interaction: { mode: "index", intersect: false },
       font: { family: FONT },
       scales: {
-        y: { beginAtZero: true, ticks: { callback: (value) => fmt.moneyShort(Number(value)) } },
+        y: moneyAxis(fmt),
         count: { beginAtZero: true, position: "right", grid: { drawOnChartArea: false }, ticks: { precision: 0 } },
         x: { grid: { display: false } },
       },
@@ -154,7 +168,7 @@ export function RecurringChart({ points, fmt, t, locale }: ChartProps<RecurringP
       animation: false,
       scales: {
         x: { stacked: true, grid: { display: false } },
-        y: { stacked: true, beginAtZero: true, ticks: { callback: (value) => fmt.moneyShort(Number(value)) } },
+        y: { stacked: true, ...moneyAxis(fmt) },
       },
       plugins: {
         legend: { position: "bottom" },

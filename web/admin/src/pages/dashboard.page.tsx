@@ -10,19 +10,22 @@ import { Async, Empty, Loading } from "../components/states";
 import { type Translate, useI18n } from "../i18n";
 import { CHECKOUT_ROW_SELECTION, type CheckoutRow, COLLECTIONS } from "./collections";
 import type { DonationsPoint, RecurringPoint } from "./dashboard-charts";
+import { formatRate, type RetentionRate } from "./retention.page";
 
 const DonationsChart = lazy(() => import("./dashboard-charts").then((module) => ({ default: module.DonationsChart })));
 const RecurringChart = lazy(() => import("./dashboard-charts").then((module) => ({ default: module.RecurringChart })));
 
 const DASHBOARD = `query Dashboard {
   dashboard(months: 12) {
-    currency time_zone raised_this_month raised_this_year
+    currency time_zone raised_this_month raised_this_year raised { all_time }
     donations_over_time { period amount count }
     recurring_revenue { period monthly yearly }
     active_monthly_amount active_yearly_amount
     top_campaigns { campaign { id title goal is_goal_enabled } raised donations }
   }
 }`;
+
+const RETENTION = "query DashboardRetention { retention { year rate { rate retained last_year_donors } } }";
 
 const CHECKOUTS = `query DashboardCheckouts {
   recent: checkouts(limit: 8, order: "-create_date") { count items { ${CHECKOUT_ROW_SELECTION} } }
@@ -34,6 +37,7 @@ interface Dashboard {
   time_zone: string;
   raised_this_month: number;
   raised_this_year: number;
+  raised: { all_time: number };
   donations_over_time: DonationsPoint[];
   recurring_revenue: RecurringPoint[];
   active_monthly_amount: number;
@@ -60,7 +64,8 @@ function ChartFallbackTable({ caption, head, rows }: { caption: string; head: st
   return (
     <details className="chart-table">
       <summary>{t("panel.dashboard.show_as_table")}</summary>
-      <div className="table-scroll">
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard. */}
+      <section className="table-scroll" tabIndex={0} aria-label={caption}>
         <table className="table table-compact">
           <caption className="visually-hidden">{caption}</caption>
           <thead>
@@ -85,7 +90,7 @@ function ChartFallbackTable({ caption, head, rows }: { caption: string; head: st
             ))}
           </tbody>
         </table>
-      </div>
+      </section>
     </details>
   );
 }
@@ -123,6 +128,7 @@ export function DashboardPage() {
   const { t, intlLocale } = useI18n();
   usePageTitle(t("panel.dashboard.title"), org.name);
   const dashboard = useQuery<{ dashboard: Dashboard }>(DASHBOARD);
+  const retention = useQuery<{ retention: { year: number; rate: RetentionRate } }>(RETENTION).data?.retention;
   const checkouts = useQuery<{
     recent: { count: number; items: CheckoutRow[] };
     open: { count: number; items: CheckoutRow[] };
@@ -163,6 +169,7 @@ export function DashboardPage() {
                   testId="raised-this-year"
                   label={t("panel.dashboard.raised_this_year")}
                   value={fmt.money(data.raised_this_year)}
+                  hint={t("panel.dashboard.raised_all_time", { amount: fmt.money(data.raised.all_time) })}
                 />
                 <Stat
                   testId="active-monthly"
@@ -176,6 +183,23 @@ export function DashboardPage() {
                   value={fmt.money(data.active_yearly_amount)}
                   hint={t("panel.dashboard.active_yearly_hint")}
                 />
+                {retention && (
+                  <Stat
+                    testId="retention-rate"
+                    label={t("panel.dashboard.retention_rate", { year: retention.year })}
+                    value={retention.rate.rate === null ? "—" : formatRate(retention.rate.rate, intlLocale)}
+                    hint={
+                      retention.rate.rate === null
+                        ? t("panel.dashboard.retention_rate_none", { lastYear: retention.year - 1 })
+                        : t("panel.dashboard.retention_rate_hint", {
+                            count: retention.rate.retained,
+                            retained: fmt.number(retention.rate.retained),
+                            donors: fmt.number(retention.rate.last_year_donors),
+                            lastYear: retention.year - 1,
+                          })
+                    }
+                  />
+                )}
               </div>
 
               <div className="grid-2">
@@ -274,7 +298,7 @@ export function DashboardPage() {
 
       <Async state={checkouts} loadingLabel={t("panel.dashboard.loading_checkouts")}>
         {(data) => (
-          <div className="grid-2">
+          <div className="grid-tables">
             <Section
               title={t("panel.dashboard.recent_checkouts")}
               id="recent-checkouts"

@@ -18,6 +18,8 @@ const QUERY = `query DonationDetail($id: ID!, $donation_id: Int!) {
   donation(id: $id) {
     id code state amount covered_fee skipped_cycles currency frequency device note receipt_url tags supporter_id campaign_id completed_date create_date update_date
     next_charge_date paused_until cancelled_by cancel_reason
+    tribute { type name message recipient_name recipient_email }
+    answers { key label type text choices checked }
     supporter { ${SUPPORTER_SUMMARY} city country }
     campaign { id title slug }
   }
@@ -39,7 +41,33 @@ function donationTitle(t: Translate, amount: string, frequency: number | null): 
   return t("panel.donation.title_other", { amount, count: frequency });
 }
 
+interface Tribute {
+  type: string;
+  name: string;
+  message: string | null;
+  recipient_name: string | null;
+  recipient_email: string | null;
+}
+
+interface Answer {
+  key: string;
+  label: string;
+  type: string;
+  text: string | null;
+  choices: string[] | null;
+  checked: boolean | null;
+}
+
+/** An answer in words: the text, the options chosen, or yes/no for a checkbox. */
+function answerValue(t: Translate, answer: Answer): string {
+  if (answer.checked !== null) return t(answer.checked ? "panel.donation.answer_yes" : "panel.donation.answer_no");
+  if (answer.choices) return answer.choices.join(", ");
+  return answer.text ?? "";
+}
+
 type DonationDetail = Donation & {
+  tribute: Tribute | null;
+  answers: Answer[];
   next_charge_date: string | null;
   paused_until: string | null;
   cancelled_by: string | null;
@@ -210,6 +238,49 @@ export function DonationDetailPage() {
                 />
               </Section>
             </div>
+            {(donation.tribute || donation.answers.length > 0) && (
+              <div className="grid-2">
+                {donation.tribute && (
+                  <Section title={t("panel.donation.tribute")} id="donation-tribute">
+                    <Fields
+                      items={[
+                        [
+                          t("panel.donation.tribute_dedication"),
+                          <strong key="dedication" data-testid="tribute-dedication">
+                            {t(
+                              donation.tribute.type === "memory"
+                                ? "panel.donation.tribute_memory"
+                                : "panel.donation.tribute_honor",
+                              { name: donation.tribute.name },
+                            )}
+                          </strong>,
+                        ],
+                        [t("panel.donation.tribute_message"), donation.tribute.message],
+                        [
+                          t("panel.donation.tribute_notified"),
+                          donation.tribute.recipient_email
+                            ? [donation.tribute.recipient_name, `<${donation.tribute.recipient_email}>`]
+                                .filter(Boolean)
+                                .join(" ")
+                            : donation.tribute.recipient_name
+                              ? t("panel.donation.tribute_not_notified_name", { name: donation.tribute.recipient_name })
+                              : t("panel.donation.tribute_not_notified"),
+                        ],
+                      ]}
+                    />
+                  </Section>
+                )}
+                {donation.answers.length > 0 && (
+                  <Section title={t("panel.donation.answers")} id="donation-answers">
+                    <Fields
+                      items={donation.answers.map(
+                        (answer) => [answer.label, answerValue(t, answer)] as [string, React.ReactNode],
+                      )}
+                    />
+                  </Section>
+                )}
+              </div>
+            )}
             <Section title={t("panel.donation.payments", { count: fmt.number(payments.count) })} id="donation-payments">
               {payments.items.length === 0 ? (
                 <Empty>{t("panel.donation.no_payments")}</Empty>

@@ -1,11 +1,11 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
 import { useFormat } from "../app/format";
 import { useOrg } from "../app/org-context";
 import { useGraphql, useQuery } from "../app/use-query";
 import { ActionButton, Flash } from "../components/action-button";
 import { StateBadge } from "../components/badges";
-import { CursorPagination, DataTable } from "../components/data-table";
+import { CursorPagination, DataTable, DateTimeCell } from "../components/data-table";
 import { EmailFrame } from "../components/email-frame";
 import { FilterSelect } from "../components/filter-select";
 import { Fields, PageHeader, Section, usePageTitle } from "../components/page";
@@ -25,6 +25,7 @@ export const EMAIL_KINDS = [
   "gift_notification",
   "gift_digest",
   "webhook_disabled",
+  "tribute_notice",
 ] as const;
 const STATES = ["queued", "sending", "sent", "captured", "failed", "cancelled"] as const;
 const PAGE_SIZE = 25;
@@ -56,8 +57,10 @@ interface MessageDetail extends MessageSummary {
   donation_id: number | null;
 }
 
-const LIST = `query Outbox($first: Int, $after: String, $state: String, $kind: String, $supporter_id: Int) {
-  outboxMessages(first: $first, after: $after, state: $state, kind: $kind, supporter_id: $supporter_id) {
+const LIST = `query Outbox($first: Int, $after: String, $state: String, $kind: String, $supporter_id: Int, $recipient: String) {
+  outboxMessages(
+    first: $first, after: $after, state: $state, kind: $kind, supporter_id: $supporter_id, recipient: $recipient
+  ) {
     count has_more end_cursor items { id kind to state subject attempts create_date sent_date }
   }
 }`;
@@ -87,6 +90,59 @@ function NotDeliveredWarning() {
   );
 }
 
+/** An address that, in a narrow column, breaks before its domain rather than mid-name. */
+function breakableAddress(address: string) {
+  const at = address.lastIndexOf("@");
+  if (at <= 0) return address;
+  return (
+    <>
+      {address.slice(0, at)}
+      <wbr />
+      {address.slice(at)}
+    </>
+  );
+}
+
+/** The server's longest recipient search (an email address's length). */
+const MAX_RECIPIENT = 320;
+
+/**
+ * The search by recipient: applied a moment after typing stops, or at once on Enter; the URL keeps
+ * what was applied, so a link or Back restores it.
+ */
+function RecipientSearch({ applied, onSearch }: { applied: string; onSearch: (value: string) => void }) {
+  const { t } = useI18n();
+  const [draft, setDraft] = useState(applied);
+  // The URL changed from elsewhere (Back, a link): show what it searches.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: only a change of the URL resets what is typed.
+  useEffect(() => {
+    if (draft.trim() !== applied) setDraft(applied);
+  }, [applied]);
+  useEffect(() => {
+    if (draft.trim() === applied) return;
+    const timer = setTimeout(() => onSearch(draft.trim()), 350);
+    return () => clearTimeout(timer);
+  }, [draft, applied, onSearch]);
+  return (
+    <div className="filter filter-search">
+      <label htmlFor="outbox-recipient">{t("panel.outbox.recipient")}</label>
+      <input
+        id="outbox-recipient"
+        type="search"
+        value={draft}
+        maxLength={MAX_RECIPIENT}
+        autoComplete="off"
+        spellCheck={false}
+        placeholder={t("panel.outbox.recipient_placeholder")}
+        onChange={(event) => setDraft(event.target.value)}
+        onKeyDown={(event) => {
+          if (event.key === "Enter" && draft.trim() !== applied) onSearch(draft.trim());
+        }}
+      />
+    </div>
+  );
+}
+
 /** Outbox: every email the organization sends (or, without SMTP, keeps as captured), newest first. */
 export function OutboxPage() {
   const { org, path } = useOrg();
@@ -97,12 +153,20 @@ export function OutboxPage() {
   const state = params.get("state") ?? "";
   const kind = params.get("kind") ?? "";
   const supporter = /^[1-9]\d*$/.test(params.get("supporter_id") ?? "") ? Number(params.get("supporter_id")) : null;
+  const recipient = (params.get("recipient") ?? "").trim();
   // The cursors of the pages before this one: Previous pops, Next pushes.
   const [cursors, setCursors] = useState<string[]>([]);
   const after = cursors.at(-1) ?? null;
   const list = useQuery<{
     outboxMessages: { count: number; has_more: boolean; end_cursor: string | null; items: MessageSummary[] };
-  }>(LIST, { first: PAGE_SIZE, after, state: state || null, kind: kind || null, supporter_id: supporter });
+  }>(LIST, {
+    first: PAGE_SIZE,
+    after,
+    state: state || null,
+    kind: kind || null,
+    supporter_id: supporter,
+    recipient: recipient || null,
+  });
   const setFilter = (name: string, value: string) => {
     const next = new URLSearchParams(params);
     if (value) next.set(name, value);
@@ -124,6 +188,7 @@ export function OutboxPage() {
       <NotDeliveredWarning />
       <section className="card filters" aria-label={t("panel.collections.filters")}>
         <div className="filters-grid">
+          <RecipientSearch applied={recipient} onSearch={(value) => setFilter("recipient", value)} />
           <FilterSelect
             id="outbox-state"
             label={t("panel.column.state")}
@@ -155,7 +220,9 @@ export function OutboxPage() {
       <Async state={list}>
         {({ outboxMessages: page }) =>
           page.items.length === 0 ? (
-            <Empty>{state || kind || supporter !== null ? t("panel.outbox.no_match") : t("panel.outbox.none")}</Empty>
+            <Empty>
+              {state || kind || recipient || supporter !== null ? t("panel.outbox.no_match") : t("panel.outbox.none")}
+            </Empty>
           ) : (
             <>
               <DataTable
@@ -167,6 +234,7 @@ export function OutboxPage() {
                   {
                     key: "subject",
                     label: t("panel.outbox.message"),
+                    wrap: true,
                     render: (row) => (
                       <Link to={path(`outbox/${row.id}`)}>
                         {row.subject ?? t("panel.outbox.not_rendered_kind", { kind: kindLabel(t, row.kind) })}
@@ -174,7 +242,7 @@ export function OutboxPage() {
                     ),
                   },
                   { key: "kind", label: t("panel.outbox.kind"), render: (row) => kindLabel(t, row.kind) },
-                  { key: "to", label: t("panel.outbox.to"), render: (row) => row.to },
+                  { key: "to", label: t("panel.outbox.to"), wrap: true, render: (row) => breakableAddress(row.to) },
                   { key: "state", label: t("panel.column.state"), render: (row) => <StateBadge state={row.state} /> },
                   {
                     key: "attempts",
@@ -185,7 +253,7 @@ export function OutboxPage() {
                   {
                     key: "date",
                     label: t("panel.outbox.date"),
-                    render: (row) => format.dateTime(row.sent_date ?? row.create_date),
+                    render: (row) => <DateTimeCell iso={row.sent_date ?? row.create_date} fmt={format} />,
                   },
                 ]}
               />

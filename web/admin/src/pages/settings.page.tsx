@@ -7,6 +7,7 @@ import { Flash } from "../components/action-button";
 import { PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, InlineError } from "../components/states";
 import { useI18n } from "../i18n";
+import { EmbedSection } from "./embed-settings";
 import { PaymentsSection } from "./payment-settings";
 
 interface Settings {
@@ -156,6 +157,7 @@ export function SettingsPage() {
           </>
         )}
       </Async>
+      <EmbedSection />
     </>
   );
 }

@@ -1,5 +1,5 @@
 import { useState } from "react";
-import { Link, useParams } from "react-router";
+import { Link, useLocation, useParams } from "react-router";
 import type { Supporter } from "../api/types";
 import { supporterName, useFormat } from "../app/format";
 import { useOrg } from "../app/org-context";
@@ -11,6 +11,8 @@ import { Fields, PageHeader, Section, usePageTitle } from "../components/page";
 import { Async, Empty, InlineError } from "../components/states";
 import { useI18n } from "../i18n";
 import { CHECKOUT_ROW_SELECTION, type CheckoutRow, COLLECTIONS, type DonationRow } from "./collections";
+import { SupporterNotFound } from "./supporter-merge";
+import { SupporterNotes } from "./supporter-notes";
 
 const SUPPORTER_FIELDS = `id code first_name last_name business_name email phone mobile job sex date_of_birth place_of_birth
   ssn vat address address2 city locality postal_code country note image privacy email_marketing phone_marketing
@@ -132,7 +134,8 @@ export function SupporterDetailPage() {
   const { t, rich } = useI18n();
   const fmt = useFormat();
   const gql = useGraphql();
-  const [flash, setFlash] = useState<string | null>(null);
+  const location = useLocation();
+  const [flash, setFlash] = useState<string | null>((location.state as { flash?: string } | null)?.flash ?? null);
   const [exportError, setExportError] = useState<Error | null>(null);
   const [exporting, setExporting] = useState(false);
   const state = useQuery<{
@@ -164,12 +167,9 @@ export function SupporterDetailPage() {
     <Async state={state}>
       {({ supporter, donations, checkouts }) => {
         if (!supporter) {
-          return (
-            <>
-              <PageHeader title={t("panel.supporter.not_found")} crumbs={crumbs} />
-              <Empty>{t("panel.supporter.not_found_body", { id, organization: org.name })}</Empty>
-            </>
-          );
+          // Another id's answer while this one loads (a merged supporter's link to the kept one) says nothing yet.
+          if (state.loading) return null;
+          return <SupporterNotFound id={id} crumbs={crumbs} />;
         }
         const donationColumns = COLLECTIONS.donations.columns
           .filter((column) => column.key !== "supporter")
@@ -195,6 +195,11 @@ export function SupporterDetailPage() {
               crumbs={crumbs}
               actions={
                 <>
+                  {canWrite && !erased && (
+                    <Link className="button" to={path(`supporters/${supporter.id}/edit`)} data-testid="edit-supporter">
+                      {t("panel.supporter.edit")}
+                    </Link>
+                  )}
                   <Link
                     className="button"
                     to={`${path("outbox")}?supporter_id=${supporter.id}`}
@@ -279,6 +284,14 @@ export function SupporterDetailPage() {
                         .join(", ") || null,
                     ],
                     [t("panel.supporter.field.job"), supporter.job],
+                    [
+                      t("panel.form_field.sex"),
+                      supporter.sex === "FEMALE"
+                        ? t("panel.supporter_editor.sex_female")
+                        : supporter.sex === "MALE"
+                          ? t("panel.supporter_editor.sex_male")
+                          : null,
+                    ],
                     [t("panel.supporter.field.date_of_birth"), supporter.date_of_birth],
                     [t("panel.supporter.field.place_of_birth"), supporter.place_of_birth],
                     [t("panel.supporter.field.ssn"), supporter.ssn],
@@ -305,6 +318,7 @@ export function SupporterDetailPage() {
                 />
               </Section>
             </div>
+            <SupporterNotes key={supporter.update_date} supporterId={supporter.id} erased={erased} />
             <Section
               title={t("panel.supporter.donations", { count: fmt.number(donations.count) })}
               id="supporter-donations"
