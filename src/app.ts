@@ -44,6 +44,7 @@ import { donatePageRoutes } from "./modules/giving/donate-page.routes.js";
 import { embedRoutes } from "./modules/giving/embed.routes.js";
 import type { GivingContext } from "./modules/giving/giving.context.js";
 import { publicCheckoutRoutes } from "./modules/giving/public-checkout.routes.js";
+import { importRoutes } from "./modules/imports/imports.routes.js";
 import { logoRoutes } from "./modules/legal-profile/logo.routes.js";
 import { paymentActionRoutes } from "./modules/payments/payment-actions.routes.js";
 import { paymentRoutes } from "./modules/payments/payments.routes.js";
@@ -243,6 +244,7 @@ export async function buildApp({
   retentionExportRoutes(app, db);
   await logoRoutes(app, db, config.baseUrl);
   await coverRoutes(app, db, config.baseUrl);
+  await importRoutes(app, db);
   await adminPageRoutes(app, db, config.authUrl);
   return app;
 }

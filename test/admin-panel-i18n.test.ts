@@ -85,6 +85,7 @@ describe("the admin panel in the user's language", () => {
       "Pagamenti",
       "Checkout",
       "Fidelizzazione",
+      "Importazioni",
       "Posta in uscita",
       "App",
       "Sviluppatori",

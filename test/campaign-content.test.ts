@@ -1,5 +1,5 @@
 import AxeBuilder from "@axe-core/playwright";
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Browser } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -447,6 +447,43 @@ describe("campaign content", () => {
       expect(early.body.code).toBe("campaign_not_open");
     });
 
+    it("refuses to complete a checkout started while the campaign was open once its end_date has passed", async () => {
+      const slug = `closing-${unique(6)}`;
+      const created = await create({ title: "Last call", slug, asks: [30], end_date: "2099-01-01T00:00:00.000Z" });
+      const started = await startCheckout(slug);
+      expect(started.status).toBe(201);
+      // The campaign ends while the donor fills in the form.
+      await server.database.db
+        .update(campaigns)
+        .set({ endDate: new Date(Date.now() - 60_000) })
+        .where(and(eq(campaigns.organizationId, tenant.organizationId), eq(campaigns.id, created.body.id)));
+      const completed = await fetch(
+        `${server.url}/api/v1/public/organizations/${tenant.slug}/checkouts/${started.body.id}/complete`,
+        {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            client_secret: started.body.client_secret,
+            amount: 30,
+            frequency: 0,
+            processor: "sandbox",
+            card: { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" },
+            supporter: { first_name: "Ada", last_name: "Lovelace", email: `ada-${unique(6)}@example.test` },
+            consents: { privacy: true },
+          }),
+        },
+      ).then(readResponse);
+      expect(completed.status, JSON.stringify(completed.body)).toBe(410);
+      expect(completed.body).toMatchObject({
+        code: "campaign_closed",
+        detail: "This campaign has ended and no longer accepts donations",
+      });
+      // Nothing was charged: the checkout is still open, with no donation or payment.
+      const checkout = await send("GET", `/api/v1/checkouts/${started.body.id}`);
+      expect(checkout.status).toBe(200);
+      expect(checkout.body).toMatchObject({ state: "OPEN", donation: null, payment: null });
+    });
+
     it("renders the story sanitised: no script, no javascript: link, no raw HTML", async () => {
       const slug = `story-${unique(6)}`;
       await create({ title: "Story", slug, story: STORY, asks: [30] });
@@ -490,6 +527,10 @@ describe("campaign content", () => {
         .toBuffer();
       expect((await upload(small, "image/png")).status).toBe(422);
       expect((await upload(picture, "image/jpeg", ownerCookie, 999_999_999)).status).toBe(404);
+      // Over 5 MB: refused before the image is read.
+      const tooLarge = await upload(Buffer.alloc(5 * 1024 * 1024 + 1, 1), "image/jpeg");
+      expect(tooLarge.status).toBe(413);
+      expect(tooLarge.headers.get("content-type")).toMatch(/^application\/problem\+json/);
       expect((await rowOf(id))?.coverImageUrl).toBeNull();
 
       const uploaded = await upload(picture, "image/jpeg");
@@ -502,7 +543,14 @@ describe("campaign content", () => {
         const image = await fetch(url.replace(/1600\.jpg$/, `${width}.jpg`));
         expect(image.status).toBe(200);
         expect(image.headers.get("content-type")).toBe("image/jpeg");
+        // A rendition's address never serves other bytes: cached for a year, revalidated by its ETag.
+        expect(image.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+        const etag = image.headers.get("etag") ?? "";
+        expect(etag).toMatch(/^"[^"]+"$/);
         expect((await sharp(Buffer.from(await image.arrayBuffer())).metadata()).width).toBe(width);
+        const again = await fetch(image.url, { headers: { "if-none-match": etag } });
+        expect(again.status).toBe(304);
+        expect((await again.arrayBuffer()).byteLength).toBe(0);
       }
       const path = new URL(url).pathname.replace(/\/1600\.jpg$/, "");
       const { html, csp } = await page(slug);

@@ -13,6 +13,8 @@ import { auditRowsOf } from "./helpers/audit.js";
 import { launchChromium } from "./helpers/chromium.js";
 import { connectFakeStripeAccount, fakeCampaign, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, TEST_ENCRYPTION_KEY, type TestServer } from "./helpers/server.js";
+import { serveStripeJs, stripeJsCalls } from "./helpers/stripe-js-stand-in.js";
+import { type StripeStandIn, startStripeStandIn } from "./helpers/stripe-stand-in.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: GraphQL answers are asserted field by field
 type Json = Record<string, any>;
@@ -40,6 +42,8 @@ const frameAncestors = (csp: string | null) => /frame-ancestors ([^;]+)/.exec(cs
 
 describe("embedding the donation page on the charity's site", () => {
   let server: TestServer;
+  /** Stripe's API, for the organization that takes payments with Stripe (Stripe.js is served in the browser). */
+  let standIn: StripeStandIn;
   let tenant: Tenant;
   let other: Tenant;
   let campaign: typeof campaigns.$inferSelect;
@@ -70,7 +74,12 @@ describe("embedding the donation page on the charity's site", () => {
   beforeAll(async () => {
     // The proof of work is made light, as in the donation page's own tests.
     const cardTesting = { ...loadConfig({}).cardTesting, challengeCost: 10, challengeMaxNumber: 200 };
-    [server, browser, host] = await Promise.all([startTestServer({ cardTesting }), launchChromium(), startHostSite()]);
+    standIn = await startStripeStandIn();
+    [server, browser, host] = await Promise.all([
+      startTestServer({ cardTesting, stripeApiUrl: `http://127.0.0.1:${standIn.api.port}` }),
+      launchChromium(),
+      startHostSite(),
+    ]);
     hostOrigin = `http://localhost:${host.port}`;
     [tenant, other] = await Promise.all([fakeTenant(server.database.db), fakeTenant(server.database.db)]);
     campaign = await fakeCampaign(server.database.db, tenant.organizationId, {
@@ -96,6 +105,7 @@ describe("embedding the donation page on the charity's site", () => {
     await browser?.close();
     await new Promise((resolve) => host?.server.close(resolve));
     await server?.close();
+    await standIn?.close();
   });
 
   describe("allowed origins (GraphQL)", () => {
@@ -276,10 +286,19 @@ window.addEventListener("donata:donation_completed", (event) => window.donations
     let context: BrowserContext;
     const consoleErrors: string[] = [];
 
-    /** Opens a host page, the same site on either of its names: localhost (allowed) or 127.0.0.1 (not). */
-    async function openHost(path: string, html: string, origin = hostOrigin): Promise<Page> {
+    /**
+     * Opens a host page, the same site on either of its names: localhost (allowed) or 127.0.0.1 (not);
+     * `prepare` readies the context first (Stripe's hosts played by the stand-ins).
+     */
+    async function openHost(
+      path: string,
+      html: string,
+      origin = hostOrigin,
+      prepare?: (context: BrowserContext) => Promise<unknown>,
+    ): Promise<Page> {
       host.pages.set(path, html);
       context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+      await prepare?.(context);
       const page = await context.newPage();
       page.on("console", (message) => {
         if (message.type() === "error") consoleErrors.push(message.text());
@@ -422,6 +441,109 @@ window.addEventListener("donata:donation_completed", (event) => window.donations
       // The receipt opens in a tab of its own (its page is never framed).
       await expect(frame.locator("#receipt-link").getAttribute("target")).resolves.toBe("_blank");
       expect(consoleErrors.filter((text) => /Content Security Policy|Refused/i.test(text))).toEqual([]);
+      await context.close();
+    });
+
+    it("takes a card gift through Stripe's Payment Element and its 3-D Secure frame inside the overlay, with the challenge on", async () => {
+      const db = server.database.db;
+      const stripeTenant = await fakeTenant(db);
+      const { publishableKey } = await connectFakeStripeAccount(
+        db,
+        stripeTenant.organizationId,
+        createSecretBox(parseEncryptionKey(TEST_ENCRYPTION_KEY)),
+      );
+      const stripeCampaign = await fakeCampaign(db, stripeTenant.organizationId, {
+        slug: `kits-${unique(6)}`,
+        title: "School kits in Kisumu",
+        hasOneOff: true,
+        hasSubscription: false,
+        asks: ["10", "25"],
+        defaultAmount: 25,
+        shownFields: ["first_name", "last_name", "email"],
+        requiredFields: ["first_name"],
+        archiveDate: null,
+      });
+      await updateEmbedOrigins(db, stripeTenant.organizationId, [hostOrigin]);
+      await db
+        .insert(checkoutProtection)
+        .values({ organizationId: stripeTenant.organizationId, challengeForced: true })
+        .onConflictDoUpdate({ target: checkoutProtection.organizationId, set: { challengeForced: true } });
+      const errorsBefore = consoleErrors.length;
+      let stripeHosts: { unexpected: string[] } = { unexpected: [] };
+      const page = await openHost(
+        "/stripe",
+        hostPage({ organization: stripeTenant.slug, campaign: stripeCampaign.slug as string }),
+        hostOrigin,
+        async (fresh) => {
+          stripeHosts = await serveStripeJs(fresh, { standIn, publishableKey });
+        },
+      );
+      await page.getByRole("button", { name: "Donate" }).click();
+      const frame = await donationFrame(page);
+      // Stripe.js mounted the Payment Element in the framed page, in place of the sandbox's card fields.
+      await frame.getByLabel("Test payment method").waitFor();
+      expect(await frame.getByLabel("Card number").count()).toBe(0);
+      await frame.locator("altcha-widget [data-state=verified]").waitFor({ state: "attached", timeout: 30_000 });
+      await frame.getByLabel("First name").fill("Grace");
+      await frame.getByLabel("Last name").fill("Hopper");
+      await frame.getByRole("textbox", { name: "Email" }).fill(`grace-${unique(6)}@example.org`);
+      await frame.getByLabel("I have read the privacy notice").check();
+      await frame.getByLabel("Test payment method").selectOption("three_d_secure");
+      const settled = page.waitForResponse(
+        (response) => /\/checkouts\/\d+\/complete$/.test(response.url()) && response.status() !== 202,
+      );
+      await frame.getByRole("button", { name: /^Donate/ }).click();
+      // The bank's challenge opens in Stripe's frame (hooks.stripe.com) inside the framed page.
+      await frame
+        .frameLocator('iframe[title="3-D Secure authentication"]')
+        .getByRole("button", { name: "Complete authentication" })
+        .click();
+      const response = await settled;
+      expect(response.status()).toBe(200);
+      const sent = response.request().postDataJSON();
+      expect(sent).toMatchObject({ processor: "stripe", amount: 25, frequency: 0 });
+      expect(sent.confirmation_token).toMatch(/^ctoken_/);
+      expect(typeof sent.altcha).toBe("string");
+      await frame.locator("#success-title", { hasText: "Thank you, Grace!" }).waitFor();
+
+      await page.waitForFunction(() => (window as unknown as { donations: unknown[] }).donations.length > 0);
+      await expect(page.evaluate(() => (window as unknown as { donations: unknown[] }).donations)).resolves.toEqual([
+        {
+          amount: 25,
+          currency: "EUR",
+          frequency: 0,
+          campaign: stripeCampaign.slug,
+          organization: stripeTenant.slug,
+          pending: false,
+        },
+      ]);
+      const { checkout_id: checkoutId } = (await response.json()) as { checkout_id: number };
+      const checkout = (await server.get(`/api/v1/checkouts/${checkoutId}`, stripeTenant.token)).body;
+      expect(checkout).toMatchObject({
+        state: "CLOSED",
+        payment_method_processor: "stripe",
+        donation: { state: "done", amount: 25 },
+        payment: { state: "PAID", amount: 25 },
+      });
+      expect(standIn.paymentIntents.get(checkout.payment.processor_intent_id)).toMatchObject({
+        status: "succeeded",
+        amount: 2500,
+        currency: "eur",
+      });
+      const calls = (await stripeJsCalls(frame)).map((call) => call.call).filter((name) => name !== "update");
+      expect(calls).toEqual([
+        "Stripe",
+        "elements",
+        "create",
+        "mount",
+        "submit",
+        "createConfirmationToken",
+        "handleNextAction",
+      ]);
+      expect(stripeHosts.unexpected).toEqual([]);
+      expect(consoleErrors.slice(errorsBefore).filter((text) => /Content Security Policy|Refused/i.test(text))).toEqual(
+        [],
+      );
       await context.close();
     });
 

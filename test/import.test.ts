@@ -410,13 +410,15 @@ describe("donata import", () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ created: 0, unchanged: 3, refused: 2 });
 
     const usage = [
-      await runCli("import", "--org", slug, "--kind", "donations", "--file", file),
+      await runCli("import", "--org", slug, "--kind", "gifts", "--file", file),
       await runCli("import", "--org", slug, "--kind", "supporters", "--file", file, "--preset", "classy"),
       await runCli("import", "--org", slug, "--kind", "supporters", "--file", path.join(scratch, "missing.csv")),
       await runCli("import", "--org", slug, "--kind", "supporters", "--file", file, "--map", "nofield"),
+      await runCli("import", "--org", slug, "--kind", "supporters", "--file", file, "--campaign", "spring"),
     ];
-    expect(usage.map((run) => run.code)).toEqual([2, 2, 2, 2]);
-    expect(usage[0]?.stderr).toContain('--kind must be supporters, not "donations"');
+    expect(usage.map((run) => run.code)).toEqual([2, 2, 2, 2, 2]);
+    expect(usage[0]?.stderr).toContain('--kind must be supporters or donations, not "gifts"');
+    expect(usage[4]?.stderr).toContain("--campaign is for --kind donations");
     expect(usage[1]?.stderr).toContain('--preset must be one of givebutter, donorbox, not "classy"');
     expect(usage[2]?.stderr).toContain("--file: cannot read");
     expect(usage[3]?.stderr).toContain('--map takes "Column=field"');

@@ -13,6 +13,32 @@ import {
 } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
+/** An instant on the calendar and clock of a time zone: year, month (1–12), day, hour, minute, second. */
+function calendarOf(timeZone: string, at: number) {
+  const format = new Intl.DateTimeFormat("en-US", {
+    timeZone,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "numeric",
+    day: "numeric",
+    hour: "numeric",
+    minute: "numeric",
+    second: "numeric",
+  });
+  const parts = Object.fromEntries(format.formatToParts(at).map((part) => [part.type, Number(part.value)]));
+  return parts as Record<"year" | "month" | "day" | "hour" | "minute" | "second", number>;
+}
+
+/** The instant midnight of the 1st of a month begins in a time zone (its offset that day, summer time included). */
+function monthStartIn(timeZone: string, year: number, month: number): number {
+  const wall = Date.UTC(year, month - 1, 1);
+  const offsetAt = (at: number) => {
+    const c = calendarOf(timeZone, at);
+    return Date.UTC(c.year, c.month - 1, c.day, c.hour, c.minute, c.second) - at;
+  };
+  return wall - offsetAt(wall - offsetAt(wall));
+}
+
 /**
  * One definition of "raised" (docs/campaigns.md#raised): PAID payments less refunds and lost disputes,
  * test payments left out; the same figure on the donation page, the public API, the campaign's GraphQL
@@ -109,6 +135,54 @@ describe("raised", () => {
     expect(elsewhere.data?.dashboard.raised.all_time).toBe(0);
   });
 
+  it("counts a payment in the period of the organization's time zone, not UTC's, at a month's and a year's edge", async () => {
+    const db = server.database.db;
+    const timeZone = "America/Los_Angeles";
+    const pacific = await fakeTenant(db, { timeZone });
+    const org = pacific.organizationId;
+    const campaign = await fakeCampaign(db, org, { slug: `edges-${unique(6)}`, archiveDate: null });
+    const supporter = await fakeSupporter(db, org);
+    const today = calendarOf(timeZone, Date.now());
+    const monthStart = monthStartIn(timeZone, today.year, today.month);
+    const yearStart = monthStartIn(timeZone, today.year, 1);
+    // Midnight in Los Angeles is 07:00 or 08:00 UTC: a minute either side of it is the same UTC day,
+    // so whichever month UTC is in, a UTC count gets at least one of each pair wrong.
+    const minute = 60_000;
+    const dated: [number, number][] = [
+      [monthStart + minute, 1],
+      [monthStart - minute, 2],
+      [yearStart + minute, 4],
+      [yearStart - minute, 8],
+    ];
+    for (const [at, amount] of dated) {
+      const donation = await fakeDonation(db, org, {
+        supporterId: supporter.id,
+        campaignId: campaign.id,
+        state: "done",
+        frequency: 0,
+      });
+      await fakePayment(db, org, { donationId: donation.id, state: "PAID", amount, paymentDate: new Date(at) });
+    }
+    const sumFrom = (start: number) => dated.reduce((sum, [at, amount]) => (at >= start ? sum + amount : sum), 0);
+    // Outside January: 1 this month, 1 + 2 + 4 this year; in January both are 1 + 4.
+    const thisMonth = sumFrom(monthStart);
+    const thisYear = sumFrom(yearStart);
+    expect([thisMonth, thisYear]).toEqual(today.month === 1 ? [5, 5] : [1, 7]);
+
+    const read = await graphql(
+      pacific.token,
+      `{ dashboard(months: 1) { raised_this_month raised_this_year raised { all_time this_year this_month } }
+         campaign(id: "${campaign.id}") { raised { all_time this_year this_month } } }`,
+    );
+    expect(read.errors).toBeUndefined();
+    expect(read.data?.dashboard).toEqual({
+      raised_this_month: thisMonth,
+      raised_this_year: thisYear,
+      raised: { all_time: 15, this_year: thisYear, this_month: thisMonth },
+    });
+    expect(read.data?.campaign.raised).toEqual({ all_time: 15, this_year: thisYear, this_month: thisMonth });
+  });
+
   it("is zero for a campaign nothing was given to, and needs donations:read", async () => {
     const db = server.database.db;
     const campaign = await fakeCampaign(db, tenant.organizationId, { slug: `empty-${unique(6)}`, archiveDate: null });
@@ -127,7 +201,9 @@ describe("raised", () => {
     await createUser(server.database.db, { email, password, organization: tenant.slug, role: "member" });
     browser = await launchChromium();
     const page = await signInToPanel(browser, { url: server.url, email, password, organization: tenant.slug });
-    await page.locator('[data-testid="raised-this-year"]', { hasText: "since the first gift" }).waitFor();
+    // The dashboard: this year's 110 and the 115 of all time (this organization has no other gifts).
+    const thisYear = page.locator('[data-testid="raised-this-year"]');
+    await expect.poll(() => thisYear.textContent()).toBe("Raised this year€110.00€115.00 since the first gift");
     await page.goto(`${server.url}/admin/o/${tenant.slug}/campaigns/${givenTo}`);
     const raised = page.locator('[data-testid="campaign-raised"]', { hasText: "from 2 donors" });
     await raised.waitFor();

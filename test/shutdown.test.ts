@@ -140,18 +140,30 @@ async function countCheckouts(server: Server, token: string): Promise<number> {
 
 /**
  * The README's showcase campaign has raised something (README: "€0 raised" no more), the same figure on
- * its public page's API and on GraphQL (one definition of raised), and short of its goal.
+ * its public page's API and on GraphQL (one definition of raised), and short of its goal; its page
+ * has the story, impact lines and cover of docs/screenshots/campaign-story-en.png.
  */
 async function expectShowcaseRaised(server: Server, token: string) {
   const page = await fetch(`${server.url}/donate/demo/school-kits`);
   expect(page.status).toBe(200);
+  const html = await page.text();
+  expect(html).toContain("<h2>Every child starts school ready to learn</h2>");
+  expect(html).toContain("buys a complete school kit");
   const showcase = (await (
     await fetch(`${server.url}/api/v1/public/organizations/demo/campaigns/school-kits`)
   ).json()) as {
     id: number;
     raised: number;
     goal: number;
+    cover_image_url: string | null;
+    ask_impacts: unknown[];
   };
+  expect(showcase.ask_impacts).toHaveLength(3);
+  // Its address names the configured BASE_URL (this process listens on another port): fetched by its path.
+  expect(showcase.cover_image_url).toMatch(/\/images\/\d+\/img_[\w-]+\/1600\.jpg$/);
+  const cover = await fetch(`${server.url}${new URL(showcase.cover_image_url ?? "").pathname}`);
+  expect(cover.status).toBe(200);
+  expect(cover.headers.get("content-type")).toBe("image/jpeg");
   expect(showcase.raised).toBeGreaterThan(0);
   expect(showcase.raised).toBeLessThan(showcase.goal);
   const graphql = await fetch(`${server.url}/admin/graphql/`, {

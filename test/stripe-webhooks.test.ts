@@ -425,6 +425,7 @@ describe("refunds", () => {
         "create_date",
         "currency",
         "donation_id",
+        "external_id",
         "id",
         "payment_date",
         "payment_method",

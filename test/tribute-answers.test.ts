@@ -281,6 +281,43 @@ describe("tribute gifts and answers to a campaign's questions", () => {
     expect(await donationCount()).toBe(before);
   });
 
+  it("refuses a required short-text question left out, empty or blank, and takes it answered", async () => {
+    const db = server.database.db;
+    const asking = await fakeCampaign(db, tenant.organizationId, {
+      slug: `asking-${unique(6)}`,
+      hasOneOff: true,
+      allowCustomAmount: true,
+      minAmount: 5,
+      maxAmount: 1000,
+      shownFields: ["first_name", "last_name", "email"],
+      archiveDate: null,
+    });
+    const question: CampaignQuestionWire = { key: "school", type: "short_text", label: "Your school", required: true };
+    await db
+      .update(campaigns)
+      .set({ questions: [question] })
+      .where(and(eq(campaigns.organizationId, tenant.organizationId), eq(campaigns.id, asking.id)));
+    const before = await donationCount();
+    for (const answers of [undefined, {}, { school: "" }, { school: "  \n " }]) {
+      const refused = await give(asking.slug as string, answers === undefined ? {} : { answers });
+      expect(refused.status, JSON.stringify(refused.body)).toBe(422);
+      expect(refused.body.code).toBe("missing_required_field");
+      expect(refused.body.errors).toEqual([
+        expect.objectContaining({
+          field: "answers.school",
+          code: "answer_required",
+          message: "this question needs an answer",
+        }),
+      ]);
+    }
+    expect(await donationCount()).toBe(before);
+    const answered = await give(asking.slug as string, { answers: { school: " Scuola Manzoni " } });
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+    expect(answered.body.donation.answers).toEqual([
+      { key: "school", label: "Your school", type: "short_text", value: "Scuola Manzoni" },
+    ]);
+  });
+
   it("keeps the tribute and answers with the gift: REST, GraphQL, CSV, events, receipt and the recipient's notice in Italian", async () => {
     const done = await give(
       campaign.slug as string,

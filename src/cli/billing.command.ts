@@ -1,6 +1,7 @@
 import { renderDepsOf } from "../email/render.js";
 import { createMailer, NO_MAIL_WARNING } from "../email/transport.js";
 import { startMailer } from "../jobs/email.job.js";
+import { startImportRunner } from "../jobs/import.job.js";
 import { runBilling, startWorker } from "../jobs/runner.js";
 import { startWebhookSender, webhookSenderDeps } from "../jobs/webhook.job.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
@@ -51,7 +52,7 @@ export const workerCommand: Command = {
   name: "worker",
   usage: "donata worker",
   summary:
-    "Run the background worker alone (renewals, reconciler, checkout expiry, email and webhook delivery) beside `serve --no-worker` until SIGINT/SIGTERM (PostgreSQL only)",
+    "Run the background worker alone (renewals, reconciler, checkout expiry, email and webhook delivery, the panel's imports) beside `serve --no-worker` until SIGINT/SIGTERM (PostgreSQL only)",
   options: {},
   local: true,
   async run(_values, io) {
@@ -83,13 +84,17 @@ export const workerCommand: Command = {
         onError: (error) =>
           io.stderr.write(`webhook delivery: ${error instanceof Error ? error.message : String(error)}\n`),
       });
+      // The panel's imports too: an upload to `serve --no-worker` is run here.
+      const imports = startImportRunner(database.db, {
+        onError: (error) => io.stderr.write(`import: ${error instanceof Error ? error.message : String(error)}\n`),
+      });
       await new Promise<void>((resolve) => {
         // Once: a second signal (a process manager's beside the primary's of `serve --processes`) changes nothing.
         let stopping = false;
         const stop = () => {
           if (stopping) return;
           stopping = true;
-          Promise.all([worker.stop(), mailer.stop(), webhooks.stop()]).finally(resolve);
+          Promise.all([worker.stop(), mailer.stop(), webhooks.stop(), imports.stop()]).finally(resolve);
         };
         process.on("SIGINT", stop);
         process.on("SIGTERM", stop);

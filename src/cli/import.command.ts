@@ -1,5 +1,6 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { systemOrigin } from "../events/origin.js";
+import { giftImportResultsCsv, importGifts } from "../modules/imports/gift-import.service.js";
 import { IMPORT_PRESETS, type ImportPreset } from "../modules/imports/import-columns.js";
 import { importResultsCsv, importSupporters } from "../modules/imports/supporter-import.service.js";
 import { requireOrganization } from "../modules/organizations/organizations.service.js";
@@ -23,14 +24,15 @@ function parseMappings(values: unknown): Record<string, string> | undefined {
 export const importCommand: Command = {
   name: "import",
   usage:
-    "donata import --org S --kind supporters --file F [--preset givebutter|donorbox] [--map Column=field]… [--dry-run] [--results OUT.csv] [--json]",
+    "donata import --org S --kind supporters|donations --file F [--preset givebutter|donorbox] [--map Column=field]… [--campaign SLUG] [--dry-run] [--results OUT.csv] [--json]",
   summary:
-    "Import supporters from a CSV file (Givebutter's or Donorbox's export, or any file with --map): a dry run checks every row",
+    "Import supporters or gift history from a CSV file (Givebutter's or Donorbox's export, or any file with --map): a dry run checks every row",
   options: {
     org: { type: "string" },
     kind: { type: "string" },
     file: { type: "string" },
     preset: { type: "string" },
+    campaign: { type: "string" },
     map: { type: "string", multiple: true },
     "dry-run": { type: "boolean" },
     results: { type: "string" },
@@ -38,7 +40,11 @@ export const importCommand: Command = {
   async run(values, io) {
     const slug = requiredString(values, "org");
     const kind = requiredString(values, "kind");
-    if (kind !== "supporters") throw new UsageError(`--kind must be supporters, not "${kind}"`);
+    if (kind !== "supporters" && kind !== "donations") {
+      throw new UsageError(`--kind must be supporters or donations, not "${kind}"`);
+    }
+    const campaign = values.campaign as string | undefined;
+    if (campaign !== undefined && kind !== "donations") throw new UsageError("--campaign is for --kind donations");
     const file = requiredString(values, "file");
     const preset = values.preset as string | undefined;
     if (preset !== undefined && !(IMPORT_PRESETS as readonly string[]).includes(preset)) {
@@ -54,7 +60,7 @@ export const importCommand: Command = {
     }
     const result = await withDatabase(io.env, async ({ database }) => {
       const organization = await requireOrganization(database.db, slug);
-      return importSupporters(database.db, {
+      const request = {
         organizationId: organization.id,
         fileName: file.split(/[\\/]/).at(-1) ?? file,
         content,
@@ -63,12 +69,20 @@ export const importCommand: Command = {
         dryRun,
         origin: systemOrigin("cli"),
         onProgress: io.stderr.isTTY
-          ? (done, total) => io.stderr.write(`\r${done} of ${total} rows${done === total ? "\n" : ""}`)
+          ? (done: number, total: number) => io.stderr.write(`\r${done} of ${total} rows${done === total ? "\n" : ""}`)
           : undefined,
-      });
+      };
+      return kind === "donations"
+        ? importGifts(database.db, { ...request, campaign })
+        : importSupporters(database.db, request);
     });
     const resultsFile = values.results as string | undefined;
-    if (resultsFile) await writeFile(resultsFile, importResultsCsv(result));
+    if (resultsFile) {
+      await writeFile(
+        resultsFile,
+        result.kind === "donations" ? giftImportResultsCsv(result) : importResultsCsv(result),
+      );
+    }
     const refused = result.results.filter((row) => row.outcome === "refused");
     const { results: _rows, ...counts } = result;
     return {
@@ -90,6 +104,16 @@ export const importCommand: Command = {
           ),
         ...(refused.length > LISTED
           ? [`  … and ${refused.length - LISTED} more refused rows (--results F lists them all)`]
+          : []),
+        ...(result.kind === "donations" && result.campaigns_created.length > 0
+          ? [
+              `Campaigns ${dryRun ? "to create" : "created"} as drafts: ${result.campaigns_created.map((name) => `"${name}"`).join(", ")}`,
+            ]
+          : []),
+        ...(result.kind === "donations" && result.recurring_awaiting > 0
+          ? [
+              `${result.recurring_awaiting} recurring gifts still running on the other platform ${dryRun ? "would charge" : "charge"} nobody until turned on (docs/import.md)`,
+            ]
           : []),
         ...(resultsFile ? [`Every row's outcome: ${resultsFile}`] : []),
       ],

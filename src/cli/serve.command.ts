@@ -7,6 +7,7 @@ import { createMailer } from "../email/transport.js";
 import { processLogger } from "../http/request-log.js";
 import { startPeriodicBackups } from "../jobs/backup.job.js";
 import { startMailer } from "../jobs/email.job.js";
+import { startImportRunner } from "../jobs/import.job.js";
 import { startWorker } from "../jobs/runner.js";
 import { startWebhookSender, webhookSenderDeps } from "../jobs/webhook.job.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
@@ -84,6 +85,11 @@ export const serveCommand: Command = {
             intervalSeconds: config.webhookIntervalSeconds,
             onError: (error) => app.log.error({ err: error }, "webhook delivery failed"),
           });
+      const imports = values["no-worker"]
+        ? undefined
+        : startImportRunner(database.db, {
+            onError: (error) => app.log.error({ err: error }, "import failed"),
+          });
       const backups = values["no-worker"]
         ? undefined
         : startPeriodicBackups(
@@ -109,6 +115,7 @@ export const serveCommand: Command = {
             worker?.stop(),
             mailer?.stop(),
             webhooks?.stop(),
+            imports?.stop(),
             backups?.stop(),
             app.close(),
             channel?.close(),

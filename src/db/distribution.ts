@@ -20,6 +20,7 @@ export const TABLE_LAYOUT = {
     "consent_records",
     "supporter_notes",
     "supporter_merges",
+    "segments",
     "collection_counts",
     "idempotency_keys",
     "outbox_messages",
@@ -37,6 +38,7 @@ export const TABLE_LAYOUT = {
     "receipts",
     "images",
     "image_renditions",
+    "imports",
   ],
   /**
    * Copied to every node: the platform's own tables, and the few with an organization that a request

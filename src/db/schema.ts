@@ -409,10 +409,17 @@ export const donations = pgTable(
     tributeDonorName: text("tribute_donor_name"),
     // Answers to the campaign's questions, with each question as it was asked: [{ key, label, type, value }].
     answers: jsonb("answers"),
+    // The gift's id on the platform it was imported from (docs/import.md): a re-import matches it.
+    externalId: text("external_id"),
+    // An imported recurring gift charges nobody until an admin turns it on: "awaiting" until then,
+    // "card_requested" once its donor was sent a link to set up a card (no usable method came with it).
+    activation: text("activation"),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
     check("donations_tribute_type_check", sql`${t.tributeType} in ('honor', 'memory')`),
+    check("donations_activation_check", sql`${t.activation} in ('awaiting', 'card_requested')`),
+    uniqueIndex("donations_external_id_key").on(t.organizationId, t.externalId).where(sql`external_id is not null`),
     foreignKey({
       name: "donations_payment_method_fk",
       columns: [t.organizationId, t.paymentMethodId],
@@ -478,6 +485,8 @@ export const payments = pgTable(
     disputeDate: instant("dispute_date"),
     // A charge of a test donation (the sandbox in test mode): no real money moved.
     test: boolean("test").notNull().default(false),
+    // The payment's id on the platform it was imported from (docs/import.md): a re-import matches it.
+    externalId: text("external_id"),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
@@ -500,6 +509,7 @@ export const payments = pgTable(
     index("payments_unsettled_idx")
       .on(t.updateDate)
       .where(sql`(${t.state} = 'PENDING' and ${t.idempotencyKey} is not null) or ${t.refundRequestDate} is not null`),
+    uniqueIndex("payments_external_id_key").on(t.organizationId, t.externalId).where(sql`external_id is not null`),
     check("payments_state_check", sql`${t.state} in ('PENDING', 'PAID', 'REFUNDED', 'FAILED')`),
     check("payments_amount_check", sql`${t.amount} > 0`),
     check("payments_amount_refunded_check", sql`${t.amountRefunded} >= 0 and ${t.amountRefunded} <= ${t.amount}`),
@@ -1005,6 +1015,32 @@ export const supporterMerges = pgTable(
   ],
 );
 
+// Saved segments (docs/admin.md): a named set of one collection table's filters, kept as the
+// table's URL carries them ({ "country": "IT", "tag": "volunteer" }); names are unique in any case.
+export const segments = pgTable(
+  "segments",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    collection: text("collection").notNull(),
+    name: text("name").notNull(),
+    filters: jsonb("filters").$type<Record<string, string>>().notNull(),
+    createdBy: ref("created_by").references(() => users.id, { onDelete: "set null" }),
+    createDate: createDate(),
+    updateDate: updateDate(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    uniqueIndex("segments_name_key").on(t.organizationId, t.collection, sql`lower(${t.name})`),
+    // Bare: on a Citus cluster the predicate is run on each shard, whose table has another name.
+    check(
+      "segments_collection_check",
+      sql`collection in ('campaigns', 'supporters', 'donations', 'payments', 'checkouts')`,
+    ),
+    check("segments_name_check", sql`char_length(name) between 1 and 80`),
+  ],
+);
+
 // An application's webhook endpoints: where an installation wants the organization's events sent.
 // The signing secret is sealed (it must be read back to sign); after a rotation the previous one
 // signs too until `previous_secret_expire_date`. `dispatched_seq` is how far in the organization's
@@ -1271,5 +1307,48 @@ export const receipts = pgTable(
     }),
     check("receipts_kind_check", sql`${t.kind} in ('payment', 'statement')`),
     check("receipts_locale_check", sql`${t.locale} in ('en', 'it')`),
+  ],
+);
+
+// A file imported from the panel (docs/import.md): queued by the upload, run by the worker in batches,
+// its progress and outcome kept. The file stays until the run ends; the results stay as CSV, with the
+// first refused rows as the panel lists them.
+export const imports = pgTable(
+  "imports",
+  {
+    organizationId: orgId().references(() => organizations.id, { onDelete: "cascade" }),
+    id: id(),
+    kind: text("kind").notNull(),
+    fileName: text("file_name").notNull(),
+    preset: text("preset"),
+    // What the member chose, column by column ({ "E-mail": "email", "Notes": "ignore" }), over the preset's.
+    mapping: jsonb("mapping").$type<Record<string, string>>(),
+    dryRun: boolean("dry_run").notNull(),
+    state: text("state").notNull().default("queued"),
+    rowsTotal: integer("rows_total").notNull().default(0),
+    rowsDone: integer("rows_done").notNull().default(0),
+    created: integer("created").notNull().default(0),
+    updated: integer("updated").notNull().default(0),
+    unchanged: integer("unchanged").notNull().default(0),
+    refused: integer("refused").notNull().default(0),
+    refusedRows: jsonb("refused_rows"),
+    resultsCsv: text("results_csv"),
+    error: text("error"),
+    content: bytea("content"),
+    // Who asked, as the events of the run name them (the member, the request's address).
+    origin: jsonb("origin"),
+    createdBy: ref("created_by").references(() => users.id, { onDelete: "set null" }),
+    createDate: createDate(),
+    // Moves with each batch: a running import whose date stands still was left by a stopped worker.
+    updateDate: updateDate(),
+    startDate: instant("start_date"),
+    finishDate: instant("finish_date"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    index("imports_pending_idx").on(t.createDate).where(sql`state in ('queued', 'running')`),
+    // Bare: on a Citus cluster the predicate is run on each shard, whose table has another name.
+    check("imports_kind_check", sql`kind in ('supporters', 'donations')`),
+    check("imports_state_check", sql`state in ('queued', 'running', 'done', 'failed')`),
   ],
 );

@@ -165,6 +165,16 @@ const DONOR_CHANGE_FIELDS: [field: string, change: DonorChange][] = [
 async function onDonationUpdated(tx: Executor, event: SubscribedEvent) {
   const { changes } = await event.read();
   if (!changes || event.resourceId === null) return;
+  if (changes.activation?.after === "card_requested") {
+    // An imported recurring gift an admin turned on without a card Donata can charge: the donor sets one up.
+    const donation = await findDonation(tx, event.organizationId, event.resourceId);
+    if (!donation) return;
+    await enqueueToDonor(tx, donation, {
+      kind: "gift_activation",
+      dedupeKey: `gift_activation:donation:${donation.id}`,
+    });
+    return;
+  }
   const stopped = changes.state?.after === "revoked";
   const change = DONOR_CHANGE_FIELDS.find(([field]) => changes[field]);
   if (!stopped && !change) return;

@@ -23,6 +23,7 @@ export const EMAIL_KINDS = [
   "gift_digest",
   "webhook_disabled",
   "tribute_notice",
+  "gift_activation",
 ] as const;
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 

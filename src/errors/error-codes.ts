@@ -42,6 +42,8 @@ export const ERROR_STATUS = {
   supporter_erased: 409,
   // Two supporters that cannot be merged as they are (both have a statement for the same year).
   merge_refused: 409,
+  // A saved segment's name that another segment of the same table has (in any case).
+  segment_name_taken: 409,
   checkout_closed: 409,
   checkout_expired: 409,
   checkout_attempt_abandoned: 409,

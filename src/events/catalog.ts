@@ -109,6 +109,12 @@ export const EVENT_CATALOG = {
     description:
       "A member imported supporters from a file (its name, the preset, how many rows were created, updated, unchanged and refused)",
   },
+  "donations.imported": {
+    resource: "organization",
+    permission: null,
+    description:
+      "A member imported gift history from a file (its name, the preset, how many rows were created, updated, unchanged and refused, the campaigns it created)",
+  },
   "supporter_note.created": {
     resource: "supporter",
     permission: null,
@@ -118,6 +124,21 @@ export const EVENT_CATALOG = {
     resource: "supporter",
     permission: null,
     description: "A note about a supporter was deleted (who had written it; never its words)",
+  },
+  "segment.created": {
+    resource: "segment",
+    permission: null,
+    description: "A member saved a segment: a named set of a table's filters",
+  },
+  "segment.updated": {
+    resource: "segment",
+    permission: null,
+    description: "A saved segment was renamed or its filters changed (the fields before and after)",
+  },
+  "segment.deleted": {
+    resource: "segment",
+    permission: null,
+    description: "A saved segment was deleted",
   },
   "supporter.exported": {
     resource: "supporter",

@@ -8,6 +8,7 @@ import "../modules/checkouts/checkouts.graphql.js";
 import "../modules/organizations/organizations.graphql.js";
 import "../modules/supporters/supporter-export.graphql.js";
 import "../modules/supporters/supporter-notes.graphql.js";
+import "../modules/segments/segments.graphql.js";
 import "../modules/supporters/supporter-duplicates.graphql.js";
 import "../modules/applications/applications.graphql.js";
 import "../modules/payments/payment-actions.graphql.js";
@@ -26,6 +27,7 @@ import "../modules/organizations/email-settings.graphql.js";
 import "../modules/legal-profile/legal-profile.graphql.js";
 import "../modules/receipts/receipts.graphql.js";
 import "../modules/users/users.graphql.js";
+import "../modules/imports/imports.graphql.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());
 

@@ -7,7 +7,7 @@ import {
   createInstallationToken,
   installApplication,
 } from "../modules/applications/applications.service.js";
-import { updateCampaign } from "../modules/campaigns/campaigns.service.js";
+import { updateCampaign, uploadCampaignCover } from "../modules/campaigns/campaigns.service.js";
 import { loadDocumentLinks } from "../modules/documents/document-links.js";
 import { updateLegalProfile, uploadLogo } from "../modules/legal-profile/legal-profile.service.js";
 import { updateOrganizationColumns } from "../modules/organizations/organizations.repo.js";
@@ -23,6 +23,19 @@ import { seedOrganization } from "./seed.service.js";
 
 export const DEMO_CAMPAIGN_SLUG = "school-kits";
 export const DEMO_LOGIN = { email: "demo@donata.local", password: "donata-demo-2026" };
+
+/** The showcase campaign's story (Markdown), as docs/screenshots/campaign-story-en.png shows it. */
+const DEMO_STORY = `## Every child starts school ready to learn
+
+In the villages around Lake Victoria, one family in three cannot afford the basics their children need for school. A child without a pen or an exercise book sits at the back of the class, and too often stops coming.
+
+Since 2019 we have handed out **more than 12,000 school kits** with local teachers, who know which families need them most. Each kit holds:
+
+- exercise books and a geometry set
+- pens, pencils and a sharpener
+- a sturdy backpack that lasts the whole year
+
+This September we want to reach **every child in 40 schools**. Read how last year went in [our annual report](https://demo-foundation.example/annual-report).`;
 
 /**
  * On an empty database, creates the demo organization, its owner, an installed demo
@@ -109,7 +122,18 @@ export async function bootstrapDemo(config: Config, database: Database): Promise
     cost_example_amount: 12.5,
     cost_example_label: "school kit",
     tags: ["demo"],
+    story: DEMO_STORY,
+    ask_impacts: [
+      { amount: 25, recurring: false, text: "buys a complete school kit" },
+      { amount: 50, recurring: false, text: "kits for two brothers or sisters" },
+      { amount: 100, recurring: false, text: "books for a whole classroom" },
+    ],
   });
+  // Its cover (web/demo/cover.svg drawn to PNG), uploaded as the campaign editor does.
+  const cover = await sharp(readFileSync(new URL("../../web/demo/cover.svg", import.meta.url)))
+    .png()
+    .toBuffer();
+  await uploadCampaignCover(db, scope, String(busiest), { bytes: cover, contentType: "image/png" }, config.baseUrl);
   const tokens = await createInstallationToken(db, config, app.client_id, "demo");
   return [
     "Demo data created (shown once; the client secret is stored only as a hash):",

@@ -519,6 +519,24 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     return intent ? { status: 200, body: expandIntent(intent, query.expand) } : noSuch("payment_intent", intentId);
   }
 
+  /** Saves a method on a Customer (what a checkout with setup_future_usage does too). */
+  function attachPaymentMethod(methodId: string, params: Record<string, unknown>): Reply {
+    const method = methods.get(methodId);
+    if (!method) return noSuch("PaymentMethod", methodId);
+    const customer = typeof params.customer === "string" ? params.customer : "";
+    if (!customers.has(customer)) return noSuch("customer", customer, "customer");
+    saved.add(`${customer}/${methodId}`);
+    return { status: 200, body: { ...method, customer } };
+  }
+
+  /** A method as saved on a Customer: Stripe answers 404 when it is not saved there. */
+  function retrieveCustomerPaymentMethod(customer: string, methodId: string): Reply {
+    if (!customers.has(customer)) return noSuch("customer", customer, "customer");
+    const method = methods.get(methodId);
+    if (!method || !saved.has(`${customer}/${methodId}`)) return noSuch("PaymentMethod", methodId);
+    return { status: 200, body: { ...method, customer } };
+  }
+
   function retrievePaymentMethod(methodId: string): Reply {
     const method = methods.get(methodId);
     return method ? { status: 200, body: method } : noSuch("PaymentMethod", methodId);
@@ -800,6 +818,12 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     if (method === "POST" && confirmedSetup) return confirmSetupIntent(confirmedSetup, params);
     const methodId = /^\/v1\/payment_methods\/([^/]+)$/.exec(path)?.[1];
     if (method === "GET" && methodId) return retrievePaymentMethod(methodId);
+    const attached = /^\/v1\/payment_methods\/([^/]+)\/attach$/.exec(path)?.[1];
+    if (method === "POST" && attached) return attachPaymentMethod(attached, params);
+    const customerMethod = /^\/v1\/customers\/([^/]+)\/payment_methods\/([^/]+)$/.exec(path);
+    if (method === "GET" && customerMethod) {
+      return retrieveCustomerPaymentMethod(customerMethod[1] as string, customerMethod[2] as string);
+    }
     return stripeError(404, {
       type: "invalid_request_error",
       message: `Unrecognized request URL (${method}: ${path}).`,

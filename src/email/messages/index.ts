@@ -4,6 +4,7 @@ import { message as bankTransfer } from "./bank_transfer.js";
 import { message as cardExpiring } from "./card_expiring.js";
 import { message as donorChange } from "./donor_change.js";
 import { message as donorSignIn } from "./donor_sign_in.js";
+import { message as giftActivation } from "./gift_activation.js";
 import { message as giftDigest } from "./gift_digest.js";
 import { message as giftNotification } from "./gift_notification.js";
 import { message as receipt } from "./receipt.js";
@@ -29,4 +30,5 @@ export const MESSAGES: Record<EmailKind, EmailMessage> = {
   gift_digest: giftDigest as EmailMessage,
   webhook_disabled: webhookDisabled as EmailMessage,
   tribute_notice: tributeNotice as EmailMessage,
+  gift_activation: giftActivation as EmailMessage,
 };

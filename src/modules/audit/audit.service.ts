@@ -125,6 +125,12 @@ export function summarize(
       return w("audit.supporter_note_created", { note: String(data.note_id ?? "?") });
     case "supporter_note.deleted":
       return w("audit.supporter_note_deleted", { note: String(data.note_id ?? "?") });
+    case "segment.created":
+      return w("audit.segment_created", { name: String(data.name), collection: String(data.collection) });
+    case "segment.updated":
+      return w("audit.segment_updated", { name: String(data.name) });
+    case "segment.deleted":
+      return w("audit.segment_deleted", { name: String(data.name), collection: String(data.collection) });
     case "campaign.created":
       return w("audit.campaign_created", { title: String(data.title) });
     case "campaign.updated":
@@ -168,6 +174,14 @@ export function summarize(
       return statementsSentence(locale, data);
     case "supporters.imported":
       return w("audit.supporters_imported", {
+        file: String(data.file),
+        created: Number(data.created),
+        updated: Number(data.updated),
+        unchanged: Number(data.unchanged),
+        refused: Number(data.refused),
+      });
+    case "donations.imported":
+      return w("audit.donations_imported", {
         file: String(data.file),
         created: Number(data.created),
         updated: Number(data.updated),

@@ -324,6 +324,19 @@ export async function createCampaign(db: Db, scope: Scope, input: CampaignInput,
   return outcome.replayed ? { ...outcome, body: storedCampaignToWire(outcome.body) } : outcome;
 }
 
+/**
+ * A campaign an imported gift names that the organization does not have yet (docs/import.md): made
+ * as a draft with the name as its title, so the history keeps its grouping and nobody can give to it
+ * until an admin publishes it. In the import's own transaction.
+ */
+export async function createImportedCampaign(tx: Executor, scope: Scope, title: string) {
+  const campaign = { ...CAMPAIGN_DEFAULTS, title, status: "draft" } as CampaignFields;
+  campaign.slug = await freeSlug(tx, scope, title);
+  const row = await insertCampaignRow(tx, scope, campaign);
+  await recordEvent(tx, scope, "campaign.created", row.id, campaignToWire(row));
+  return row;
+}
+
 /** A campaign answered before its page content existed (an idempotent replay), with that content's defaults. */
 export function storedCampaignToWire(stored: CampaignWire): CampaignWire {
   return {

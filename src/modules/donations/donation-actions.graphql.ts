@@ -1,6 +1,7 @@
 import { builder } from "../../graphql/builder.js";
 import { authorize } from "../../graphql/context.js";
 import { describe, inputFieldsFrom } from "../../graphql/wire-fields.js";
+import { parseId } from "../../http/ids.js";
 import { validateAgainst } from "../../http/validate.js";
 import { PaymentType } from "../payments/payments.graphql.js";
 import type { PaymentWire } from "../payments/payments.schemas.js";
@@ -8,7 +9,25 @@ import { OfflineDonationBody } from "./donation-actions.schemas.js";
 import { cancelDonation, recordOfflineDonation } from "./donation-actions.service.js";
 import { DonationType } from "./donations.graphql.js";
 import type { DonationWire } from "./donations.schemas.js";
-import { adminActor } from "./recurring-changes.service.js";
+import { type ActivationOutcome, activateImportedDonation, adminActor } from "./recurring-changes.service.js";
+
+const ActivationOutcomeType = builder.enumType("ActivationOutcome", {
+  description: "What turning an imported recurring gift on did",
+  values: {
+    activated: { description: "It runs now, on the Stripe method the import named (Stripe confirmed it)" },
+    card_requested: { description: "Its donor was emailed a link to set up a card; it runs once they have" },
+  } as const,
+});
+
+const ActivationType = builder
+  .objectRef<{ donation: DonationWire; outcome: ActivationOutcome }>("DonationActivation")
+  .implement({
+    description: "An imported recurring gift turned on, and how",
+    fields: (t) => ({
+      donation: t.field({ type: DonationType, resolve: (parent) => parent.donation }),
+      outcome: t.field({ type: ActivationOutcomeType, resolve: (parent) => parent.outcome }),
+    }),
+  });
 
 const DonationWithPaymentType = builder
   .objectRef<{ donation: DonationWire; payment: PaymentWire }>("DonationWithPayment")
@@ -37,6 +56,21 @@ builder.mutationFields((t) => ({
     resolve: (_root, { id, reason }, context) => {
       authorize(context, "donations:write");
       return cancelDonation(context, context.scope, String(id), adminActor(context.scope.origin), reason);
+    },
+  }),
+  activateImportedDonation: t.field({
+    type: ActivationType,
+    description:
+      "Turns on an imported recurring gift, which charges nobody until then: at once on the Stripe customer and payment method the import named, once Stripe confirms them; otherwise its donor is emailed a link to set up a card",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, { id }, context) => {
+      authorize(context, "donations:write");
+      return activateImportedDonation(
+        context,
+        context.scope.organizationId,
+        parseId(String(id), "Donation"),
+        adminActor(context.scope.origin),
+      );
     },
   }),
   recordOfflineDonation: t.field({

@@ -8,7 +8,7 @@ import { findCampaign, findOrganizationCurrency } from "../giving/checkout-flow.
 import { insertPaymentMethod } from "../payment-methods/payment-methods.repo.js";
 import type { GivingDb } from "../payments/payment-actions.service.js";
 import { insertPayment } from "../payments/payments.repo.js";
-import { paymentToWire } from "../payments/payments.service.js";
+import { paymentToWire, storedPaymentToWire } from "../payments/payments.service.js";
 import { findSupporter, setCertificationUrl } from "../supporters/supporters.repo.js";
 import { supporterToWire } from "../supporters/supporters.service.js";
 import type { OfflineDonationBody } from "./donation-actions.schemas.js";
@@ -117,5 +117,6 @@ export async function recordOfflineDonation(
     }),
   );
   if (!outcome.replayed) return outcome;
-  return { ...outcome, body: { ...outcome.body, donation: storedDonationToWire(outcome.body.donation) } };
+  const { donation, payment } = outcome.body;
+  return { ...outcome, body: { donation: storedDonationToWire(donation), payment: storedPaymentToWire(payment) } };
 }

@@ -44,6 +44,8 @@ const donationColumns = {
   tags: donations.tags,
   skipped_cycles: donations.skippedCycles,
   test: donations.test,
+  external_id: donations.externalId,
+  activation: donations.activation,
 };
 
 const tributeSql = sql`case when ${donations.tributeType} is null then null else json_build_object(
@@ -75,6 +77,7 @@ export interface DonationFilters {
   campaignId?: number;
   supporterId?: number;
   tag?: string;
+  externalId?: string;
   createDateFrom?: DateBound;
   createDateTo?: DateBound;
   updateDateFrom?: DateBound;
@@ -94,6 +97,7 @@ function conditionsFor(scope: Scope, filters: DonationFilters): (SQL | undefined
     filters.campaignId !== undefined ? eq(donations.campaignId, filters.campaignId) : undefined,
     filters.supporterId !== undefined ? eq(donations.supporterId, filters.supporterId) : undefined,
     filters.tag !== undefined ? arrayContains(donations.tags, [filters.tag]) : undefined,
+    filters.externalId !== undefined ? eq(donations.externalId, filters.externalId) : undefined,
     ...dateRangeConditions(donations.createDate, filters.createDateFrom, filters.createDateTo, tz),
     ...dateRangeConditions(donations.updateDate, filters.updateDateFrom, filters.updateDateTo, tz),
     ...dateRangeConditions(donations.completedDate, filters.completedDateFrom, filters.completedDateTo, tz),

@@ -1,10 +1,13 @@
 import { type Static, Type } from "typebox";
+import { ExternalId, ExternalIdFilter } from "../../http/external-id.js";
 import { DateFilter, listQuerySchema, listResponseSchema } from "../../http/pagination.js";
 import { DateTime, Frequency, Id, Money, nullable, Tags, wireObject } from "../../http/schema-types.js";
 import { DonationAnswer, Tribute } from "../campaigns/campaign-questions.js";
 import { DOCUMENT_LINK_NOTE } from "../documents/document-access.js";
 
 export const DONATION_STATES = ["draft", "pending", "active", "past_due", "done", "revoked"] as const;
+/** Where an imported recurring gift stands before an admin turns it on (docs/import.md). */
+export const DONATION_ACTIVATIONS = ["awaiting", "card_requested"] as const;
 
 export const Donation = wireObject(
   {
@@ -46,6 +49,15 @@ export const Donation = wireObject(
       description:
         "The donor's answers to the campaign's questions, each with the question as it was asked (empty: none)",
     }),
+    external_id: nullable(ExternalId("donation")),
+    activation: nullable(
+      Type.String({
+        enum: [...DONATION_ACTIVATIONS],
+        description:
+          "An imported recurring gift charges nobody until an admin turns it on: awaiting until then, " +
+          "card_requested once its donor was sent a link to set up a card; null for every other gift. Read-only",
+      }),
+    ),
   },
   "A gift, one-off or recurring",
 );
@@ -65,6 +77,8 @@ export const DONATION_ORDER_FIELDS = [
   "create_date",
   "update_date",
   "device",
+  "external_id",
+  "activation",
 ] as const;
 
 export const DonationListQuery = listQuerySchema(DONATION_ORDER_FIELDS, {
@@ -74,6 +88,7 @@ export const DonationListQuery = listQuerySchema(DONATION_ORDER_FIELDS, {
   campaign_id: Type.Optional(Id),
   supporter_id: Type.Optional(Id),
   tag: Type.Optional(Type.String({ maxLength: 100 })),
+  external_id: Type.Optional(ExternalIdFilter),
   create_date_from: Type.Optional(DateFilter),
   create_date_to: Type.Optional(DateFilter),
   update_date_from: Type.Optional(DateFilter),

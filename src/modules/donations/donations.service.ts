@@ -15,7 +15,13 @@ export function donationToWire(row: DonationRow): DonationWire {
  * fields added since it was stored take their empty value.
  */
 export function storedDonationToWire(stored: DonationWire): DonationWire {
-  return { ...stored, tribute: stored.tribute ?? null, answers: stored.answers ?? [] };
+  return {
+    ...stored,
+    tribute: stored.tribute ?? null,
+    answers: stored.answers ?? [],
+    external_id: stored.external_id ?? null,
+    activation: stored.activation ?? null,
+  };
 }
 
 export async function listDonations(db: Db, scope: Scope, query: DonationListQuery) {
@@ -29,6 +35,7 @@ export async function listDonations(db: Db, scope: Scope, query: DonationListQue
       campaignId: query.campaign_id,
       supporterId: query.supporter_id,
       tag: query.tag,
+      externalId: query.external_id,
       ...createUpdateBounds(query),
       completedDateFrom: optionalDateBound("completed_date_from", query.completed_date_from),
       completedDateTo: optionalDateBound("completed_date_to", query.completed_date_to),

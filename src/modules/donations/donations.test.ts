@@ -21,8 +21,17 @@ const SPEC_FIELDS = [
   "tags",
 ];
 
-/** Beyond the spec: the currency, the processing fee a donor covered (docs/payments.md), cycles skipped after an outage, the tribute and answers (docs/campaigns.md). */
-const ADDED_FIELDS = ["currency", "covered_fee", "skipped_cycles", "test", "tribute", "answers"];
+/** Beyond the spec: the currency, the processing fee a donor covered (docs/payments.md), cycles skipped after an outage, the tribute and answers (docs/campaigns.md), the import's id and activation (docs/import.md). */
+const ADDED_FIELDS = [
+  "currency",
+  "covered_fee",
+  "skipped_cycles",
+  "test",
+  "tribute",
+  "answers",
+  "external_id",
+  "activation",
+];
 
 describeCollectionContract({
   collection: "donations",

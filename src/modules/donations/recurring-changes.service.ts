@@ -275,6 +275,122 @@ export async function cancelRecurring(
   });
 }
 
+/** An imported recurring gift that charges nobody until an admin turns it on (docs/import.md). */
+export const awaitingActivation = (donation: DonationRow): donation is RecurringRow =>
+  donation.activation !== null &&
+  donation.state === "pending" &&
+  (donation.frequency === 1 || donation.frequency === 12) &&
+  donation.completedDate !== null;
+
+/**
+ * Turns an imported recurring gift on with a method Donata can charge: active, its next charge the
+ * first cycle (counted from its first payment's day) after now and not before the date the other
+ * platform would have charged next, that cycle's renewal queued.
+ */
+async function turnOn(
+  tx: Executor,
+  donation: RecurringRow,
+  methodId: number,
+  actor: RecurringActor,
+  now: Date,
+  also: EventChanges = {},
+) {
+  const next = nextCycleAfter(donation, donation.frequency, now, donation.nextChargeDate);
+  const row = await transitionDonation(
+    tx,
+    { organizationId: donation.organizationId, origin: actor.origin },
+    donation,
+    "active",
+    () =>
+      updateDonation(tx, donation.organizationId, donation.id, {
+        state: "active",
+        activation: null,
+        paymentMethodId: methodId,
+        nextChargeDate: next.date,
+      }),
+    {
+      activation: { before: donation.activation, after: null },
+      next_charge_date: { before: iso(donation.nextChargeDate), after: iso(next.date) },
+      ...also,
+    },
+  );
+  await queueRenewal(tx, {
+    organizationId: donation.organizationId,
+    donationId: donation.id,
+    cycle: next.cycle,
+    runDate: next.date,
+  });
+  return row;
+}
+
+/** What turning an imported gift on did: it runs now, or its donor was asked to set up a card. */
+export type ActivationOutcome = "activated" | "card_requested";
+
+/**
+ * An admin turns an imported recurring gift on. With a Stripe customer and payment method from the
+ * file that Stripe confirms are saved together (asked outside any transaction), it runs at once on
+ * that method. Otherwise its donor is emailed a link to set up a card (in their language, through the
+ * outbox), and it runs once they have. Refused when nobody could set up a card (no card processor,
+ * or a donor without an email address).
+ */
+export async function activateImportedDonation(
+  context: Pick<GivingDb, "db" | "processors">,
+  organizationId: number,
+  donationId: number,
+  actor: RecurringActor,
+  now = new Date(),
+): Promise<{ donation: ReturnType<typeof donationToWire>; outcome: ActivationOutcome }> {
+  const donation = await findDonation(context.db, organizationId, donationId);
+  if (!donation) throw notFound("Donation");
+  if (!awaitingActivation(donation))
+    throw refused(donation, "is not an imported recurring gift waiting to be turned on");
+  const method = await findPaymentMethod(context.db, organizationId, donation.paymentMethodId);
+  const account = await context.processors.stripeAccount(organizationId);
+  let verified: Awaited<ReturnType<NonNullable<typeof account>["processor"]["customerPaymentMethod"]>> = null;
+  if (account && method?.processor === "stripe" && method.processorReference) {
+    const { customer, paymentMethod } = parseReference(method.processorReference);
+    if (customer) verified = await account.processor.customerPaymentMethod(customer, paymentMethod);
+  }
+  if (!verified) {
+    if (!account && (await context.processors.mode(organizationId))?.card !== "sandbox") {
+      throw new AppError(
+        "processor_not_connected",
+        "The organization takes no cards online: connect Stripe before turning imported recurring gifts on",
+      );
+    }
+    const supporter = await findSupporter(context.db, organizationId, donation.supporterId);
+    if (!supporter?.email?.trim() || supporter.eraseDate) {
+      throw refused(donation, "has no usable card and its donor no email address: nobody can be asked to set one up");
+    }
+    if (donation.activation === "card_requested")
+      return { donation: donationToWire(donation), outcome: "card_requested" };
+  }
+  return withEvents(context.db, async (tx) => {
+    const locked = await lockDonation(tx, organizationId, donationId);
+    if (!locked) throw notFound("Donation");
+    if (!awaitingActivation(locked)) throw refused(locked, "is not an imported recurring gift waiting to be turned on");
+    if (verified && method?.processorReference) {
+      const row = await insertPaymentMethod(tx, {
+        organizationId,
+        supporterId: locked.supporterId,
+        processor: "stripe",
+        label: verified.label,
+        reference: method.processorReference,
+        expiryMonth: verified.expiryMonth,
+        expiryYear: verified.expiryYear,
+      });
+      const updated = await turnOn(tx, locked, row.id, actor, now);
+      return { donation: donationToWire(updated), outcome: "activated" as const };
+    }
+    const updated = await updateDonation(tx, organizationId, locked.id, { activation: "card_requested" });
+    if (!updated) throw notFound("Donation");
+    await recordChange(tx, locked, updated, actor, {
+      activation: { before: locked.activation, after: "card_requested" },
+    });
+    return { donation: donationToWire(updated), outcome: "card_requested" as const };
+  });
+}
+
 /** The new method a donor gave: a sandbox card, or a Stripe method saved by a SetupIntent. */
 export type NewPaymentMethod =
   | { processor: "sandbox"; card: CardDetails }
@@ -315,7 +431,9 @@ export async function replacePaymentMethod(
   return withEvents(context.db, async (tx) => {
     const job = await lockQueuedRenewal(tx, organizationId, donationId);
     const donation = await lockDonation(tx, organizationId, donationId);
-    requireRecurring(donation, ["active", "past_due"], "its payment method can no longer change");
+    const activating =
+      donation !== undefined && awaitingActivation(donation) && donation.activation === "card_requested";
+    if (!activating) requireRecurring(donation, ["active", "past_due"], "its payment method can no longer change");
     const previous = await findPaymentMethod(tx, organizationId, donation.paymentMethodId);
     // The same SetupIntent sent twice saves its method once.
     if (previous?.processorReference === tokenized.reference) return donationToWire(donation);
@@ -328,6 +446,14 @@ export async function replacePaymentMethod(
       expiryMonth: tokenized.expiryMonth,
       expiryYear: tokenized.expiryYear,
     });
+    if (activating) {
+      // An imported gift whose donor was asked for a card: it runs from now on.
+      const started = await turnOn(tx, donation as RecurringRow, row.id, actor, now, {
+        payment_method: { before: previous?.label ?? null, after: row.label },
+        payment_method_id: { before: previous?.id ?? null, after: row.id },
+      });
+      return donationToWire(started);
+    }
     const updated = await updateDonation(tx, organizationId, donation.id, {
       paymentMethodId: row.id,
       ...(donation.state === "past_due" ? { nextChargeDate: now } : {}),

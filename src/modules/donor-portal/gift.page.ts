@@ -48,6 +48,12 @@ export const changeable = (donation: DonationRow) =>
   (donation.frequency === 1 || donation.frequency === 12) &&
   (donation.state === "active" || donation.state === "past_due");
 
+/** An imported recurring gift whose donor was asked to set up a card: it runs once they have. */
+export const awaitingCard = (donation: DonationRow) =>
+  donation.activation === "card_requested" &&
+  donation.state === "pending" &&
+  (donation.frequency === 1 || donation.frequency === 12);
+
 /** What the campaign lets a recurring gift be, as the amount's hint says it. */
 function amountHint(locale: Locale, campaign: CampaignRow | undefined, currency: string): string {
   if (!campaign) return "";
@@ -99,6 +105,16 @@ export function giftBody(session: DonorSession, gift: DonorGiftView, state: Gift
     ${donation.state === "past_due" ? `<p class="field-error">${say(locale, "portal.gift.past_due")}</p>` : ""}
   </section>`;
   const back = `<p><a href="${html(portalPath(session.organizationSlug))}">${say(locale, "portal.gift.back")}</a></p>`;
+  if (awaitingCard(donation)) {
+    return `<h1>${html(giftTitle(gift, locale))}</h1>${notice}
+  ${summary}
+  <section aria-labelledby="activation-title">
+    <h2 id="activation-title">${say(locale, "portal.gift.activation_title")}</h2>
+    <p>${say(locale, "portal.gift.activation_text")}</p>
+    <p><a href="${html(giftPath(session, donation.id, "payment-method"))}">${say(locale, "portal.gift.activation_link")}</a></p>
+  </section>
+  ${back}`;
+  }
   if (!changeable(donation)) {
     return `<h1>${html(giftTitle(gift, locale))}</h1>${notice}
   ${summary}

@@ -24,6 +24,7 @@ import type { GivingContext } from "../giving/giving.context.js";
 import { portalErrorHandler } from "./donor-portal.routes.js";
 import { checkDonorCsrf, type DonorSession, type RequireDonor } from "./donor-session.js";
 import {
+  awaitingCard,
   cancelBody,
   changeable,
   type DonorGiftView,
@@ -179,6 +180,15 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
   async function changeableGift(request: FastifyRequest, reply: FastifyReply, post: boolean) {
     const found = await donorGift(request, reply, post);
     if (found && !changeable(found.gift.donation)) {
+      throw new PortalRefusal("invalid_state_transition", "portal.errors.gift_stopped");
+    }
+    return found;
+  }
+
+  /** A gift whose card may change: a changeable one, or an imported one waiting for its donor's card. */
+  async function methodGift(request: FastifyRequest, reply: FastifyReply, post: boolean) {
+    const found = await donorGift(request, reply, post);
+    if (found && !changeable(found.gift.donation) && !awaitingCard(found.gift.donation)) {
       throw new PortalRefusal("invalid_state_transition", "portal.errors.gift_stopped");
     }
     return found;
@@ -347,13 +357,13 @@ export function giftRoutes(app: FastifyInstance, context: GivingContext, require
   }
 
   app.get("/donor/:org/gifts/:id/payment-method", options, async (request, reply) => {
-    const found = await changeableGift(request, reply, false);
+    const found = await methodGift(request, reply, false);
     if (!found) return reply;
     return methodPage(reply, found.session, found.gift);
   });
 
   app.post("/donor/:org/gifts/:id/payment-method", options, async (request, reply) => {
-    const found = await changeableGift(request, reply, true);
+    const found = await methodGift(request, reply, true);
     if (!found) return reply;
     const { session, gift } = found;
     const body = request.body;

@@ -64,7 +64,7 @@ import {
   replacePlaceholderMethod,
 } from "../payment-methods/payment-methods.repo.js";
 import { insertPayment, lockPayment, type PaymentRow, sumPaidForCampaign } from "../payments/payments.repo.js";
-import { paymentToWire } from "../payments/payments.service.js";
+import { paymentToWire, storedPaymentToWire } from "../payments/payments.service.js";
 import { type DeclaredConsents, insertConsentRecord } from "../supporters/consent-records.repo.js";
 import { insertSupporter, lockSupporterByEmail, setSupporterLocale } from "../supporters/supporters.repo.js";
 import { SUPPORTER_COLUMNS, supporterToWire } from "../supporters/supporters.service.js";
@@ -961,11 +961,11 @@ async function settledOutcome(
   return { status: 200, body: completedBody(organization, checkout.id, donation, payment, method), replayed: true };
 }
 
-/** A stored answer replayed: its donation in today's shape (answers stored before a field existed lack it). */
+/** A stored answer replayed: its donation and payment in today's shape (answers stored before a field existed lack it). */
 function replayedBody(body: unknown): CompletionBody {
   const stored = body as CompletionBody;
   if (!("donation" in stored) || !stored.donation) return stored;
-  return { ...stored, donation: storedDonationToWire(stored.donation) };
+  return { ...stored, donation: storedDonationToWire(stored.donation), payment: storedPaymentToWire(stored.payment) };
 }
 
 /** A completed checkout as the donor's page gets it; bank transfers come with where to send the money. */

@@ -15,7 +15,7 @@ import {
 } from "../supporters/supporters.repo.js";
 import { CONSENT_NAMES, type ConsentName, type SupporterPatch } from "../supporters/supporters.schemas.js";
 import { SUPPORTER_COLUMNS, supporterColumnsOf, supporterToWire } from "../supporters/supporters.service.js";
-import { type ImportPreset, mapColumns, SUPPORTER_IMPORT_FIELDS } from "./import-columns.js";
+import { type ColumnMapping, type ImportPreset, mapColumns, SUPPORTER_IMPORT_FIELDS } from "./import-columns.js";
 import { type CheckedRow, checkRow, type RowProblem } from "./import-rows.js";
 
 /** At most this many rows in one file (a larger list is split into several files). */
@@ -64,7 +64,7 @@ export interface SupporterImportResult {
   results: RowResult[];
 }
 
-const fileProblem = (message: string) =>
+export const fileProblem = (message: string) =>
   new AppError("invalid_request", `The file cannot be imported: ${message}`, {
     errors: [{ field: "file", message }],
   });
@@ -81,7 +81,7 @@ function delimiterOf(text: string): string {
   return best;
 }
 
-function readCsv(content: string | Buffer): string[][] {
+export function readCsv(content: string | Buffer): string[][] {
   const text = typeof content === "string" ? content : content.toString("utf8");
   if (text.includes("\uFFFD")) throw fileProblem("it is not UTF-8 text (save it as CSV UTF-8)");
   try {
@@ -157,7 +157,7 @@ export async function importSupporters(db: Db, request: SupporterImportRequest):
   const { mapping, ignored, problems } = mapColumns(headers, { preset: request.preset, explicit: request.mapping });
   if (problems.length > 0) throw fileProblem(problems.join("; "));
 
-  const rows = body.map((cells, index) => checkRow(index + 2, cells, headers, mapping));
+  const rows = body.map((cells, index) => checkRow(index + 2, cells, headers, mapping as ColumnMapping));
   refuseRepeats(rows);
   const results: RowResult[] = rows.map((row) => ({
     line: row.line,

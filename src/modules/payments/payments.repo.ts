@@ -35,6 +35,7 @@ export const paymentWireRow = wireRowOf<PaymentWire>({
   create_date: instant(payments.createDate),
   update_date: instant(payments.updateDate),
   test: payments.test,
+  external_id: payments.externalId,
 });
 
 /** A payment as the API returns it by id, with its method. */
@@ -47,6 +48,7 @@ export interface PaymentFilters {
   donationId?: number;
   paymentMethodId?: number;
   processorIntentId?: string;
+  externalId?: string;
   test?: boolean;
   createDateFrom?: DateBound;
   createDateTo?: DateBound;
@@ -65,6 +67,7 @@ function conditionsFor(scope: Scope, filters: PaymentFilters): (SQL | undefined)
     filters.donationId !== undefined ? eq(payments.donationId, filters.donationId) : undefined,
     filters.paymentMethodId !== undefined ? eq(payments.paymentMethodId, filters.paymentMethodId) : undefined,
     filters.processorIntentId !== undefined ? eq(payments.processorIntentId, filters.processorIntentId) : undefined,
+    filters.externalId !== undefined ? eq(payments.externalId, filters.externalId) : undefined,
     filters.test !== undefined ? eq(payments.test, filters.test) : undefined,
     ...dateRangeConditions(payments.createDate, filters.createDateFrom, filters.createDateTo, tz),
     ...dateRangeConditions(payments.updateDate, filters.updateDateFrom, filters.updateDateTo, tz),
@@ -101,13 +104,14 @@ export function findPaymentRowsByIds(tx: Executor, organizationId: number, ids: 
 
 export const lockPayment = tenantRowLocker(payments);
 
-/** The one place a payment row is written: checkout, renewal, offline gift. */
+/** The one place a payment row is written: checkout, renewal, offline gift, imported history. */
 export async function insertPayment(
   tx: Executor,
   values: {
     organizationId: number;
     donationId: number;
-    state: "PENDING" | "PAID" | "FAILED";
+    /** REFUNDED only for imported history: a gift refunded on the platform it came from. */
+    state: "PENDING" | "PAID" | "FAILED" | "REFUNDED";
     amount: number;
     currency: string;
     paymentDate?: Date | null;
@@ -119,6 +123,10 @@ export async function insertPayment(
     failureMessage?: string | null;
     /** A charge of a test donation (the sandbox in test mode). */
     test?: boolean;
+    /** Imported history (docs/import.md): its id on the other platform, and what was refunded there. */
+    externalId?: string | null;
+    amountRefunded?: number;
+    refundDate?: Date | null;
   },
 ): Promise<PaymentRow> {
   const [row] = await tx.insert(payments).values(values).returning();

@@ -1,4 +1,5 @@
 import { type Static, Type } from "typebox";
+import { ExternalId, ExternalIdFilter } from "../../http/external-id.js";
 import { DateFilter, listQuerySchema, listResponseSchema } from "../../http/pagination.js";
 import { DateTime, Id, Money, nullable, wireObject } from "../../http/schema-types.js";
 import { PaymentMethod } from "../payment-methods/payment-methods.schemas.js";
@@ -23,6 +24,7 @@ export const Payment = wireObject(
       description:
         "Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements",
     }),
+    external_id: nullable(ExternalId("payment")),
   },
   "One charge of a donation",
 );
@@ -52,6 +54,7 @@ export const PAYMENT_ORDER_FIELDS = [
   "processor_intent_id",
   "create_date",
   "update_date",
+  "external_id",
 ] as const;
 
 export const PaymentListQuery = listQuerySchema(PAYMENT_ORDER_FIELDS, {
@@ -59,6 +62,7 @@ export const PaymentListQuery = listQuerySchema(PAYMENT_ORDER_FIELDS, {
   donation_id: Type.Optional(Id),
   payment_method_id: Type.Optional(Id),
   processor_intent_id: Type.Optional(Type.String({ maxLength: 200 })),
+  external_id: Type.Optional(ExternalIdFilter),
   test: Type.Optional(Type.Boolean({ description: "true: test payments only; false: real ones only" })),
   create_date_from: Type.Optional(DateFilter),
   create_date_to: Type.Optional(DateFilter),

@@ -5,9 +5,14 @@ import { notFound } from "../../errors/app-error.js";
 import { parseId } from "../../http/ids.js";
 import { findPaymentMethodsByIds } from "../payment-methods/payment-methods.repo.js";
 import { findPaymentRow, listPaymentRows, paymentToWire } from "./payments.repo.js";
-import type { PaymentListQuery } from "./payments.schemas.js";
+import type { PaymentListQuery, PaymentWire } from "./payments.schemas.js";
 
 export { paymentToWire };
+
+/** A payment kept in a stored answer (an Idempotency-Key's outcome), in today's shape: later fields empty. */
+export function storedPaymentToWire(stored: PaymentWire): PaymentWire {
+  return { ...stored, external_id: stored.external_id ?? null };
+}
 
 export async function listPayments(db: Db, scope: Scope, query: PaymentListQuery) {
   const { rows, count } = await listPaymentRows(
@@ -18,6 +23,7 @@ export async function listPayments(db: Db, scope: Scope, query: PaymentListQuery
       donationId: query.donation_id,
       paymentMethodId: query.payment_method_id,
       processorIntentId: query.processor_intent_id,
+      externalId: query.external_id,
       test: query.test,
       ...createUpdateBounds(query),
       paymentDateFrom: optionalDateBound("payment_date_from", query.payment_date_from),

@@ -27,7 +27,7 @@ const SPEC_FIELDS = [
 describeCollectionContract({
   collection: "payments",
   orderFields: PAYMENT_ORDER_FIELDS,
-  wireFields: [...SPEC_FIELDS, "currency", "test"],
+  wireFields: [...SPEC_FIELDS, "currency", "test", "external_id"],
   orderValue: (item, field) =>
     field === "payment_method_id" ? ((item.payment_method as { id: number } | null)?.id ?? null) : item[field],
   async populate(db, organizationId, count, sharedDate) {

@@ -58,6 +58,7 @@ export const supporterWireRow = wireRowOf<SupporterWire>({
   tags: supporters.tags,
   note: supporters.note,
   erase_date: instant(supporters.eraseDate),
+  external_id: supporters.externalId,
 });
 
 export interface SupporterFilters {
@@ -65,6 +66,7 @@ export interface SupporterFilters {
   email?: string;
   tag?: string;
   country?: string;
+  externalId?: string;
   createDateFrom?: DateBound;
   createDateTo?: DateBound;
   updateDateFrom?: DateBound;
@@ -89,6 +91,7 @@ function conditionsFor(scope: Scope, filters: SupporterFilters): (SQL | undefine
     filters.email !== undefined ? sql`lower(${supporters.email}) = lower(${filters.email})` : undefined,
     filters.tag !== undefined ? arrayContains(supporters.tags, [filters.tag]) : undefined,
     filters.country !== undefined ? eq(supporters.country, filters.country) : undefined,
+    filters.externalId !== undefined ? eq(supporters.externalId, filters.externalId) : undefined,
     ...dateRangeConditions(supporters.createDate, filters.createDateFrom, filters.createDateTo, scope.timeZone),
     ...dateRangeConditions(supporters.updateDate, filters.updateDateFrom, filters.updateDateTo, scope.timeZone),
   ];

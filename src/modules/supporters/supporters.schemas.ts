@@ -1,4 +1,5 @@
 import { type Static, Type } from "typebox";
+import { ExternalId, ExternalIdFilter } from "../../http/external-id.js";
 import { DateFilter, listQuerySchema, listResponseSchema } from "../../http/pagination.js";
 import { CalendarDate, DateTime, Id, nullable, Tags, wireObject } from "../../http/schema-types.js";
 import { DOCUMENT_LINK_NOTE } from "../documents/document-access.js";
@@ -54,6 +55,7 @@ export const Supporter = wireObject(
     tags: Tags,
     note: Text(),
     erase_date: nullable({ ...DateTime, description: "When the personal data was erased on request (GDPR)" }),
+    external_id: nullable(ExternalId("supporter")),
   },
   "A person or business that gives to the organization",
 );
@@ -86,6 +88,7 @@ export const SUPPORTER_ORDER_FIELDS = [
   "sms_marketing",
   "postal_marketing",
   "profilation_marketing",
+  "external_id",
 ] as const;
 
 export const SupporterListQuery = listQuerySchema(SUPPORTER_ORDER_FIELDS, {
@@ -98,6 +101,7 @@ export const SupporterListQuery = listQuerySchema(SUPPORTER_ORDER_FIELDS, {
   email: Type.Optional(Type.String({ maxLength: 320, description: "Exact email, case-insensitive" })),
   tag: Type.Optional(Type.String({ maxLength: 100 })),
   country: Type.Optional(Type.String({ maxLength: 100 })),
+  external_id: Type.Optional(ExternalIdFilter),
   create_date_from: Type.Optional(DateFilter),
   create_date_to: Type.Optional(DateFilter),
   update_date_from: Type.Optional(DateFilter),

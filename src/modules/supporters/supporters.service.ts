@@ -41,6 +41,7 @@ export async function listSupporters(db: Db, scope: Scope, query: SupporterListQ
       email: query.email,
       tag: query.tag,
       country: query.country,
+      externalId: query.external_id,
       ...createUpdateBounds(query),
     },
     parseOrder(query.order),
@@ -114,13 +115,19 @@ export async function createSupporter(db: Db, scope: Scope, input: SupporterInpu
       errors: [fieldIssue("email", fieldProblem("name_or_email_required"))],
     });
   }
-  return withEvents(db, (tx) =>
+  const outcome = await withEvents(db, (tx) =>
     idempotent(tx, scope.organizationId, "supporters:create", idempotencyKey, input, async () => {
       const supporter = supporterToWire(await insertSupporterRow(tx, scope, supporterColumnsOf(input)));
       await recordEvent(tx, scope, "supporter.created", supporter.id, supporter);
       return { status: 201, body: supporter };
     }),
   );
+  return outcome.replayed ? { ...outcome, body: storedSupporterToWire(outcome.body) } : outcome;
+}
+
+/** A supporter kept in a stored answer (an Idempotency-Key's outcome), in today's shape: later fields empty. */
+export function storedSupporterToWire(stored: SupporterWire): SupporterWire {
+  return { ...stored, external_id: stored.external_id ?? null };
 }
 
 async function requireLiveSupporter(db: Executor, scope: Scope, rawId: string, options: { lock?: boolean } = {}) {
@@ -211,7 +218,9 @@ export async function eraseSupporter(db: Db, scope: Scope, rawId: string) {
       tx,
       scope,
       existing.id,
-      { ...cleared, code: existing.code, tags: [], certificationUrl: null },
+      // The id on the platform they were imported from identifies them there: it goes too (a later
+      // import of that row makes a new supporter, for the organization to decide about).
+      { ...cleared, code: existing.code, tags: [], certificationUrl: null, externalId: null },
       existing.eraseDate,
     );
     if (!row) throw notFound("Supporter");

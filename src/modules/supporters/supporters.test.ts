@@ -41,7 +41,7 @@ const SPEC_FIELDS = [
 describeCollectionContract({
   collection: "supporters",
   orderFields: SUPPORTER_ORDER_FIELDS,
-  wireFields: [...SPEC_FIELDS, "update_date", "erase_date"],
+  wireFields: [...SPEC_FIELDS, "update_date", "erase_date", "external_id"],
   async populate(db, organizationId, count, sharedDate) {
     for (let index = 0; index < count; index++) {
       await fakeSupporter(db, organizationId, index % 3 === 0 ? { createDate: sharedDate } : {});

@@ -318,6 +318,14 @@ export interface StripeProcessor extends Processor {
   }): Promise<{ id: string; clientSecret: string }>;
   /** A SetupIntent as Stripe has it now, with the method it saved. */
   retrieveSetupIntent(setupIntentId: string): Promise<SetupIntentState>;
+  /**
+   * A payment method saved on a Customer, as Stripe has it now; null when Stripe has no such
+   * Customer or the method is not saved on it (an imported recurring gift's, checked before it runs).
+   */
+  customerPaymentMethod(
+    customer: string,
+    paymentMethod: string,
+  ): Promise<({ id: string } & ReturnType<typeof stripeMethodDetails>) | null>;
 }
 
 /** What a SetupIntent says: whose it is, whether it succeeded, and the method it saved. */
@@ -530,6 +538,16 @@ export function createStripeProcessor(options: StripeAccountOptions): StripeProc
         metadata: intent.metadata ?? {},
         method: method ? { id: method.id, ...stripeMethodDetails(method) } : null,
       };
+    },
+
+    async customerPaymentMethod(customer, paymentMethod) {
+      try {
+        const method = await stripe.customers.retrievePaymentMethod(customer, paymentMethod);
+        return { id: method.id, ...stripeMethodDetails(method) };
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404) return null;
+        rethrow(error);
+      }
     },
 
     async createCustomer(customer) {

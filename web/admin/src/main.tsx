@@ -16,6 +16,7 @@ import { DevelopersPage } from "./pages/developers.page";
 import { DonationDetailPage } from "./pages/donation-detail.page";
 import { EmailSettingsPage } from "./pages/email-settings.page";
 import { HomePage } from "./pages/home.page";
+import { ImportsPage } from "./pages/imports.page";
 import { LegalProfilePage } from "./pages/legal-profile.page";
 import { MembersPage } from "./pages/members.page";
 import { NotFoundPage } from "./pages/not-found.page";
@@ -47,6 +48,7 @@ const router = createBrowserRouter(
         { path: "supporters", element: <CollectionPage key="supporters" name="supporters" /> },
         { path: "supporters/new", element: <SupporterEditorPage /> },
         { path: "supporters/duplicates", element: <SupporterDuplicatesPage /> },
+        { path: "imports", element: <ImportsPage /> },
         { path: "supporters/:id", element: <SupporterDetailPage /> },
         { path: "supporters/:id/edit", element: <SupporterEditorPage /> },
         { path: "donations", element: <CollectionPage key="donations" name="donations" /> },

@@ -83,6 +83,10 @@ export interface Operations {
           type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
           value: string | string[] | boolean;
         }>;
+        /** The donation's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+        external_id: string | null;
+        /** An imported recurring gift charges nobody until an admin turns it on: awaiting until then, card_requested once its donor was sent a link to set up a card; null for every other gift. Read-only */
+        activation: "awaiting" | "card_requested" | null;
       };
       /** Invalid parameters */
       400: Problem;
@@ -229,6 +233,10 @@ export interface Operations {
             type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
             value: string | string[] | boolean;
           }>;
+          /** The donation's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+          external_id: string | null;
+          /** An imported recurring gift charges nobody until an admin turns it on: awaiting until then, card_requested once its donor was sent a link to set up a card; null for every other gift. Read-only */
+          activation: "awaiting" | "card_requested" | null;
         };
         /** One charge of a donation */
         payment: {
@@ -261,6 +269,8 @@ export interface Operations {
           update_date: string;
           /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
           test: boolean;
+          /** The payment's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+          external_id: string | null;
         };
         receipt_url: string | null;
         /** Where to send a bank transfer gift; null for other processors and while the organization has no IBAN */
@@ -599,6 +609,8 @@ export interface Operations {
         note: string | null;
         /** When the personal data was erased on request (GDPR) */
         erase_date: string | null;
+        /** The supporter's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+        external_id: string | null;
       };
       /** Invalid parameters */
       400: Problem;
@@ -1024,6 +1036,8 @@ export interface Operations {
             note: string | null;
             /** When the personal data was erased on request (GDPR) */
             erase_date: string | null;
+            /** The supporter's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+            external_id: string | null;
           } | null;
           /** A gift, one-off or recurring */
           donation: {
@@ -1075,6 +1089,10 @@ export interface Operations {
               type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
               value: string | string[] | boolean;
             }>;
+            /** The donation's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+            external_id: string | null;
+            /** An imported recurring gift charges nobody until an admin turns it on: awaiting until then, card_requested once its donor was sent a link to set up a card; null for every other gift. Read-only */
+            activation: "awaiting" | "card_requested" | null;
           } | null;
           /** One charge of a donation */
           payment: {
@@ -1107,6 +1125,8 @@ export interface Operations {
             update_date: string;
             /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
             test: boolean;
+            /** The payment's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+            external_id: string | null;
           } | null;
           state: "OPEN" | "CLOSED";
           /** Amount in the organization's currency, at most 2 decimals */
@@ -1159,6 +1179,8 @@ export interface Operations {
         | "create_date"
         | "update_date"
         | "device"
+        | "external_id"
+        | "activation"
         | "-id"
         | "-supporter_id"
         | "-campaign_id"
@@ -1171,7 +1193,9 @@ export interface Operations {
         | "-completed_date"
         | "-create_date"
         | "-update_date"
-        | "-device";
+        | "-device"
+        | "-external_id"
+        | "-activation";
       /** Case-insensitive substring of the donation code */
       q?: string;
       state?: "draft" | "pending" | "active" | "past_due" | "done" | "revoked";
@@ -1180,6 +1204,8 @@ export interface Operations {
       campaign_id?: number;
       supporter_id?: number;
       tag?: string;
+      /** Exact external id (the id on the platform the record was imported from) */
+      external_id?: string;
       /** YYYY-MM-DD (whole day in the organization's time zone, inclusive) or an ISO 8601 date-time (exact bound) */
       create_date_from?: string;
       /** YYYY-MM-DD (whole day in the organization's time zone, inclusive) or an ISO 8601 date-time (exact bound) */
@@ -1247,6 +1273,10 @@ export interface Operations {
             type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
             value: string | string[] | boolean;
           }>;
+          /** The donation's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+          external_id: string | null;
+          /** An imported recurring gift charges nobody until an admin turns it on: awaiting until then, card_requested once its donor was sent a link to set up a card; null for every other gift. Read-only */
+          activation: "awaiting" | "card_requested" | null;
         }>;
         /** Total number of results ignoring limit and offset */
         count: number;
@@ -1311,8 +1341,12 @@ export interface Operations {
             | "email_settings.updated"
             | "statements.sent"
             | "supporters.imported"
+            | "donations.imported"
             | "supporter_note.created"
             | "supporter_note.deleted"
+            | "segment.created"
+            | "segment.updated"
+            | "segment.deleted"
             | "supporter.exported"
             | "application.created"
             | "application.updated"
@@ -1379,6 +1413,7 @@ export interface Operations {
         | "processor_intent_id"
         | "create_date"
         | "update_date"
+        | "external_id"
         | "-id"
         | "-donation_id"
         | "-state"
@@ -1388,11 +1423,14 @@ export interface Operations {
         | "-payment_method_id"
         | "-processor_intent_id"
         | "-create_date"
-        | "-update_date";
+        | "-update_date"
+        | "-external_id";
       state?: "PENDING" | "PAID" | "REFUNDED" | "FAILED";
       donation_id?: number;
       payment_method_id?: number;
       processor_intent_id?: string;
+      /** Exact external id (the id on the platform the record was imported from) */
+      external_id?: string;
       /** true: test payments only; false: real ones only */
       test?: boolean;
       /** YYYY-MM-DD (whole day in the organization's time zone, inclusive) or an ISO 8601 date-time (exact bound) */
@@ -1443,6 +1481,8 @@ export interface Operations {
           update_date: string;
           /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
           test: boolean;
+          /** The payment's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+          external_id: string | null;
         }>;
         /** Total number of results ignoring limit and offset */
         count: number;
@@ -1584,6 +1624,7 @@ export interface Operations {
         | "sms_marketing"
         | "postal_marketing"
         | "profilation_marketing"
+        | "external_id"
         | "-id"
         | "-create_date"
         | "-update_date"
@@ -1609,13 +1650,16 @@ export interface Operations {
         | "-phone_marketing"
         | "-sms_marketing"
         | "-postal_marketing"
-        | "-profilation_marketing";
+        | "-profilation_marketing"
+        | "-external_id";
       /** Case-insensitive substring of first, last or business name, or email */
       q?: string;
       /** Exact email, case-insensitive */
       email?: string;
       tag?: string;
       country?: string;
+      /** Exact external id (the id on the platform the record was imported from) */
+      external_id?: string;
       /** YYYY-MM-DD (whole day in the organization's time zone, inclusive) or an ISO 8601 date-time (exact bound) */
       create_date_from?: string;
       /** YYYY-MM-DD (whole day in the organization's time zone, inclusive) or an ISO 8601 date-time (exact bound) */
@@ -1669,6 +1713,8 @@ export interface Operations {
           note: string | null;
           /** When the personal data was erased on request (GDPR) */
           erase_date: string | null;
+          /** The supporter's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+          external_id: string | null;
         }>;
         /** Total number of results ignoring limit and offset */
         count: number;
@@ -1827,6 +1873,8 @@ export interface Operations {
         update_date: string;
         /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
         test: boolean;
+        /** The payment's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+        external_id: string | null;
       };
       /** Invalid parameters */
       400: Problem;
@@ -1913,6 +1961,10 @@ export interface Operations {
             type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
             value: string | string[] | boolean;
           }>;
+          /** The donation's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+          external_id: string | null;
+          /** An imported recurring gift charges nobody until an admin turns it on: awaiting until then, card_requested once its donor was sent a link to set up a card; null for every other gift. Read-only */
+          activation: "awaiting" | "card_requested" | null;
         };
         /** One charge of a donation */
         payment: {
@@ -1945,6 +1997,8 @@ export interface Operations {
           update_date: string;
           /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
           test: boolean;
+          /** The payment's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+          external_id: string | null;
         };
       };
       /** Invalid parameters */
@@ -2004,6 +2058,8 @@ export interface Operations {
         update_date: string;
         /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
         test: boolean;
+        /** The payment's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+        external_id: string | null;
       };
       /** Invalid parameters */
       400: Problem;
@@ -2277,6 +2333,8 @@ export interface Operations {
           note: string | null;
           /** When the personal data was erased on request (GDPR) */
           erase_date: string | null;
+          /** The supporter's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+          external_id: string | null;
         } | null;
         /** A gift, one-off or recurring */
         donation: {
@@ -2328,6 +2386,10 @@ export interface Operations {
             type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
             value: string | string[] | boolean;
           }>;
+          /** The donation's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+          external_id: string | null;
+          /** An imported recurring gift charges nobody until an admin turns it on: awaiting until then, card_requested once its donor was sent a link to set up a card; null for every other gift. Read-only */
+          activation: "awaiting" | "card_requested" | null;
         } | null;
         /** One charge of a donation */
         payment: {
@@ -2360,6 +2422,8 @@ export interface Operations {
           update_date: string;
           /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
           test: boolean;
+          /** The payment's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+          external_id: string | null;
         } | null;
         state: "OPEN" | "CLOSED";
         /** Amount in the organization's currency, at most 2 decimals */
@@ -2446,6 +2510,10 @@ export interface Operations {
           type: "short_text" | "long_text" | "single_choice" | "multiple_choice" | "checkbox";
           value: string | string[] | boolean;
         }>;
+        /** The donation's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+        external_id: string | null;
+        /** An imported recurring gift charges nobody until an admin turns it on: awaiting until then, card_requested once its donor was sent a link to set up a card; null for every other gift. Read-only */
+        activation: "awaiting" | "card_requested" | null;
       };
       /** Invalid parameters */
       400: Problem;
@@ -2502,8 +2570,12 @@ export interface Operations {
           | "email_settings.updated"
           | "statements.sent"
           | "supporters.imported"
+          | "donations.imported"
           | "supporter_note.created"
           | "supporter_note.deleted"
+          | "segment.created"
+          | "segment.updated"
+          | "segment.deleted"
           | "supporter.exported"
           | "application.created"
           | "application.updated"
@@ -2644,6 +2716,8 @@ export interface Operations {
         update_date: string;
         /** Test data: a charge the sandbox took while the organization was in test mode (no real money moved); kept out of totals, raised figures and yearly statements */
         test: boolean;
+        /** The payment's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+        external_id: string | null;
       };
       /** Invalid parameters */
       400: Problem;
@@ -2929,6 +3003,8 @@ export interface Operations {
         note: string | null;
         /** When the personal data was erased on request (GDPR) */
         erase_date: string | null;
+        /** The supporter's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+        external_id: string | null;
       };
       /** Invalid parameters */
       400: Problem;
@@ -3459,6 +3535,8 @@ export interface Operations {
         note: string | null;
         /** When the personal data was erased on request (GDPR) */
         erase_date: string | null;
+        /** The supporter's id on the platform it was imported from (docs/import.md), unique in the organization; null when it was made here. Read-only: the import sets it */
+        external_id: string | null;
       };
       /** Invalid parameters */
       400: Problem;

@@ -18,6 +18,7 @@ const NAV: { to: string; label: string; end?: boolean }[] = [
   { to: "payments", label: "panel.nav.payments" },
   { to: "checkouts", label: "panel.nav.checkouts" },
   { to: "retention", label: "panel.nav.retention" },
+  { to: "imports", label: "panel.nav.imports" },
   { to: "outbox", label: "panel.nav.outbox" },
 ];
 const NAV_SETTINGS: { to: string; label: string; end?: boolean }[] = [

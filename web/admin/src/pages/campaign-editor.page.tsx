@@ -576,7 +576,7 @@ function CampaignForm({ campaign }: { campaign?: EditedCampaign }) {
           {money("max_amount", t("panel.campaign_editor.max_amount"))}
         </div>
         {impactFields(false)}
-        {errors["ask_impacts"] && <p className="field-error">{errors["ask_impacts"]}</p>}
+        {errors.ask_impacts && <p className="field-error">{errors.ask_impacts}</p>}
       </fieldset>
 
       <fieldset className="card">

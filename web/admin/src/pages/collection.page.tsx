@@ -10,6 +10,7 @@ import { PageHeader, usePageTitle } from "../components/page";
 import { Empty, ErrorState, Loading } from "../components/states";
 import { useI18n } from "../i18n";
 import { COLLECTIONS, type CollectionDef, type CollectionName, type FilterDef } from "./collections";
+import { type SegmentFilter, SegmentsControl } from "./segments-control";
 
 export const PAGE_SIZES = [25, 50, 100, 250];
 const DEFAULT_LIMIT = 50;
@@ -137,6 +138,18 @@ export function CollectionPage({ name }: { name: CollectionName }) {
     applyFilters(event.currentTarget);
   };
   const activeFilters = def.filters.filter((filter) => params.get(filter.name)).length;
+  const currentFilters = def.filters.flatMap((filter) => {
+    const value = params.get(filter.name);
+    return value ? [{ name: filter.name, value }] : [];
+  });
+  // A segment's filters replace the table's; the order and page size stay, the page starts again.
+  const chooseSegment = (filters: SegmentFilter[]) => {
+    const next = new URLSearchParams();
+    for (const { name: filter, value } of filters) next.set(filter, value);
+    if (params.get("order")) next.set("order", order);
+    if (params.get("limit")) next.set("limit", String(limit));
+    setParams(next);
+  };
 
   const columns: TableColumn<{ id: number }>[] = def.columns.map((column) => ({
     ...column,
@@ -175,8 +188,23 @@ export function CollectionPage({ name }: { name: CollectionName }) {
           <Link to={path("supporters/duplicates")} data-testid="supporter-duplicates-link">
             {t("panel.supporter_duplicates.link")}
           </Link>
+          {canWrite && (
+            <>
+              {" · "}
+              <Link to={path("imports")} data-testid="supporter-import-link">
+                {t("panel.imports.link")}
+              </Link>
+            </>
+          )}
         </p>
       )}
+      <SegmentsControl
+        collection={def.name}
+        title={titleInSentence}
+        filters={def.filters}
+        current={currentFilters}
+        onChoose={chooseSegment}
+      />
       <button
         type="button"
         className="button filters-toggle"

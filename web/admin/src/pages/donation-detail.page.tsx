@@ -1,10 +1,10 @@
-import { useState } from "react";
+import { useRef, useState } from "react";
 import { Link, useParams } from "react-router";
 import type { Donation, Payment, SupporterSummary } from "../api/types";
 import { frequencyLabel, supporterName, useFormat } from "../app/format";
 import { useOrg } from "../app/org-context";
-import { useQuery } from "../app/use-query";
-import { Flash } from "../components/action-button";
+import { useGraphql, useQuery } from "../app/use-query";
+import { ActionButton, Flash } from "../components/action-button";
 import { StateBadge, Tags } from "../components/badges";
 import { DataTable } from "../components/data-table";
 import { Fields, PageHeader, Section, usePageTitle } from "../components/page";
@@ -17,7 +17,7 @@ import { COLLECTIONS, SUPPORTER_SUMMARY } from "./collections";
 const QUERY = `query DonationDetail($id: ID!, $donation_id: Int!) {
   donation(id: $id) {
     id code state amount covered_fee skipped_cycles currency frequency device note receipt_url tags supporter_id campaign_id completed_date create_date update_date
-    next_charge_date paused_until cancelled_by cancel_reason
+    next_charge_date paused_until cancelled_by cancel_reason activation external_id
     tribute { type name message recipient_name recipient_email }
     answers { key label type text choices checked }
     supporter { ${SUPPORTER_SUMMARY} city country }
@@ -25,6 +25,8 @@ const QUERY = `query DonationDetail($id: ID!, $donation_id: Int!) {
   }
   payments(donation_id: $donation_id, limit: 100) { count items { ${COLLECTIONS.payments.selection} } }
 }`;
+
+const ACTIVATE = `mutation ActivateImportedDonation($id: ID!) { activateImportedDonation(id: $id) { outcome } }`;
 
 /** Who stopped a recurring gift, in words (keys of the catalog). */
 const CANCELLED_BY: Record<string, string> = {
@@ -72,16 +74,22 @@ type DonationDetail = Donation & {
   paused_until: string | null;
   cancelled_by: string | null;
   cancel_reason: string | null;
+  /** An imported recurring gift waiting to be turned on: "awaiting", or "card_requested" from its donor. */
+  activation: "awaiting" | "card_requested" | null;
+  external_id: string | null;
   supporter: (SupporterSummary & { city: string | null; country: string | null }) | null;
   campaign: { id: number; title: string; slug: string | null } | null;
 };
 
 export function DonationDetailPage() {
   const { id = "" } = useParams();
-  const { org, path } = useOrg();
+  const { org, path, canWrite } = useOrg();
   const { t } = useI18n();
   const fmt = useFormat();
+  const gql = useGraphql();
   const [flash, setFlash] = useState<string | null>(null);
+  // What turning an imported gift on did, for the flash once its dialog closes.
+  const activated = useRef<string | null>(null);
   const state = useQuery<{ donation: DonationDetail | null; payments: { count: number; items: Payment[] } }>(QUERY, {
     id,
     donation_id: /^\d+$/.test(id) ? Number(id) : 0,
@@ -142,6 +150,31 @@ export function DonationDetailPage() {
                       {t("panel.donation.receipt")}
                     </a>
                   )}
+                  {canWrite && donation.activation && (
+                    <ActionButton
+                      label={t("panel.donation.activate")}
+                      title={t("panel.donation.activate_title")}
+                      confirmLabel={t("panel.donation.activate")}
+                      testId="activate-donation"
+                      run={async () => {
+                        const answer = await gql<{ activateImportedDonation: { outcome: string } }>(ACTIVATE, {
+                          id: donation.id,
+                        });
+                        activated.current = answer.activateImportedDonation.outcome;
+                      }}
+                      onDone={() =>
+                        done(
+                          t(
+                            activated.current === "card_requested"
+                              ? "panel.donation.card_requested"
+                              : "panel.donation.activated",
+                          ),
+                        )
+                      }
+                    >
+                      <p>{t("panel.donation.activate_body")}</p>
+                    </ActionButton>
+                  )}
                   {cancellable && (
                     <RecurringActions
                       donation={donation}
@@ -158,6 +191,15 @@ export function DonationDetailPage() {
               </p>
             </PageHeader>
             <Flash message={flash} />
+            {donation.activation && (
+              <p className="notice" data-testid="activation-notice">
+                {t(
+                  donation.activation === "awaiting"
+                    ? "panel.donation.activation_awaiting"
+                    : "panel.donation.activation_card_requested",
+                )}
+              </p>
+            )}
             <div className="grid-2">
               <Section title={t("panel.donation.section")} id="donation">
                 <Fields
