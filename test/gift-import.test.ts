@@ -385,11 +385,23 @@ describe("importing gift history from a file", () => {
     const plain = await importGifts(db, {
       organizationId: org.organizationId,
       fileName: "plain.csv",
-      content: "external_id;amount;date;email;first_name\nX-1;10,50;2025-01-01;new.donor@example.org;Nuovo\n",
+      content:
+        "external_id;amount;date;email;first_name;supporter_external_id\n" +
+        "X-1;10,50;2025-01-01;new.donor@example.org;Nuovo;\n" +
+        "X-2;7;2025-01-02;;;NOBODY-HERE\n",
       campaign: "spring appeal",
       dryRun: false,
       now: NOW,
     });
-    expect(plain).toMatchObject({ created: 1, refused: 0 });
+    expect(plain).toMatchObject({ created: 1, refused: 1 });
+    // A donor named only by an id that matches nobody: who they are is not known.
+    expect(plain.results[1]?.problems).toEqual([
+      {
+        column: "supporter_external_id",
+        field: "supporter_external_id",
+        message:
+          "the donor's id matches no supporter here: import the supporters first, or give the donor's email or name",
+      },
+    ]);
   });
 });

@@ -298,9 +298,12 @@ export async function importGifts(db: Db, request: GiftImportRequest): Promise<G
         const supporterOf = (row: GiftRow) =>
           (row.supporterExternalId ? byExternalId.get(row.supporterExternalId) : undefined) ??
           (row.donor.email ? byEmail.get(row.donor.email.toLowerCase()) : undefined);
+        // A donor named only by an id that matches nobody here cannot be made: nothing says who they are.
+        const nameless = (row: GiftRow) =>
+          !row.donor.email && !row.donor.first_name && !row.donor.last_name && !row.donor.business_name;
         for (const group of batch) {
           const first = group.rows[0] as GiftRow;
-          if (supporterOf(first) || newDonors.has(donorKey(first))) continue;
+          if (supporterOf(first) || newDonors.has(donorKey(first)) || nameless(first)) continue;
           newDonors.set(donorKey(first), {
             columns: {
               ...supporterColumnsOf(first.donor as SupporterPatch),
@@ -325,7 +328,24 @@ export async function importGifts(db: Db, request: GiftImportRequest): Promise<G
         for (const group of batch) {
           const first = group.rows[0] as GiftRow;
           const last = group.rows.at(-1) as GiftRow;
-          const supporter = supporterOf(first) as SupporterRow;
+          const supporter = supporterOf(first);
+          if (!supporter) {
+            for (const row of group.rows) {
+              outcomes.set(row.line, {
+                outcome: "refused",
+                supporter_id: null,
+                donation_id: null,
+                payment_id: null,
+                problem: {
+                  column: columnOf("supporter_external_id"),
+                  field: "supporter_external_id",
+                  message:
+                    "the donor's id matches no supporter here: import the supporters first, or give the donor's email or name",
+                },
+              });
+            }
+            continue;
+          }
           const campaignId = campaignOf.get(
             first.campaign ? nameKey(first.campaign) : (fallbackCampaign as string),
           ) as number;

@@ -354,6 +354,7 @@ export function ImportsPage() {
                     </th>
                     <td>
                       <select
+                        className="mapping-field"
                         aria-label={t("panel.imports.field_for", { column: column.name })}
                         value={fields[index] ?? IGNORE}
                         onChange={(event) => choose(index, event.target.value)}
