@@ -2,7 +2,6 @@ import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { recordEvent, withEvents } from "../../events/record-event.js";
-import { csvCell } from "../../http/csv.js";
 import { cycleDueDate } from "../../payments/schedule.js";
 import { createImportedCampaign } from "../campaigns/campaigns.service.js";
 import { type DonationRow, insertDonation, nextDonationId } from "../donations/donations.repo.js";
@@ -21,8 +20,10 @@ import { supporterColumnsOf, supporterToWire } from "../supporters/supporters.se
 import { findMethods, listCampaignNames, lockImportedDonations, lockImportedPayments } from "./gift-import.repo.js";
 import { checkGiftRow, type GiftRow } from "./gift-rows.js";
 import { GIFT_IMPORT_FIELDS, type ImportPreset, mapColumns } from "./import-columns.js";
+import { fileProblem, readCsv } from "./import-file.js";
+import { importSummary, type RowOutcome, resultsCsv } from "./import-results.js";
 import type { RowProblem } from "./import-rows.js";
-import { fileProblem, MAX_IMPORT_ROWS, type RowOutcome, readCsv } from "./supporter-import.service.js";
+import { MAX_IMPORT_ROWS, problemsText } from "./supporter-import.service.js";
 
 /** Rows per transaction, about: a recurring gift's payments always go in one. */
 const DEFAULT_BATCH = 500;
@@ -499,25 +500,12 @@ export async function importGifts(db: Db, request: GiftImportRequest): Promise<G
   }
   if (done < rows.length) request.onProgress?.(rows.length, rows.length);
 
-  const count = (outcome: RowOutcome) => results.filter((result) => result.outcome === outcome).length;
   const result: GiftImportResult = {
     file: request.fileName,
     kind: "donations",
     preset: request.preset ?? null,
     dry_run: request.dryRun,
-    columns: {
-      mapping: Object.fromEntries(
-        GIFT_IMPORT_FIELDS.flatMap((field) =>
-          mapping[field] === undefined ? [] : [[field, headers[mapping[field] as number] as string]],
-        ),
-      ),
-      ignored,
-    },
-    rows: rows.length,
-    created: count("created"),
-    updated: count("updated"),
-    unchanged: count("unchanged"),
-    refused: count("refused"),
+    ...importSummary(GIFT_IMPORT_FIELDS, headers, mapping, ignored, results),
     campaigns_created: [...campaignsCreated],
     recurring_awaiting: awaiting,
     results,
@@ -577,19 +565,16 @@ function correctPayment(
 
 /** The results as CSV: one line per row of the file, its outcome, the records, and every problem. */
 export function giftImportResultsCsv(result: GiftImportResult): string {
-  const header = ["line", "external_id", "outcome", "supporter_id", "donation_id", "payment_id", "problems"];
-  const lines = result.results.map((row) =>
-    [
+  return resultsCsv(
+    ["line", "external_id", "outcome", "supporter_id", "donation_id", "payment_id", "problems"],
+    result.results.map((row) => [
       row.line,
       row.external_id,
       row.outcome,
       row.supporter_id,
       row.donation_id,
       row.payment_id,
-      row.problems.map((problem) => `${problem.column}: ${problem.message}`).join("; "),
-    ]
-      .map(csvCell)
-      .join(","),
+      problemsText(row.problems),
+    ]),
   );
-  return `${[header.join(","), ...lines].join("\r\n")}\r\n`;
 }

@@ -30,16 +30,15 @@ export interface ImportFileHead {
   rows: string[][];
 }
 
-/** Reads the file's header and its first `rows` rows (every row without `rows`); a file none can read is a 400. */
-export function readImportFile(content: Buffer, rows?: number): ImportFileHead {
-  if (content.length === 0) throw fileProblem("it is empty");
-  const text = content.toString("utf8");
+/**
+ * The file's lines as cells, the way every importer reads it: UTF-8 (else a 400 saying so), the
+ * header line's delimiter, ragged rows allowed; the first `rows` rows after the header only, if given.
+ */
+export function readCsv(content: string | Buffer, rows?: number): string[][] {
+  const text = typeof content === "string" ? content : content.toString("utf8");
   if (text.includes("\uFFFD")) throw fileProblem("it is not UTF-8 text (save it as CSV UTF-8)");
-  if (text.includes("\u0000"))
-    throw fileProblem("it holds NUL characters: it is not a CSV file (save it as CSV UTF-8)");
-  let table: string[][];
   try {
-    table = parse(text, {
+    return parse(text, {
       bom: true,
       delimiter: delimiterOf(text.replace(/^\uFEFF/, "")),
       relax_column_count: true,
@@ -49,7 +48,15 @@ export function readImportFile(content: Buffer, rows?: number): ImportFileHead {
   } catch (error) {
     throw fileProblem(error instanceof Error ? error.message : String(error));
   }
-  const [headers, ...body] = table;
+}
+
+/** Reads the file's header and its first `rows` rows (every row without `rows`); a file none can read is a 400. */
+export function readImportFile(content: Buffer, rows?: number): ImportFileHead {
+  if (content.length === 0) throw fileProblem("it is empty");
+  const text = content.toString("utf8");
+  if (text.includes("\u0000") && !text.includes("\uFFFD"))
+    throw fileProblem("it holds NUL characters: it is not a CSV file (save it as CSV UTF-8)");
+  const [headers, ...body] = readCsv(text, rows);
   if (!headers || headers.every((header) => header.trim() === "")) throw fileProblem("it has no header line");
   return { headers, rows: body };
 }

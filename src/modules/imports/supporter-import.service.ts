@@ -1,9 +1,7 @@
-import { parse } from "csv-parse/sync";
 import type { Db } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { recordEvent, withEvents } from "../../events/record-event.js";
-import { csvCell } from "../../http/csv.js";
 import { findOrganizationById } from "../organizations/organizations.repo.js";
 import { type DeclaredConsents, declaredConsents, insertConsentRecords } from "../supporters/consent-records.repo.js";
 import {
@@ -16,6 +14,8 @@ import {
 import { CONSENT_NAMES, type ConsentName, type SupporterPatch } from "../supporters/supporters.schemas.js";
 import { SUPPORTER_COLUMNS, supporterColumnsOf, supporterToWire } from "../supporters/supporters.service.js";
 import { type ColumnMapping, type ImportPreset, mapColumns, SUPPORTER_IMPORT_FIELDS } from "./import-columns.js";
+import { fileProblem, readCsv } from "./import-file.js";
+import { importSummary, type RowOutcome, resultsCsv } from "./import-results.js";
 import { type CheckedRow, checkRow, type RowProblem } from "./import-rows.js";
 
 /** At most this many rows in one file (a larger list is split into several files). */
@@ -24,7 +24,7 @@ const DEFAULT_BATCH = 500;
 /** The supporter columns that hold consents (what a change to them records). */
 const CONSENT_COLUMNS = CONSENT_NAMES.map((name) => SUPPORTER_COLUMNS[name]);
 
-export type RowOutcome = "created" | "updated" | "unchanged" | "refused";
+export type { RowOutcome };
 
 export interface RowResult {
   line: number;
@@ -62,38 +62,6 @@ export interface SupporterImportResult {
   unchanged: number;
   refused: number;
   results: RowResult[];
-}
-
-export const fileProblem = (message: string) =>
-  new AppError("invalid_request", `The file cannot be imported: ${message}`, {
-    errors: [{ field: "file", message }],
-  });
-
-/** The file's delimiter: the one of , ; and tab that its header line has most of (outside quotes). */
-function delimiterOf(text: string): string {
-  const firstLine = text.slice(0, text.search(/\r?\n|$/)).replace(/"[^"]*"/g, "");
-  let best = ",";
-  let most = 0;
-  for (const delimiter of [",", ";", "\t"]) {
-    const found = firstLine.split(delimiter).length - 1;
-    if (found > most) [best, most] = [delimiter, found];
-  }
-  return best;
-}
-
-export function readCsv(content: string | Buffer): string[][] {
-  const text = typeof content === "string" ? content : content.toString("utf8");
-  if (text.includes("\uFFFD")) throw fileProblem("it is not UTF-8 text (save it as CSV UTF-8)");
-  try {
-    return parse(text, {
-      bom: true,
-      delimiter: delimiterOf(text.replace(/^\uFEFF/, "")),
-      relax_column_count: true,
-      skip_empty_lines: true,
-    }) as string[][];
-  } catch (error) {
-    throw fileProblem(error instanceof Error ? error.message : String(error));
-  }
 }
 
 /** The fields of `values` that differ from the supporter's, tags added to theirs: what an import changes. */
@@ -255,25 +223,12 @@ export async function importSupporters(db: Db, request: SupporterImportRequest):
     request.onProgress?.(Math.min(start + batchSize, rows.length), rows.length);
   }
 
-  const count = (outcome: RowOutcome) => results.filter((result) => result.outcome === outcome).length;
   const result: SupporterImportResult = {
     file: request.fileName,
     kind: "supporters",
     preset: request.preset ?? null,
     dry_run: request.dryRun,
-    columns: {
-      mapping: Object.fromEntries(
-        SUPPORTER_IMPORT_FIELDS.flatMap((field) =>
-          mapping[field] === undefined ? [] : [[field, headers[mapping[field] as number] as string]],
-        ),
-      ),
-      ignored,
-    },
-    rows: rows.length,
-    created: count("created"),
-    updated: count("updated"),
-    unchanged: count("unchanged"),
-    refused: count("refused"),
+    ...importSummary(SUPPORTER_IMPORT_FIELDS, headers, mapping, ignored, results),
     results,
   };
   if (!request.dryRun) {
@@ -294,17 +249,12 @@ export async function importSupporters(db: Db, request: SupporterImportRequest):
 
 /** The results as CSV: one line per row of the file, its outcome, the supporter, and every problem. */
 export function importResultsCsv(result: SupporterImportResult): string {
-  const header = ["line", "external_id", "outcome", "supporter_id", "problems"];
-  const lines = result.results.map((row) =>
-    [
-      row.line,
-      row.external_id,
-      row.outcome,
-      row.supporter_id,
-      row.problems.map((problem) => `${problem.column}: ${problem.message}`).join("; "),
-    ]
-      .map(csvCell)
-      .join(","),
+  return resultsCsv(
+    ["line", "external_id", "outcome", "supporter_id", "problems"],
+    result.results.map((row) => [row.line, row.external_id, row.outcome, row.supporter_id, problemsText(row.problems)]),
   );
-  return `${[header.join(","), ...lines].join("\r\n")}\r\n`;
 }
+
+/** A row's problems in one cell: "column: reason; …". */
+export const problemsText = (problems: readonly RowProblem[]) =>
+  problems.map((problem) => `${problem.column}: ${problem.message}`).join("; ");
