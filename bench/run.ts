@@ -38,6 +38,7 @@ import { type Database, openDatabase } from "../src/db/client.js";
 import { campaigns, checkouts, oauthAuthorizationCodes } from "../src/db/schema.js";
 import { insertEvents } from "../src/events/events.repo.js";
 import { newEventId, stopRecordingEventsForBenchmark } from "../src/events/record-event.js";
+import { generateSecret, hashSecret } from "../src/identity/secrets.js";
 import { startWebhookSender } from "../src/jobs/webhook.job.js";
 import { type LimitStore, openLimitStore } from "../src/limits/rate-limiter.js";
 import {
@@ -50,7 +51,6 @@ import { createOrganization } from "../src/modules/organizations/organizations.s
 import { createUser } from "../src/modules/users/users.service.js";
 import { deliverWebhooks } from "../src/modules/webhooks/webhook-delivery.service.js";
 import { createWebhookEndpoint } from "../src/modules/webhooks/webhooks.service.js";
-import { generateSecret, hashSecret } from "../src/oauth/secrets.js";
 import { upsertProcessorAccount } from "../src/payments/processors/processor-accounts.repo.js";
 import { createSecretBox } from "../src/secrets/secret-box.js";
 import { type SeedCounts, seedOrganization } from "../src/seed/seed.service.js";

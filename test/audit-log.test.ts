@@ -1,9 +1,10 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { users } from "../src/db/schema.js";
+import { SESSION_COOKIE } from "../src/http/session-cookie.js";
+import { createSession } from "../src/identity/sessions.service.js";
 import { createApplication } from "../src/modules/applications/applications.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
-import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
 import { fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 

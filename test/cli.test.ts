@@ -7,7 +7,7 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Db, openDatabase } from "../src/db/client.js";
 import { memberships, organizations, users } from "../src/db/schema.js";
-import { verifyPassword } from "../src/modules/users/users.service.js";
+import { verifyPassword } from "../src/identity/users.service.js";
 import { type CliResult, runCli as runDonata, spawnCli as spawnDonata } from "./helpers/cli.js";
 import { testDatabaseUrl } from "./helpers/database.js";
 import { unique } from "./helpers/factories.js";

@@ -3,8 +3,8 @@ import { and, eq } from "drizzle-orm";
 import type { Browser as Chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { donorSessions, organizations, outboxMessages, supporters } from "../src/db/schema.js";
+import { hashSecret } from "../src/identity/secrets.js";
 import { DONOR_COOKIE } from "../src/modules/donor-portal/donor-session.js";
-import { hashSecret } from "../src/oauth/secrets.js";
 import { Browser } from "./helpers/browser.js";
 import { launchChromium } from "./helpers/chromium.js";
 import {

@@ -2,13 +2,14 @@ import { randomUUID } from "node:crypto";
 import { and, eq, like, sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { campaigns, checkoutAttempts, checkouts, jobs, payments, refunds, sandboxCharges } from "../src/db/schema.js";
+import { SESSION_COOKIE } from "../src/http/session-cookie.js";
+import { createSession } from "../src/identity/sessions.service.js";
 import { reconcilePending } from "../src/jobs/reconciler.job.js";
 import { type DocumentLinks, loadDocumentLinks } from "../src/modules/documents/document-links.js";
 import type { CompletionStep } from "../src/modules/giving/giving.context.js";
 import { settleChargeOutcome, settleProcessorRefund } from "../src/modules/payments/processor-events.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { loadProcessorRegistry } from "../src/payments/processors/index.js";
-import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
 import { fakeCampaign, fakeSupporter, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 

@@ -1,7 +1,8 @@
 import { getIntrospectionQuery } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SESSION_COOKIE } from "../src/http/session-cookie.js";
+import { createSession } from "../src/identity/sessions.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
-import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
 import { fakeCampaign, fakeCompletedCheckout, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 

@@ -2,8 +2,9 @@ import { readFileSync } from "node:fs";
 import { auditServer } from "graphql-http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { printedSchema } from "../src/graphql/schema.js";
+import { SESSION_COOKIE } from "../src/http/session-cookie.js";
+import { createSession } from "../src/identity/sessions.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
-import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
 import { fakeCheckout, fakeCompletedCheckout, fakeTenant, type Tenant, unique } from "./helpers/factories.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 

@@ -13,9 +13,10 @@ import {
   type OutboxRow,
   updateMessage,
 } from "../src/email/outbox.repo.js";
+import { SESSION_COOKIE } from "../src/http/session-cookie.js";
+import { createSession } from "../src/identity/sessions.service.js";
 import { findOrganizationBySlug, updateOrganizationColumns } from "../src/modules/organizations/organizations.repo.js";
 import { createUser } from "../src/modules/users/users.service.js";
-import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
 import { auditRowsOf } from "./helpers/audit.js";
 import { runCli as runDonataCli } from "./helpers/cli.js";
 import { testDatabaseUrl } from "./helpers/database.js";

@@ -3,8 +3,9 @@ import { and, eq, like } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { events, segments } from "../src/db/schema.js";
 import { ERROR_STATUS } from "../src/errors/error-codes.js";
+import { SESSION_COOKIE } from "../src/http/session-cookie.js";
+import { createSession } from "../src/identity/sessions.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
-import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
 import {
   fakeCampaign,
   fakeDonation,

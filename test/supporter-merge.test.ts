@@ -10,9 +10,10 @@ import {
   supporterNotes,
   supporters,
 } from "../src/db/schema.js";
+import { SESSION_COOKIE } from "../src/http/session-cookie.js";
+import { createSession } from "../src/identity/sessions.service.js";
 import { summarize } from "../src/modules/audit/audit.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
-import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
 import {
   fakeCampaign,
   fakeCheckout,

@@ -2,10 +2,11 @@ import { randomBytes } from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { donations, donorSessions, organizations, sandboxCharges } from "../src/db/schema.js";
+import { SESSION_COOKIE } from "../src/http/session-cookie.js";
+import { hashSecret } from "../src/identity/secrets.js";
+import { createSession } from "../src/identity/sessions.service.js";
 import { DONOR_COOKIE } from "../src/modules/donor-portal/donor-session.js";
 import { createUser } from "../src/modules/users/users.service.js";
-import { hashSecret } from "../src/oauth/secrets.js";
-import { createSession, SESSION_COOKIE } from "../src/sessions/sessions.service.js";
 import { Browser } from "./helpers/browser.js";
 import {
   fakeCampaign,

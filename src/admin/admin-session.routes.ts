@@ -3,15 +3,10 @@ import { Type } from "typebox";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
+import { SESSION_COOKIE, sessionCookieOptions } from "../http/session-cookie.js";
+import { createSession, destroySession, loadSession } from "../identity/sessions.service.js";
+import { type CredentialThrottle, INVALID_CREDENTIALS, signIn } from "../identity/sign-in.service.js";
 import { userWithOrganizations } from "../modules/users/users.service.js";
-import {
-  createSession,
-  destroySession,
-  loadSession,
-  SESSION_COOKIE,
-  sessionCookieOptions,
-} from "../sessions/sessions.service.js";
-import { type CredentialThrottle, INVALID_CREDENTIALS, signIn } from "../sessions/sign-in.service.js";
 
 const SessionBody = Type.Object(
   {

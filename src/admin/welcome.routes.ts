@@ -3,19 +3,20 @@ import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
 import { escapeHtml, type PageSecurity, type RenderPage, sendHtmlPage } from "../http/html-page.js";
+import { SESSION_COOKIE, sessionCookieOptions } from "../http/session-cookie.js";
 import type { Locale } from "../i18n/locales.js";
 import { t } from "../i18n/messages.js";
-import { MIN_PASSWORD_LENGTH } from "../modules/users/users.service.js";
-import { chosenLocale, pageLocale, rememberUserLocale } from "../oauth/locale.js";
-import { errorPage, languageLinks, type PageLanguage, page, signInErrorMessage } from "../oauth/pages.js";
-import { createSession, destroySession, SESSION_COOKIE, sessionCookieOptions } from "../sessions/sessions.service.js";
-import { type CredentialThrottle, countCredentialAttempt } from "../sessions/sign-in.service.js";
 import {
   passwordProblem,
   redeemSignInLink,
   requireLiveSignInLink,
   WELCOME_PATH,
-} from "../sessions/sign-in-links.service.js";
+} from "../identity/one-time-links.service.js";
+import { createSession, destroySession } from "../identity/sessions.service.js";
+import { type CredentialThrottle, countCredentialAttempt } from "../identity/sign-in.service.js";
+import { MIN_PASSWORD_LENGTH } from "../identity/users.service.js";
+import { chosenLocale, pageLocale, rememberUserLocale } from "../oauth/locale.js";
+import { errorPage, languageLinks, type PageLanguage, page, signInErrorMessage } from "../oauth/pages.js";
 
 const SECURITY: PageSecurity = { frameAncestors: "'none'", allow: ["form-action 'self'"] };
 const MAX_PASSWORD_LENGTH = 1000;

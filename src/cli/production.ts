@@ -1,8 +1,8 @@
 import { type Config, isProduction } from "../config.js";
 import type { Database } from "../db/client.js";
+import { findUserByEmail, verifyPassword } from "../identity/users.service.js";
 import { countOrganizations } from "../modules/organizations/organizations.service.js";
 import { NO_ORGANIZATION_HINT } from "../modules/organizations/setup.service.js";
-import { findUserByEmail, verifyPassword } from "../modules/users/users.service.js";
 import { DEMO_LOGIN } from "../seed/demo.js";
 import { UsageError } from "./cli-kit.js";
 

@@ -1,6 +1,6 @@
 import { createInterface } from "node:readline/promises";
+import { createResetLink, SIGN_IN_LINK_LIFETIME_SECONDS, signInLinkUrl } from "../identity/one-time-links.service.js";
 import { setUpFirstOrganization } from "../modules/organizations/setup.service.js";
-import { createResetLink, SIGN_IN_LINK_LIFETIME_SECONDS, signInLinkUrl } from "../sessions/sign-in-links.service.js";
 import { type CliIo, type Command, type CommandValues, requiredString, UsageError } from "./cli-kit.js";
 import { withDatabase } from "./database.js";
 

@@ -56,6 +56,9 @@ export const TABLE_LAYOUT = {
     "oauth_tokens",
     "sessions",
     "user_sign_in_links",
+    "user_factors",
+    "recovery_codes",
+    "identity_challenges",
   ],
   /** Kept on the coordinator: work queues and counters read across organizations by nature. */
   coordinator: ["jobs", "rate_limits", "sandbox_charges"],

@@ -59,6 +59,8 @@ export const organizations = pgTable(
     giftNotifications: text("gift_notifications").notNull().default("off"),
     // Test mode: the sandbox takes gifts (also in production), pages say so, its gifts are test data.
     testMode: boolean("test_mode").notNull().default(false),
+    // Owners and admins must have a second factor (docs/accounts.md); one without is asked to enrol at sign-in.
+    requireSecondFactor: boolean("require_second_factor").notNull().default(false),
     createDate: createDate(),
     updateDate: updateDate(),
   },
@@ -84,6 +86,70 @@ export const users = pgTable(
   (t) => [
     uniqueIndex("users_email_key").on(sql`lower(${t.email})`),
     check("users_locale_check", sql`${t.locale} in ('en', 'it')`),
+  ],
+);
+
+// A user's second factors (docs/accounts.md): an authenticator app (TOTP; its secret sealed, the last
+// time step used kept so a code works once) or a passkey (WebAuthn; its public key and signature counter).
+// Unconfirmed (confirmed_date null): an enrolment started and not finished, never accepted at sign-in.
+export const userFactors = pgTable(
+  "user_factors",
+  {
+    id: id().primaryKey(),
+    userId: ref("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull(),
+    name: text("name").notNull(),
+    totpSecretSealed: text("totp_secret_sealed"),
+    totpLastStep: bigint("totp_last_step", { mode: "number" }),
+    credentialId: text("credential_id"),
+    publicKey: text("public_key"),
+    signCount: bigint("sign_count", { mode: "number" }).notNull().default(0),
+    transports: text("transports").array().notNull().default(sql`'{}'::text[]`),
+    confirmedDate: instant("confirmed_date"),
+    lastUsedDate: instant("last_used_date"),
+    createDate: createDate(),
+  },
+  (t) => [
+    index("user_factors_user_idx").on(t.userId),
+    uniqueIndex("user_factors_credential_id_key").on(t.credentialId),
+    check("user_factors_kind_check", sql`kind in ('totp', 'passkey')`),
+  ],
+);
+
+// Ten single-use recovery codes per user with a second factor; only their hashes are stored.
+export const recoveryCodes = pgTable(
+  "recovery_codes",
+  {
+    id: id().primaryKey(),
+    userId: ref("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    codeHash: text("code_hash").notNull(),
+    usedDate: instant("used_date"),
+    createDate: createDate(),
+  },
+  (t) => [index("recovery_codes_user_idx").on(t.userId)],
+);
+
+// A WebAuthn challenge waiting for its answer (passkey sign-in, enrolment, a step-up): the browser holds a
+// random token (cookie), the row its hash; used once, within minutes.
+export const identityChallenges = pgTable(
+  "identity_challenges",
+  {
+    id: id().primaryKey(),
+    tokenHash: text("token_hash").notNull(),
+    userId: ref("user_id").references(() => users.id, { onDelete: "cascade" }),
+    purpose: text("purpose").notNull(),
+    challenge: text("challenge").notNull(),
+    expiresDate: instant("expires_date").notNull(),
+    usedDate: instant("used_date"),
+    createDate: createDate(),
+  },
+  (t) => [
+    uniqueIndex("identity_challenges_token_hash_key").on(t.tokenHash),
+    check("identity_challenges_purpose_check", sql`purpose in ('sign_in', 'enrol', 'verify')`),
   ],
 );
 
@@ -629,9 +695,24 @@ export const sessions = pgTable(
       .references(() => users.id, { onDelete: "cascade" }),
     csrfToken: text("csrf_token").notNull(),
     expiresDate: instant("expires_date").notNull(),
+    // "active"; "second_factor": the password was right, a second factor is still to come; "enrol": the
+    // organization requires a second factor the user has yet to set up. Only an active session is signed in.
+    stage: text("stage").notNull().default("active"),
+    // The last time the user proved it was them in this session (password, second factor): step-up asks again after 10 minutes.
+    verifiedDate: instant("verified_date").notNull().defaultNow(),
+    // The session was confirmed with a second factor (or a passkey).
+    secondFactor: boolean("second_factor").notNull().default(false),
+    // Where the session is used (the sessions page): the browser's User-Agent, the address, the last request.
+    userAgent: text("user_agent"),
+    ipAddress: text("ip_address"),
+    lastSeenDate: instant("last_seen_date").notNull().defaultNow(),
     createDate: createDate(),
   },
-  (t) => [uniqueIndex("sessions_token_hash_key").on(t.tokenHash), index("sessions_user_idx").on(t.userId)],
+  (t) => [
+    uniqueIndex("sessions_token_hash_key").on(t.tokenHash),
+    index("sessions_user_idx").on(t.userId),
+    check("sessions_stage_check", sql`stage in ('active', 'second_factor', 'enrol')`),
+  ],
 );
 
 // Background work claimed with FOR UPDATE SKIP LOCKED, so several workers never run one job twice.
@@ -926,6 +1007,9 @@ export const donorSessions = pgTable(
     email: text("email").notNull(),
     csrfToken: text("csrf_token").notNull(),
     expiresDate: instant("expires_date").notNull(),
+    userAgent: text("user_agent"),
+    ipAddress: text("ip_address"),
+    lastSeenDate: instant("last_seen_date").notNull().defaultNow(),
     createDate: createDate(),
   },
   (t) => [

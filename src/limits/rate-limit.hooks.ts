@@ -4,7 +4,8 @@ import type { RateLimitRules } from "../config.js";
 import { AppError } from "../errors/app-error.js";
 import { problemBodyOf } from "../errors/problem-body.js";
 import { sendProblem, toProblem } from "../http/problem.js";
-import { SESSION_COOKIE } from "../sessions/sessions.service.js";
+import { SESSION_COOKIE } from "../http/session-cookie.js";
+import { clientAddressKey } from "./client-address.js";
 import { type LimitOutcome, type LimitRule, type LimitStore, rateLimitHeaders } from "./rate-limiter.js";
 
 // Health checks and scrapes never share a limit with public traffic; /metrics refuses strangers before any work.
@@ -14,25 +15,6 @@ const PUBLIC_PREFIXES = ["/oauth/", "/.well-known/", "/api/v1/public/", "/donate
 
 /** A credential as a counter key: never stored in clear, and the same for every process. */
 const digest = (value: string) => createHash("sha256").update(value).digest("base64url").slice(0, 32);
-
-/**
- * The counter key of a client address. An IPv6 client usually holds a whole /64, so the /64 is
- * the key; an IPv4-mapped IPv6 address is its IPv4 address.
- */
-export function clientAddressKey(ip: string): string {
-  const address = ip.replace(/%.*$/, "").toLowerCase();
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
-  if (mapped) return mapped[1] as string;
-  if (!address.includes(":")) return address;
-  const [head = "", tail] = address.split("::");
-  const left = head ? head.split(":") : [];
-  const right = tail ? tail.split(":") : [];
-  const groups = [...left, ...Array(Math.max(8 - left.length - right.length, 0)).fill("0"), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((group) => group.replace(/^0+(?=.)/, ""))
-    .join(":")}::/64`;
-}
 
 interface Subject {
   rule: LimitRule;

@@ -5,19 +5,18 @@ import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
 import { cookieAttributes } from "../http/cookies.js";
 import { escapeHtml, type PageSecurity, type RenderPage, sendHtmlPage } from "../http/html-page.js";
+import { SESSION_COOKIE, sessionCookieOptions } from "../http/session-cookie.js";
 import type { Locale } from "../i18n/locales.js";
 import { t } from "../i18n/messages.js";
-import { findOrganizationById } from "../modules/organizations/organizations.repo.js";
 import {
   createSession,
   destroySession,
   loadSession,
-  SESSION_COOKIE,
   type SessionUser,
-  sessionCookieOptions,
   tokensEqual,
-} from "../sessions/sessions.service.js";
-import { type CredentialThrottle, signIn } from "../sessions/sign-in.service.js";
+} from "../identity/sessions.service.js";
+import { type CredentialThrottle, signIn } from "../identity/sign-in.service.js";
+import { findOrganizationById } from "../modules/organizations/organizations.repo.js";
 import {
   AUTHORIZE_PARAMETERS,
   type AuthorizeErrorPage,

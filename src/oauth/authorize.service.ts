@@ -1,14 +1,14 @@
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
+import { generateSecret, hashSecret } from "../identity/secrets.js";
+import type { SessionUser } from "../identity/sessions.service.js";
 import { findApplicationByClientId, findInstallation } from "../modules/applications/applications.repo.js";
 import { installApplication } from "../modules/applications/applications.service.js";
 import { listMembershipsOfUser } from "../modules/members/members.repo.js";
-import type { SessionUser } from "../sessions/sessions.service.js";
 import type { ApplicationRow } from "./client-auth.js";
 import { insertAuthorizationCode } from "./grants.repo.js";
 import { PKCE_VALUE } from "./pkce.js";
 import { checkRequestedScope } from "./scope.js";
-import { generateSecret, hashSecret } from "./secrets.js";
 
 export const AUTHORIZE_PARAMETERS = [
   "client_id",

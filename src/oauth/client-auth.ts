@@ -1,7 +1,7 @@
 import type { Executor } from "../db/client.js";
+import { hashSecret, secretMatches } from "../identity/secrets.js";
 import { type ApplicationRow, findApplicationByClientId } from "../modules/applications/applications.repo.js";
 import { OAuthError } from "./oauth-error.js";
-import { hashSecret, secretMatches } from "./secrets.js";
 import type { Form } from "./token-endpoints.service.js";
 
 export type { ApplicationRow };

@@ -3,7 +3,7 @@ import type { Db } from "../db/client.js";
 import { localeCookieAttributes } from "../http/cookies.js";
 import { isLocale, type Locale } from "../i18n/locales.js";
 import { LOCALE_COOKIE, negotiateLocale, requestLocaleSources } from "../i18n/negotiate.js";
-import { findUserLocale, setUserLocale } from "../modules/users/users.repo.js";
+import { findUserLocale, setUserLocale } from "../identity/users.repo.js";
 
 export interface PageLocaleOptions {
   /** The public URL the page is served from (AUTH_URL, BASE_URL): the switcher's cookie follows it. */

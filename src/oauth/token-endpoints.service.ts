@@ -1,5 +1,6 @@
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
+import { hashSecret } from "../identity/secrets.js";
 import { authenticateClient, type ClientCredentials } from "./client-auth.js";
 import { authorizationCodeGrant } from "./grants/authorization-code.grant.js";
 import { refreshTokenGrant } from "./grants/refresh-token.grant.js";
@@ -11,7 +12,6 @@ import {
 } from "./grants.repo.js";
 import { OAuthError } from "./oauth-error.js";
 import { grantedPermissions } from "./scope.js";
-import { hashSecret } from "./secrets.js";
 import type { GrantedTokens } from "./tokens.service.js";
 
 /** A token endpoint's form: each parameter at most once. */

@@ -1,6 +1,6 @@
 import type { Executor } from "../db/client.js";
+import { generateSecret, hashSecret } from "../identity/secrets.js";
 import { grantedPermissions } from "./scope.js";
-import { generateSecret, hashSecret } from "./secrets.js";
 import { findActiveAccessToken, insertToken, nextTokenId } from "./tokens.repo.js";
 
 export interface IssuedTokens {

@@ -5,7 +5,7 @@ import { AppError } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { changesOf, recordEvent, withEvents } from "../../events/record-event.js";
 import { fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
-import { generateSecret, hashSecret } from "../../oauth/secrets.js";
+import { generateSecret, hashSecret } from "../../identity/secrets.js";
 import { revokeInstallationTokens } from "../../oauth/tokens.repo.js";
 import { issueTokenPair, type TokenLifetimes } from "../../oauth/tokens.service.js";
 import { requireOrganization } from "../organizations/organizations.service.js";

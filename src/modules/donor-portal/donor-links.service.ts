@@ -3,11 +3,11 @@ import type { RateLimitRules } from "../../config.js";
 import type { Db, Executor } from "../../db/client.js";
 import { enqueueEmail } from "../../email/outbox.repo.js";
 import { AppError } from "../../errors/app-error.js";
-import { clientAddressKey } from "../../limits/rate-limit.hooks.js";
+import { generateSecret, hashSecret } from "../../identity/secrets.js";
+import { normalizeEmail } from "../../identity/users.service.js";
+import { clientAddressKey } from "../../limits/client-address.js";
 import { type LimitRule, type LimitStore, rateLimitHeaders } from "../../limits/rate-limiter.js";
-import { generateSecret, hashSecret } from "../../oauth/secrets.js";
 import { listSupporterRows } from "../supporters/supporters.repo.js";
-import { normalizeEmail } from "../users/users.service.js";
 import {
   type DonorLinkPurpose,
   deleteDonorSession,

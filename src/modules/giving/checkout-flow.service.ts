@@ -14,7 +14,7 @@ import {
 import { parseId } from "../../http/ids.js";
 import { fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
 import { isLocale, type Locale } from "../../i18n/locales.js";
-import { generateSecret, hashSecret } from "../../oauth/secrets.js";
+import { generateSecret, hashSecret } from "../../identity/secrets.js";
 import { chargeContextOf } from "../../payments/charge-context.js";
 import { fromCents, toCents, toMinorUnits } from "../../payments/money.js";
 import {

@@ -4,8 +4,8 @@ import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { recordEvent, withEvents } from "../../events/record-event.js";
-import { insertUser } from "../users/users.repo.js";
-import { findUserByEmail, hashPassword, MIN_PASSWORD_LENGTH, normalizeEmail } from "../users/users.service.js";
+import { insertUser } from "../../identity/users.repo.js";
+import { findUserByEmail, hashPassword, MIN_PASSWORD_LENGTH, normalizeEmail } from "../../identity/users.service.js";
 import {
   countOwners,
   deleteMembership,

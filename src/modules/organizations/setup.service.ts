@@ -2,10 +2,10 @@ import type { Db } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
 import { systemOrigin } from "../../events/origin.js";
 import { recordEvent, withEvents } from "../../events/record-event.js";
-import { createSignInLink } from "../../sessions/sign-in-links.service.js";
+import { createSignInLink } from "../../identity/one-time-links.service.js";
+import { insertUser } from "../../identity/users.repo.js";
+import { findUserByEmail, requireEmailAddress } from "../../identity/users.service.js";
 import { upsertMembership } from "../members/members.repo.js";
-import { insertUser } from "../users/users.repo.js";
-import { findUserByEmail, requireEmailAddress } from "../users/users.service.js";
 import { countOrganizations, createOrganization, organizationToWire } from "./organizations.service.js";
 
 export interface FirstOrganization {

@@ -5,7 +5,7 @@ import { AppError, notFound } from "../../errors/app-error.js";
 import { recordEvent, withEvents } from "../../events/record-event.js";
 import { parseId } from "../../http/ids.js";
 import { fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
-import { findUserProfile } from "../users/users.repo.js";
+import { findUserProfile } from "../../identity/users.repo.js";
 import {
   deleteSupporterNoteRow,
   findApplicationName,

@@ -1,7 +1,7 @@
 import { AppError } from "../../errors/app-error.js";
 import { builder } from "../../graphql/builder.js";
 import type { GraphQLContext } from "../../graphql/context.js";
-import { getUserPreferences, type UserPreferencesWire, updateUserPreferences } from "./users.service.js";
+import { getUserPreferences, type UserPreferencesWire, updateUserPreferences } from "../../identity/users.service.js";
 
 const UserPreferencesType = builder.objectRef<UserPreferencesWire>("UserPreferences").implement({
   description: "The signed-in member's own settings of the admin panel",

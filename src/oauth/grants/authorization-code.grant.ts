@@ -1,4 +1,5 @@
 import type { Executor } from "../../db/client.js";
+import { hashSecret } from "../../identity/secrets.js";
 import type { ApplicationRow } from "../client-auth.js";
 import {
   consumeAuthorizationCode,
@@ -9,7 +10,6 @@ import {
 import { OAuthError } from "../oauth-error.js";
 import { verifyS256 } from "../pkce.js";
 import { grantedPermissions } from "../scope.js";
-import { hashSecret } from "../secrets.js";
 import { type GrantedTokens, issueTokenPair, type TokenLifetimes } from "../tokens.service.js";
 
 export interface AuthorizationCodeRequest {

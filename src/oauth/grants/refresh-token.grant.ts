@@ -1,9 +1,9 @@
 import type { Executor } from "../../db/client.js";
+import { hashSecret } from "../../identity/secrets.js";
 import type { ApplicationRow } from "../client-auth.js";
 import { findInstalledOrganization, findTokenByRefreshHash, revokeFamily, spendRefreshToken } from "../grants.repo.js";
 import { OAuthError } from "../oauth-error.js";
 import { grantedPermissions, scopeNames } from "../scope.js";
-import { hashSecret } from "../secrets.js";
 import { type GrantedTokens, issueTokenPair, type TokenLifetimes } from "../tokens.service.js";
 
 /**

@@ -1,9 +1,9 @@
 import type { RateLimitRules } from "../config.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
-import { clientAddressKey } from "../limits/rate-limit.hooks.js";
+import { clientAddressKey } from "../limits/client-address.js";
 import { type LimitStore, rateLimitHeaders } from "../limits/rate-limiter.js";
-import { findUserByEmail, hashPassword, normalizeEmail, verifyPassword } from "../modules/users/users.service.js";
+import { findUserByEmail, hashPassword, normalizeEmail, verifyPassword } from "./users.service.js";
 
 // Verified against when the email is unknown, so both cases cost the same argon2 work.
 let dummyHash: Promise<string> | undefined;

@@ -1,11 +1,8 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import { cookieAttributes } from "../http/cookies.js";
-import { generateSecret, hashSecret } from "../oauth/secrets.js";
+import { generateSecret, hashSecret } from "./secrets.js";
 import { deleteExpiredSessions, deleteSession, findLiveSession, insertSession } from "./sessions.repo.js";
-
-export const SESSION_COOKIE = "donata_session";
 
 export interface SessionUser {
   sessionId: number;
@@ -14,19 +11,6 @@ export interface SessionUser {
   csrfToken: string;
   /** The language the user chose (the panel's switcher), if any. */
   locale: string | null;
-}
-
-/**
- * The admin session cookie's attributes as served from `publicUrl`: BASE_URL for the admin panel's
- * routes, AUTH_URL for the authorization server's pages. SameSite=Lax, not Strict: an application on
- * another site sends the browser to /oauth/authorize/, and the session must come along. Clearing it
- * takes the same attributes (without the lifetime), or the browser keeps it.
- */
-export function sessionCookieOptions(publicUrl: string, maxAgeSeconds?: number) {
-  return {
-    ...cookieAttributes(publicUrl, { path: "/", sameSite: "lax" }),
-    ...(maxAgeSeconds === undefined ? {} : { maxAge: maxAgeSeconds }),
-  };
 }
 
 /** Server-side session: the cookie carries a random token, the database only its hash. */

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
-import type { Executor } from "../../db/client.js";
-import { organizations, users } from "../../db/schema.js";
+import type { Executor } from "../db/client.js";
+import { organizations, users } from "../db/schema.js";
 
 /** Candidates for an email through the unique index on lower(email); the caller decides which one matches. */
 export async function findUserRowByLowerEmail(tx: Executor, email: string) {

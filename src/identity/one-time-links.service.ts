@@ -1,8 +1,5 @@
 import type { Db, Executor } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
-import { findUserByEmail, hashPassword, MIN_PASSWORD_LENGTH } from "../modules/users/users.service.js";
-import { generateSecret, hashSecret } from "../oauth/secrets.js";
-import { deleteSessionsOfUser } from "./sessions.repo.js";
 import {
   consumeSignInLink,
   expireUnusedSignInLinks,
@@ -10,7 +7,10 @@ import {
   insertSignInLink,
   type SignInLinkPurpose,
   setUserPasswordHash,
-} from "./sign-in-links.repo.js";
+} from "./one-time-links.repo.js";
+import { generateSecret, hashSecret } from "./secrets.js";
+import { deleteSessionsOfUser } from "./sessions.repo.js";
+import { findUserByEmail, hashPassword, MIN_PASSWORD_LENGTH } from "./users.service.js";
 
 /** Where a one-time link leads: the page that asks for a password (under AUTH_URL). */
 export const WELCOME_PATH = "/admin/welcome";
