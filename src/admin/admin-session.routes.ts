@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
-import { SESSION_COOKIE, sessionCookieOptions } from "../http/session-cookie.js";
+import { SESSION_COOKIE, sessionContext, sessionCookieOptions } from "../http/session-cookie.js";
 import { createSession, destroySession, loadSession } from "../identity/sessions.service.js";
 import { type CredentialThrottle, INVALID_CREDENTIALS, signIn } from "../identity/sign-in.service.js";
 import { userWithOrganizations } from "../modules/users/users.service.js";
@@ -32,7 +32,7 @@ const SIGNED_OUT = { signed_in: false } as const;
 
 /** The signed-in user of a request (the admin panel's cookie session), or undefined. */
 export async function sessionUser(db: Db, request: FastifyRequest) {
-  return loadSession(db, request.cookies[SESSION_COOKIE]);
+  return loadSession(db, request.cookies[SESSION_COOKIE], request.ip);
 }
 
 function requireJson(request: FastifyRequest) {
@@ -80,7 +80,7 @@ export function adminSessionRoutes(app: FastifyInstance, db: Db, config: Config,
       const user = await signIn(db, throttle, { email, password, address: request.ip });
       // A new session on every sign-in: a token planted before it is worth nothing after it.
       await destroySession(db, request.cookies[SESSION_COOKIE]);
-      const token = await createSession(db, config, user.id);
+      const token = await createSession(db, config, user.id, sessionContext(request));
       reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(config.baseUrl, config.sessionTtlSeconds));
       reply.header("cache-control", "no-store");
       const body = await userWithOrganizations(db, user.id);

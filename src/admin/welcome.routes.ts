@@ -3,7 +3,7 @@ import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
 import { escapeHtml, type PageSecurity, type RenderPage, sendHtmlPage } from "../http/html-page.js";
-import { SESSION_COOKIE, sessionCookieOptions } from "../http/session-cookie.js";
+import { SESSION_COOKIE, sessionContext, sessionCookieOptions } from "../http/session-cookie.js";
 import type { Locale } from "../i18n/locales.js";
 import { t } from "../i18n/messages.js";
 import {
@@ -149,7 +149,7 @@ export function welcomeRoutes(app: FastifyInstance, db: Db, config: Config, thro
       await attempt.succeeded();
       if (chosen) await rememberUserLocale(db, userId, chosen);
       await destroySession(db, request.cookies[SESSION_COOKIE]);
-      const session = await createSession(db, config, userId);
+      const session = await createSession(db, config, userId, sessionContext(request));
       reply.setCookie(SESSION_COOKIE, session, sessionCookieOptions(config.baseUrl, config.sessionTtlSeconds));
       return reply.code(303).header("cache-control", "no-store").redirect("/admin/");
     } catch (error) {

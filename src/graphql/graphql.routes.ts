@@ -217,7 +217,7 @@ async function authenticate(
       },
     };
   }
-  const session = await loadSession(db, request.cookies[SESSION_COOKIE]);
+  const session = await loadSession(db, request.cookies[SESSION_COOKIE], request.ip);
   if (!session) {
     throw new AppError("invalid_token", "Sign in, or send an access token", { headers: INVALID_TOKEN_HEADERS });
   }

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from "fastify";
 import { cookieAttributes } from "./cookies.js";
 
 /** The cookie of a member's session (the admin panel and the authorization server's pages). */
@@ -14,4 +15,9 @@ export function sessionCookieOptions(publicUrl: string, maxAgeSeconds?: number) 
     ...cookieAttributes(publicUrl, { path: "/", sameSite: "lax" }),
     ...(maxAgeSeconds === undefined ? {} : { maxAge: maxAgeSeconds }),
   };
+}
+
+/** Where a session is opened from, as the sessions page shows it: the browser's User-Agent and the address. */
+export function sessionContext(request: FastifyRequest) {
+  return { userAgent: request.headers["user-agent"], ipAddress: request.ip };
 }

@@ -2,7 +2,14 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { generateSecret, hashSecret } from "./secrets.js";
-import { deleteExpiredSessions, deleteSession, findLiveSession, insertSession } from "./sessions.repo.js";
+import { deleteExpiredSessions, deleteSession, findLiveSession, insertSession, touchSession } from "./sessions.repo.js";
+
+/**
+ * Where a session stands: "active" is signed in; "second_factor": the password was right and a second
+ * factor is still to come; "enrol": the user's organization requires a second factor they have yet to
+ * set up. Only an active session opens the panel, the GraphQL interface or an authorization.
+ */
+export type SessionStage = "active" | "second_factor" | "enrol";
 
 export interface SessionUser {
   sessionId: number;
@@ -11,10 +18,26 @@ export interface SessionUser {
   csrfToken: string;
   /** The language the user chose (the panel's switcher), if any. */
   locale: string | null;
+  stage: SessionStage;
+  /** The session was confirmed with a second factor (or signed in with a passkey). */
+  secondFactor: boolean;
+  /** The last time the user proved it was them in this session (step-up asks again after 10 minutes). */
+  verifiedDate: Date;
 }
 
+/** Where a session is opened from: shown on the sessions page. */
+export interface SessionContext {
+  userAgent?: string;
+  ipAddress?: string;
+  stage?: SessionStage;
+  secondFactor?: boolean;
+}
+
+/** "Last seen" is written at most once a minute per session, not on every request. */
+const TOUCH_INTERVAL_SECONDS = 60;
+
 /** Server-side session: the cookie carries a random token, the database only its hash. */
-export async function createSession(db: Db, config: Config, userId: number) {
+export async function createSession(db: Db, config: Config, userId: number, context: SessionContext = {}) {
   const token = generateSecret("dnt_ss");
   const csrfToken = randomBytes(24).toString("base64url");
   await insertSession(db, {
@@ -22,15 +45,38 @@ export async function createSession(db: Db, config: Config, userId: number) {
     userId,
     csrfToken,
     expiresDate: new Date(Date.now() + config.sessionTtlSeconds * 1000),
+    stage: context.stage ?? "active",
+    secondFactor: context.secondFactor ?? false,
+    userAgent: context.userAgent?.slice(0, 500) ?? null,
+    ipAddress: context.ipAddress ?? null,
   });
   // Expired sessions are swept opportunistically; no job is needed for them.
   await deleteExpiredSessions(db);
   return token;
 }
 
-export async function loadSession(db: Db, token: string | undefined): Promise<SessionUser | undefined> {
+/** The live session of a cookie's token, whatever its stage (the sign-in steps read it). */
+export async function loadSessionAnyStage(
+  db: Db,
+  token: string | undefined,
+  ipAddress?: string,
+): Promise<SessionUser | undefined> {
   if (!token || token.length > 200) return undefined;
-  return findLiveSession(db, hashSecret(token));
+  const row = await findLiveSession(db, hashSecret(token));
+  if (!row) return undefined;
+  const { seenSecondsAgo, ...session } = row;
+  if (seenSecondsAgo > TOUCH_INTERVAL_SECONDS) await touchSession(db, row.sessionId, ipAddress);
+  return { ...session, stage: session.stage as SessionStage };
+}
+
+/** The signed-in user of a cookie's token: an active session only. */
+export async function loadSession(
+  db: Db,
+  token: string | undefined,
+  ipAddress?: string,
+): Promise<SessionUser | undefined> {
+  const session = await loadSessionAnyStage(db, token, ipAddress);
+  return session?.stage === "active" ? session : undefined;
 }
 
 export async function destroySession(db: Db, token: string | undefined) {

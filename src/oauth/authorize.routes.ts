@@ -5,7 +5,7 @@ import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
 import { cookieAttributes } from "../http/cookies.js";
 import { escapeHtml, type PageSecurity, type RenderPage, sendHtmlPage } from "../http/html-page.js";
-import { SESSION_COOKIE, sessionCookieOptions } from "../http/session-cookie.js";
+import { SESSION_COOKIE, sessionContext, sessionCookieOptions } from "../http/session-cookie.js";
 import type { Locale } from "../i18n/locales.js";
 import { t } from "../i18n/messages.js";
 import {
@@ -245,14 +245,14 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
   }
 
   app.get(AUTHORIZE_PATH, { schema: { hide: true } }, async (request, reply) => {
-    const session = await loadSession(db, request.cookies[SESSION_COOKIE]);
+    const session = await loadSession(db, request.cookies[SESSION_COOKIE], request.ip);
     return run(request, reply, request.query as Source, session);
   });
 
   // Choices made on the flow's pages come back here; they count only with the session's CSRF token.
   app.post(AUTHORIZE_PATH, { schema: { hide: true } }, async (request, reply) => {
     const body = (request.body ?? {}) as Source;
-    const session = await loadSession(db, request.cookies[SESSION_COOKIE]);
+    const session = await loadSession(db, request.cookies[SESSION_COOKIE], request.ip);
     if (session && !tokensEqual(field(body, "csrf"), session.csrfToken)) {
       const pageLanguage = await language(request, reply, authorizeLink(request, authorizeParameters(body).params), {
         session,
@@ -292,7 +292,7 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
     const password = field(body, "password") ?? "";
     try {
       const user = await signIn(db, throttle, { email, password, address: request.ip });
-      const token = await createSession(db, config, user.id);
+      const token = await createSession(db, config, user.id, sessionContext(request));
       reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(config.authUrl, config.sessionTtlSeconds));
       reply.clearCookie(LOGIN_CSRF_COOKIE, loginCsrfCookie(config));
       // A language chosen on the sign-in page is the user's from now on.
@@ -311,7 +311,7 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
   });
 
   app.get(LOGOUT_PATH, { schema: { hide: true } }, async (request, reply) => {
-    const session = await loadSession(db, request.cookies[SESSION_COOKIE]);
+    const session = await loadSession(db, request.cookies[SESSION_COOKIE], request.ip);
     const pageLanguage = await language(request, reply, { path: LOGOUT_PATH }, { session });
     const { locale } = pageLanguage;
     if (!session) {
@@ -340,7 +340,7 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
 
   app.post(LOGOUT_PATH, { schema: { hide: true } }, async (request, reply) => {
     const token = request.cookies[SESSION_COOKIE];
-    const session = await loadSession(db, token);
+    const session = await loadSession(db, token, request.ip);
     const pageLanguage = await language(request, reply, { path: LOGOUT_PATH }, { session });
     const { locale } = pageLanguage;
     if (session && !tokensEqual(field((request.body ?? {}) as Source, "csrf"), session.csrfToken)) {
