@@ -3,10 +3,15 @@ import cookie from "@fastify/cookie";
 import formbody from "@fastify/formbody";
 import underPressure from "@fastify/under-pressure";
 import Fastify, { type FastifyInstance } from "fastify";
+import { accountRoutes } from "./admin/account.routes.js";
 import { adminExportRoutes } from "./admin/admin-export.routes.js";
 import { adminPageRoutes } from "./admin/admin-pages.routes.js";
 import { adminSessionRoutes } from "./admin/admin-session.routes.js";
+import { forgotPasswordRoutes } from "./admin/forgot-password.routes.js";
+import { passkeyRoutes } from "./admin/passkeys.routes.js";
 import { retentionExportRoutes } from "./admin/retention-export.routes.js";
+import { secondFactorRoutes } from "./admin/second-factor.routes.js";
+import { stepUpRoutes } from "./admin/step-up.routes.js";
 import { welcomeRoutes } from "./admin/welcome.routes.js";
 import type { Config } from "./config.js";
 import type { Database } from "./db/client.js";
@@ -235,11 +240,22 @@ export async function buildApp({
   donationActionRoutes(app, giving);
   await stripeWebhookRoutes(app, giving);
   const signInThrottle = { store: limits, rules: config.rateLimits };
+  // Authenticator apps' secrets are sealed with one key for every sign-in surface (memory://: one per process).
+  const secondFactors = {
+    db,
+    secrets: loadSecretBox({ encryptionKey: config.encryptionKey, dataDir: config.dataDir }),
+    throttle: signInThrottle,
+  };
   tokenRoutes(app, db, config);
-  authorizeRoutes(app, db, config, signInThrottle);
+  authorizeRoutes(app, db, config, secondFactors);
   graphqlRoutes(app, db, config, giving);
   adminSessionRoutes(app, db, config, signInThrottle);
+  secondFactorRoutes(app, { ...secondFactors, config });
+  passkeyRoutes(app, db, config, signInThrottle);
+  accountRoutes(app, db, config, signInThrottle);
+  stepUpRoutes(app, secondFactors);
   welcomeRoutes(app, db, config, signInThrottle);
+  forgotPasswordRoutes(app, db, config, signInThrottle);
   adminExportRoutes(app, db);
   retentionExportRoutes(app, db);
   await logoRoutes(app, db, config.baseUrl);

@@ -16,6 +16,10 @@ export interface RateLimitRules {
   readonly signInAccount: LimitRule;
   /** Failed sign-in attempts per client address, whatever the account. */
   readonly signInAddress: LimitRule;
+  /** "Forgot your password?" requests per normalised email, known or not (each may mail a link). */
+  readonly passwordResetEmail: LimitRule;
+  /** "Forgot your password?" requests per client address, whatever the email. */
+  readonly passwordResetAddress: LimitRule;
   /** Requests refused 401 (a made-up token or session) per client address; past it, such refusals become 429. */
   readonly invalidCredentials: LimitRule;
 }
@@ -262,6 +266,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       ip: leased(env, limitRule(env, "RATE_LIMIT_IP", "client_ip", "600/1m")),
       signInAccount: limitRule(env, "RATE_LIMIT_SIGN_IN_ACCOUNT", "sign_in_account", "5/15m"),
       signInAddress: limitRule(env, "RATE_LIMIT_SIGN_IN_ADDRESS", "sign_in_address", "30/15m"),
+      passwordResetEmail: limitRule(env, "RATE_LIMIT_PASSWORD_RESET_EMAIL", "password_reset_email", "5/1h"),
+      passwordResetAddress: limitRule(env, "RATE_LIMIT_PASSWORD_RESET_ADDRESS", "password_reset_address", "20/1h"),
       invalidCredentials: limitRule(env, "RATE_LIMIT_INVALID_CREDENTIALS", "invalid_credentials", "300/1m"),
     }),
     trustProxy: trustProxy(env),

@@ -17,7 +17,14 @@ export type MemberPermission =
 /** Who is asking: an installed application (by bearer token) or a member (by session). */
 export type Actor =
   | { kind: "application"; applicationId: number; permissions: string[] }
-  | { kind: "member"; userId: number; email: string; role: Role };
+  | {
+      kind: "member";
+      userId: number;
+      email: string;
+      role: Role;
+      /** The last time this member proved it was them in the session (src/auth/step-up.ts). */
+      verifiedDate?: Date;
+    };
 
 /** The actor of a bearer token: the installed application, with what it was granted. */
 export function applicationActor(token: { applicationId: number; permissions: string[] }): Actor {

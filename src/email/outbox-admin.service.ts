@@ -1,6 +1,5 @@
 import type { Db } from "../db/client.js";
 import { AppError, notFound } from "../errors/app-error.js";
-import { PORTAL_TOKEN_PLACEHOLDER, PORTAL_TOKENS } from "../modules/donor-portal/donor-links.service.js";
 import { findSupporter } from "../modules/supporters/supporters.repo.js";
 import { MESSAGES } from "./messages/index.js";
 import {
@@ -13,24 +12,44 @@ import {
   type OutboxRow,
   transitionMessage,
 } from "./outbox.repo.js";
-import { EMAIL_LOCALES, type EmailLocale, type RenderDeps, renderSample } from "./render.js";
+import { type DeliveryLink, EMAIL_LOCALES, type EmailLocale, type RenderDeps, renderSample } from "./render.js";
 
 export const OUTBOX_STATES = ["queued", "sending", "sent", "captured", "failed", "cancelled"] as const;
 export const MAX_OUTBOX_PAGE = 100;
 /** The longest recipient search: an email address is at most 320 characters. */
 export const MAX_RECIPIENT_SEARCH = 320;
 
-/** Who reads the Outbox: owners and admins see a captured message's sign-in link, other members do not. */
+/** Who reads the Outbox: owners and admins see a captured message's portal sign-in link, other members do not. */
 export interface OutboxReader {
   showsLinks: boolean;
 }
 
-/** A body with every donor portal token replaced by the placeholder, which signs nobody in. */
-const withoutPortalTokens = (body: string | null) => body?.replace(PORTAL_TOKENS, PORTAL_TOKEN_PLACEHOLDER) ?? null;
+/** Every kind of one-time link messages carry, once each (one placeholder, one kind). */
+const DELIVERY_LINKS: DeliveryLink[] = [
+  ...new Map(
+    Object.values(MESSAGES).flatMap((message): [string, DeliveryLink][] =>
+      message.link ? [[message.link.placeholder, message.link]] : [],
+    ),
+  ).values(),
+];
+
+/**
+ * A body with the tokens of every one-time link replaced by their placeholder, which opens nothing;
+ * a reader who sees links keeps those a captured copy may keep (a donor portal link), never others
+ * (a password reset link is never kept, and never shown even if it were).
+ */
+function withoutTokens(body: string | null, reader: OutboxReader): string | null {
+  if (body === null) return null;
+  return DELIVERY_LINKS.reduce(
+    (text, link) =>
+      reader.showsLinks && link.capturedCopyKeepsLink ? text : text.replace(link.tokens, link.placeholder),
+    body,
+  );
+}
 
 /**
  * What the Outbox shows of a message: the envelope, its delivery and what was (or would be) sent.
- * Only a captured message (no SMTP_URL) keeps a usable link; it is shown to owners and admins alone.
+ * Only a captured message (no SMTP_URL) keeps a usable portal link; it is shown to owners and admins alone.
  */
 export function outboxMessageToWire(row: OutboxRow, reader: OutboxReader) {
   const headers = row.headers && typeof row.headers === "object" ? (row.headers as Record<string, unknown>) : {};
@@ -43,8 +62,8 @@ export function outboxMessageToWire(row: OutboxRow, reader: OutboxReader) {
     next_attempt_date: row.state === "queued" || row.state === "sending" ? row.nextAttemptDate.toISOString() : null,
     last_error: row.lastError,
     subject: row.subject,
-    html: reader.showsLinks ? row.html : withoutPortalTokens(row.html),
-    text: reader.showsLinks ? row.text : withoutPortalTokens(row.text),
+    html: withoutTokens(row.html, reader),
+    text: withoutTokens(row.text, reader),
     headers: Object.entries(headers).map(([name, value]) => ({ name, value: String(value) })),
     message_id: row.messageId,
     sent_date: row.sentDate?.toISOString() ?? null,

@@ -24,6 +24,7 @@ export const EMAIL_KINDS = [
   "webhook_disabled",
   "tribute_notice",
   "gift_activation",
+  "password_reset",
 ] as const;
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 

@@ -7,7 +7,6 @@ import type { Executor } from "../db/client.js";
 import { organizations, supporters } from "../db/schema.js";
 import { LOCALES, type Locale, localeOr } from "../i18n/locales.js";
 import { type MessageValues, t } from "../i18n/messages.js";
-import type { DonorLinkPurpose } from "../modules/donor-portal/donor-portal.repo.js";
 import { formatMoney } from "../payments/money.js";
 import type { EmailKind, OutboxRow } from "./outbox.repo.js";
 
@@ -18,8 +17,11 @@ export type EmailLocale = Locale;
 /** What every message's model carries: who sends it and in which language. */
 export interface BaseModel {
   locale: EmailLocale;
-  /** Who reads it: donors (the default), the organization itself (notifications) or whom a tribute gift was told to, for the footer. */
-  audience?: "organization" | "tribute_recipient";
+  /**
+   * Who reads it, for the footer: donors (the default), the organization itself (notifications), whom
+   * a tribute gift was told to, or a member about their own account.
+   */
+  audience?: "organization" | "tribute_recipient" | "member";
   organization: {
     id: number;
     name: string;
@@ -46,16 +48,33 @@ export const renderDepsOf = (config: Pick<Config, "baseUrl" | "authUrl" | "mailF
 });
 
 /**
+ * A one-time link a message carries (a donor portal sign-in, a password reset). The message is
+ * stored, rendered and shown in the Outbox with the placeholder token; each delivery attempt mints a
+ * token (only its hash is stored) and puts it in the copy handed to the SMTP server, and nowhere
+ * else (src/jobs/email.job.ts), so no copy kept in the outbox is a way in.
+ */
+export interface DeliveryLink {
+  /** What a stored message holds where the token goes: it opens nothing. */
+  placeholder: string;
+  /** Every token of this kind in a text (the placeholder included), for the Outbox to blank. */
+  tokens: RegExp;
+  /**
+   * Without SMTP a captured message is the only copy: true keeps its link usable there (the Outbox
+   * shows it to owners and admins); false keeps the placeholder, and no token is minted at all.
+   */
+  capturedCopyKeepsLink: boolean;
+  /** A token for this attempt, for the message's recipient; null: the link is nobody's any more (cancelled). */
+  mint(tx: Executor, row: OutboxRow): Promise<string | null>;
+}
+
+/**
  * One message kind: how its model is read when the message is delivered (null: nothing to send any
  * more, e.g. the supporter was erased) and a sample model for the panel's preview.
  */
 export interface EmailMessage<Model extends BaseModel = BaseModel> {
   kind: EmailKind;
-  /**
-   * A message with a donor portal link: rendered with the placeholder (PORTAL_TOKEN_PLACEHOLDER),
-   * the link's token is minted for the recipient when it is delivered, with this purpose.
-   */
-  portalLink?: DonorLinkPurpose;
+  /** The one-time link the message carries, rendered with its placeholder and minted at delivery. */
+  link?: DeliveryLink;
   load(tx: Executor, row: OutboxRow, deps: RenderDeps): Promise<Model | null>;
   sample(base: BaseModel, deps: RenderDeps): Model;
 }

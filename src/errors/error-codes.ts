@@ -17,6 +17,10 @@ export const ERROR_STATUS = {
   query_too_expensive: 400,
   invalid_token: 401,
   invalid_credentials: 401,
+  // A second factor's code (authenticator app or recovery code) that is wrong or was already used.
+  invalid_code: 401,
+  // A passkey that signs in no one: unknown, removed, its challenge used or expired, or its signature wrong.
+  passkey_refused: 401,
   not_signed_in: 401,
   payment_failed: 402,
   insufficient_scope: 403,
@@ -27,6 +31,7 @@ export const ERROR_STATUS = {
   challenge_required: 403,
   challenge_invalid: 403,
   metrics_forbidden: 403,
+  step_up_required: 403,
   not_found: 404,
   route_not_found: 404,
   organization_not_found: 404,
@@ -56,6 +61,11 @@ export const ERROR_STATUS = {
   // A campaign is published (created) only once the organization links its privacy notice (legal profile).
   privacy_policy_required: 409,
   already_set_up: 409,
+  // Two-step verification: the organization's rule needs a second factor (turning it on without one, removing
+  // the last one); an authenticator app already set up; none set up (or no enrolment started) for the change.
+  second_factor_required: 409,
+  second_factor_exists: 409,
+  second_factor_not_set_up: 409,
   public_client: 409,
   // A campaign whose start_date is still to come: it takes gifts from then on.
   campaign_not_open: 409,
@@ -88,6 +98,8 @@ export const ERROR_STATUS = {
   webhook_url_refused: 422,
   // An upload that is not a readable image of the declared type, or too small or too large in pixels.
   invalid_image: 422,
+  // A new passkey whose registration does not verify (its challenge used, expired or another user's).
+  passkey_invalid: 422,
   rate_limited: 429,
   too_many_attempts: 429,
   too_many_checkouts: 429,

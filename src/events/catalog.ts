@@ -140,6 +140,36 @@ export const EVENT_CATALOG = {
     permission: null,
     description: "A saved segment was deleted",
   },
+  "user.password_changed": {
+    resource: "user",
+    permission: null,
+    description:
+      "A member's password changed (method: change, on their account page with the current one; reset, by a one-time link); recorded in each of their organizations",
+  },
+  "user.session_ended": {
+    resource: "user",
+    permission: null,
+    description:
+      "A member ended sessions of theirs on their account page (ended: one, current or others; each session's device and address, never its token); recorded in each of their organizations",
+  },
+  "user.second_factor_added": {
+    resource: "user",
+    permission: null,
+    description:
+      "A member added a second factor (kind: totp, or passkey with its id and name; never a secret); recorded in each of their organizations",
+  },
+  "user.second_factor_removed": {
+    resource: "user",
+    permission: null,
+    description:
+      "A member removed a second factor (kind: totp, or passkey with its id and name); recorded in each of their organizations",
+  },
+  "user.recovery_codes_regenerated": {
+    resource: "user",
+    permission: null,
+    description:
+      "A member made ten new recovery codes (never the codes themselves): the old ones stopped working; recorded in each of their organizations",
+  },
   "supporter.exported": {
     resource: "supporter",
     permission: null,

@@ -238,6 +238,7 @@ async function authenticate(
     userId: session.userId,
     email: session.email,
     role: membership.role as Role,
+    verifiedDate: session.verifiedDate,
   };
   return {
     db,

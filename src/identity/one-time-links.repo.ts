@@ -52,7 +52,7 @@ export async function consumeSignInLink(tx: Executor, tokenHash: string) {
         gt(userSignInLinks.expiresDate, sql`now()`),
       ),
     )
-    .returning({ userId: userSignInLinks.userId });
+    .returning({ userId: userSignInLinks.userId, purpose: userSignInLinks.purpose });
   return row;
 }
 

@@ -30,15 +30,20 @@ export interface CredentialAttempt {
  */
 export async function countCredentialAttempt(
   throttle: CredentialThrottle,
-  subject: { account: { userId: number } | { email: string }; address: string },
+  // No account when the credential names none this server knows (an unknown passkey): the address alone.
+  subject: { account: { userId: number } | { email: string } | undefined; address: string },
 ): Promise<CredentialAttempt> {
   const { store, rules } = throttle;
   const accountKey =
-    "userId" in subject.account ? `user:${subject.account.userId}` : `email:${normalizeEmail(subject.account.email)}`;
+    subject.account === undefined
+      ? undefined
+      : "userId" in subject.account
+        ? `user:${subject.account.userId}`
+        : `email:${normalizeEmail(subject.account.email)}`;
   const addressKey = clientAddressKey(subject.address);
-  const [account, address] = await Promise.all([
-    store.consume(rules.signInAccount, accountKey),
+  const [address, account] = await Promise.all([
     store.consume(rules.signInAddress, addressKey),
+    ...(accountKey === undefined ? [] : [store.consume(rules.signInAccount, accountKey)]),
   ]).catch((error: unknown) => {
     // Unlike ordinary requests, a credential is never checked uncounted.
     throw new AppError("sign_in_unavailable", "Sign-in is unavailable for a moment. Try again shortly.", {
@@ -46,7 +51,7 @@ export async function countCredentialAttempt(
       headers: { "retry-after": "5" },
     });
   });
-  const refused = [account, address].find((outcome) => !outcome.allowed);
+  const refused = [account, address].find((outcome) => outcome !== undefined && !outcome.allowed);
   if (refused) {
     throw new AppError("too_many_attempts", TOO_MANY_ATTEMPTS, {
       headers: { "retry-after": String(refused.resetSeconds), ...rateLimitHeaders(refused) },
@@ -54,7 +59,10 @@ export async function countCredentialAttempt(
   }
   return {
     async succeeded() {
-      await Promise.all([store.reset(rules.signInAccount, accountKey), store.reward(rules.signInAddress, addressKey)]);
+      await Promise.all([
+        ...(accountKey === undefined ? [] : [store.reset(rules.signInAccount, accountKey)]),
+        store.reward(rules.signInAddress, addressKey),
+      ]);
     },
   };
 }

@@ -2,7 +2,6 @@ import type { Db } from "../db/client.js";
 import { claimDueMessages, type EmailKind, type OutboxRow, updateMessage } from "../email/outbox.repo.js";
 import { messageOf, type RenderDeps, type RenderedEmail, renderOutboxMessage } from "../email/render.js";
 import { DeliveryError, type Mailer } from "../email/transport.js";
-import { mintPortalToken, PORTAL_TOKEN_PLACEHOLDER } from "../modules/donor-portal/donor-links.service.js";
 import { startLoop } from "./loop.js";
 
 /** Waits after a failed attempt: 1 min, 5 min, 15 min, 1 h, 3 h, 6 h, 12 h; the 8th failure is final (about a day). */
@@ -31,8 +30,8 @@ function storedRendering(row: OutboxRow): RenderedEmail | null {
 
 /**
  * One pass over the outbox: claims due messages (a short transaction), renders each once (kept, so a
- * retry sends the same message with the same Message-ID; a donor portal link kept as a placeholder
- * and minted at each attempt), hands it to the SMTP server outside any transaction, then records
+ * retry sends the same message with the same Message-ID; a one-time link kept as a placeholder and
+ * minted at each attempt), hands it to the SMTP server outside any transaction, then records
  * the answer. A temporary refusal or a dropped connection is retried with
  * backoff; a permanent one (5xx) fails at once with the server's answer. A process that dies between
  * the server's 250 and the record leaves the message leased; it is sent again after the lease.
@@ -59,6 +58,15 @@ export async function deliverOutbox(
   }
 }
 
+/** Nothing to send any more: the record the message was about, or the person its link was for, is gone. */
+async function cancel(db: Db, row: OutboxRow, result: DeliveryResult) {
+  result.cancelled += 1;
+  await updateMessage(db, row.organizationId, row.id, {
+    state: "cancelled",
+    lastError: "Nothing to send any more (the record it was about is gone)",
+  });
+}
+
 async function deliverOne(db: Db, deps: DeliveryDeps, row: OutboxRow, now: Date, result: DeliveryResult) {
   let email = storedRendering(row);
   if (!email) {
@@ -73,17 +81,11 @@ async function deliverOne(db: Db, deps: DeliveryDeps, row: OutboxRow, now: Date,
       });
       return;
     }
-    if (!email) {
-      result.cancelled += 1;
-      await updateMessage(db, row.organizationId, row.id, {
-        state: "cancelled",
-        lastError: "Nothing to send any more (the record it was about is gone)",
-      });
-      return;
-    }
+    if (!email) return cancel(db, row, result);
     await updateMessage(db, row.organizationId, row.id, { ...email, headers: email.headers });
   }
-  const sending = await withPortalToken(db, row, email);
+  const sending = await withLinkToken(db, deps.mailer, row, email);
+  if (!sending) return cancel(db, row, result);
   try {
     await deps.mailer.send(row.toAddress, sending);
     const captured = deps.mailer.mode === "capture";
@@ -93,8 +95,8 @@ async function deliverOne(db: Db, deps: DeliveryDeps, row: OutboxRow, now: Date,
       sentDate: new Date(),
       messageId: email.headers["Message-ID"] ?? null,
       lastError: null,
-      // Captured, the copy is the only one, on an instance that sends no mail: its link stays usable
-      // (to owners and admins only, see outboxMessageToWire). A sent copy keeps the placeholder.
+      // Captured, the copy is the only one, on an instance that sends no mail: a donor portal link stays
+      // usable (to owners and admins only, see outboxMessageToWire). A sent copy keeps the placeholder.
       ...(captured ? { html: sending.html, text: sending.text } : {}),
     });
   } catch (error) {
@@ -111,21 +113,22 @@ async function deliverOne(db: Db, deps: DeliveryDeps, row: OutboxRow, now: Date,
 }
 
 /**
- * The message as this attempt sends it: a donor portal link, stored with the placeholder, gets a
- * token minted now for the address it goes to (its hash written before the SMTP call, the token
- * itself never). A retry mints another: no copy in the outbox ever signs anyone in.
+ * The message as this attempt sends it: its one-time link (DeliveryLink), stored with the
+ * placeholder, gets a token minted now for the address it goes to (its hash written before the SMTP
+ * call, the token itself never). A retry mints another: no copy in the outbox ever signs anyone in.
+ * Captured, a link that must not stay usable in the Outbox is not minted at all. Null: the link is
+ * nobody's any more, and the message is cancelled.
  */
-async function withPortalToken(db: Db, row: OutboxRow, email: RenderedEmail): Promise<RenderedEmail> {
-  if (!email.html.includes(PORTAL_TOKEN_PLACEHOLDER) && !email.text.includes(PORTAL_TOKEN_PLACEHOLDER)) return email;
-  const purpose = (await messageOf(row.kind as EmailKind)).portalLink;
-  if (!purpose) return email;
-  const token = await db.transaction((tx) =>
-    mintPortalToken(tx, { organizationId: row.organizationId, email: row.toAddress, purpose }),
-  );
+async function withLinkToken(db: Db, mailer: Mailer, row: OutboxRow, email: RenderedEmail) {
+  const { link } = await messageOf(row.kind as EmailKind);
+  if (!link || (!email.html.includes(link.placeholder) && !email.text.includes(link.placeholder))) return email;
+  if (mailer.mode === "capture" && !link.capturedCopyKeepsLink) return email;
+  const token = await db.transaction((tx) => link.mint(tx, row));
+  if (token === null) return null;
   return {
     ...email,
-    html: email.html.replaceAll(PORTAL_TOKEN_PLACEHOLDER, token),
-    text: email.text.replaceAll(PORTAL_TOKEN_PLACEHOLDER, token),
+    html: email.html.replaceAll(link.placeholder, token),
+    text: email.text.replaceAll(link.placeholder, token),
   };
 }
 

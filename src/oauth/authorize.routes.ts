@@ -8,14 +8,23 @@ import { escapeHtml, type PageSecurity, type RenderPage, sendHtmlPage } from "..
 import { SESSION_COOKIE, sessionContext, sessionCookieOptions } from "../http/session-cookie.js";
 import type { Locale } from "../i18n/locales.js";
 import { t } from "../i18n/messages.js";
+import { forgotPasswordPath } from "../identity/password-reset.service.js";
+import {
+  raiseSession,
+  type SecondFactorContext,
+  type SecondFactorProof,
+  sessionStageFor,
+  verifySecondFactor,
+} from "../identity/second-factor.service.js";
 import {
   createSession,
   destroySession,
   loadSession,
+  loadSessionAnyStage,
   type SessionUser,
   tokensEqual,
 } from "../identity/sessions.service.js";
-import { type CredentialThrottle, signIn } from "../identity/sign-in.service.js";
+import { signIn } from "../identity/sign-in.service.js";
 import { findOrganizationById } from "../modules/organizations/organizations.repo.js";
 import {
   AUTHORIZE_PARAMETERS,
@@ -27,6 +36,7 @@ import {
 import { chosenLocale, pageLocale, rememberUserLocale } from "./locale.js";
 import {
   consentPage,
+  enrolRequiredPage,
   errorPage,
   type Hidden,
   languageLinks,
@@ -34,12 +44,14 @@ import {
   organizationChoicePage,
   type PageLanguage,
   page,
+  secondFactorPage,
   signInErrorMessage,
 } from "./pages.js";
 
 const LOGIN_CSRF_COOKIE = "donata_login_csrf";
 const AUTHORIZE_PATH = "/oauth/authorize/";
 const LOGIN_PATH = "/oauth/login/";
+const SECOND_FACTOR_PATH = "/oauth/second-factor/";
 const LOGOUT_PATH = "/oauth/logout/";
 /**
  * The login form's CSRF cookie: Strict, since only our own form posts it back (a same-site request);
@@ -84,7 +96,16 @@ function authorizeParameters(source: Source): { params: AuthorizeParameters; rep
 const field = (source: Source, name: string) =>
   typeof source[name] === "string" ? (source[name] as string) : undefined;
 
-export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, throttle: CredentialThrottle) {
+/** A query of the parameters that have a value. */
+const queryOf = (values: Hidden) =>
+  new URLSearchParams(Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined));
+
+/** Where a finished sign-in goes: back to the authorization request it interrupted, else the site's root. */
+const afterSignIn = (params: AuthorizeParameters) =>
+  params.client_id ? `${AUTHORIZE_PATH}?${queryOf(params as Hidden)}` : "/";
+
+export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, factors: SecondFactorContext) {
+  const { throttle } = factors;
   const adminOrigin = new URL(config.baseUrl).origin;
 
   const pageSecurity: PageSecurity = { frameAncestors: adminOrigin };
@@ -121,6 +142,23 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
     query: request.method === "GET" ? new URLSearchParams(request.url.split("?")[1] ?? "") : { ...params, ...extra },
   });
 
+  /** A form that came back without its CSRF token (or with another one): 403, and nothing done. */
+  async function formExpired(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    link: SwitcherLink,
+    messageKey: string,
+    options: { session?: SessionUser; chosen?: unknown },
+  ) {
+    const pageLanguage = await language(request, reply, link, options);
+    const { locale } = pageLanguage;
+    return sendPage(
+      reply,
+      403,
+      errorPage(pageLanguage, t(locale, "oauth.error.form_expired_title"), t(locale, messageKey)),
+    );
+  }
+
   async function renderLogin(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -141,6 +179,10 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
         applicationName: options.applicationName,
         email: options.email,
         error: options.error ? signInErrorMessage(pageLanguage.locale, options.error) : undefined,
+        // Back to this authorization once a new password is chosen (the parameters a form carries on).
+        forgotPasswordHref: forgotPasswordPath(
+          params.client_id ? `${AUTHORIZE_PATH}?${new URLSearchParams(params as Record<string, string>)}` : undefined,
+        ),
       }),
     );
   }
@@ -254,19 +296,8 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
     const body = (request.body ?? {}) as Source;
     const session = await loadSession(db, request.cookies[SESSION_COOKIE], request.ip);
     if (session && !tokensEqual(field(body, "csrf"), session.csrfToken)) {
-      const pageLanguage = await language(request, reply, authorizeLink(request, authorizeParameters(body).params), {
-        session,
-      });
-      const { locale } = pageLanguage;
-      return sendPage(
-        reply,
-        403,
-        errorPage(
-          pageLanguage,
-          t(locale, "oauth.error.form_expired_title"),
-          t(locale, "oauth.error.form_expired_authorize"),
-        ),
-      );
+      const link = authorizeLink(request, authorizeParameters(body).params);
+      return formExpired(request, reply, link, "oauth.error.form_expired_authorize", { session });
     }
     return run(request, reply, body, session);
   });
@@ -276,30 +307,20 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
     const { params } = authorizeParameters(body);
     const chosen = chosenLocale(request, body);
     if (!tokensEqual(field(body, "csrf"), request.cookies[LOGIN_CSRF_COOKIE])) {
-      const pageLanguage = await language(request, reply, authorizeLink(request, params), { chosen });
-      const { locale } = pageLanguage;
-      return sendPage(
-        reply,
-        403,
-        errorPage(
-          pageLanguage,
-          t(locale, "oauth.error.form_expired_title"),
-          t(locale, "oauth.error.form_expired_login"),
-        ),
-      );
+      return formExpired(request, reply, authorizeLink(request, params), "oauth.error.form_expired_login", { chosen });
     }
     const email = field(body, "email") ?? "";
     const password = field(body, "password") ?? "";
     try {
       const user = await signIn(db, throttle, { email, password, address: request.ip });
-      const token = await createSession(db, config, user.id, sessionContext(request));
+      // A second factor, or the enrolment an organization requires, may still be to come (docs/accounts.md).
+      const stage = await sessionStageFor(db, user.id);
+      const token = await createSession(db, config, user.id, { ...sessionContext(request), stage });
       reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(config.authUrl, config.sessionTtlSeconds));
       reply.clearCookie(LOGIN_CSRF_COOKIE, loginCsrfCookie(config));
       // A language chosen on the sign-in page is the user's from now on.
       if (chosen) await rememberUserLocale(db, user.id, chosen);
-      const next = params.client_id
-        ? `${AUTHORIZE_PATH}?${new URLSearchParams(params as Record<string, string>)}`
-        : "/";
+      const next = stage === "active" ? afterSignIn(params) : `${SECOND_FACTOR_PATH}?${queryOf(params)}`;
       return reply.code(303).header("cache-control", "no-store").redirect(next);
     } catch (error) {
       if (error instanceof AppError && [401, 429, 503].includes(error.status)) {
@@ -308,6 +329,100 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, th
       }
       throw error;
     }
+  });
+
+  /**
+   * The second step of sign-in: the code page of a session at stage "second_factor" (`method=recovery_code`:
+   * a recovery code instead), or, at stage "enrol", where to set up two-step verification. Any other
+   * session goes on with the authorization request.
+   */
+  async function renderSecondFactor(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    session: SessionUser,
+    params: AuthorizeParameters,
+    options: { recovery: boolean; error?: AppError },
+  ) {
+    const method = options.recovery ? "recovery_code" : undefined;
+    const pageLanguage = await language(
+      request,
+      reply,
+      { path: SECOND_FACTOR_PATH, query: { ...params, method } },
+      { session },
+    );
+    if (session.stage === "enrol") {
+      return sendPage(
+        reply,
+        status,
+        enrolRequiredPage(pageLanguage, `${config.baseUrl.replace(/\/+$/, "")}/admin/sign-in`),
+      );
+    }
+    const other = queryOf({ ...params, method: options.recovery ? undefined : "recovery_code" });
+    return sendPage(
+      reply,
+      status,
+      secondFactorPage(pageLanguage, {
+        action: SECOND_FACTOR_PATH,
+        hidden: { ...params, csrf: session.csrfToken, method },
+        recovery: options.recovery,
+        switchHref: `${SECOND_FACTOR_PATH}?${other}`,
+        error: options.error ? signInErrorMessage(pageLanguage.locale, options.error) : undefined,
+      }),
+    );
+  }
+
+  /** The session of a sign-in still at a step (second factor, enrolment), or undefined. */
+  async function pendingSession(request: FastifyRequest) {
+    const session = await loadSessionAnyStage(db, request.cookies[SESSION_COOKIE], request.ip);
+    return session && session.stage !== "active" ? session : undefined;
+  }
+
+  app.get(SECOND_FACTOR_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const query = request.query as Source;
+    const { params } = authorizeParameters(query);
+    const session = await pendingSession(request);
+    if (!session) return reply.code(303).header("cache-control", "no-store").redirect(afterSignIn(params));
+    return renderSecondFactor(request, reply, 200, session, params, {
+      recovery: field(query, "method") === "recovery_code",
+    });
+  });
+
+  // Counts only with the session's CSRF token (the session exists from the password on, so its token stands in for the login form's).
+  app.post(SECOND_FACTOR_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const body = (request.body ?? {}) as Source;
+    const { params } = authorizeParameters(body);
+    const session = await pendingSession(request);
+    if (!session) return reply.code(303).header("cache-control", "no-store").redirect(afterSignIn(params));
+    if (!tokensEqual(field(body, "csrf"), session.csrfToken)) {
+      const link = { path: SECOND_FACTOR_PATH, query: params };
+      return formExpired(request, reply, link, "oauth.error.form_expired_login", { session });
+    }
+    const recovery = field(body, "method") === "recovery_code";
+    if (session.stage !== "second_factor")
+      return renderSecondFactor(request, reply, 200, session, params, { recovery });
+    const proof: SecondFactorProof = recovery
+      ? { recovery_code: (field(body, "recovery_code") ?? "").slice(0, 40) }
+      : { code: (field(body, "code") ?? "").slice(0, 20) };
+    try {
+      await verifySecondFactor(factors, { userId: session.userId, proof, address: request.ip });
+    } catch (error) {
+      if (error instanceof AppError && [401, 429, 503].includes(error.status)) {
+        if (error.headers) reply.headers(error.headers);
+        return renderSecondFactor(request, reply, error.status, session, params, { recovery, error });
+      }
+      throw error;
+    }
+    // The step done: a new, active session (a new token), then the authorization goes on.
+    const token = await raiseSession(
+      db,
+      config,
+      request.cookies[SESSION_COOKIE],
+      session.userId,
+      sessionContext(request),
+    );
+    reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(config.authUrl, config.sessionTtlSeconds));
+    return reply.code(303).header("cache-control", "no-store").redirect(afterSignIn(params));
   });
 
   app.get(LOGOUT_PATH, { schema: { hide: true } }, async (request, reply) => {

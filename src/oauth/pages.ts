@@ -6,7 +6,7 @@ import { hasMessage, t } from "../i18n/messages.js";
 
 export type Hidden = Record<string, string | undefined>;
 
-function hiddenInputs(hidden: Hidden): string {
+export function hiddenInputs(hidden: Hidden): string {
   return Object.entries(hidden)
     .filter((entry): entry is [string, string] => entry[1] !== undefined)
     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
@@ -74,7 +74,7 @@ const STYLE = `
   .language-switcher a[aria-current] { font-weight: 700; text-decoration: none; }
   p.muted { opacity: .75; margin-top: 0; }
   label { display: block; font-weight: 600; margin: 1rem 0 .25rem; }
-  input[type=email], input[type=password] { width: 100%; padding: .6rem .7rem; font: inherit;
+  input[type=email], input[type=password], input[type=text] { width: 100%; padding: .6rem .7rem; font: inherit;
     border: 1px solid color-mix(in srgb, CanvasText 30%, transparent); border-radius: 8px; }
   button { font: inherit; font-weight: 600; padding: .65rem 1rem; border-radius: 8px; cursor: pointer;
     border: 1px solid var(--accent); background: var(--accent); color: white; width: 100%; margin-top: 1.25rem; }
@@ -118,6 +118,8 @@ export function loginPage(
     applicationName?: string;
     error?: string;
     email?: string;
+    /** The "Forgot your password?" page, with the way back to this authorization. */
+    forgotPasswordHref: string;
   },
 ) {
   const { locale } = language;
@@ -139,7 +141,52 @@ export function loginPage(
       <label for="password">${escapeHtml(t(locale, "oauth.sign_in.password"))}</label>
       <input id="password" name="password" type="password" autocomplete="current-password" required>
       <button type="submit">${escapeHtml(t(locale, "oauth.sign_in.submit"))}</button>
-    </form>`,
+    </form>
+    <p><a href="${escapeHtml(options.forgotPasswordHref)}">${escapeHtml(t(locale, "oauth.sign_in.forgot"))}</a></p>`,
+  );
+}
+
+/**
+ * The second step of sign-in (docs/accounts.md): a 6-digit code of the authenticator app, or, by the
+ * page's link, one of the recovery codes; the session's CSRF token rides in `hidden`.
+ */
+export function secondFactorPage(
+  language: PageLanguage,
+  options: { action: string; hidden: Hidden; recovery: boolean; switchHref: string; error?: string },
+) {
+  const { locale } = language;
+  const title = t(locale, "oauth.second_factor.title");
+  const error = options.error ? `<div class="error" role="alert">${escapeHtml(options.error)}</div>` : "";
+  const input = options.recovery
+    ? `<label for="recovery_code">${escapeHtml(t(locale, "oauth.second_factor.recovery_code"))}</label>
+      <input id="recovery_code" name="recovery_code" type="text" autocomplete="off" autocapitalize="none" spellcheck="false" required autofocus>`
+    : `<label for="code">${escapeHtml(t(locale, "oauth.second_factor.code"))}</label>
+      <input id="code" name="code" type="text" inputmode="numeric" pattern="[0-9 ]*" maxlength="8" autocomplete="one-time-code" required autofocus>`;
+  return page(
+    language,
+    title,
+    `<h1>${escapeHtml(title)}</h1>
+    <p class="muted">${escapeHtml(t(locale, options.recovery ? "oauth.second_factor.recovery_intro" : "oauth.second_factor.intro"))}</p>
+    ${error}
+    <form method="post" action="${escapeHtml(options.action)}">
+      ${hiddenInputs(options.hidden)}
+      ${input}
+      <button type="submit">${escapeHtml(t(locale, "oauth.second_factor.submit"))}</button>
+    </form>
+    <p><a href="${escapeHtml(options.switchHref)}">${escapeHtml(t(locale, options.recovery ? "oauth.second_factor.use_app" : "oauth.second_factor.use_recovery"))}</a></p>`,
+  );
+}
+
+/** A session that must set up two-step verification first: that happens in the admin panel. */
+export function enrolRequiredPage(language: PageLanguage, panelHref: string) {
+  const { locale } = language;
+  const title = t(locale, "oauth.enrol.title");
+  return page(
+    language,
+    title,
+    `<h1>${escapeHtml(title)}</h1>
+    <p>${escapeHtml(t(locale, "oauth.enrol.message"))}</p>
+    <p><a href="${escapeHtml(panelHref)}">${escapeHtml(t(locale, "oauth.enrol.link"))}</a></p>`,
   );
 }
 

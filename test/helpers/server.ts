@@ -50,12 +50,18 @@ export async function readResponse(response: Response): Promise<TestResponse> {
 /** The real application on an ephemeral port, over a real database; its public URLs are that port's. */
 export async function startTestServer(
   overrides: Partial<Config> = {},
-  options: { testHooks?: AppDependencies["testHooks"]; limitNamespace?: string; applicationName?: string } = {},
+  options: {
+    testHooks?: AppDependencies["testHooks"];
+    limitNamespace?: string;
+    applicationName?: string;
+    /** The public URLs' host: "localhost" where a browser needs a domain (a passkey's relying party is never an IP address). */
+    hostname?: "localhost";
+  } = {},
 ): Promise<TestServer> {
   const queries: string[] = [];
   const database = await openTestDatabase((query) => queries.push(query), options.applicationName);
   const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
+  const origin = `http://${options.hostname ?? "127.0.0.1"}:${port}`;
   // Load shedding is off unless a test turns it on: a busy shared test machine must not shed the suite.
   const config = loadConfig(
     {
@@ -77,7 +83,7 @@ export async function startTestServer(
   const app = await buildApp({ config, database, limits, testHooks: options.testHooks });
   const address = await app.listen({ port, host: "127.0.0.1" });
   return {
-    url: address,
+    url: options.hostname ? origin : address,
     app,
     config,
     database,

@@ -1,3 +1,4 @@
+import { portalDeliveryLink } from "../../modules/donor-portal/donor-links.service.js";
 import { type BaseModel, type EmailMessage, loadBaseModel } from "../render.js";
 
 export interface DonorSignInModel extends BaseModel {
@@ -10,7 +11,7 @@ export interface DonorSignInModel extends BaseModel {
  */
 export const message: EmailMessage<DonorSignInModel> = {
   kind: "donor_sign_in",
-  portalLink: "sign_in",
+  link: portalDeliveryLink("sign_in"),
   async load(tx, row) {
     const base = await loadBaseModel(tx, row.organizationId, row.supporterId);
     const url = (row.data as { url?: unknown }).url;

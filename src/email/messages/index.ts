@@ -7,6 +7,7 @@ import { message as donorSignIn } from "./donor_sign_in.js";
 import { message as giftActivation } from "./gift_activation.js";
 import { message as giftDigest } from "./gift_digest.js";
 import { message as giftNotification } from "./gift_notification.js";
+import { message as passwordReset } from "./password_reset.js";
 import { message as receipt } from "./receipt.js";
 import { message as recurringCancelled } from "./recurring_cancelled.js";
 import { message as recurringWelcome } from "./recurring_welcome.js";
@@ -31,4 +32,5 @@ export const MESSAGES: Record<EmailKind, EmailMessage> = {
   webhook_disabled: webhookDisabled as EmailMessage,
   tribute_notice: tributeNotice as EmailMessage,
   gift_activation: giftActivation as EmailMessage,
+  password_reset: passwordReset as EmailMessage,
 };

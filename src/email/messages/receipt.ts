@@ -1,5 +1,5 @@
 import { loadDocumentLinks } from "../../modules/documents/document-links.js";
-import { portalLinkPlaceholder } from "../../modules/donor-portal/donor-links.service.js";
+import { portalDeliveryLink, portalLinkPlaceholder } from "../../modules/donor-portal/donor-links.service.js";
 import { findLivePaymentReceipt } from "../../modules/receipts/receipts.repo.js";
 import {
   donorFirstName,
@@ -34,7 +34,7 @@ export interface ReceiptModel extends BaseModel {
 /** The receipt of one payment received (first or renewal), with the donation's receipt and the donor's portal. */
 export const message: EmailMessage<ReceiptModel> = {
   kind: "receipt",
-  portalLink: "receipt",
+  link: portalDeliveryLink("receipt"),
   async load(tx, row, deps) {
     const context = await loadDonationContext(tx, row);
     if (!context) return null;

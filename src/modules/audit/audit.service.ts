@@ -92,6 +92,13 @@ function paymentSettingsSentence(locale: Locale, data: Data, changes: EventChang
   return sentences.join("; ") || t(locale, "audit.payment_settings_updated");
 }
 
+/** The one session an account event ended, as a sentence names it: its browser, system and address. */
+function endedDevice(locale: Locale, data: Data): string {
+  const [session] = Array.isArray(data.sessions) ? (data.sessions as Data[]) : [];
+  const parts = [session?.browser, session?.os, session?.ip_address].filter((part) => typeof part === "string" && part);
+  return parts.length > 0 ? parts.join(", ") : t(locale, "audit.none");
+}
+
 /**
  * One sentence a person reads in the audit log, in their language (src/i18n/catalogs/<locale>/audit.json).
  * Field names, states and roles stay as the API names them.
@@ -131,6 +138,28 @@ export function summarize(
       return w("audit.segment_updated", { name: String(data.name) });
     case "segment.deleted":
       return w("audit.segment_deleted", { name: String(data.name), collection: String(data.collection) });
+    case "user.password_changed":
+      return w(data.method === "reset" ? "audit.user_password_reset" : "audit.user_password_changed", {
+        email: String(data.email),
+        count: Number(data.sessions_ended ?? 0),
+      });
+    case "user.session_ended":
+      return data.ended === "others"
+        ? w("audit.user_sessions_ended_others", { email: String(data.email), count: Number(data.count) })
+        : w(data.ended === "current" ? "audit.user_session_ended_current" : "audit.user_session_ended", {
+            email: String(data.email),
+            device: endedDevice(locale, data),
+          });
+    case "user.second_factor_added":
+      return data.kind === "passkey"
+        ? w("audit.user_passkey_added", { email: String(data.email), name: String(data.name) })
+        : w("audit.user_second_factor_added", { email: String(data.email), kind: String(data.kind) });
+    case "user.second_factor_removed":
+      return data.kind === "passkey"
+        ? w("audit.user_passkey_removed", { email: String(data.email), name: String(data.name) })
+        : w("audit.user_second_factor_removed", { email: String(data.email), kind: String(data.kind) });
+    case "user.recovery_codes_regenerated":
+      return w("audit.user_recovery_codes_regenerated", { email: String(data.email) });
     case "campaign.created":
       return w("audit.campaign_created", { title: String(data.title) });
     case "campaign.updated":

@@ -1,12 +1,13 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { RateLimitRules } from "../../config.js";
 import type { Db, Executor } from "../../db/client.js";
 import { enqueueEmail } from "../../email/outbox.repo.js";
-import { AppError } from "../../errors/app-error.js";
+import type { DeliveryLink } from "../../email/render.js";
 import { generateSecret, hashSecret } from "../../identity/secrets.js";
 import { normalizeEmail } from "../../identity/users.service.js";
 import { clientAddressKey } from "../../limits/client-address.js";
-import { type LimitRule, type LimitStore, rateLimitHeaders } from "../../limits/rate-limiter.js";
+import { countWork, hashedKey } from "../../limits/counted-work.js";
+import type { LimitRule, LimitStore } from "../../limits/rate-limiter.js";
 import { listSupporterRows } from "../supporters/supporters.repo.js";
 import {
   type DonorLinkPurpose,
@@ -61,6 +62,14 @@ export async function mintPortalToken(
   return token;
 }
 
+/** How a message's portal link is delivered (DeliveryLink): a token minted for the address it goes to. */
+export const portalDeliveryLink = (purpose: DonorLinkPurpose): DeliveryLink => ({
+  placeholder: PORTAL_TOKEN_PLACEHOLDER,
+  tokens: PORTAL_TOKENS,
+  capturedCopyKeepsLink: true,
+  mint: (tx, row) => mintPortalToken(tx, { organizationId: row.organizationId, email: row.toAddress, purpose }),
+});
+
 /**
  * A link that signs its donor in to the organization's portal, for a receipt: reusable for 30
  * days, so the receipt keeps working. Only the link's hash is stored. `next` opens a page of the
@@ -90,26 +99,17 @@ function donorRules(rules: DonorSignInThrottle["rules"]): { email: LimitRule; ad
   };
 }
 
-const digest = (value: string) => createHash("sha256").update(value).digest("base64url").slice(0, 32);
-
+/** An uncounted request could mail a donor without limit: an unreachable store refuses it for a moment instead. */
 async function countLinkRequest(throttle: DonorSignInThrottle, organizationId: number, email: string, ip: string) {
   const rules = donorRules(throttle.rules);
-  const outcomes = await Promise.all([
-    throttle.store.consume(rules.email, digest(`${organizationId}:${email}`)),
-    throttle.store.consume(rules.address, clientAddressKey(ip)),
-  ]).catch((error: unknown) => {
-    // An uncounted request could mail a donor without limit: refuse it for a moment instead.
-    throw new AppError("sign_in_unavailable", "Sign-in is unavailable for a moment. Try again shortly.", {
-      cause: error,
-      headers: { "retry-after": "5" },
-    });
-  });
-  const refused = outcomes.find((outcome) => !outcome.allowed);
-  if (refused) {
-    throw new AppError("too_many_attempts", TOO_MANY_LINK_REQUESTS, {
-      headers: { "retry-after": String(refused.resetSeconds), ...rateLimitHeaders(refused) },
-    });
-  }
+  await countWork(
+    throttle.store,
+    [
+      { rule: rules.email, key: hashedKey(`${organizationId}:${email}`) },
+      { rule: rules.address, key: clientAddressKey(ip) },
+    ],
+    TOO_MANY_LINK_REQUESTS,
+  );
 }
 
 /**

@@ -1,5 +1,7 @@
+import { requireRecentCheck } from "../../auth/step-up.js";
 import { builder } from "../../graphql/builder.js";
 import { authorize } from "../../graphql/context.js";
+import { ibanChanges } from "../organizations/organizations.service.js";
 import {
   ETS_STATUSES,
   type LegalProfileInput,
@@ -86,8 +88,11 @@ builder.mutationFields((t) => ({
       "Saves the legal profile (every field checked, problems by field); audited as legal_profile.updated. " +
       "Receipts already issued keep the profile they were issued with. Owners and admins only.",
     args: { input: t.arg({ type: LegalProfileInputType, required: true }) },
-    resolve: (_root, { input }, context) => {
+    resolve: async (_root, { input }, context) => {
       authorize(context, "organization:manage");
+      // New payout details: the member confirms it is them (step-up) when their last check is old.
+      const iban = (input as LegalProfileInput).iban;
+      if (await ibanChanges(context.db, context.scope.organizationId, iban)) requireRecentCheck(context.actor);
       return updateLegalProfile(
         context.db,
         context.scope.organizationId,

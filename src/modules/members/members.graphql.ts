@@ -1,3 +1,4 @@
+import { requireRecentCheck } from "../../auth/step-up.js";
 import { AppError } from "../../errors/app-error.js";
 import { builder } from "../../graphql/builder.js";
 import type { GraphQLContext } from "../../graphql/context.js";
@@ -61,14 +62,20 @@ builder.mutationFields((t) => ({
       role: t.arg.string({ required: true }),
       password: t.arg.string({ description: "For a new account; a temporary one is made when omitted" }),
     },
-    resolve: (_root, args, context) => addMember(context.db, context.scope.organizationId, memberActor(context), args),
+    resolve: (_root, args, context) => {
+      // A new owner can do anything, sign others out of it included: a recent check of who asks (step-up).
+      if (args.role === "owner") requireRecentCheck(context.actor);
+      return addMember(context.db, context.scope.organizationId, memberActor(context), args);
+    },
   }),
   changeMemberRole: t.field({
     type: MemberType,
     description: "Changes a member's role; only owners grant or take away owner; the last owner stays",
     args: { user_id: t.arg.int({ required: true }), role: t.arg.string({ required: true }) },
-    resolve: (_root, args, context) =>
-      changeMemberRole(context.db, context.scope.organizationId, memberActor(context), args.user_id, args.role),
+    resolve: (_root, args, context) => {
+      if (args.role === "owner") requireRecentCheck(context.actor);
+      return changeMemberRole(context.db, context.scope.organizationId, memberActor(context), args.user_id, args.role);
+    },
   }),
   removeMember: t.field({
     type: "Boolean",

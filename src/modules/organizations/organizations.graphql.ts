@@ -1,12 +1,16 @@
+import { requireRecentCheck } from "../../auth/step-up.js";
 import { builder } from "../../graphql/builder.js";
 import { authorize } from "../../graphql/context.js";
 import { MAX_EMBED_ORIGINS } from "./embed-origins.js";
 import {
   type bankTransferToWire,
   getOrganization,
+  ibanChanges,
+  secondFactorRuleOn,
   updateBankAccount,
   updateEmbedOrigins,
   updateFeeFormula,
+  updateSecondFactorRule,
 } from "./organizations.service.js";
 import { campaignSharing } from "./sharing.service.js";
 
@@ -60,6 +64,10 @@ export const OrganizationType = builder.objectRef<OrganizationWire>("Organizatio
     embed_origins: t.exposeStringList("embed_origins", {
       description:
         "Sites (https://host[:port]) whose pages may embed the donation pages with embed.js; empty: none (docs/embed.md)",
+    }),
+    require_second_factor: t.exposeBoolean("require_second_factor", {
+      description:
+        "Owners and admins must sign in with a second factor; one without is asked to set it up at sign-in (docs/accounts.md)",
     }),
   }),
 });
@@ -117,8 +125,10 @@ builder.mutationField("updateOrganizationBankTransfer", (t) =>
       iban: t.arg.string(),
       bic: t.arg.string(),
     },
-    resolve: (_root, args, context) => {
+    resolve: async (_root, args, context) => {
       authorize(context, "organization:manage");
+      // New payout details: the member confirms it is them (step-up) when their last check is old.
+      if (await ibanChanges(context.db, context.scope.organizationId, args.iban)) requireRecentCheck(context.actor);
       return updateBankAccount(context.db, context.scope.organizationId, args, context.scope.origin);
     },
   }),
@@ -147,6 +157,30 @@ builder.mutationField("updateOrganizationEmbedOrigins", (t) =>
     resolve: (_root, args, context) => {
       authorize(context, "organization:manage");
       return updateEmbedOrigins(context.db, context.scope.organizationId, args.origins, context.scope.origin);
+    },
+  }),
+);
+
+builder.mutationField("updateOrganizationSecondFactorRule", (t) =>
+  t.field({
+    type: OrganizationType,
+    description:
+      "Requires (or no longer requires) a second factor of the organization's owners and admins at sign-in. " +
+      "Owners only; turning it on takes a second factor of your own (409 second_factor_required).",
+    args: { require_second_factor: t.arg.boolean({ required: true }) },
+    resolve: async (_root, args, context) => {
+      authorize(context, "organization:manage");
+      // Turning the rule off lowers every owner's and admin's guard: a recent check of who asks (step-up).
+      if (!args.require_second_factor && (await secondFactorRuleOn(context.db, context.scope.organizationId))) {
+        requireRecentCheck(context.actor);
+      }
+      return updateSecondFactorRule(
+        context.db,
+        context.actor,
+        context.scope.organizationId,
+        args.require_second_factor,
+        context.scope.origin,
+      );
     },
   }),
 );

@@ -1,8 +1,10 @@
+import type { Actor } from "../../auth/actor.js";
 import type { Db, Executor } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
 import type { EventOrigin } from "../../events/origin.js";
 import { changesOf, recordEvent, withEvents } from "../../events/record-event.js";
 import { type FieldProblem, fieldIssue, fieldProblem } from "../../i18n/field-problems.js";
+import { hasSecondFactor } from "../../identity/second-factor.service.js";
 import type { FeeFormula } from "../../payments/cover-fee.js";
 import { amountDecimals, fitsCurrency, hasCentPrecision, roundToCurrency } from "../../payments/money.js";
 import { bicProblem, compactIban, ibanProblem } from "./bank-account.js";
@@ -117,11 +119,34 @@ const organizationWithBankTransfer = (row: OrganizationRow) => ({
   bank_transfer: bankTransferToWire(row),
   cover_fee: feeFormulaOf(row),
   embed_origins: row.embedOrigins,
+  require_second_factor: row.requireSecondFactor,
 });
 
 /** The sites allowed to frame the organization's donation pages (docs/embed.md); the list replaces the old one. */
 export function updateEmbedOrigins(db: Db, organizationId: number, origins: readonly string[], origin?: EventOrigin) {
   return changeOrganization(db, organizationId, origin, { embedOrigins: checkEmbedOrigins(origins) });
+}
+
+/**
+ * The organization's rule that its owners and admins sign in with a second factor (docs/accounts.md):
+ * each one without a factor is asked to set one up at their next sign-in. Owners only; an owner turns it
+ * on only once they have a second factor themselves (409 second_factor_required), so the rule never
+ * locks out the person who sets it.
+ */
+export async function updateSecondFactorRule(
+  db: Db,
+  actor: Actor,
+  organizationId: number,
+  required: boolean,
+  origin?: EventOrigin,
+) {
+  if (actor.kind !== "member" || actor.role !== "owner") {
+    throw new AppError("insufficient_role", "Only owners can change the two-step verification rule");
+  }
+  if (required && !(await hasSecondFactor(db, actor.userId))) {
+    throw new AppError("second_factor_required", "Set up two-step verification for yourself first");
+  }
+  return changeOrganization(db, organizationId, origin, { requireSecondFactor: required });
 }
 
 /** The allowed origins of an organization by its slug (none for an unknown one): the donation page's frame-ancestors. */
@@ -175,4 +200,20 @@ export async function getOrganization(db: Db, organizationId: number) {
   const row = await findOrganizationById(db, organizationId);
   if (!row) throw new Error("organization of the request vanished");
   return organizationWithBankTransfer(row);
+}
+
+/**
+ * Whether saving `iban` would change the organization's payout account (compared compact): such a change
+ * asks a member to confirm it is them (src/auth/step-up.ts). Absent (undefined): no change.
+ */
+export async function ibanChanges(db: Db, organizationId: number, iban: string | null | undefined): Promise<boolean> {
+  if (iban === undefined) return false;
+  const organization = await findOrganizationById(db, organizationId);
+  const next = iban === null || iban.trim() === "" ? null : compactIban(iban);
+  return (organization?.iban ?? null) !== next;
+}
+
+/** Whether the organization requires a second factor of its owners and admins now (turning it off asks a step-up). */
+export async function secondFactorRuleOn(db: Db, organizationId: number): Promise<boolean> {
+  return (await findOrganizationById(db, organizationId))?.requireSecondFactor ?? false;
 }

@@ -1,3 +1,4 @@
+import { requireRecentCheck } from "../../auth/step-up.js";
 import { builder } from "../../graphql/builder.js";
 import { authorize, type GraphQLContext } from "../../graphql/context.js";
 import {
@@ -79,6 +80,8 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: ConnectStripeInput, required: true }) },
     resolve: (_root, { input }, context) => {
       authorize(context, "organization:manage");
+      // Connecting a processor decides where donors' money goes: a recent check of who asks (step-up).
+      requireRecentCheck(context.actor);
       return connectStripe(dependencies(context), organizationOf(context), input, context.scope.origin);
     },
   }),

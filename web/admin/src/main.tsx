@@ -3,7 +3,10 @@ import { createRoot } from "react-dom/client";
 import { createBrowserRouter, RouterProvider } from "react-router";
 import { OrgLayout } from "./app/org-layout";
 import { SessionProvider } from "./app/session-context";
+import { StepUpDialog } from "./components/step-up-dialog";
 import { I18nProvider } from "./i18n";
+import { AccountPage } from "./pages/account.page";
+import { AccountSecurityPage } from "./pages/account-security.page";
 import { AppFramePage } from "./pages/app-frame.page";
 import { AppsPage } from "./pages/apps.page";
 import { AuditLogPage } from "./pages/audit-log.page";
@@ -69,6 +72,8 @@ const router = createBrowserRouter(
         { path: "outbox", element: <OutboxPage /> },
         { path: "outbox/:id", element: <OutboxMessagePage /> },
         { path: "audit", element: <AuditLogPage /> },
+        { path: "account", element: <AccountPage /> },
+        { path: "account/security", element: <AccountSecurityPage /> },
         { path: "webhooks", element: <WebhooksPage /> },
         { path: "webhooks/:id", element: <WebhookEndpointPage /> },
         { path: "*", element: <NotFoundPage /> },
@@ -86,6 +91,7 @@ if (root) {
       <I18nProvider>
         <SessionProvider>
           <RouterProvider router={router} />
+          <StepUpDialog />
         </SessionProvider>
       </I18nProvider>
     </StrictMode>,

@@ -1,3 +1,5 @@
+import { askStepUp } from "./step-up";
+
 /** A field-level problem reported by the server (`extensions.errors[]`). */
 export interface FieldIssue {
   field?: string;
@@ -58,11 +60,30 @@ function notifyUnauthorized() {
 
 export const GRAPHQL_PATH = "/admin/graphql/";
 
-/** One GraphQL request for the organization `org`, with the session cookie. */
+/**
+ * One GraphQL request for the organization `org`, with the session cookie. A sensitive change answered
+ * `step_up_required` asks the user to confirm it is them (src/auth/step-up.ts on the server), then is sent
+ * once more.
+ */
 export async function graphql<T>(
   org: string,
   query: string,
   variables: Record<string, unknown> = {},
+  signal?: AbortSignal,
+): Promise<T> {
+  try {
+    return await graphqlOnce<T>(org, query, variables, signal);
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== "step_up_required") throw error;
+    if (!(await askStepUp())) throw error;
+    return graphqlOnce<T>(org, query, variables, signal);
+  }
+}
+
+async function graphqlOnce<T>(
+  org: string,
+  query: string,
+  variables: Record<string, unknown>,
   signal?: AbortSignal,
 ): Promise<T> {
   let response: Response;

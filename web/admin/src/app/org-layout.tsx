@@ -189,7 +189,7 @@ export function OrgLayout() {
                 <span aria-hidden="true">☰</span>
                 <span className="visually-hidden">{t("panel.shell.menu")}</span>
               </button>
-              <Link to={value.path()} className="brand">
+              <Link to={value.path()} className="brand" aria-label="Donata">
                 <span className="brand-mark" aria-hidden="true">
                   D
                 </span>
@@ -203,6 +203,18 @@ export function OrgLayout() {
                   {org && t(`panel.state.${org.role}`)}
                 </span>
               </span>
+              <NavLink to={value.path("account")} className="button button-ghost" data-testid="your-account">
+                <svg className="account-link-icon" aria-hidden="true" viewBox="0 0 20 20" width="18" height="18">
+                  <circle cx="10" cy="6.5" r="3.5" fill="none" stroke="currentColor" strokeWidth="1.8" />
+                  <path
+                    d="M3 17.5c1-3.6 3.7-5.3 7-5.3s6 1.7 7 5.3"
+                    fill="none"
+                    stroke="currentColor"
+                    strokeWidth="1.8"
+                  />
+                </svg>
+                <span className="account-link-text">{t("panel.shell.your_account")}</span>
+              </NavLink>
               <button type="button" className="button button-ghost" onClick={signOutNow} data-testid="sign-out">
                 {t("panel.shell.sign_out")}
               </button>

@@ -1,27 +1,32 @@
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useState } from "react";
-import { fetchSession, type Session } from "../api/session";
+import { fetchSessionState, type PendingSignIn, type Session } from "../api/session";
 
 interface SessionState {
   /** undefined while loading; null when nobody is signed in. */
   session: Session | null | undefined;
+  /** A sign-in still under way (the password was right; a second factor or an enrolment is to come). */
+  pending: PendingSignIn | null;
   error: Error | undefined;
   reload: () => void;
 }
 
 const SessionContext = createContext<SessionState | null>(null);
 
-let pending: Promise<Session | null> | undefined;
+type Loaded = Awaited<ReturnType<typeof fetchSessionState>>;
+
+let loading: Promise<Loaded> | undefined;
 
 /** One request at a time, shared: a remount (React's StrictMode mounts twice) does not ask again. */
-function loadSession(): Promise<Session | null> {
-  pending ??= fetchSession().finally(() => {
-    pending = undefined;
+function loadSession(): Promise<Loaded> {
+  loading ??= fetchSessionState().finally(() => {
+    loading = undefined;
   });
-  return pending;
+  return loading;
 }
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [pending, setPending] = useState<PendingSignIn | null>(null);
   const [error, setError] = useState<Error | undefined>(undefined);
   const [nonce, setNonce] = useState(0);
 
@@ -30,7 +35,11 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     let current = true;
     setError(undefined);
     loadSession().then(
-      (loaded) => current && setSession(loaded),
+      (loaded) => {
+        if (!current) return;
+        setPending(loaded.pending);
+        setSession(loaded.session);
+      },
       (caught: Error) => current && setError(caught),
     );
     return () => {
@@ -42,7 +51,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     setSession(undefined);
     setNonce((n) => n + 1);
   }, []);
-  return <SessionContext.Provider value={{ session, error, reload }}>{children}</SessionContext.Provider>;
+  return <SessionContext.Provider value={{ session, pending, error, reload }}>{children}</SessionContext.Provider>;
 }
 
 export function useSession(): SessionState {

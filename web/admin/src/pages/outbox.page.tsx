@@ -26,6 +26,7 @@ export const EMAIL_KINDS = [
   "gift_digest",
   "webhook_disabled",
   "tribute_notice",
+  "password_reset",
 ] as const;
 const STATES = ["queued", "sending", "sent", "captured", "failed", "cancelled"] as const;
 const PAGE_SIZE = 25;

@@ -9,6 +9,7 @@ import { Async, InlineError } from "../components/states";
 import { useI18n } from "../i18n";
 import { EmbedSection } from "./embed-settings";
 import { PaymentsSection } from "./payment-settings";
+import { SecondFactorRuleSection } from "./second-factor-rule";
 
 interface Settings {
   bank_transfer: { account_name: string; iban: string; bic: string | null } | null;
@@ -158,6 +159,7 @@ export function SettingsPage() {
         )}
       </Async>
       <EmbedSection />
+      <SecondFactorRuleSection />
     </>
   );
 }

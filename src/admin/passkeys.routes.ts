@@ -1,0 +1,277 @@
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
+} from "@simplewebauthn/server";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import type { Config } from "../config.js";
+import type { Db } from "../db/client.js";
+import { AppError } from "../errors/app-error.js";
+import { requestOrigin } from "../events/origin.js";
+import { cookieAttributes } from "../http/cookies.js";
+import { parseId } from "../http/ids.js";
+import { SESSION_COOKIE, sessionContext, sessionCookieOptions } from "../http/session-cookie.js";
+import {
+  CHALLENGE_LIFETIME_SECONDS,
+  finishPasskeyEnrolment,
+  listPasskeys,
+  MAX_PASSKEY_NAME_LENGTH,
+  PASSKEY_REFUSED,
+  relyingParty,
+  removePasskey,
+  renamePasskey,
+  startPasskeyAssertion,
+  startPasskeyEnrolment,
+  verifyPasskeyAssertion,
+} from "../identity/passkeys.service.js";
+import { raiseSession } from "../identity/second-factor.service.js";
+import type { CredentialThrottle } from "../identity/sign-in.service.js";
+import { markChecked } from "../identity/step-up.service.js";
+import { userWithOrganizations } from "../modules/users/users.service.js";
+import { requireJson, SessionBody, sessionUser } from "./admin-session.routes.js";
+
+/**
+ * The browser's half of a passkey challenge: a random token whose hash is the challenge's row, in a
+ * cookie that lives as long as the challenge and goes only to the two routes of its ceremony.
+ */
+const CHALLENGE_COOKIE = "donata_passkey";
+const SIGN_IN_PATH = "/admin/api/session/passkey";
+const ENROL_PATH = "/admin/api/account/passkeys";
+const VERIFY_PATH = "/admin/api/session/verify/passkey";
+
+const base64url = (maxLength: number) => Type.String({ minLength: 1, maxLength, pattern: "^[A-Za-z0-9_-]*={0,2}$" });
+const credentialFields = {
+  id: base64url(1400),
+  rawId: base64url(1400),
+  type: Type.Literal("public-key"),
+  clientExtensionResults: Type.Object({}, { additionalProperties: true }),
+  authenticatorAttachment: Type.Optional(Type.String({ maxLength: 30 })),
+};
+/** What navigator.credentials.get() answered (as @simplewebauthn/browser encodes it); the service checks it. */
+const AssertionCredential = Type.Object({
+  ...credentialFields,
+  response: Type.Object(
+    {
+      clientDataJSON: base64url(4096),
+      authenticatorData: base64url(4096),
+      signature: base64url(2048),
+      userHandle: Type.Optional(base64url(256)),
+    },
+    { additionalProperties: true },
+  ),
+});
+/** What navigator.credentials.create() answered. */
+const RegistrationCredential = Type.Object({
+  ...credentialFields,
+  response: Type.Object(
+    {
+      clientDataJSON: base64url(4096),
+      attestationObject: base64url(16384),
+      transports: Type.Optional(Type.Array(Type.String({ maxLength: 30 }), { maxItems: 10 })),
+    },
+    { additionalProperties: true },
+  ),
+});
+/** WebAuthn options for the browser (PublicKeyCredentialCreationOptionsJSON / …RequestOptionsJSON). */
+const CeremonyOptions = Type.Object({ challenge: Type.String() }, { additionalProperties: true });
+const PasskeyBody = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  create_date: Type.String(),
+  last_used_date: Type.Union([Type.String(), Type.Null()]),
+});
+const PasskeyName = Type.String({ minLength: 1, maxLength: MAX_PASSKEY_NAME_LENGTH });
+const IdParams = Type.Object({ id: Type.String({ maxLength: 30 }) });
+const EmptyBody = Type.Object({}, { additionalProperties: false });
+
+/**
+ * Passkeys (WebAuthn, docs/accounts.md): a signed-in member adds, lists, renames and removes theirs;
+ * anyone signs in with one without an email or password (a discoverable credential), which opens an
+ * active session that counts as two factors. JSON only, hidden from the API reference like the
+ * panel's session routes; writes come from our own origins (the same-origin guard of /admin/).
+ */
+export function passkeyRoutes(app: FastifyInstance, db: Db, config: Config, throttle: CredentialThrottle) {
+  const tags = ["admin panel"];
+  const party = relyingParty(config);
+  const bodyLimit = 64 * 1024;
+  const json = async (request: FastifyRequest) => requireJson(request);
+
+  const holdChallenge = (reply: FastifyReply, path: string, token: string) =>
+    reply.setCookie(CHALLENGE_COOKIE, token, {
+      ...cookieAttributes(config.baseUrl, { path, sameSite: "strict" }),
+      maxAge: CHALLENGE_LIFETIME_SECONDS,
+    });
+  // The challenge is used up by its first answer, right or wrong: the cookie goes with it.
+  const dropChallenge = (reply: FastifyReply, path: string) =>
+    reply.clearCookie(CHALLENGE_COOKIE, cookieAttributes(config.baseUrl, { path, sameSite: "strict" }));
+
+  async function signedIn(request: FastifyRequest, reply: FastifyReply) {
+    reply.header("cache-control", "no-store");
+    const session = await sessionUser(db, request);
+    if (!session) throw new AppError("not_signed_in", "Sign in to the admin panel first");
+    return session;
+  }
+
+  app.post(
+    `${SIGN_IN_PATH}/options`,
+    { preValidation: json, schema: { hide: true, tags, body: EmptyBody, response: { 200: CeremonyOptions } } },
+    async (_request, reply): Promise<PublicKeyCredentialRequestOptionsJSON> => {
+      reply.header("cache-control", "no-store");
+      const { token, options } = await startPasskeyAssertion(db, party, { purpose: "sign_in" });
+      holdChallenge(reply, SIGN_IN_PATH, token);
+      return options;
+    },
+  );
+
+  app.post(
+    SIGN_IN_PATH,
+    {
+      preValidation: json,
+      bodyLimit,
+      schema: {
+        hide: true,
+        tags,
+        body: Type.Object({ credential: AssertionCredential }, { additionalProperties: false }),
+        response: { 200: SessionBody },
+      },
+    },
+    async (request, reply) => {
+      reply.header("cache-control", "no-store");
+      dropChallenge(reply, SIGN_IN_PATH);
+      const { credential } = request.body as { credential: AuthenticationResponseJSON };
+      const { userId } = await verifyPasskeyAssertion(db, throttle, party, {
+        purpose: "sign_in",
+        token: request.cookies[CHALLENGE_COOKIE],
+        response: credential,
+        address: request.ip,
+      });
+      // A new session on every sign-in, already past every step: the passkey is two factors in one.
+      const token = await raiseSession(db, config, request.cookies[SESSION_COOKIE], userId, sessionContext(request));
+      reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(config.baseUrl, config.sessionTtlSeconds));
+      const body = await userWithOrganizations(db, userId);
+      // Only if the account was deleted between the check and here.
+      if (!body) throw new AppError("passkey_refused", PASSKEY_REFUSED);
+      return body;
+    },
+  );
+
+  app.get(
+    ENROL_PATH,
+    { schema: { hide: true, tags, response: { 200: Type.Object({ items: Type.Array(PasskeyBody) }) } } },
+    async (request, reply) => {
+      const session = await signedIn(request, reply);
+      return { items: await listPasskeys(db, session.userId) };
+    },
+  );
+
+  app.post(
+    `${ENROL_PATH}/options`,
+    { preValidation: json, schema: { hide: true, tags, body: EmptyBody, response: { 200: CeremonyOptions } } },
+    async (request, reply): Promise<PublicKeyCredentialCreationOptionsJSON> => {
+      const session = await signedIn(request, reply);
+      const { token, options } = await startPasskeyEnrolment(db, party, session.userId);
+      holdChallenge(reply, ENROL_PATH, token);
+      return options;
+    },
+  );
+
+  app.post(
+    ENROL_PATH,
+    {
+      preValidation: json,
+      bodyLimit,
+      schema: {
+        hide: true,
+        tags,
+        body: Type.Object({ credential: RegistrationCredential, name: PasskeyName }, { additionalProperties: false }),
+        response: { 201: PasskeyBody },
+      },
+    },
+    async (request, reply) => {
+      const session = await signedIn(request, reply);
+      dropChallenge(reply, ENROL_PATH);
+      const { credential, name } = request.body as { credential: RegistrationResponseJSON; name: string };
+      const passkey = await finishPasskeyEnrolment(db, throttle, party, {
+        userId: session.userId,
+        token: request.cookies[CHALLENGE_COOKIE],
+        response: credential,
+        name,
+        address: request.ip,
+        origin: requestOrigin(request, { type: "user", user_id: session.userId, label: session.email }),
+      });
+      return reply.code(201).send(passkey);
+    },
+  );
+
+  app.patch(
+    `${ENROL_PATH}/:id`,
+    {
+      preValidation: json,
+      schema: {
+        hide: true,
+        tags,
+        params: IdParams,
+        body: Type.Object({ name: PasskeyName }, { additionalProperties: false }),
+        response: { 200: PasskeyBody },
+      },
+    },
+    async (request, reply) => {
+      const session = await signedIn(request, reply);
+      const id = parseId((request.params as { id: string }).id, "Passkey");
+      return renamePasskey(db, session.userId, id, (request.body as { name: string }).name);
+    },
+  );
+
+  app.delete(`${ENROL_PATH}/:id`, { schema: { hide: true, tags, params: IdParams } }, async (request, reply) => {
+    const session = await signedIn(request, reply);
+    const id = parseId((request.params as { id: string }).id, "Passkey");
+    await removePasskey(
+      db,
+      session.userId,
+      id,
+      requestOrigin(request, { type: "user", user_id: session.userId, label: session.email }),
+    );
+    return reply.code(204).send();
+  });
+
+  // Step-up with a passkey (src/auth/step-up.ts): the signed-in user's own passkeys answer; the session's last check is now.
+  app.post(
+    `${VERIFY_PATH}/options`,
+    { preValidation: json, schema: { hide: true, tags, body: EmptyBody, response: { 200: CeremonyOptions } } },
+    async (request, reply): Promise<PublicKeyCredentialRequestOptionsJSON> => {
+      const session = await signedIn(request, reply);
+      const { token, options } = await startPasskeyAssertion(db, party, { purpose: "verify", userId: session.userId });
+      holdChallenge(reply, VERIFY_PATH, token);
+      return options;
+    },
+  );
+
+  app.post(
+    VERIFY_PATH,
+    {
+      preValidation: json,
+      bodyLimit,
+      schema: {
+        hide: true,
+        tags,
+        body: Type.Object({ credential: AssertionCredential }, { additionalProperties: false }),
+      },
+    },
+    async (request, reply) => {
+      const session = await signedIn(request, reply);
+      dropChallenge(reply, VERIFY_PATH);
+      const { credential } = request.body as { credential: AuthenticationResponseJSON };
+      await verifyPasskeyAssertion(db, throttle, party, {
+        purpose: "verify",
+        userId: session.userId,
+        token: request.cookies[CHALLENGE_COOKIE],
+        response: credential,
+        address: request.ip,
+      });
+      await markChecked(db, session.sessionId, true);
+      return reply.code(204).send();
+    },
+  );
+}
