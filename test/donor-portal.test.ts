@@ -203,6 +203,9 @@ describe("donor portal", () => {
       .from(donorSessions)
       .where(eq(donorSessions.tokenHash, sha256(sessionToken)));
     expect(session).toMatchObject({ organizationId: tenant.organizationId, email: email.toLowerCase() });
+    // Like a member's session, it knows where it was opened (src/identity/donor-sessions.service.ts).
+    expect(session?.ipAddress).toMatch(/^(::ffff:)?127\.0\.0\.1$|^::1$/);
+    expect(Date.now() - (session?.lastSeenDate.getTime() ?? 0)).toBeLessThan(60_000);
     const hours = ((session?.expiresDate.getTime() ?? 0) - Date.now()) / 3_600_000;
     expect(hours).toBeGreaterThan(11.9);
     expect(hours).toBeLessThanOrEqual(12);

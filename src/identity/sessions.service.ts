@@ -1,7 +1,8 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import { generateSecret, hashSecret } from "./secrets.js";
+import { hashSecret } from "./secrets.js";
+import { newSessionSecrets, TOUCH_INTERVAL_SECONDS } from "./session-secrets.js";
 import { deleteExpiredSessions, deleteSession, findLiveSession, insertSession, touchSession } from "./sessions.repo.js";
 
 /**
@@ -33,15 +34,11 @@ export interface SessionContext {
   secondFactor?: boolean;
 }
 
-/** "Last seen" is written at most once a minute per session, not on every request. */
-const TOUCH_INTERVAL_SECONDS = 60;
-
 /** Server-side session: the cookie carries a random token, the database only its hash. */
 export async function createSession(db: Db, config: Config, userId: number, context: SessionContext = {}) {
-  const token = generateSecret("dnt_ss");
-  const csrfToken = randomBytes(24).toString("base64url");
+  const { token, tokenHash, csrfToken } = newSessionSecrets("dnt_ss");
   await insertSession(db, {
-    tokenHash: hashSecret(token),
+    tokenHash,
     userId,
     csrfToken,
     expiresDate: new Date(Date.now() + config.sessionTtlSeconds * 1000),

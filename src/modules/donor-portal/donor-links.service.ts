@@ -1,29 +1,21 @@
-import { randomBytes } from "node:crypto";
 import type { RateLimitRules } from "../../config.js";
 import type { Db, Executor } from "../../db/client.js";
 import { enqueueEmail } from "../../email/outbox.repo.js";
 import type { DeliveryLink } from "../../email/render.js";
-import { generateSecret, hashSecret } from "../../identity/secrets.js";
+import {
+  DONOR_LINK_PREFIX,
+  type DonorLinkPurpose,
+  endDonorSession,
+  enterWithDonorLink,
+  mintDonorLinkToken,
+  sweepExpiredDonorCredentials,
+} from "../../identity/donor-sessions.service.js";
 import { normalizeEmail } from "../../identity/users.service.js";
 import { clientAddressKey } from "../../limits/client-address.js";
 import { countWork, hashedKey } from "../../limits/counted-work.js";
 import type { LimitRule, LimitStore } from "../../limits/rate-limiter.js";
 import { listSupporterRows } from "../supporters/supporters.repo.js";
-import {
-  type DonorLinkPurpose,
-  deleteDonorSession,
-  deleteExpiredDonorCredentials,
-  insertDonorLink,
-  insertDonorSession,
-  useDonorLink,
-} from "./donor-portal.repo.js";
-import { DONOR_SESSION_TTL_SECONDS, type PortalOrganization, portalPath, portalReturnPath } from "./donor-session.js";
-
-/** A link from the sign-in form works once, for 15 minutes; one from a receipt email for 30 days. */
-export const LINK_TTL_SECONDS: Record<DonorLinkPurpose, number> = { sign_in: 15 * 60, receipt: 30 * 86400 };
-
-const LINK_PREFIX = "dnt_dl";
-const SESSION_PREFIX = "dnt_ds";
+import { type PortalOrganization, portalPath, portalReturnPath } from "./donor-session.js";
 
 /** The page a link opens: it signs the donor in, then shows their portal. */
 function enterUrl(baseUrl: string, organizationSlug: string, token: string, next: string | undefined) {
@@ -36,7 +28,7 @@ function enterUrl(baseUrl: string, organizationSlug: string, token: string, next
  * delivery puts a token minted for that attempt in its place (src/jobs/email.job.ts), so no copy
  * kept in the outbox (queued, refused, failed or sent) is a way into a donor's portal.
  */
-export const PORTAL_TOKEN_PLACEHOLDER = `${LINK_PREFIX}_redacted`;
+export const PORTAL_TOKEN_PLACEHOLDER = `${DONOR_LINK_PREFIX}_redacted`;
 
 /** Every donor portal token in a text (the placeholder included). */
 export const PORTAL_TOKENS = /dnt_dl_[A-Za-z0-9_-]+/g;
@@ -46,28 +38,12 @@ export function portalLinkPlaceholder(baseUrl: string, organizationSlug: string,
   return enterUrl(baseUrl, organizationSlug, PORTAL_TOKEN_PLACEHOLDER, portalReturnPath(next));
 }
 
-/** A new link token for an email (only its hash is stored): what the delivery puts in place of the placeholder. */
-export async function mintPortalToken(
-  tx: Executor,
-  link: { organizationId: number; email: string; purpose: DonorLinkPurpose },
-): Promise<string> {
-  const token = generateSecret(LINK_PREFIX);
-  await insertDonorLink(tx, {
-    organizationId: link.organizationId,
-    tokenHash: hashSecret(token),
-    email: normalizeEmail(link.email),
-    purpose: link.purpose,
-    expiresDate: new Date(Date.now() + LINK_TTL_SECONDS[link.purpose] * 1000),
-  });
-  return token;
-}
-
 /** How a message's portal link is delivered (DeliveryLink): a token minted for the address it goes to. */
 export const portalDeliveryLink = (purpose: DonorLinkPurpose): DeliveryLink => ({
   placeholder: PORTAL_TOKEN_PLACEHOLDER,
   tokens: PORTAL_TOKENS,
   capturedCopyKeepsLink: true,
-  mint: (tx, row) => mintPortalToken(tx, { organizationId: row.organizationId, email: row.toAddress, purpose }),
+  mint: (tx, row) => mintDonorLinkToken(tx, { organizationId: row.organizationId, email: row.toAddress, purpose }),
 });
 
 /**
@@ -79,7 +55,7 @@ export async function mintReceiptLink(
   tx: Executor,
   link: { organizationId: number; organizationSlug: string; email: string; baseUrl: string; next?: string },
 ): Promise<string> {
-  const token = await mintPortalToken(tx, { ...link, purpose: "receipt" });
+  const token = await mintDonorLinkToken(tx, { ...link, purpose: "receipt" });
   return enterUrl(link.baseUrl, link.organizationSlug, token, portalReturnPath(link.next));
 }
 
@@ -151,39 +127,24 @@ export async function queueSignInLink(
       supporterId: supporter.id,
       data: { url: portalLinkPlaceholder(request.baseUrl, organization.slug, request.next) },
     });
-    await deleteExpiredDonorCredentials(tx, organization.id);
+    await sweepExpiredDonorCredentials(tx, organization.id);
   });
 }
 
 /**
- * Follows a link: a live one (a sign-in link not used before) opens a new session for its email.
- * Returns the session's cookie token, or undefined when the link is unknown, expired or used.
+ * Follows a link into the portal (src/identity/donor-sessions.service.ts): a live one opens a new session
+ * for its email. Returns the session's cookie token, or undefined when the link is unknown, expired or used.
  */
-export async function enterWithLink(
+export function enterWithLink(
   db: Db,
   organization: PortalOrganization,
   token: string,
   previousSessionToken: string | undefined,
+  context: { userAgent?: string; ipAddress?: string } = {},
 ): Promise<string | undefined> {
-  if (token.length === 0 || token.length > 200) return undefined;
-  return db.transaction(async (tx) => {
-    const link = await useDonorLink(tx, organization.id, hashSecret(token));
-    if (!link) return undefined;
-    // A new session on every sign-in: a cookie planted before it is worth nothing after it.
-    if (previousSessionToken) await deleteDonorSession(tx, organization.id, hashSecret(previousSessionToken));
-    const sessionToken = generateSecret(SESSION_PREFIX);
-    await insertDonorSession(tx, {
-      organizationId: organization.id,
-      tokenHash: hashSecret(sessionToken),
-      email: link.email,
-      csrfToken: randomBytes(24).toString("base64url"),
-      expiresDate: new Date(Date.now() + DONOR_SESSION_TTL_SECONDS * 1000),
-    });
-    return sessionToken;
-  });
+  return enterWithDonorLink(db, organization.id, token, previousSessionToken, context);
 }
 
 export async function signOutDonor(db: Db, organization: PortalOrganization, sessionToken: string | undefined) {
-  if (!sessionToken) return;
-  await deleteDonorSession(db, organization.id, hashSecret(sessionToken));
+  await endDonorSession(db, organization.id, sessionToken);
 }

@@ -4,8 +4,10 @@ import type { Config } from "../../config.js";
 import type { Db } from "../../db/client.js";
 import { AppError } from "../../errors/app-error.js";
 import { createAfterResponse } from "../../http/after-response.js";
+import { sessionContext } from "../../http/session-cookie.js";
 import { isLocale, type Locale } from "../../i18n/locales.js";
 import { hasMessage, t } from "../../i18n/messages.js";
+import { DONOR_SESSION_TTL_SECONDS } from "../../identity/donor-sessions.service.js";
 import type { LimitStore } from "../../limits/rate-limiter.js";
 import type { DocumentLinks } from "../documents/document-links.js";
 import { countSignInRequest, enterWithLink, queueSignInLink, signOutDonor } from "./donor-links.service.js";
@@ -15,7 +17,6 @@ import {
   checkDonorCsrf,
   createRequireDonor,
   DONOR_COOKIE,
-  DONOR_SESSION_TTL_SECONDS,
   type DonorSession,
   donorCookieOptions,
   findDonorSession,
@@ -232,7 +233,7 @@ export function donorPortalRoutes(app: FastifyInstance, deps: DonorPortalDepende
     const destination = portalPath(organization.slug, next);
     const sessionToken =
       typeof token === "string"
-        ? await enterWithLink(db, organization, token, request.cookies[DONOR_COOKIE])
+        ? await enterWithLink(db, organization, token, request.cookies[DONOR_COOKIE], sessionContext(request))
         : undefined;
     if (!sessionToken) {
       // A link followed twice (a double click) by a donor it already signed in just opens the portal.

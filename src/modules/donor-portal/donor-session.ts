@@ -3,10 +3,10 @@ import type { Config } from "../../config.js";
 import type { Db } from "../../db/client.js";
 import { cookieAttributes } from "../../http/cookies.js";
 import { isLocale, type Locale, localeOr } from "../../i18n/locales.js";
-import { hashSecret } from "../../identity/secrets.js";
+import { loadDonorSession } from "../../identity/donor-sessions.service.js";
 import { tokensEqual } from "../../identity/sessions.service.js";
 import { findOrganizationBySlug } from "../organizations/organizations.repo.js";
-import { findDonorLocale, findLiveDonorSession } from "./donor-portal.repo.js";
+import { findDonorLocale } from "./donor-portal.repo.js";
 import { negotiatePortalLocale, PortalRefusal, rememberLocaleChoice } from "./portal-i18n.js";
 
 /**
@@ -45,8 +45,6 @@ export function portalPath(organizationSlug: string, rest = ""): string {
 export type RequireDonor = (request: FastifyRequest, reply: FastifyReply) => Promise<DonorSession | undefined>;
 
 export const DONOR_COOKIE = "donata_donor";
-/** A donor session lasts a working day; the cookie expires with it. */
-export const DONOR_SESSION_TTL_SECONDS = 12 * 3600;
 
 /**
  * The session cookie of one organization's portal: sent only to `/donor/{slug}/…`, never to scripts.
@@ -96,10 +94,8 @@ export async function findDonorSession(
   organization: PortalOrganization,
   request: FastifyRequest,
 ): Promise<DonorSession | undefined> {
-  const token = request.cookies[DONOR_COOKIE];
-  if (!token || token.length > 200) return undefined;
   // Scoped by the URL's organization: a session of another organization's portal is no session here.
-  const row = await findLiveDonorSession(db, organization.id, hashSecret(token));
+  const row = await loadDonorSession(db, organization.id, request.cookies[DONOR_COOKIE], request.ip);
   if (!row) return undefined;
   const saved = await findDonorLocale(db, organization.id, row.email);
   const savedLocale = saved === undefined ? undefined : localeOr(saved);
