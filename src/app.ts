@@ -59,6 +59,7 @@ import { supporterRoutes } from "./modules/supporters/supporters.routes.js";
 import { webhookRoutes } from "./modules/webhooks/webhooks.routes.js";
 import { authorizeRoutes } from "./oauth/authorize.routes.js";
 import { OAuthError } from "./oauth/oauth-error.js";
+import { oauthPasskeyRoutes } from "./oauth/passkey.routes.js";
 import { tokenRoutes } from "./oauth/token.routes.js";
 import { loadProcessorRegistry } from "./payments/processors/index.js";
 import { loadSecretBox } from "./secrets/secret-box.js";
@@ -248,6 +249,7 @@ export async function buildApp({
   };
   tokenRoutes(app, db, config);
   authorizeRoutes(app, db, config, secondFactors);
+  oauthPasskeyRoutes(app, db, config, signInThrottle);
   graphqlRoutes(app, db, config, giving);
   adminSessionRoutes(app, db, config, signInThrottle);
   secondFactorRoutes(app, { ...secondFactors, config });

@@ -105,11 +105,11 @@ describe("the sign-in, consent and welcome pages in the reader's language", () =
     // A wrong password is refused in Italian.
     await page.getByLabel("Email").fill(emails.owner);
     await page.getByLabel("Password").fill("wrong password!");
-    await page.getByRole("button", { name: "Accedi" }).click();
+    await page.getByRole("button", { name: "Accedi", exact: true }).click();
     await expect(text(page.getByRole("alert"))).resolves.toBe("L’email o la password non sono corrette.");
 
     await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Accedi" }).click();
+    await page.getByRole("button", { name: "Accedi", exact: true }).click();
     await page.locator("h1", { hasText: "Scegli un’organizzazione" }).waitFor();
     await expect(page.title()).resolves.toBe("Scegli un’organizzazione · Donata");
     await expect(text(page.locator("p.muted").first())).resolves.toBe(
@@ -171,7 +171,7 @@ describe("the sign-in, consent and welcome pages in the reader's language", () =
     expect(await userLocale(emails.member)).toBeNull();
     await page.getByLabel("Email").fill(emails.member);
     await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Accedi" }).click();
+    await page.getByRole("button", { name: "Accedi", exact: true }).click();
 
     // A member cannot install the application: the refusal page, in Italian.
     await page.locator("h1", { hasText: "Chiedi a un amministratore" }).waitFor();
@@ -201,7 +201,7 @@ describe("the sign-in, consent and welcome pages in the reader's language", () =
     await expect(text(page.locator("h1"))).resolves.toBe("Sign in");
     await page.getByLabel("Email").fill(emails.owner);
     await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.locator("h1", { hasText: "Scegli un’organizzazione" }).waitFor();
     expect(await page.locator("html").getAttribute("lang")).toBe("it");
     await page.getByRole("button", { name: /Second Org/ }).click();

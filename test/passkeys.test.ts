@@ -110,7 +110,13 @@ describe("passkeys", () => {
     const credential = authenticator.create(options.body as PublicKeyCredentialCreationOptionsJSON);
     const added = await read(browser, "/admin/api/account/passkeys", json({ credential, name }));
     expect(added.status).toBe(201);
-    return added.body as { id: number; name: string; create_date: string; last_used_date: string | null };
+    // The list shows no recovery codes: only the answer to the first passkey does.
+    return { ...added.body, recovery_codes: undefined } as {
+      id: number;
+      name: string;
+      create_date: string;
+      last_used_date: string | null;
+    };
   };
 
   /** A challenge to sign in (its cookie in `browser`) and the authenticator's answer to it. */
@@ -161,7 +167,10 @@ describe("passkeys", () => {
       name: "Laptop",
       create_date: expect.any(String),
       last_used_date: null,
+      // The first second factor comes with ten recovery codes, shown once: the way in when the device is lost.
+      recovery_codes: expect.arrayContaining([expect.stringMatching(/^[a-z2-9]{4}-[a-z2-9]{4}-[a-z2-9]{2}$/)]),
     });
+    expect(new Set(added.body.recovery_codes).size).toBe(10);
     const again = await read(member, "/admin/api/account/passkeys/options", json({}));
     expect(again.body.excludeCredentials).toEqual([
       { id: credential.id, type: "public-key", transports: ["internal"] },
@@ -201,7 +210,9 @@ describe("passkeys", () => {
     expect(stored).toMatchObject({ kind: "passkey", name: "Laptop", signCount: 1, transports: ["internal"] });
     expect(stored?.confirmedDate).not.toBeNull();
     const listed = await read(member, "/admin/api/account/passkeys");
-    expect(listed.body.items).toEqual([{ ...added.body, last_used_date: expect.any(String) }]);
+    expect(listed.body.items).toEqual([
+      { ...added.body, recovery_codes: undefined, last_used_date: expect.any(String) },
+    ]);
 
     // Renamed, and recorded in the audit log of the user's organization.
     const renamed = await read(member, `/admin/api/account/passkeys/${added.body.id}`, {
@@ -222,6 +233,43 @@ describe("passkeys", () => {
     const row = { type: "user.second_factor_added", resourceId: alice.id, data: mine[0]?.data, changes: null };
     expect(summarize(row, "en")).toBe(`Added the passkey “Laptop” for ${alice.email}`);
     expect(summarize(row, "it")).toBe(`Aggiunta la passkey «Laptop» per ${alice.email}`);
+  });
+
+  it("gives a first passkey ten recovery codes (a second none): with the device lost, the password and a code sign in", async () => {
+    const frank = await newUser();
+    const member = await signedInWithPassword(frank.email);
+    const first = await read(
+      member,
+      "/admin/api/account/passkeys",
+      json({
+        credential: new SoftAuthenticator(server.url).create(
+          (await read(member, "/admin/api/account/passkeys/options", json({}))).body,
+        ),
+        name: "Phone",
+      }),
+    );
+    const codes = first.body.recovery_codes as string[];
+    expect(codes).toHaveLength(10);
+    const second = await read(
+      member,
+      "/admin/api/account/passkeys",
+      json({
+        credential: new SoftAuthenticator(server.url).create(
+          (await read(member, "/admin/api/account/passkeys/options", json({}))).body,
+        ),
+        name: "Spare key",
+      }),
+    );
+    expect(second.status).toBe(201);
+    expect(second.body.recovery_codes).toBeNull();
+    expect((await read(member, "/admin/api/account/second-factor")).body).toMatchObject({ recovery_codes_left: 10 });
+
+    const lost = await signedInWithPassword(frank.email);
+    expect((await read(lost, "/admin/api/session")).body).toMatchObject({ signed_in: false, stage: "second_factor" });
+    const recovered = await read(lost, "/admin/api/session/second-factor", json({ recovery_code: codes[0] }));
+    expect(recovered.status).toBe(200);
+    expect((await read(lost, "/admin/api/session")).body.user.email).toBe(frank.email);
+    expect((await read(member, "/admin/api/account/second-factor")).body).toMatchObject({ recovery_codes_left: 9 });
   });
 
   it("uses a challenge once: the same answer twice, an old answer to a new challenge, an expired challenge are refused", async () => {
@@ -551,7 +599,8 @@ describe("passkeys", () => {
       .update(sessions)
       .set({ verifiedDate: sql`now() - interval '11 minutes'` })
       .where(eq(sessions.userId, dana.id));
-    expect((await read(member, "/admin/api/session/verify")).body).toEqual({ methods: ["passkey"] });
+    // The passkey, or one of the recovery codes that came with it.
+    expect((await read(member, "/admin/api/session/verify")).body).toEqual({ methods: ["recovery_code", "passkey"] });
 
     const options = await read(member, "/admin/api/session/verify/passkey/options", json({}));
     expect(options.status).toBe(200);

@@ -246,6 +246,8 @@ describe("rate limits", () => {
       invalidCredentials: "300/60",
       signInAccount: "5/900",
       signInAddress: "30/900",
+      passwordResetEmail: "5/3600",
+      passwordResetAddress: "20/3600",
     });
     // Credential throttles count every attempt in the store.
     expect(Object.fromEntries(Object.entries(defaults.rateLimits).map(([name, rule]) => [name, rule.lease]))).toEqual({
@@ -255,6 +257,8 @@ describe("rate limits", () => {
       invalidCredentials: undefined,
       signInAccount: undefined,
       signInAddress: undefined,
+      passwordResetEmail: undefined,
+      passwordResetAddress: undefined,
     });
     for (const bad of ["0/1m", "10", "10/0s", "10/25h", "-1/1m", "1e3/1m", "10/1d"]) {
       expect(() => loadConfig({ RATE_LIMIT_IP: bad })).toThrow(

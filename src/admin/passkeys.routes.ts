@@ -10,11 +10,19 @@ import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
 import { requestOrigin } from "../events/origin.js";
-import { cookieAttributes } from "../http/cookies.js";
 import { parseId } from "../http/ids.js";
+import {
+  AssertionCredential,
+  base64url,
+  CeremonyOptions,
+  credentialFields,
+  dropPasskeyChallenge,
+  holdPasskeyChallenge,
+  PASSKEY_BODY_LIMIT,
+  PASSKEY_CHALLENGE_COOKIE,
+} from "../http/passkey-ceremony.js";
 import { SESSION_COOKIE, sessionContext, sessionCookieOptions } from "../http/session-cookie.js";
 import {
-  CHALLENGE_LIFETIME_SECONDS,
   finishPasskeyEnrolment,
   listPasskeys,
   MAX_PASSKEY_NAME_LENGTH,
@@ -32,36 +40,10 @@ import { markChecked } from "../identity/step-up.service.js";
 import { userWithOrganizations } from "../modules/users/users.service.js";
 import { requireJson, SessionBody, sessionUser } from "./admin-session.routes.js";
 
-/**
- * The browser's half of a passkey challenge: a random token whose hash is the challenge's row, in a
- * cookie that lives as long as the challenge and goes only to the two routes of its ceremony.
- */
-const CHALLENGE_COOKIE = "donata_passkey";
 const SIGN_IN_PATH = "/admin/api/session/passkey";
 const ENROL_PATH = "/admin/api/account/passkeys";
 const VERIFY_PATH = "/admin/api/session/verify/passkey";
 
-const base64url = (maxLength: number) => Type.String({ minLength: 1, maxLength, pattern: "^[A-Za-z0-9_-]*={0,2}$" });
-const credentialFields = {
-  id: base64url(1400),
-  rawId: base64url(1400),
-  type: Type.Literal("public-key"),
-  clientExtensionResults: Type.Object({}, { additionalProperties: true }),
-  authenticatorAttachment: Type.Optional(Type.String({ maxLength: 30 })),
-};
-/** What navigator.credentials.get() answered (as @simplewebauthn/browser encodes it); the service checks it. */
-const AssertionCredential = Type.Object({
-  ...credentialFields,
-  response: Type.Object(
-    {
-      clientDataJSON: base64url(4096),
-      authenticatorData: base64url(4096),
-      signature: base64url(2048),
-      userHandle: Type.Optional(base64url(256)),
-    },
-    { additionalProperties: true },
-  ),
-});
 /** What navigator.credentials.create() answered. */
 const RegistrationCredential = Type.Object({
   ...credentialFields,
@@ -74,8 +56,6 @@ const RegistrationCredential = Type.Object({
     { additionalProperties: true },
   ),
 });
-/** WebAuthn options for the browser (PublicKeyCredentialCreationOptionsJSON / …RequestOptionsJSON). */
-const CeremonyOptions = Type.Object({ challenge: Type.String() }, { additionalProperties: true });
 const PasskeyBody = Type.Object({
   id: Type.Integer(),
   name: Type.String(),
@@ -95,17 +75,11 @@ const EmptyBody = Type.Object({}, { additionalProperties: false });
 export function passkeyRoutes(app: FastifyInstance, db: Db, config: Config, throttle: CredentialThrottle) {
   const tags = ["admin panel"];
   const party = relyingParty(config);
-  const bodyLimit = 64 * 1024;
+  const bodyLimit = PASSKEY_BODY_LIMIT;
   const json = async (request: FastifyRequest) => requireJson(request);
-
   const holdChallenge = (reply: FastifyReply, path: string, token: string) =>
-    reply.setCookie(CHALLENGE_COOKIE, token, {
-      ...cookieAttributes(config.baseUrl, { path, sameSite: "strict" }),
-      maxAge: CHALLENGE_LIFETIME_SECONDS,
-    });
-  // The challenge is used up by its first answer, right or wrong: the cookie goes with it.
-  const dropChallenge = (reply: FastifyReply, path: string) =>
-    reply.clearCookie(CHALLENGE_COOKIE, cookieAttributes(config.baseUrl, { path, sameSite: "strict" }));
+    holdPasskeyChallenge(reply, config.baseUrl, path, token);
+  const dropChallenge = (reply: FastifyReply, path: string) => dropPasskeyChallenge(reply, config.baseUrl, path);
 
   async function signedIn(request: FastifyRequest, reply: FastifyReply) {
     reply.header("cache-control", "no-store");
@@ -143,7 +117,7 @@ export function passkeyRoutes(app: FastifyInstance, db: Db, config: Config, thro
       const { credential } = request.body as { credential: AuthenticationResponseJSON };
       const { userId } = await verifyPasskeyAssertion(db, throttle, party, {
         purpose: "sign_in",
-        token: request.cookies[CHALLENGE_COOKIE],
+        token: request.cookies[PASSKEY_CHALLENGE_COOKIE],
         response: credential,
         address: request.ip,
       });
@@ -186,7 +160,13 @@ export function passkeyRoutes(app: FastifyInstance, db: Db, config: Config, thro
         hide: true,
         tags,
         body: Type.Object({ credential: RegistrationCredential, name: PasskeyName }, { additionalProperties: false }),
-        response: { 201: PasskeyBody },
+        response: {
+          201: Type.Object({
+            ...PasskeyBody.properties,
+            // The first second factor's recovery codes, shown once; null when the user already has some.
+            recovery_codes: Type.Union([Type.Array(Type.String()), Type.Null()]),
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -195,7 +175,7 @@ export function passkeyRoutes(app: FastifyInstance, db: Db, config: Config, thro
       const { credential, name } = request.body as { credential: RegistrationResponseJSON; name: string };
       const passkey = await finishPasskeyEnrolment(db, throttle, party, {
         userId: session.userId,
-        token: request.cookies[CHALLENGE_COOKIE],
+        token: request.cookies[PASSKEY_CHALLENGE_COOKIE],
         response: credential,
         name,
         address: request.ip,
@@ -266,7 +246,7 @@ export function passkeyRoutes(app: FastifyInstance, db: Db, config: Config, thro
       await verifyPasskeyAssertion(db, throttle, party, {
         purpose: "verify",
         userId: session.userId,
-        token: request.cookies[CHALLENGE_COOKIE],
+        token: request.cookies[PASSKEY_CHALLENGE_COOKIE],
         response: credential,
         address: request.ip,
       });

@@ -34,6 +34,7 @@ import {
   recordPasskeyUse,
   renamePasskeyOfUser,
 } from "./passkeys.repo.js";
+import { issueRecoveryCodesIfNone } from "./recovery-codes.js";
 import { generateSecret, hashSecret } from "./secrets.js";
 import { type CredentialThrottle, countCredentialAttempt } from "./sign-in.service.js";
 import { findUserProfile } from "./users.repo.js";
@@ -191,7 +192,7 @@ export async function finishPasskeyEnrolment(
     address: string;
     origin: EventOrigin;
   },
-): Promise<PasskeyWire> {
+): Promise<PasskeyWire & { recovery_codes: string[] | null }> {
   const name = passkeyName(input.name);
   const attempt = await countCredentialAttempt(throttle, { account: { userId: input.userId }, address: input.address });
   const challenge = await takeChallenge(db, input.token, "enrol");
@@ -222,10 +223,11 @@ export async function finishPasskeyEnrolment(
     });
     if (!row) throw new AppError("passkey_invalid", PASSKEY_INVALID);
     await recordFactorEvent(tx, input.origin, "user.second_factor_added", user, row);
-    return row;
+    // A first second factor comes with recovery codes: the way back in when the device is lost.
+    return { row, recoveryCodes: await issueRecoveryCodesIfNone(tx, input.userId) };
   });
   await attempt.succeeded();
-  return passkeyToWire(created);
+  return { ...passkeyToWire(created.row), recovery_codes: created.recoveryCodes };
 }
 
 /**

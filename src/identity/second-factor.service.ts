@@ -17,11 +17,10 @@ import {
   insertTotpFactor,
   listConfirmedFactorKinds,
   listOrganizationsRequiringSecondFactor,
-  replaceRecoveryCodes,
   spendRecoveryCode,
   spendTotpStep,
 } from "./factors.repo.js";
-import { newRecoveryCodes, normalizeRecoveryCode } from "./recovery-codes.js";
+import { issueRecoveryCodes, issueRecoveryCodesIfNone, normalizeRecoveryCode } from "./recovery-codes.js";
 import { hashSecret } from "./secrets.js";
 import { createSession, destroySession, type SessionContext, type SessionStage } from "./sessions.service.js";
 import { type CredentialThrottle, countCredentialAttempt } from "./sign-in.service.js";
@@ -131,21 +130,10 @@ export async function confirmTotpEnrolment(
       throw new AppError("second_factor_not_set_up", "Start setting up the authenticator app first");
     }
     await deleteOtherTotpFactors(tx, userId, pending.id);
-    const recoveryCodes =
-      (await countUnusedRecoveryCodes(tx, userId)) > 0 ? null : await issueRecoveryCodes(tx, userId);
+    const recoveryCodes = await issueRecoveryCodesIfNone(tx, userId);
     await recordUserEvent(tx, userId, "user.second_factor_added", { kind: "totp" }, origin);
     return { recovery_codes: recoveryCodes };
   });
-}
-
-async function issueRecoveryCodes(tx: Executor, userId: number): Promise<string[]> {
-  const codes = newRecoveryCodes();
-  await replaceRecoveryCodes(
-    tx,
-    userId,
-    codes.map((code) => hashSecret(normalizeRecoveryCode(code) as string)),
-  );
-  return codes;
 }
 
 /** Ten new recovery codes, shown once; the old ones stop working. Only for a user with a second factor. */

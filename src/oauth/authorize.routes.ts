@@ -13,6 +13,7 @@ import {
   raiseSession,
   type SecondFactorContext,
   type SecondFactorProof,
+  secondFactorChoices,
   sessionStageFor,
   verifySecondFactor,
 } from "../identity/second-factor.service.js";
@@ -48,16 +49,19 @@ import {
   signInErrorMessage,
 } from "./pages.js";
 
-const LOGIN_CSRF_COOKIE = "donata_login_csrf";
+export const LOGIN_CSRF_COOKIE = "donata_login_csrf";
 const AUTHORIZE_PATH = "/oauth/authorize/";
 const LOGIN_PATH = "/oauth/login/";
 const SECOND_FACTOR_PATH = "/oauth/second-factor/";
 const LOGOUT_PATH = "/oauth/logout/";
+/** The passkey ceremonies of the login page and of the second step (src/oauth/passkey.routes.ts). */
+export const PASSKEY_SIGN_IN_PATH = "/oauth/passkey";
+export const PASSKEY_SECOND_FACTOR_PATH = "/oauth/second-factor/passkey";
 /**
  * The login form's CSRF cookie: Strict, since only our own form posts it back (a same-site request);
  * it is set by the page itself, so a cross-site arrival at the login page does not need it sent.
  */
-const loginCsrfCookie = (config: Config, maxAgeSeconds?: number) => ({
+export const loginCsrfCookie = (config: Config, maxAgeSeconds?: number) => ({
   ...cookieAttributes(config.authUrl, { path: "/oauth/", sameSite: "strict" }),
   ...(maxAgeSeconds === undefined ? {} : { maxAge: maxAgeSeconds }),
 });
@@ -82,7 +86,7 @@ interface SwitcherLink {
 }
 
 /** The authorization request's own parameters; a repeated one is treated as missing. */
-function authorizeParameters(source: Source): { params: AuthorizeParameters; repeated: string[] } {
+export function authorizeParameters(source: Source): { params: AuthorizeParameters; repeated: string[] } {
   const params: AuthorizeParameters = {};
   const repeated: string[] = [];
   for (const name of AUTHORIZE_PARAMETERS) {
@@ -101,14 +105,15 @@ const queryOf = (values: Hidden) =>
   new URLSearchParams(Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined));
 
 /** Where a finished sign-in goes: back to the authorization request it interrupted, else the site's root. */
-const afterSignIn = (params: AuthorizeParameters) =>
+export const afterSignIn = (params: AuthorizeParameters) =>
   params.client_id ? `${AUTHORIZE_PATH}?${queryOf(params as Hidden)}` : "/";
 
 export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, factors: SecondFactorContext) {
   const { throttle } = factors;
   const adminOrigin = new URL(config.baseUrl).origin;
 
-  const pageSecurity: PageSecurity = { frameAncestors: adminOrigin };
+  // The sign-in pages' passkey button calls this origin's JSON routes (web/oauth/passkey.js).
+  const pageSecurity: PageSecurity = { frameAncestors: adminOrigin, allow: ["connect-src 'self'"] };
   const sendPage = (reply: FastifyReply, status: number, render: RenderPage) =>
     sendHtmlPage(reply, status, pageSecurity, render);
 
@@ -183,6 +188,7 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, fa
         forgotPasswordHref: forgotPasswordPath(
           params.client_id ? `${AUTHORIZE_PATH}?${new URLSearchParams(params as Record<string, string>)}` : undefined,
         ),
+        passkeyAction: PASSKEY_SIGN_IN_PATH,
       }),
     );
   }
@@ -333,8 +339,9 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, fa
 
   /**
    * The second step of sign-in: the code page of a session at stage "second_factor" (`method=recovery_code`:
-   * a recovery code instead), or, at stage "enrol", where to set up two-step verification. Any other
-   * session goes on with the authorization request.
+   * a recovery code instead; with passkeys, "Use a passkey", the only action without an authenticator
+   * app), or, at stage "enrol", where to set up two-step verification. Any other session goes on with
+   * the authorization request.
    */
   async function renderSecondFactor(
     request: FastifyRequest,
@@ -358,15 +365,22 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, fa
         enrolRequiredPage(pageLanguage, `${config.baseUrl.replace(/\/+$/, "")}/admin/sign-in`),
       );
     }
-    const other = queryOf({ ...params, method: options.recovery ? undefined : "recovery_code" });
+    const choices = await secondFactorChoices(db, session.userId);
+    const passkeys = choices.includes("passkey");
+    const ask = options.recovery ? "recovery_code" : passkeys && !choices.includes("totp") ? "passkey" : "code";
+    // The other way, by a link: recovery codes while some are left; from them, back to the app if it is set up.
+    const otherWay = ask === "recovery_code" ? "code" : "recovery_code";
+    const switchTo = choices.includes(otherWay === "code" ? "totp" : "recovery_code") ? otherWay : undefined;
+    const other = queryOf({ ...params, method: switchTo === "recovery_code" ? "recovery_code" : undefined });
     return sendPage(
       reply,
       status,
       secondFactorPage(pageLanguage, {
         action: SECOND_FACTOR_PATH,
         hidden: { ...params, csrf: session.csrfToken, method },
-        recovery: options.recovery,
-        switchHref: `${SECOND_FACTOR_PATH}?${other}`,
+        ask,
+        switchTo: switchTo && { href: `${SECOND_FACTOR_PATH}?${other}`, ask: switchTo },
+        passkeyAction: passkeys ? PASSKEY_SECOND_FACTOR_PATH : undefined,
         error: options.error ? signInErrorMessage(pageLanguage.locale, options.error) : undefined,
       }),
     );

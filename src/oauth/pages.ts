@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { Permission } from "../auth/permissions.js";
 import type { AppError } from "../errors/app-error.js";
 import { escapeHtml, htmlDocument, type RenderPage } from "../http/html-page.js";
@@ -85,6 +86,7 @@ const STYLE = `
     padding: .6rem .8rem; margin: 1rem 0; }
   ul.permissions { padding-left: 1.2rem; } code { word-break: break-all; }
   .row { display: flex; gap: .75rem; } .row button { flex: 1; }
+  .passkey + p { margin-top: 1.25rem; }
 `;
 
 /** How a page of these is written: its language, and its language switcher (languageLinks). */
@@ -93,8 +95,11 @@ export interface PageLanguage {
   switcher: string;
 }
 
-/** The authorization server's pages: one look, rendered around the response's nonce, in the page's language. */
-export function page(language: PageLanguage, title: string, body: string): RenderPage {
+/**
+ * The authorization server's pages: one look, rendered around the response's nonce, in the page's
+ * language; `script`, a page's own JavaScript (web/oauth/), inlined under the nonce.
+ */
+export function page(language: PageLanguage, title: string, body: string, script?: string): RenderPage {
   return (nonce) =>
     htmlDocument({
       title: `${title} · Donata`,
@@ -102,7 +107,39 @@ export function page(language: PageLanguage, title: string, body: string): Rende
       style: STYLE,
       lang: language.locale,
       body: `<main>\n  <div class="top"><div class="brand">Donata</div>${language.switcher}</div>\n  ${body}\n</main>`,
+      scripts: script ? `<script nonce="${nonce}">${script}</script>\n` : undefined,
     });
+}
+
+// The passkey button's script (web/oauth/passkey.js, type-checked), read once and inlined under the nonce.
+const PASSKEY_SCRIPT = readFileSync(new URL("../../web/oauth/passkey.js", import.meta.url), "utf8");
+
+/**
+ * A passkey button (docs/accounts.md, Passkeys): hidden until web/oauth/passkey.js finds WebAuthn in
+ * the browser, it then runs the ceremony of the JSON routes under `action` (src/oauth/passkey.routes.ts)
+ * with the hidden fields (the authorization request, the CSRF token) and follows where the server says.
+ * `unsupported`: a note shown where the button cannot be (the page's only way on).
+ */
+function passkeyForm(
+  locale: Locale,
+  options: { action: string; hidden: Hidden; label: string; primary: boolean; unsupported?: boolean },
+): string {
+  const words = {
+    busy: t(locale, "oauth.passkey.busy"),
+    "not-used": t(locale, "oauth.passkey.not_used"),
+    failed: t(locale, "oauth.passkey.failed"),
+  };
+  const data = Object.entries(words)
+    .map(([name, value]) => ` data-${name}="${escapeHtml(value)}"`)
+    .join("");
+  const unsupported = options.unsupported
+    ? `\n    <p id="passkey-unsupported">${escapeHtml(t(locale, "oauth.passkey.unsupported"))}</p>`
+    : "";
+  return `<form id="passkey-form" class="passkey" action="${escapeHtml(options.action)}" hidden${data}>
+      ${hiddenInputs(options.hidden)}
+      <button type="button"${options.primary ? "" : ' class="secondary"'}>${escapeHtml(options.label)}</button>
+      <div id="passkey-error" aria-live="assertive" aria-atomic="true"></div>
+    </form>${unsupported}`;
 }
 
 /** A page that only says what went wrong; title and message are plain text (escaped here). */
@@ -120,6 +157,8 @@ export function loginPage(
     email?: string;
     /** The "Forgot your password?" page, with the way back to this authorization. */
     forgotPasswordHref: string;
+    /** Where "Sign in with a passkey" runs its ceremony (the same hidden fields go with it). */
+    passkeyAction: string;
   },
 ) {
   const { locale } = language;
@@ -142,38 +181,84 @@ export function loginPage(
       <input id="password" name="password" type="password" autocomplete="current-password" required>
       <button type="submit">${escapeHtml(t(locale, "oauth.sign_in.submit"))}</button>
     </form>
+    ${passkeyForm(locale, { action: options.passkeyAction, hidden: options.hidden, label: t(locale, "oauth.sign_in.passkey"), primary: false })}
     <p><a href="${escapeHtml(options.forgotPasswordHref)}">${escapeHtml(t(locale, "oauth.sign_in.forgot"))}</a></p>`,
+    PASSKEY_SCRIPT,
   );
 }
 
+/** What the second step of sign-in asks for: a code of the app, a recovery code, or a passkey. */
+export type SecondFactorAsk = "code" | "recovery_code" | "passkey";
+
+const SECOND_FACTOR_INTROS: Record<SecondFactorAsk, string> = {
+  code: "oauth.second_factor.intro",
+  recovery_code: "oauth.second_factor.recovery_intro",
+  passkey: "oauth.second_factor.passkey_intro",
+};
+const SECOND_FACTOR_SWITCHES: Record<Exclude<SecondFactorAsk, "passkey">, string> = {
+  code: "oauth.second_factor.use_app",
+  recovery_code: "oauth.second_factor.use_recovery",
+};
+
 /**
- * The second step of sign-in (docs/accounts.md): a 6-digit code of the authenticator app, or, by the
- * page's link, one of the recovery codes; the session's CSRF token rides in `hidden`.
+ * The second step of sign-in (docs/accounts.md): a 6-digit code of the authenticator app or one of
+ * the recovery codes, on a form carrying the session's CSRF token in `hidden`; and, when the user has
+ * passkeys (`passkeyAction`), "Use a passkey", the page's one action when the app is not set up.
+ * `switchTo` links to the page asking for another (`?method=`).
  */
 export function secondFactorPage(
   language: PageLanguage,
-  options: { action: string; hidden: Hidden; recovery: boolean; switchHref: string; error?: string },
+  options: {
+    action: string;
+    hidden: Hidden;
+    ask: SecondFactorAsk;
+    switchTo?: { href: string; ask: Exclude<SecondFactorAsk, "passkey"> };
+    passkeyAction?: string;
+    error?: string;
+  },
 ) {
   const { locale } = language;
   const title = t(locale, "oauth.second_factor.title");
   const error = options.error ? `<div class="error" role="alert">${escapeHtml(options.error)}</div>` : "";
-  const input = options.recovery
-    ? `<label for="recovery_code">${escapeHtml(t(locale, "oauth.second_factor.recovery_code"))}</label>
+  const input =
+    options.ask === "recovery_code"
+      ? `<label for="recovery_code">${escapeHtml(t(locale, "oauth.second_factor.recovery_code"))}</label>
       <input id="recovery_code" name="recovery_code" type="text" autocomplete="off" autocapitalize="none" spellcheck="false" required autofocus>`
-    : `<label for="code">${escapeHtml(t(locale, "oauth.second_factor.code"))}</label>
+      : `<label for="code">${escapeHtml(t(locale, "oauth.second_factor.code"))}</label>
       <input id="code" name="code" type="text" inputmode="numeric" pattern="[0-9 ]*" maxlength="8" autocomplete="one-time-code" required autofocus>`;
+  const codeForm =
+    options.ask === "passkey"
+      ? ""
+      : `<form method="post" action="${escapeHtml(options.action)}">
+      ${hiddenInputs(options.hidden)}
+      ${input}
+      <button type="submit">${escapeHtml(t(locale, "oauth.second_factor.submit"))}</button>
+    </form>`;
+  const passkey = options.passkeyAction
+    ? passkeyForm(locale, {
+        action: options.passkeyAction,
+        hidden: options.hidden,
+        label: t(
+          locale,
+          options.ask === "passkey" ? "oauth.second_factor.passkey_submit" : "oauth.second_factor.use_passkey",
+        ),
+        primary: options.ask === "passkey",
+        unsupported: options.ask === "passkey",
+      })
+    : "";
+  const switchTo = options.switchTo
+    ? `<p><a href="${escapeHtml(options.switchTo.href)}">${escapeHtml(t(locale, SECOND_FACTOR_SWITCHES[options.switchTo.ask]))}</a></p>`
+    : "";
   return page(
     language,
     title,
     `<h1>${escapeHtml(title)}</h1>
-    <p class="muted">${escapeHtml(t(locale, options.recovery ? "oauth.second_factor.recovery_intro" : "oauth.second_factor.intro"))}</p>
+    <p class="muted">${escapeHtml(t(locale, SECOND_FACTOR_INTROS[options.ask]))}</p>
     ${error}
-    <form method="post" action="${escapeHtml(options.action)}">
-      ${hiddenInputs(options.hidden)}
-      ${input}
-      <button type="submit">${escapeHtml(t(locale, "oauth.second_factor.submit"))}</button>
-    </form>
-    <p><a href="${escapeHtml(options.switchHref)}">${escapeHtml(t(locale, options.recovery ? "oauth.second_factor.use_app" : "oauth.second_factor.use_recovery"))}</a></p>`,
+    ${codeForm}
+    ${passkey}
+    ${switchTo}`,
+    options.passkeyAction ? PASSKEY_SCRIPT : undefined,
   );
 }
 

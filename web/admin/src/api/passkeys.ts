@@ -90,10 +90,11 @@ export function listPasskeys(): Promise<{ items: Passkey[] }> {
 }
 
 /** Creates a passkey on this device (or a security key, or a phone) and keeps it under `name`. */
-export async function addPasskey(name: string): Promise<Passkey> {
+/** Creates a passkey; a first second factor comes with recovery codes (shown once), else `recovery_codes` is null. */
+export async function addPasskey(name: string): Promise<Passkey & { recovery_codes: string[] | null }> {
   const optionsJSON = await post<Parameters<typeof startRegistration>[0]["optionsJSON"]>(`${ACCOUNT_PATH}/options`, {});
   const credential = await ceremony(() => startRegistration({ optionsJSON }));
-  return post<Passkey>(ACCOUNT_PATH, { credential, name });
+  return post<Passkey & { recovery_codes: string[] | null }>(ACCOUNT_PATH, { credential, name });
 }
 
 export function renamePasskey(id: number, name: string): Promise<Passkey> {

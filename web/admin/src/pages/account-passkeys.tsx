@@ -46,7 +46,8 @@ function NameField({ value, onChange, hint }: { value: string; onChange: (value:
  * The signed-in user's passkeys (the account's security page): each with its name, when it was added
  * and last used; add one on this device (the browser asks how), rename or remove one.
  */
-export function PasskeysSection() {
+/** `onRecoveryCodes`: a first second factor's recovery codes, for the page to show once. */
+export function PasskeysSection({ onRecoveryCodes }: { onRecoveryCodes?: (codes: string[]) => void } = {}) {
   const { t, intlLocale } = useI18n();
   const state = useLoad(loadPasskeys);
   const [name, setName] = useState("");
@@ -81,7 +82,8 @@ export function PasskeysSection() {
       run={() =>
         worded(async () => {
           nameProblem();
-          await addPasskey(name);
+          const added = await addPasskey(name);
+          if (added.recovery_codes) onRecoveryCodes?.(added.recovery_codes);
         })
       }
       onDone={() => {

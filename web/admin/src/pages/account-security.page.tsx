@@ -175,7 +175,12 @@ export function AccountSecurityPage() {
         )}
       </Section>
       {/* Passkeys (web/admin/src/pages/account-passkeys.tsx): the other kind of second factor. */}
-      <PasskeysSection />
+      <PasskeysSection
+        onRecoveryCodes={(made) => {
+          setCodes(made);
+          document.getElementById("two-step")?.scrollIntoView();
+        }}
+      />
     </>
   );
 }
