@@ -173,7 +173,11 @@ dialog iframe { flex: 1; min-height: 0; }
     }
 
     close = () => {
-      if (dialog?.open) dialog.close();
+      if (!dialog?.open) return;
+      // The page scrolls again at once: the dialog's "close" event (which does it too, however the
+      // dialog closes) comes a task later.
+      document.documentElement.style.overflow = scrollWas;
+      dialog.close();
     };
 
     button.addEventListener("click", () => {
