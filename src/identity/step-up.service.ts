@@ -1,8 +1,7 @@
-import { and, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { recoveryCodes, userFactors, users } from "../db/schema.js";
 import { AppError } from "../errors/app-error.js";
-import { type SecondFactorContext, verifySecondFactor } from "./second-factor.service.js";
+import { findUserCredentials } from "./account.repo.js";
+import { type SecondFactorContext, secondFactorChoices, verifySecondFactor } from "./second-factor.service.js";
 import { updateSession } from "./sessions.repo.js";
 import type { SessionUser } from "./sessions.service.js";
 import { countCredentialAttempt, INVALID_CREDENTIALS } from "./sign-in.service.js";
@@ -11,21 +10,14 @@ import { verifyPassword } from "./users.service.js";
 /** How a signed-in user confirms it is them again (step-up): their second factors, or their password without one. */
 export type StepUpMethod = "totp" | "recovery_code" | "passkey" | "password";
 
+/** The order the panel offers them in. */
+const METHOD_ORDER: readonly StepUpMethod[] = ["totp", "recovery_code", "passkey"];
+
 export async function stepUpMethods(db: Db, userId: number): Promise<StepUpMethod[]> {
-  const factors = await db
-    .selectDistinct({ kind: userFactors.kind })
-    .from(userFactors)
-    .where(and(eq(userFactors.userId, userId), isNotNull(userFactors.confirmedDate)));
-  if (factors.length === 0) return ["password"];
-  const methods: StepUpMethod[] = [];
-  if (factors.some((factor) => factor.kind === "totp")) methods.push("totp");
-  const [codes] = await db
-    .select({ count: sql<number>`count(*)::int` })
-    .from(recoveryCodes)
-    .where(and(eq(recoveryCodes.userId, userId), isNull(recoveryCodes.usedDate)));
-  if ((codes?.count ?? 0) > 0) methods.push("recovery_code");
-  if (factors.some((factor) => factor.kind === "passkey")) methods.push("passkey");
-  return methods;
+  // The same choices as the second step of sign-in (src/identity/second-factor.service.ts).
+  const choices = await secondFactorChoices(db, userId);
+  if (choices.length === 0) return ["password"];
+  return METHOD_ORDER.filter((method) => choices.includes(method));
 }
 
 export type StepUpProof = { password: string } | { code: string } | { recovery_code: string };
@@ -50,8 +42,8 @@ export async function verifyStepUp(
       );
     }
     const attempt = await countCredentialAttempt(throttle, { account: { userId: session.userId }, address });
-    const [user] = await db.select({ hash: users.passwordHash }).from(users).where(eq(users.id, session.userId));
-    if (!user?.hash || !(await verifyPassword(user.hash, proof.password))) {
+    const hash = (await findUserCredentials(db, session.userId))?.passwordHash;
+    if (!hash || !(await verifyPassword(hash, proof.password))) {
       throw new AppError("invalid_credentials", INVALID_CREDENTIALS);
     }
     await attempt.succeeded();
