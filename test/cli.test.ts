@@ -6,8 +6,9 @@ import path from "node:path";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Db, openDatabase } from "../src/db/client.js";
-import { memberships, organizations, users } from "../src/db/schema.js";
+import { memberships, organizations, recoveryCodes, sessions, userFactors, users } from "../src/db/schema.js";
 import { verifyPassword } from "../src/identity/users.service.js";
+import { auditRowsOf } from "./helpers/audit.js";
 import { type CliResult, runCli as runDonata, spawnCli as spawnDonata } from "./helpers/cli.js";
 import { testDatabaseUrl } from "./helpers/database.js";
 import { unique } from "./helpers/factories.js";
@@ -384,6 +385,85 @@ describe("donata CLI", () => {
           { organization: second, role: "admin" },
         ].sort(byOrganization),
       );
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    "user reset-second-factor takes away a lost app, passkeys and recovery codes, ends the sessions, and says what comes next",
+    async () => {
+      const org = `cli-2fa-${unique()}`;
+      const email = `${unique()}@example.org`;
+      const organization = json(await orgCreate(org));
+      const user = json(
+        await cli(
+          "user",
+          "create",
+          "--email",
+          email,
+          "--password",
+          "long-enough-1",
+          "--org",
+          org,
+          "--role",
+          "owner",
+          "--json",
+        ),
+      );
+      // What the account page leaves behind: an app, a passkey, recovery codes, a session; the rule on.
+      await readDatabase(async (db) => {
+        const confirmedDate = new Date();
+        await db.insert(userFactors).values([
+          { userId: user.id, kind: "totp", name: "Authenticator app", totpSecretSealed: "sealed", confirmedDate },
+          { userId: user.id, kind: "passkey", name: "Laptop", credentialId: unique(), publicKey: "key", confirmedDate },
+        ]);
+        await db.insert(recoveryCodes).values([{ userId: user.id, codeHash: unique() }]);
+        await db.insert(sessions).values({
+          userId: user.id,
+          tokenHash: unique(),
+          csrfToken: unique(),
+          expiresDate: new Date(Date.now() + 3_600_000),
+        });
+        await db.update(organizations).set({ requireSecondFactor: true }).where(eq(organizations.id, organization.id));
+      });
+
+      const reset = json(await cli("user", "reset-second-factor", "--email", email.toUpperCase(), "--json"));
+      expect(reset).toEqual({
+        user: { id: user.id, email },
+        removed: { totp: true, passkeys: 1 },
+        sessions_ended: 1,
+        must_set_up: [`Org ${org}`],
+      });
+      const left = await readDatabase(async (db) => ({
+        factors: await db.select().from(userFactors).where(eq(userFactors.userId, user.id)),
+        codes: await db.select().from(recoveryCodes).where(eq(recoveryCodes.userId, user.id)),
+        sessions: await db.select().from(sessions).where(eq(sessions.userId, user.id)),
+        audit: await auditRowsOf(db, organization.id, ["user.second_factor_removed"]),
+      }));
+      expect(left).toMatchObject({ factors: [], codes: [], sessions: [] });
+      expect(left.audit.map((row) => [row.actor, row.data])).toEqual([
+        [
+          { type: "system", label: "cli" },
+          { user_id: user.id, email, kind: "totp" },
+        ],
+        [
+          { type: "system", label: "cli" },
+          { user_id: user.id, email, kind: "passkey", id: expect.any(Number), name: "Laptop" },
+        ],
+      ]);
+
+      // Again, in words: nothing left to remove, and the organization's rule still asks for a new one.
+      const again = await cli("user", "reset-second-factor", "--email", email);
+      expect(again.code, describeRun(again)).toBe(0);
+      expect(again.stdout).toBe(
+        `${email} had no second factor; 0 sessions ended\n` +
+          `At the next sign-in they set up a new one first (Org ${org} requires it of its owners and admins).\n`,
+      );
+      expectFailure(
+        await cli("user", "reset-second-factor", "--email", `nobody-${unique()}@example.org`),
+        /No user has the email nobody-/,
+      );
+      expectUsageError(await cli("user", "reset-second-factor"), /--email/);
     },
     TEST_TIMEOUT,
   );

@@ -2,7 +2,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { organizations, sessions } from "../src/db/schema.js";
+import { systemOrigin } from "../src/events/origin.js";
 import { createResetLink } from "../src/identity/one-time-links.service.js";
+import { resetSecondFactors } from "../src/identity/second-factor.service.js";
 import { createApplication } from "../src/modules/applications/applications.service.js";
 import { createOrganization } from "../src/modules/organizations/organizations.service.js";
 import { createUser } from "../src/modules/users/users.service.js";
@@ -316,6 +318,54 @@ describe("two-step verification", () => {
     });
     expect(confirmed.body.recovery_codes).toHaveLength(10);
     expect((await remove({ password: PASSWORD })).status).toBe(204);
+  });
+
+  it("gives a member who lost the app and the codes a way back (`donata user reset-second-factor`): signed out, then the password alone, or enrolment where the rule asks", async () => {
+    const { email, panel } = await enrolled();
+    const signedIn = new Panel();
+    await signedIn.signIn(email);
+    expect(signedIn.cookie).toBeDefined();
+
+    const reset = await resetSecondFactors(server.database.db, email.toUpperCase(), systemOrigin("cli"));
+    expect(reset).toMatchObject({ email, totp: true, passkeys: 0, sessionsEnded: 2, enrol: [] });
+    // Every session ended, the finished one and the one waiting for its second step.
+    expect((await panel.call("GET", "/admin/api/session")).body).toEqual({ signed_in: false });
+    expect((await signedIn.call("GET", "/admin/api/session")).body).toEqual({ signed_in: false });
+    const back = new Panel();
+    expect((await back.signIn(email)).body.user.email).toBe(email);
+    expect((await back.call("GET", "/admin/api/account/second-factor")).body).toEqual({
+      totp: null,
+      recovery_codes_left: 0,
+      required_by: [],
+    });
+    const removed = (await auditRowsOf(server.database.db, organizationId, ["user.second_factor_removed"])).filter(
+      (row) => (row.data as { email: string }).email === email,
+    );
+    expect(removed.map((row) => [row.actor, row.data])).toEqual([
+      [
+        { type: "system", label: "cli" },
+        { user_id: expect.any(Number), email, kind: "totp" },
+      ],
+    ]);
+
+    // Where an organization requires a second factor, the next sign-in sets up a new one first.
+    const strict = await createOrganization(server.database.db, { slug: `strict-${unique(6)}`, name: "Strict Reset" });
+    await server.database.db
+      .update(organizations)
+      .set({ requireSecondFactor: true })
+      .where(eq(organizations.id, strict.id));
+    const admin = await enrolled("admin");
+    await createUser(server.database.db, { email: admin.email, organization: strict.slug, role: "admin" });
+    expect(await resetSecondFactors(server.database.db, admin.email, systemOrigin("cli"))).toMatchObject({
+      totp: true,
+      enrol: ["Strict Reset"],
+    });
+    expect((await new Panel().signIn(admin.email)).body).toEqual({ signed_in: false, stage: "enrol", factors: [] });
+    await expect(
+      resetSecondFactors(server.database.db, `nobody-${unique(6)}@example.test`, systemOrigin("cli")),
+    ).rejects.toMatchObject({
+      code: "user_not_found",
+    });
   });
 
   it("lets owners require a second factor: owners and admins without one must enrol before anything else", async () => {

@@ -22,6 +22,10 @@ export const COMMANDS: readonly { name: string; load(): Promise<Command> }[] = [
   { name: "org profile", load: async () => (await import("./org.command.js")).orgProfileCommand },
   { name: "user create", load: async () => (await import("./user.command.js")).userCreateCommand },
   { name: "user link", load: async () => (await import("./setup.command.js")).userLinkCommand },
+  {
+    name: "user reset-second-factor",
+    load: async () => (await import("./user.command.js")).userResetSecondFactorCommand,
+  },
   { name: "app create", load: async () => (await import("./app.command.js")).appCreateCommand },
   { name: "app install", load: async () => (await import("./app.command.js")).appInstallCommand },
   { name: "app uninstall", load: async () => (await import("./app.command.js")).appUninstallCommand },

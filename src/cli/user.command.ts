@@ -1,5 +1,6 @@
 import { ROLES, type Role } from "../auth/actor.js";
 import { systemOrigin } from "../events/origin.js";
+import { resetSecondFactors } from "../identity/second-factor.service.js";
 import { createUser } from "../modules/users/users.service.js";
 import { type Command, requiredString, UsageError } from "./cli-kit.js";
 import { withDatabase } from "./database.js";
@@ -37,6 +38,40 @@ export const userCreateCommand: Command = {
     return {
       json: user,
       text: [`${user.created ? "Created" : "Found existing"} user ${user.email}${membership}`],
+    };
+  },
+};
+
+export const userResetSecondFactorCommand: Command = {
+  name: "user reset-second-factor",
+  usage: "donata user reset-second-factor --email E [--json]",
+  summary: "Remove a user's second factors (app, passkeys, recovery codes) and sign them out everywhere",
+  options: { email: { type: "string" } },
+  async run(values, io) {
+    const email = requiredString(values, "email");
+    const reset = await withDatabase(io.env, ({ database }) =>
+      resetSecondFactors(database.db, email, systemOrigin("cli")),
+    );
+    const removed = [
+      ...(reset.totp ? ["the authenticator app"] : []),
+      ...(reset.passkeys > 0 ? [`${reset.passkeys} passkey${reset.passkeys === 1 ? "" : "s"}`] : []),
+    ];
+    const sessions = `${reset.sessionsEnded} session${reset.sessionsEnded === 1 ? "" : "s"} ended`;
+    return {
+      json: {
+        user: { id: reset.userId, email: reset.email },
+        removed: { totp: reset.totp, passkeys: reset.passkeys },
+        sessions_ended: reset.sessionsEnded,
+        must_set_up: reset.enrol,
+      },
+      text: [
+        removed.length > 0
+          ? `Removed ${removed.join(" and ")} of ${reset.email}, with the recovery codes; ${sessions}`
+          : `${reset.email} had no second factor; ${sessions}`,
+        reset.enrol.length > 0
+          ? `At the next sign-in they set up a new one first (${reset.enrol.join(", ")} requires it of its owners and admins).`
+          : "They sign in with their password alone until they set up a new one on their account's security page.",
+      ],
     };
   },
 };

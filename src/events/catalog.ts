@@ -162,7 +162,7 @@ export const EVENT_CATALOG = {
     resource: "user",
     permission: null,
     description:
-      "A member removed a second factor (kind: totp, or passkey with its id and name); recorded in each of their organizations",
+      "A member removed a second factor (kind: totp, or passkey with its id and name), or an operator removed them all (`donata user reset-second-factor`, actor cli); recorded in each of their organizations",
   },
   "user.recovery_codes_regenerated": {
     resource: "user",

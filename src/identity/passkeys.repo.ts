@@ -130,3 +130,12 @@ export async function deletePasskeyOfUser(tx: Executor, userId: number, id: numb
     .returning(passkeyColumns);
   return row;
 }
+
+/** Removes every passkey of the user (an operator resetting a lost second factor); the confirmed ones removed. */
+export async function deletePasskeysOfUser(tx: Executor, userId: number) {
+  const rows = await tx
+    .delete(userFactors)
+    .where(and(eq(userFactors.userId, userId), eq(userFactors.kind, "passkey")))
+    .returning({ ...passkeyColumns, confirmedDate: userFactors.confirmedDate });
+  return rows.filter((row) => row.confirmedDate !== null).map(({ id, name }) => ({ id, name }));
+}

@@ -20,13 +20,15 @@ import {
   spendRecoveryCode,
   spendTotpStep,
 } from "./factors.repo.js";
+import { deletePasskeysOfUser } from "./passkeys.repo.js";
 import { issueRecoveryCodes, issueRecoveryCodesIfNone, normalizeRecoveryCode } from "./recovery-codes.js";
 import { hashSecret } from "./secrets.js";
+import { deleteSessionsOfUser } from "./sessions.repo.js";
 import { createSession, destroySession, type SessionContext, type SessionStage } from "./sessions.service.js";
 import { type CredentialThrottle, countCredentialAttempt } from "./sign-in.service.js";
 import { newTotpSecret, totpQrSvg, totpStepOf, totpUri } from "./totp.js";
 import { findUserProfile } from "./users.repo.js";
-import { verifyPassword } from "./users.service.js";
+import { findUserByEmail, verifyPassword } from "./users.service.js";
 
 /**
  * Two-step verification (docs/accounts.md): an authenticator app (TOTP, its secret sealed with the
@@ -210,6 +212,30 @@ export async function removeTotp(
     if (!(await deleteTotpFactors(tx, userId))) return;
     if ((await listConfirmedFactorKinds(tx, userId)).length === 0) await deleteRecoveryCodes(tx, userId);
     await recordUserEvent(tx, userId, "user.second_factor_removed", { kind: "totp" }, origin);
+  });
+}
+
+/**
+ * An operator's way back for a member who lost every second factor and their recovery codes
+ * (`donata user reset-second-factor`): the authenticator app, the passkeys and the recovery codes go,
+ * and every session of theirs ends. The next sign-in asks the password alone, or, where an organization
+ * requires a second factor of its owners and admins, sets one up before anything else. Each factor
+ * removed is recorded as user.second_factor_removed in each of their organizations.
+ */
+export async function resetSecondFactors(db: Db, email: string, origin: EventOrigin) {
+  return withEvents(db, async (tx) => {
+    const user = await findUserByEmail(tx, email);
+    if (!user) throw new AppError("user_not_found", `No user has the email ${email}`);
+    const totp = await deleteTotpFactors(tx, user.id);
+    const passkeys = await deletePasskeysOfUser(tx, user.id);
+    await deleteRecoveryCodes(tx, user.id);
+    const sessionsEnded = await deleteSessionsOfUser(tx, user.id);
+    if (totp) await recordUserEvent(tx, user.id, "user.second_factor_removed", { kind: "totp" }, origin);
+    for (const passkey of passkeys) {
+      await recordUserEvent(tx, user.id, "user.second_factor_removed", { kind: "passkey", ...passkey }, origin);
+    }
+    const enrol = (await listOrganizationsRequiringSecondFactor(tx, user.id)).map((organization) => organization.name);
+    return { userId: user.id, email: user.email, totp, passkeys: passkeys.length, sessionsEnded, enrol };
   });
 }
 
