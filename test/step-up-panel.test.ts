@@ -88,6 +88,23 @@ describe("admin panel: confirm it's you before a sensitive change", () => {
     await page.context().close();
   });
 
+  it("asks before a new second factor: the app's set-up opens once they confirm", async () => {
+    const owner = await newOwner(null);
+    const page = await signIn(owner.email);
+    await checkedAgo(owner.userId, 11);
+    await page.goto(`${server.url}/admin/o/${tenant.slug}/account/security`);
+    await page.locator('[data-testid="two-step-off"]').waitFor();
+    await page.getByRole("button", { name: "Set up an authenticator app" }).click();
+    const dialog = page.getByRole("dialog", { name: "Confirm it's you" });
+    await dialog.waitFor();
+    expect(await page.locator('[data-testid="totp-secret"]').count()).toBe(0);
+    await dialog.getByLabel("Your password").fill(PASSWORD);
+    await dialog.getByRole("button", { name: "Confirm" }).click();
+    await page.locator('[data-testid="totp-secret"]').waitFor();
+    await dialog.waitFor({ state: "detached" });
+    await page.context().close();
+  });
+
   it("cancelling keeps the old details; the dialog speaks Italian", async () => {
     const owner = await newOwner("it");
     const page = await signIn(owner.email);

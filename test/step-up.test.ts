@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { organizations, sessions } from "../src/db/schema.js";
+import { organizations, sessions, userFactors } from "../src/db/schema.js";
 import { SESSION_COOKIE } from "../src/http/session-cookie.js";
 import { createUser } from "../src/modules/users/users.service.js";
 import { Authenticator } from "./helpers/authenticator.js";
@@ -199,6 +199,74 @@ describe("step-up for sensitive changes", () => {
     expect((await graphql(BANK, { iban: IBAN_A }, second)).body.errors).toBeUndefined();
     await checkedAgo(second, 11);
     expect((await verify(second, { recovery_code: recovery[0] })).status).toBe(401);
+  });
+
+  it("asks again before a new second factor or new recovery codes (a stolen cookie plants none), not a session that must enrol", async () => {
+    const member = await signIn("member");
+    const account = async (who: Member, path: string) => {
+      const response = await fetch(`${server.url}/admin/api/account/${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", cookie: who.cookie },
+        body: "{}",
+      });
+      return { status: response.status, body: (await response.json()) as Json };
+    };
+    const factorsOf = (userId: number) =>
+      server.database.db.select().from(userFactors).where(eq(userFactors.userId, userId));
+
+    await checkedAgo(member, 11);
+    for (const path of ["second-factor/totp", "passkeys/options"]) {
+      expect(await account(member, path)).toMatchObject({ status: 403, body: { code: "step_up_required" } });
+    }
+    expect(await factorsOf(member.userId)).toEqual([]);
+    expect((await verify(member, { password: PASSWORD })).status).toBe(204);
+    const started = await account(member, "second-factor/totp");
+    expect(started.status).toBe(200);
+    const app = new Authenticator(started.body.secret);
+    const confirm = await fetch(`${server.url}/admin/api/account/second-factor/totp/confirm`, {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie: member.cookie },
+      body: JSON.stringify({ code: await app.code() }),
+    });
+    expect(confirm.status).toBe(200);
+
+    await checkedAgo(member, 11);
+    expect(await account(member, "second-factor/recovery-codes")).toMatchObject({
+      status: 403,
+      body: { code: "step_up_required" },
+    });
+    expect((await verify(member, { code: await app.code() })).status).toBe(204);
+    const codes = await account(member, "second-factor/recovery-codes");
+    expect(codes.status).toBe(200);
+    expect(codes.body.recovery_codes).toHaveLength(10);
+
+    // An admin sent to set up the app by the organization's rule gave the password to get there.
+    const strict = await fakeTenant(server.database.db);
+    await server.database.db
+      .update(organizations)
+      .set({ requireSecondFactor: true })
+      .where(eq(organizations.id, strict.organizationId));
+    const email = `enrol-${unique(6)}@example.test`;
+    const admin = await createUser(server.database.db, {
+      email,
+      password: PASSWORD,
+      organization: strict.slug,
+      role: "admin",
+    });
+    const response = await fetch(`${server.url}/admin/api/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
+    expect(await response.json()).toEqual({ signed_in: false, stage: "enrol", factors: [] });
+    const enrolling = {
+      cookie: `${SESSION_COOKIE}=${/donata_session=([^;]+)/.exec(response.headers.get("set-cookie") ?? "")?.[1]}`,
+      userId: admin.id,
+      email,
+      password: PASSWORD,
+    };
+    await checkedAgo(enrolling, 11);
+    expect((await account(enrolling, "second-factor/totp")).status).toBe(200);
   });
 
   it("refuses a proof without a session, and counts wrong passwords with the sign-in throttle", async () => {

@@ -5,6 +5,7 @@ import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
 import { requestOrigin } from "../events/origin.js";
 import { parseId } from "../http/ids.js";
+import { requireJson } from "../http/same-origin.js";
 import { SESSION_COOKIE, sessionCookieOptions } from "../http/session-cookie.js";
 import {
   type AccountSession,
@@ -14,7 +15,7 @@ import {
   listAccountSessions,
 } from "../identity/account.service.js";
 import type { CredentialThrottle } from "../identity/sign-in.service.js";
-import { requireJson, sessionUser } from "./admin-session.routes.js";
+import { sessionUser } from "./admin-session.routes.js";
 
 const Nullable = (schema: ReturnType<typeof Type.String>) => Type.Union([schema, Type.Null()]);
 

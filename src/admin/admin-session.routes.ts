@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
+import { requireJson } from "../http/same-origin.js";
 import { SESSION_COOKIE, sessionContext, sessionCookieOptions } from "../http/session-cookie.js";
 import { secondFactorChoices, sessionStageFor } from "../identity/second-factor.service.js";
 import {
@@ -64,13 +65,6 @@ async function pendingSignIn(db: Db, userId: number, stage: SessionStage) {
 /** The signed-in user of a request (the admin panel's cookie session), or undefined. */
 export async function sessionUser(db: Db, request: FastifyRequest) {
   return loadSession(db, request.cookies[SESSION_COOKIE], request.ip);
-}
-
-export function requireJson(request: FastifyRequest) {
-  // A form from another site cannot send JSON without a CORS preflight, which this server never grants.
-  if (!/^application\/json/i.test(request.headers["content-type"] ?? "")) {
-    throw new AppError("unsupported_media_type", "Send the credentials as application/json");
-  }
 }
 
 /**

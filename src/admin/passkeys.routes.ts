@@ -6,6 +6,7 @@ import type {
 } from "@simplewebauthn/server";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
+import { requireRecentVerification } from "../auth/step-up.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
@@ -21,6 +22,7 @@ import {
   PASSKEY_BODY_LIMIT,
   PASSKEY_CHALLENGE_COOKIE,
 } from "../http/passkey-ceremony.js";
+import { requireJson } from "../http/same-origin.js";
 import { SESSION_COOKIE, sessionContext, sessionCookieOptions } from "../http/session-cookie.js";
 import {
   finishPasskeyEnrolment,
@@ -38,7 +40,7 @@ import { raiseSession } from "../identity/second-factor.service.js";
 import type { CredentialThrottle } from "../identity/sign-in.service.js";
 import { markChecked } from "../identity/step-up.service.js";
 import { userWithOrganizations } from "../modules/users/users.service.js";
-import { requireJson, SessionBody, sessionUser } from "./admin-session.routes.js";
+import { SessionBody, sessionUser } from "./admin-session.routes.js";
 
 const SIGN_IN_PATH = "/admin/api/session/passkey";
 const ENROL_PATH = "/admin/api/account/passkeys";
@@ -145,6 +147,7 @@ export function passkeyRoutes(app: FastifyInstance, db: Db, config: Config, thro
     { preValidation: json, schema: { hide: true, tags, body: EmptyBody, response: { 200: CeremonyOptions } } },
     async (request, reply): Promise<PublicKeyCredentialCreationOptionsJSON> => {
       const session = await signedIn(request, reply);
+      requireRecentVerification(session.verifiedDate);
       const { token, options } = await startPasskeyEnrolment(db, party, session.userId);
       holdChallenge(reply, ENROL_PATH, token);
       return options;

@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
+import { requireRecentVerification } from "../auth/step-up.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
 import { requestOrigin } from "../events/origin.js";
+import { requireJson } from "../http/same-origin.js";
 import { SESSION_COOKIE, sessionContext, sessionCookieOptions } from "../http/session-cookie.js";
 import {
   confirmTotpEnrolment,
@@ -18,7 +20,7 @@ import {
 } from "../identity/second-factor.service.js";
 import { loadSessionAnyStage, type SessionStage, type SessionUser } from "../identity/sessions.service.js";
 import { userWithOrganizations } from "../modules/users/users.service.js";
-import { requireJson, SessionBody } from "./admin-session.routes.js";
+import { SessionBody } from "./admin-session.routes.js";
 
 const NOT_SIGNED_IN = () => new AppError("not_signed_in", "Sign in to the admin panel first");
 
@@ -125,6 +127,8 @@ export function secondFactorRoutes(app: FastifyInstance, context: SecondFactorCo
     },
     async (request, reply) => {
       const session = await sessionAt(db, request, reply, ["active", "enrol"]);
+      // A signed-in session proves it is them again first; one at "enrol" has just given its password.
+      if (session.stage === "active") requireRecentVerification(session.verifiedDate);
       return startTotpEnrolment(context, session.userId);
     },
   );
@@ -155,6 +159,7 @@ export function secondFactorRoutes(app: FastifyInstance, context: SecondFactorCo
     { ...json, schema: { hide: true, tags, response: { 200: RecoveryCodesBody } } },
     async (request, reply) => {
       const session = await sessionAt(db, request, reply, ["active"]);
+      requireRecentVerification(session.verifiedDate);
       return regenerateRecoveryCodes(context, session.userId, originOf(request, session));
     },
   );

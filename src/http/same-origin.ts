@@ -50,3 +50,13 @@ export function sameOriginGuard(config: Config): onRequestAsyncHookHandler {
     }
   };
 }
+
+/**
+ * The guard of a JSON-only route that a session cookie reaches: a form from another site cannot send
+ * JSON without a CORS preflight, which this server never grants. 415 `unsupported_media_type` otherwise.
+ */
+export function requireJson(request: FastifyRequest) {
+  if (!/^application\/json/i.test(request.headers["content-type"] ?? "")) {
+    throw new AppError("unsupported_media_type", "Send the credentials as application/json");
+  }
+}

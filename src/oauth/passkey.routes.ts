@@ -1,7 +1,6 @@
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type Static, Type } from "typebox";
-import { requireJson } from "../admin/admin-session.routes.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { AppError } from "../errors/app-error.js";
@@ -13,6 +12,7 @@ import {
   PASSKEY_BODY_LIMIT,
   PASSKEY_CHALLENGE_COOKIE,
 } from "../http/passkey-ceremony.js";
+import { requireJson } from "../http/same-origin.js";
 import { SESSION_COOKIE, sessionContext, sessionCookieOptions } from "../http/session-cookie.js";
 import { relyingParty, startPasskeyAssertion, verifyPasskeyAssertion } from "../identity/passkeys.service.js";
 import { raiseSession } from "../identity/second-factor.service.js";

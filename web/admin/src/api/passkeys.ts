@@ -1,6 +1,7 @@
 import { startAuthentication, startRegistration } from "@simplewebauthn/browser";
 import { ApiError } from "./graphql";
 import { problem, type Session } from "./session";
+import { withStepUp } from "./step-up";
 
 /** A passkey of the signed-in user, as the server lists it (src/admin/passkeys.routes.ts). */
 export interface Passkey {
@@ -92,7 +93,10 @@ export function listPasskeys(): Promise<{ items: Passkey[] }> {
 /** Creates a passkey on this device (or a security key, or a phone) and keeps it under `name`. */
 /** Creates a passkey; a first second factor comes with recovery codes (shown once), else `recovery_codes` is null. */
 export async function addPasskey(name: string): Promise<Passkey & { recovery_codes: string[] | null }> {
-  const optionsJSON = await post<Parameters<typeof startRegistration>[0]["optionsJSON"]>(`${ACCOUNT_PATH}/options`, {});
+  // A session whose last check is older than 10 minutes confirms it's them first (step-up).
+  const optionsJSON = await withStepUp(() =>
+    post<Parameters<typeof startRegistration>[0]["optionsJSON"]>(`${ACCOUNT_PATH}/options`, {}),
+  );
   const credential = await ceremony(() => startRegistration({ optionsJSON }));
   return post<Passkey & { recovery_codes: string[] | null }>(ACCOUNT_PATH, { credential, name });
 }

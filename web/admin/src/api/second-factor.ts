@@ -1,5 +1,6 @@
 import { ApiError } from "./graphql";
 import { problem, type Session } from "./session";
+import { withStepUp } from "./step-up";
 
 /** Two-step verification (src/admin/second-factor.routes.ts): the sign-in step and the account's app and codes. */
 
@@ -44,13 +45,15 @@ export const verifySecondFactor = (proof: SecondFactorProof) =>
 
 export const fetchSecondFactorStatus = () => call<SecondFactorStatus>(ACCOUNT);
 
-export const startTotpEnrolment = () => call<TotpEnrolment>(`${ACCOUNT}/totp`, {});
+/** Asks the user to confirm it's them first when their session's last check is older than 10 minutes. */
+export const startTotpEnrolment = () => withStepUp(() => call<TotpEnrolment>(`${ACCOUNT}/totp`, {}));
 
 /** Ten recovery codes to save (null: the ones the user has still work). */
 export const confirmTotpEnrolment = (code: string) =>
   call<{ recovery_codes: string[] | null }>(`${ACCOUNT}/totp/confirm`, { code });
 
-export const regenerateRecoveryCodes = () => call<{ recovery_codes: string[] }>(`${ACCOUNT}/recovery-codes`, {});
+export const regenerateRecoveryCodes = () =>
+  withStepUp(() => call<{ recovery_codes: string[] }>(`${ACCOUNT}/recovery-codes`, {}));
 
 export const removeTotp = (proof: SecondFactorProof | { password: string }) =>
   call<void>(`${ACCOUNT}/totp/remove`, proof);

@@ -43,3 +43,17 @@ export function setStepUpHandler(next: StepUpHandler | undefined): void {
 export function askStepUp(): Promise<boolean> {
   return handler ? handler() : Promise.resolve(false);
 }
+
+/**
+ * A change the server may answer `step_up_required` (an account route: a new second factor, new
+ * recovery codes): the user confirms it is them, and the change is sent once more.
+ */
+export async function withStepUp<T>(send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== "step_up_required") throw error;
+    if (!(await askStepUp())) throw error;
+    return send();
+  }
+}
