@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { organizations, sessions } from "../src/db/schema.js";
+import { organizations, sessions, users } from "../src/db/schema.js";
 import { systemOrigin } from "../src/events/origin.js";
 import { createResetLink } from "../src/identity/one-time-links.service.js";
 import { resetSecondFactors } from "../src/identity/second-factor.service.js";
@@ -532,6 +532,28 @@ describe("two-step verification", () => {
       expect(consent.status).toBe(200);
       expect(consent.html).toContain("Install Client?");
       expect(consent.html).toContain(email === "" ? "?" : "Client");
+    });
+
+    it("ends the browser's earlier session still waiting for its code when the password is given again", async () => {
+      const { email } = await enrolled();
+      const address = newAddress();
+      const browser = new Browser(server.url);
+      const start = authorizePath();
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const login = await browser.request(start, { headers: headersFor(address) });
+        const afterPassword = await browser.request("/oauth/login/", {
+          method: "POST",
+          headers: { ...headersFor(address), "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ ...hiddenFields(login.html), email, password: PASSWORD }).toString(),
+        });
+        expect(afterPassword.location?.startsWith("/oauth/second-factor/?")).toBe(true);
+      }
+      const waiting = await server.database.db
+        .select({ id: sessions.id })
+        .from(sessions)
+        .innerJoin(users, eq(users.id, sessions.userId))
+        .where(and(eq(users.email, email), eq(sessions.stage, "second_factor")));
+      expect(waiting).toHaveLength(1);
     });
 
     it("speaks Italian, and sends a member who must enrol to the panel", async () => {

@@ -319,6 +319,8 @@ export function authorizeRoutes(app: FastifyInstance, db: Db, config: Config, fa
     const password = field(body, "password") ?? "";
     try {
       const user = await signIn(db, throttle, { email, password, address: request.ip });
+      // A new session on every sign-in: the browser's earlier one (say, still waiting for its code) ends.
+      await destroySession(db, request.cookies[SESSION_COOKIE]);
       // A second factor, or the enrolment an organization requires, may still be to come (docs/accounts.md).
       const stage = await sessionStageFor(db, user.id);
       const token = await createSession(db, config, user.id, { ...sessionContext(request), stage });
