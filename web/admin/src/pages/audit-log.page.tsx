@@ -8,6 +8,7 @@ import { FilterSelect } from "../components/filter-select";
 import { PageHeader, usePageTitle } from "../components/page";
 import { Async, Empty } from "../components/states";
 import { useI18n } from "../i18n";
+import { AUDIT_ACTIONS } from "./audit-actions";
 
 export interface AuditEntry {
   id: string;
@@ -41,38 +42,6 @@ const ACTORS = [
   ["donor", "panel.audit.actor.donor"],
   ["system", "panel.audit.actor.system"],
 ] as const;
-
-/**
- * The kinds of record a change is about (the URL's `action`, English and stable), their label's key,
- * and the event types of each (what the filter asks for).
- */
-const ACTIONS: [string, string, string[]][] = [
-  [
-    "Supporters",
-    "panel.audit.action.supporters",
-    ["supporter.created", "supporter.updated", "supporter.erased", "supporter.exported"],
-  ],
-  ["Campaigns", "panel.audit.action.campaigns", ["campaign.created", "campaign.updated"]],
-  ["Checkouts", "panel.audit.action.checkouts", ["checkout.completed"]],
-  ["Donations", "panel.audit.action.donations", ["donation.created", "donation.updated"]],
-  ["Refunds", "panel.audit.action.refunds", ["payment.refunded"]],
-  [
-    "Payments",
-    "panel.audit.action.payments",
-    ["payment.created", "payment.paid", "payment.failed", "payment.refunded", "payment.disputed"],
-  ],
-  ["Members", "panel.audit.action.members", ["membership.created", "membership.updated", "membership.deleted"]],
-  [
-    "Applications",
-    "panel.audit.action.applications",
-    ["application.installed", "application.uninstalled", "application.created", "application.updated"],
-  ],
-  [
-    "Settings",
-    "panel.audit.action.settings",
-    ["organization.updated", "payment_settings.updated", "email_settings.updated", "statements.sent", "audit.legacy"],
-  ],
-];
 
 /** A change's value as a person reads it: text unquoted, nothing as a dash. */
 function shown(value: string | null) {
@@ -119,7 +88,7 @@ export function AuditLogPage() {
   const action = params.get("action") ?? "";
   const from = params.get("from") ?? "";
   const to = params.get("to") ?? "";
-  const types = ACTIONS.find(([value]) => value === action)?.[2] ?? null;
+  const types = AUDIT_ACTIONS.find(([value]) => value === action)?.[2] ?? null;
   // The cursors of the pages before this one: Newer pops, Older pushes.
   const [cursors, setCursors] = useState<string[]>([]);
   const after = cursors.at(-1) ?? null;
@@ -177,7 +146,7 @@ export function AuditLogPage() {
             label={t("panel.audit.what")}
             any={t("panel.audit.everything")}
             value={action}
-            options={ACTIONS.map(([value, key]) => [value, t(key)] as const)}
+            options={AUDIT_ACTIONS.map(([value, key]) => [value, t(key)] as const)}
             onChange={(value) => setFilter("action", value)}
           />
           <div className="filter">
