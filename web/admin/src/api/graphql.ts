@@ -1,4 +1,4 @@
-import { askStepUp } from "./step-up";
+import { withStepUp } from "./step-up";
 
 /** A field-level problem reported by the server (`extensions.errors[]`). */
 export interface FieldIssue {
@@ -71,13 +71,7 @@ export async function graphql<T>(
   variables: Record<string, unknown> = {},
   signal?: AbortSignal,
 ): Promise<T> {
-  try {
-    return await graphqlOnce<T>(org, query, variables, signal);
-  } catch (error) {
-    if (!(error instanceof ApiError) || error.code !== "step_up_required") throw error;
-    if (!(await askStepUp())) throw error;
-    return graphqlOnce<T>(org, query, variables, signal);
-  }
+  return withStepUp(() => graphqlOnce<T>(org, query, variables, signal));
 }
 
 async function graphqlOnce<T>(

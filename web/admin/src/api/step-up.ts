@@ -34,7 +34,7 @@ export async function verifyStepUp(proof: { code: string } | { recovery_code: st
 type StepUpHandler = () => Promise<boolean>;
 let handler: StepUpHandler | undefined;
 
-/** The panel's dialog registers here; `graphql()` asks it when a change answers `step_up_required`. */
+/** The panel's dialog registers here; `withStepUp()` asks it when a change answers `step_up_required`. */
 export function setStepUpHandler(next: StepUpHandler | undefined): void {
   handler = next;
 }
@@ -45,8 +45,8 @@ export function askStepUp(): Promise<boolean> {
 }
 
 /**
- * A change the server may answer `step_up_required` (an account route: a new second factor, new
- * recovery codes): the user confirms it is them, and the change is sent once more.
+ * A change the server may answer `step_up_required` (a GraphQL mutation, or an account route: a new
+ * second factor, new recovery codes): the user confirms it is them, and the change is sent once more.
  */
 export async function withStepUp<T>(send: () => Promise<T>): Promise<T> {
   try {
